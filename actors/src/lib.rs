@@ -1,0 +1,2 @@
+//! A small Kubernetes controller runtime on ractor, with no FerrVault knowledge.
+#![deny(missing_docs)]

@@ -1,0 +1,1 @@
+//! The `ferrvault.com/v1alpha1` custom resource types.

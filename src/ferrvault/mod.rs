@@ -1,0 +1,1 @@
+//! The FerrVault HTTP client.

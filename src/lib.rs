@@ -1,0 +1,11 @@
+//! ferrvault-operator: keeps Kubernetes `Secret`s in sync with the FerrVault secrets service.
+//!
+//! # Layout
+//! - [`api`]: the `ferrvault.com/v1alpha1` custom resource types.
+//! - [`ferrvault`]: the FerrVault HTTP client (per-credential pacing, single-flight reveals).
+//! - [`sim`]: faithful simulators of the Kubernetes API and FerrVault, for tests, benchmarks and `demo`.
+#![deny(missing_docs)]
+
+pub mod api;
+pub mod ferrvault;
+pub mod sim;

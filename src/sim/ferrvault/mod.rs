@@ -1,0 +1,1 @@
+//! A FerrVault server simulator.

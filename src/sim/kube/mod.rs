@@ -1,0 +1,1 @@
+//! A Kubernetes API server simulator.
