@@ -1,2 +1,9 @@
 //! A small Kubernetes controller runtime on ractor, with no FerrVault knowledge.
+//!
+//! # Layout
+//! - [`key`]: what is scheduled (`ObjectKey`, `Lane`).
+//! - [`seams`]: the contracts between watchers, leadership and the rest of the runtime.
 #![deny(missing_docs)]
+
+pub mod key;
+pub mod seams;

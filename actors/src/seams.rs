@@ -1,0 +1,81 @@
+//! The contracts between the runtime's parts that are built separately: what watchers push,
+//! what leadership calls and publishes, and how both report to health.
+//!
+//! The supervisor (`supervisor.rs`/`runtime.rs`) implements [`KeySink`], [`WatchReporter`] and
+//! [`LeadershipHooks`]; the watcher and leadership actors only see these traits.
+
+use std::time::{Duration, SystemTime};
+
+use crate::key::ObjectKey;
+
+/// Where watchers send the keys their events map to (the work queue, in production).
+///
+/// # Guarantees
+/// `enqueue` never blocks and never awaits: it is a cast into the work queue's mailbox.
+pub trait KeySink: Send + Sync + 'static {
+    /// Queue `key` in the `Changed` lane (coalesced with any pending entry for the same key).
+    fn enqueue(&self, key: ObjectKey);
+}
+
+/// The connection state of one watch stream, as shown in health and the actor tree.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct WatchState {
+    /// The watch's name, e.g. `"FerrVaultSecret"` or `"Secret (metadata)"`.
+    pub name: String,
+    /// The stream has completed its initial list and is receiving events.
+    pub connected: bool,
+    /// When the last event (including bookmarks and errors) arrived.
+    pub last_event_at: Option<SystemTime>,
+    /// Events received since this watcher incarnation started.
+    pub events: u64,
+    /// Stream errors since this watcher incarnation started (each one is retried with backoff).
+    pub errors: u64,
+    /// A short, secret-free description of the last error.
+    pub last_error: Option<String>,
+}
+
+/// Receives watch state changes (implemented by the runtime; forwards to the health actor).
+pub trait WatchReporter: Send + Sync + 'static {
+    /// Record a new state for the watch named `state.name`.
+    fn report(&self, state: WatchState);
+}
+
+/// This replica's place in the leader election.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Not leading (another replica holds the lease, or we are still trying).
+    Standby,
+    /// Holds the lease: the controllers run here.
+    Leader,
+}
+
+/// What the leadership actor publishes (via a `tokio::sync::watch` channel) on every change.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LeaseStatus {
+    /// Our role.
+    pub role: Role,
+    /// Our identity (pod name + per-process uid).
+    pub identity: String,
+    /// The holder recorded in the Lease, if any.
+    pub holder: Option<String>,
+    /// When the current holder's lease runs out unless renewed.
+    pub expires_at: Option<SystemTime>,
+    /// How long a lease lasts without renewal.
+    pub lease_duration: Duration,
+    /// Leader transitions recorded in the Lease.
+    pub transitions: i32,
+}
+
+/// Called by the leadership actor when this replica starts or stops leading.
+///
+/// # Guarantees expected from the implementor
+/// - `started_leading` returns quickly (it starts the controllers subtree and does not wait for it).
+/// - `stopped_leading` returns only once the controllers subtree has stopped (or its grace ran out):
+///   leadership competes again only after it returns, so no two replicas ever reconcile at once.
+pub trait LeadershipHooks: Send + Sync + 'static {
+    /// This replica now holds the lease.
+    fn started_leading(&self) -> futures::future::BoxFuture<'static, ()>;
+    /// This replica no longer holds the lease (renew failed, shutdown or escalation).
+    fn stopped_leading(&self) -> futures::future::BoxFuture<'static, ()>;
+}
