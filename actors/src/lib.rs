@@ -2,8 +2,10 @@
 //!
 //! # Layout
 //! - [`key`]: what is scheduled (`ObjectKey`, `Lane`).
+//! - [`mailbox`]: message counters that give every actor a mailbox depth.
 //! - [`seams`]: the contracts between watchers, leadership and the rest of the runtime.
 #![deny(missing_docs)]
 
 pub mod key;
+pub mod mailbox;
 pub mod seams;

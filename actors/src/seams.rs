@@ -79,3 +79,20 @@ pub trait LeadershipHooks: Send + Sync + 'static {
     /// This replica no longer holds the lease (renew failed, shutdown or escalation).
     fn stopped_leading(&self) -> futures::future::BoxFuture<'static, ()>;
 }
+
+/// A watch that the controllers subtree runs (one watcher actor each) while this replica leads.
+///
+/// Implemented by the watcher module's spec types; the runtime only sees this trait, so
+/// watches of different kinds (typed, metadata-only) live in one list.
+pub trait WatchSource: Send + Sync + 'static {
+    /// A stable, human-readable name, e.g. `"FerrVaultSecret"` or `"Secret (metadata)"`.
+    fn name(&self) -> &str;
+    /// Spawn this watch's actor, linked to `supervisor`, sending mapped keys to `sink` and
+    /// its connection state to `reporter`.
+    fn spawn_linked(
+        &self,
+        supervisor: ractor::ActorCell,
+        sink: std::sync::Arc<dyn KeySink>,
+        reporter: std::sync::Arc<dyn WatchReporter>,
+    ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>>;
+}
