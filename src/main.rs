@@ -1,13 +1,35 @@
 //! The `ferrvault-operator` binary: wires the CLI to the library.
 
 use clap::Parser;
+use ferrvault_operator::sim;
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
 #[command(name = "ferrvault-operator", version, about)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Command {
+    /// Run one of the simulators used by tests and demos.
+    #[command(subcommand)]
+    Sim(SimCommand),
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum SimCommand {
+    /// A Kubernetes API simulator on 127.0.0.1 (kubectl works against it).
+    Kube(sim::kube::cli::SimKubeArgs),
+}
 
 fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Runtime::new()?;
+    match cli.command {
+        Some(Command::Sim(SimCommand::Kube(args))) => runtime.block_on(sim::kube::cli::run(args))?,
+        None => {}
+    }
     Ok(())
 }
