@@ -1,13 +1,39 @@
 //! The `ferrvault-operator` binary: wires the CLI to the library.
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+use ferrvault_operator::sim;
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
 #[command(name = "ferrvault-operator", version, about)]
-struct Cli {}
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a simulator of a server the operator talks to.
+    #[command(subcommand)]
+    Sim(SimCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum SimCommand {
+    /// The FerrVault API with per-token rate limiting, faults and accounting.
+    Ferrvault(sim::ferrvault::cli::SimFerrVaultArgs),
+}
 
 fn main() -> anyhow::Result<()> {
-    let _cli = Cli::parse();
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
+    match cli.command {
+        Some(Command::Sim(SimCommand::Ferrvault(args))) => {
+            tokio::runtime::Runtime::new()?.block_on(args.run())?;
+        }
+        None => {}
+    }
     Ok(())
 }
