@@ -708,3 +708,107 @@ async fn sample_config_should_serve_its_vaults_with_its_tokens() {
     assert_eq!(status, 200);
     assert_eq!(body["hits"].as_array().map(Vec::len), Some(3));
 }
+
+/// Runs `ferrvault-operator sim ferrvault --port 0 [args]` and returns the child and its banner.
+async fn spawn_cli(extra: &[&str]) -> (tokio::process::Child, Vec<String>) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_ferrvault-operator"))
+        .args(["sim", "ferrvault", "--port", "0"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary should start");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let mut banner = Vec::new();
+    while banner.last().is_none_or(|l: &String| !l.starts_with("stats:")) {
+        let line = tokio::time::timeout(HANG_GUARD, lines.next_line())
+            .await
+            .expect("the CLI should print its banner")
+            .expect("stdout readable")
+            .unwrap_or_else(|| panic!("the CLI exited before its banner ended: {banner:?}"));
+        banner.push(line);
+    }
+    (child, banner)
+}
+
+fn banner_url(banner: &[String]) -> String {
+    let first = banner.first().expect("banner has lines");
+    first
+        .rsplit(' ')
+        .next()
+        .expect("the first line ends with the URL")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn cli_without_config_should_serve_the_sample_and_print_no_token() {
+    let (mut child, banner) = spawn_cli(&[]).await;
+    let text = banner.join("\n");
+    assert!(
+        !text.contains("fvsat_") && !text.contains("fft_"),
+        "banner leaked a token:\n{text}"
+    );
+    let _ = rustls::crypto::ring::default_provider().install_default(); // may already be installed
+    let http = reqwest::Client::new();
+    let url = format!("{}/operator/secrets/reveal", banner_url(&banner));
+    let response = http
+        .post(url)
+        .bearer_auth("fvsat_prod_sample_token")
+        .json(&json!({ "vault": "prod" }))
+        .send()
+        .await;
+    assert_eq!(response.expect("the CLI simulator should answer").status(), 200);
+    child.kill().await.expect("stop the CLI simulator");
+}
+
+#[tokio::test]
+async fn cli_with_config_should_serve_that_file() {
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    let yaml = "vaults: [{ name: only, secrets: { K: v } }]\nservice_account_tokens: [{ token: fvsat_cli, vault: only }]\n";
+    std::fs::write(file.path(), yaml).expect("write config");
+    let path = file.path().to_str().expect("UTF-8 temp path");
+    let (mut child, banner) = spawn_cli(&["--config", path]).await;
+    assert!(
+        banner.iter().any(|l| l.starts_with("vault only")),
+        "banner should list the file's vault: {banner:?}"
+    );
+    let _ = rustls::crypto::ring::default_provider().install_default(); // may already be installed
+    let url = format!("{}/operator/secrets/reveal", banner_url(&banner));
+    let response = reqwest::Client::new()
+        .post(url)
+        .bearer_auth("fvsat_cli")
+        .json(&json!({ "vault": "only" }))
+        .send();
+    let (status, body) = status_and_json(response.await.expect("answer")).await;
+    assert_eq!((status, body["hits"][0]["value"].as_str()), (200, Some("v")));
+    child.kill().await.expect("stop the CLI simulator");
+}
+
+#[tokio::test]
+async fn wait_until_should_return_once_the_condition_holds_and_time_out_naming_it_otherwise() {
+    let fx = Fixture::start(config()).await;
+    let waiter = fx
+        .sim
+        .wait_until(|s| s.token("prod-sat").accepted >= 2, HANG_GUARD, "2 accepted");
+    let (stats, _, _) = tokio::join!(waiter, fx.reveal_prod(), fx.reveal_prod());
+    assert_eq!(
+        stats.expect("condition should hold").token("prod-sat").accepted,
+        2
+    );
+    let error = fx
+        .sim
+        .wait_until(
+            |s| s.total.requests > 2,
+            Duration::from_millis(50),
+            "a third request",
+        )
+        .await;
+    assert!(
+        error
+            .expect_err("no third request")
+            .to_string()
+            .contains("a third request")
+    );
+}

@@ -22,7 +22,8 @@ pub const ANONYMOUS: &str = "anonymous";
 pub struct Counters {
     /// Requests received (every endpoint, every outcome).
     pub requests: u64,
-    /// Requests that passed authentication and the rate limiter (every `/healthz` request counts).
+    /// Requests that passed authentication and the rate limiter. Requests to the unlimited endpoints
+    /// (`/healthz`, the OIDC exchange) count as accepted unless a latency/hang fault cut them short.
     pub accepted: u64,
     /// Requests answered 429.
     pub rate_limited: u64,
@@ -76,15 +77,15 @@ impl Outcome {
 #[derive(Debug)]
 pub struct Accounting {
     stats: Mutex<SimStats>,
-    /// The total request count, for [`Accounting::wait_for_requests`].
-    total_requests: watch::Sender<u64>,
+    /// Bumped after every change, so waiters re-check their condition.
+    changes: watch::Sender<u64>,
 }
 
 impl Default for Accounting {
     fn default() -> Self {
         Self {
             stats: Mutex::new(SimStats::default()),
-            total_requests: watch::Sender::new(0),
+            changes: watch::Sender::new(0),
         }
     }
 }
@@ -92,7 +93,7 @@ impl Default for Accounting {
 impl Accounting {
     /// Counts an arriving request and marks it in flight until the returned guard drops.
     pub fn begin(self: &Arc<Self>, key: &str, endpoint: Endpoint, vault: Option<&str>) -> InFlight {
-        let total = {
+        {
             let mut stats = self.lock();
             let SimStats { total, tokens } = &mut *stats;
             for counters in [total, tokens.entry(key.to_owned()).or_default()] {
@@ -107,9 +108,8 @@ impl Accounting {
                     *counters.vaults.entry(vault.to_owned()).or_default() += 1;
                 }
             }
-            stats.total.requests
-        };
-        self.total_requests.send_replace(total);
+        }
+        self.changed();
         InFlight {
             accounting: Arc::clone(self),
             key: key.to_owned(),
@@ -134,7 +134,7 @@ impl Accounting {
             *counters = fresh(counters);
         }
         drop(stats);
-        self.total_requests.send_replace(0);
+        self.changed();
     }
 
     /// Waits until at least `at_least` requests arrived in total, or `within` passes.
@@ -142,18 +142,45 @@ impl Accounting {
     /// # Errors
     /// [`SimError::WaitTimedOut`] when the count stays below `at_least`.
     pub async fn wait_for_requests(&self, at_least: u64, within: Duration) -> Result<SimStats, SimError> {
-        let mut total = self.total_requests.subscribe();
-        let reached = tokio::time::timeout(within, total.wait_for(|n| *n >= at_least))
+        let what = format!("{at_least} requests in total");
+        self.wait_until(|stats| stats.total.requests >= at_least, within, &what)
             .await
-            .map(|r| r.is_ok());
-        match reached {
-            Ok(true) => Ok(self.snapshot()),
-            // The sender lives in `self`, so only the timeout can end the wait early.
-            Ok(false) | Err(_) => Err(SimError::WaitTimedOut {
-                what: format!("{at_least} requests (saw {})", *total.borrow()),
+    }
+
+    /// Waits until `condition` holds for the counters, or `within` passes.
+    ///
+    /// # Errors
+    /// [`SimError::WaitTimedOut`] naming `what` and the last total seen.
+    pub async fn wait_until(
+        &self,
+        mut condition: impl FnMut(&SimStats) -> bool,
+        within: Duration,
+        what: &str,
+    ) -> Result<SimStats, SimError> {
+        let mut changes = self.changes.subscribe();
+        let waiting = async {
+            loop {
+                // Subscribed before the check: a change in between wakes the next `changed()`.
+                let stats = self.snapshot();
+                if condition(&stats) {
+                    return stats;
+                }
+                if changes.changed().await.is_err() {
+                    // The sender lives in `self`, which outlives this future.
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::time::timeout(within, waiting)
+            .await
+            .map_err(|_| SimError::WaitTimedOut {
+                what: format!("{what} (last seen: {} requests)", self.snapshot().total.requests),
                 waited_ms: within.as_millis(),
-            }),
-        }
+            })
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SimStats> {
@@ -190,9 +217,12 @@ impl InFlight {
     }
 
     fn update(&self, mut f: impl FnMut(&mut Counters)) {
-        let mut stats = self.accounting.lock();
-        f(&mut stats.total);
-        f(stats.tokens.entry(self.key.clone()).or_default());
+        {
+            let mut stats = self.accounting.lock();
+            f(&mut stats.total);
+            f(stats.tokens.entry(self.key.clone()).or_default());
+        }
+        self.accounting.changed();
     }
 }
 
@@ -246,6 +276,6 @@ mod tests {
             .wait_for_requests(2, Duration::from_millis(20))
             .await
             .unwrap_err();
-        assert!(err.to_string().contains("saw 1"), "{err}");
+        assert!(err.to_string().contains("last seen: 1 requests"), "{err}");
     }
 }

@@ -1,6 +1,5 @@
 //! What each endpoint answers once a request is authenticated, admitted and not disrupted.
 
-use bytes::Bytes;
 use tokio::time::Instant;
 
 use super::{
@@ -13,17 +12,9 @@ use super::{
     },
 };
 
-/// Parses a ferrvault-mode reveal body.
-///
-/// # Errors
-/// The JSON error when the body is not `{vault, names?}`.
-pub fn parse_reveal(body: &Bytes) -> Result<RevealRequest, serde_json::Error> {
-    serde_json::from_slice(body)
-}
-
 /// `POST /operator/secrets/reveal`: 400 bad body, 404 unknown vault, 403 `wrong vault`, else hits.
-pub fn reveal(state: &SimState, caller: &Caller, body: &Bytes) -> Reply {
-    let Ok(request) = parse_reveal(body) else {
+pub fn reveal(state: &SimState, caller: &Caller, request: Option<&RevealRequest>) -> Reply {
+    let Some(request) = request else {
         return Reply::error(400, "invalid request body");
     };
     let Caller::ServiceAccount {
@@ -128,8 +119,8 @@ pub fn cloud_reveal(
 }
 
 /// OIDC exchange: 400 bad body, 401 unknown (cluster, JWT) pair, else a fresh `ffclust_` token.
-pub fn oidc_exchange(state: &SimState, body: &Bytes) -> Reply {
-    let Ok(request) = serde_json::from_slice::<ExchangeRequest>(body) else {
+pub fn oidc_exchange(state: &SimState, request: Option<&ExchangeRequest>) -> Reply {
+    let Some(request) = request else {
         return Reply::error(400, "invalid request body");
     };
     match state

@@ -15,7 +15,6 @@ use std::{
     time::SystemTime,
 };
 
-use bytes::Bytes;
 use tokio::time::Instant;
 
 use super::{
@@ -27,6 +26,7 @@ use super::{
     rate_limit::{Admission, RateLimiter},
     reply::Reply,
     vaults::VaultStore,
+    wire::{ExchangeRequest, RevealRequest},
 };
 
 /// Everything the running simulator shares between requests and the Rust handle.
@@ -80,8 +80,8 @@ pub enum Call {
     Reveal {
         /// Bearer token, if any.
         bearer: Option<String>,
-        /// Raw body; parsed by the endpoint so bad JSON is counted and answered 400.
-        body: Bytes,
+        /// The parsed body; `None` when it was not `{vault, names?}` (answered 400 after counting).
+        request: Option<RevealRequest>,
     },
     /// `GET /api/v1/orgs/{org}/projects/{project}/vaults/by-name/{vault}/secrets/reveal`.
     CloudReveal {
@@ -100,8 +100,8 @@ pub enum Call {
     },
     /// `POST /api/v1/clusters/oidc-exchange`.
     OidcExchange {
-        /// Raw body.
-        body: Bytes,
+        /// The parsed body; `None` when it was not `{cluster_id, token}`.
+        request: Option<ExchangeRequest>,
     },
 }
 
@@ -123,10 +123,10 @@ impl Call {
     }
 
     /// The vault named by the request, for per-vault counts.
-    fn vault(&self) -> Option<String> {
+    fn vault(&self) -> Option<&str> {
         match self {
-            Self::Reveal { body, .. } => endpoints::parse_reveal(body).map(|r| r.vault).ok(),
-            Self::CloudReveal { vault, .. } => Some(vault.clone()),
+            Self::Reveal { request, .. } => request.as_ref().map(|r| r.vault.as_str()),
+            Self::CloudReveal { vault, .. } => Some(vault),
             Self::Healthz | Self::OidcExchange { .. } => None,
         }
     }
@@ -136,9 +136,7 @@ impl Call {
 pub async fn handle(state: Arc<SimState>, call: Call) -> warp::reply::Response {
     let endpoint = call.endpoint();
     let caller = state.tokens.identify(call.bearer(), Instant::now());
-    let request = state
-        .accounting
-        .begin(caller.key(), endpoint, call.vault().as_deref());
+    let request = state.accounting.begin(caller.key(), endpoint, call.vault());
     let plan = state.faults.plan(endpoint);
     state.faults.delay(endpoint, &plan).await;
     let reply = answer(&state, &call, &caller, &request, plan.disruption);
@@ -168,7 +166,7 @@ fn answer(
     }
     match call {
         Call::Healthz => Reply::json(200, &serde_json::json!({ "status": "ok" })),
-        Call::Reveal { body, .. } => endpoints::reveal(state, caller, body),
+        Call::Reveal { request, .. } => endpoints::reveal(state, caller, request.as_ref()),
         Call::CloudReveal {
             namespace,
             org,
@@ -185,7 +183,7 @@ fn answer(
             };
             endpoints::cloud_reveal(state, caller, namespace.as_deref(), &target)
         }
-        Call::OidcExchange { body } => endpoints::oidc_exchange(state, body),
+        Call::OidcExchange { request } => endpoints::oidc_exchange(state, request.as_ref()),
     }
 }
 

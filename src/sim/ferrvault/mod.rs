@@ -29,6 +29,7 @@
 
 pub mod accounting;
 mod admin;
+mod builder;
 pub mod cli;
 pub mod config;
 mod endpoints;
@@ -130,6 +131,20 @@ impl FerrVaultSim {
     /// [`SimError::WaitTimedOut`] after `within`, naming the count seen.
     pub async fn wait_for_requests(&self, at_least: u64, within: Duration) -> Result<SimStats, SimError> {
         self.state.accounting.wait_for_requests(at_least, within).await
+    }
+
+    /// Waits until `condition` holds for the counters (re-checked after every change), e.g.
+    /// `|s| s.token("prod-sat").accepted >= 29`.
+    ///
+    /// # Errors
+    /// [`SimError::WaitTimedOut`] after `within`, naming `what`.
+    pub async fn wait_until(
+        &self,
+        condition: impl FnMut(&SimStats) -> bool,
+        within: Duration,
+        what: &str,
+    ) -> Result<SimStats, SimError> {
+        self.state.accounting.wait_until(condition, within, what).await
     }
 
     /// Sets one token's bucket from now on; the bucket keeps what it earned, capped at `burst`.

@@ -3,6 +3,7 @@
 
 use std::{collections::HashMap, convert::Infallible, sync::Arc};
 
+use bytes::Bytes;
 use percent_encoding::percent_decode_str;
 use warp::{Filter, Rejection, Reply, filters::BoxedFilter, http::StatusCode};
 
@@ -33,7 +34,10 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
         .and(bearer())
         .and(warp::body::content_length_limit(MAX_REQUEST_BODY))
         .and(warp::body::bytes())
-        .map(|bearer, body| Call::Reveal { bearer, body });
+        .map(|bearer, body: Bytes| Call::Reveal {
+            bearer,
+            request: serde_json::from_slice(&body).ok(),
+        });
     let cloud_path = warp::path!(
         "api"
             / "v1"
@@ -73,7 +77,9 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
         .and(warp::post())
         .and(warp::body::content_length_limit(MAX_REQUEST_BODY))
         .and(warp::body::bytes())
-        .map(|body| Call::OidcExchange { body });
+        .map(|body: Bytes| Call::OidcExchange {
+            request: serde_json::from_slice(&body).ok(),
+        });
     healthz
         .or(reveal)
         .unify()
