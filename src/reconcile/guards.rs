@@ -107,6 +107,14 @@ pub const FAILURE_RETRY: Duration = Duration::from_secs(5 * 60);
 /// credential's request budget.
 pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
 
+/// Default re-probe period of a FerrVaultConnection (the `run` flag's default; reference
+/// `connectionProbeInterval`). Probes hit the unauthenticated `/healthz`, outside the limiter.
+pub const DEFAULT_CONNECTION_PROBE_INTERVAL: Duration = Duration::from_secs(10 * 60);
+
+/// Re-check of a connection whose deletion is blocked by dependants (reference
+/// `connectionInUseRequeue`); FerrVaultSecret deletions also trigger it through the watch.
+pub const DELETION_BLOCKED_REQUEUE: Duration = Duration::from_secs(30);
+
 /// The outcome of a FerrVaultSecret reconcile, as far as its next timed run is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequeueCase {

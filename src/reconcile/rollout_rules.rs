@@ -48,10 +48,16 @@ pub fn pending_rollout_hash(
     (has_rollout_targets && nothing_recorded).then(|| previous.to_owned())
 }
 
-/// Whether one workload still needs the restart for `current`, given the value of its
-/// `ferrvault.com/content-hash.<uid>` pod-template annotation.
-pub fn workload_needs_restart(recorded_for_this_cr: Option<&str>, current: &str) -> bool {
-    recorded_for_this_cr != Some(current)
+/// Whether one workload still needs the restart for `current`: its pod-template annotation
+/// `ferrvault.com/content-hash.<cr_uid>` does not already record `current`. Other
+/// FerrVaultSecrets' annotations on the same workload are ignored.
+pub fn workload_needs_restart(
+    pod_template_annotations: Option<&BTreeMap<String, String>>,
+    cr_uid: &str,
+    current: &str,
+) -> bool {
+    let recorded = pod_template_annotations.and_then(|a| a.get(&workload_content_hash_annotation(cr_uid)));
+    recorded.map(String::as_str) != Some(current)
 }
 
 /// The JSON merge patch that restarts a Deployment, StatefulSet or DaemonSet: it sets
@@ -107,9 +113,19 @@ mod tests {
 
     #[test]
     fn only_workloads_that_missed_the_rollout_should_be_restarted_again() {
-        assert!(workload_needs_restart(None, "h2"));
-        assert!(workload_needs_restart(Some("h1"), "h2"));
-        assert!(!workload_needs_restart(Some("h2"), "h2"));
+        let annotated = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let done = annotated(&[("ferrvault.com/content-hash.uid-a", "h2")]);
+        let missed = annotated(&[("ferrvault.com/content-hash.uid-a", "h1")]);
+        let other_cr = annotated(&[("ferrvault.com/content-hash.uid-b", "h2")]);
+        assert!(workload_needs_restart(None, "uid-a", "h2"));
+        assert!(workload_needs_restart(Some(&missed), "uid-a", "h2"));
+        assert!(workload_needs_restart(Some(&other_cr), "uid-a", "h2"));
+        assert!(!workload_needs_restart(Some(&done), "uid-a", "h2"));
     }
 
     #[test]

@@ -76,28 +76,25 @@ pub fn apply_transforms(input: &SecretData, transforms: &[Transform]) -> Result<
 }
 
 fn apply_one(data: SecretData, transform: &Transform) -> Result<SecretData, TransformFailure> {
-    let non_empty = |field: &Option<String>| field.as_deref().filter(|v| !v.is_empty()).map(str::to_owned);
+    let affix = non_empty(&transform.value).unwrap_or_default();
     match transform.type_ {
-        TransformType::Prefix => Ok(rename_all(data, |key| {
-            format!("{}{key}", value_or_empty(&transform.value))
-        })),
-        TransformType::Suffix => Ok(rename_all(data, |key| {
-            format!("{key}{}", value_or_empty(&transform.value))
-        })),
+        TransformType::Prefix => Ok(rename_all(data, |key| format!("{affix}{key}"))),
+        TransformType::Suffix => Ok(rename_all(data, |key| format!("{key}{affix}"))),
         TransformType::Rename => match (non_empty(&transform.from), non_empty(&transform.to)) {
-            (Some(from), Some(to)) => rename(data, &from, &to),
+            (Some(from), Some(to)) => rename(data, from, to),
             _ => Err(TransformFailure::RenameNeedsFromAndTo),
         },
         TransformType::Base64Decode => base64_decode(data, &transform.keys),
         TransformType::JsonExpand => match non_empty(&transform.key) {
-            Some(key) => json_expand::expand(data, &key),
+            Some(key) => json_expand::expand(data, key),
             None => Err(TransformFailure::JsonExpandNeedsKey),
         },
     }
 }
 
-fn value_or_empty(value: &Option<String>) -> &str {
-    value.as_deref().unwrap_or_default()
+/// An optional field's text, treating "" like absent (as the Go operator's empty checks do).
+fn non_empty(field: &Option<String>) -> Option<&str> {
+    field.as_deref().filter(|text| !text.is_empty())
 }
 
 /// Renames every key; used by prefix and suffix, which are injective, so no key is lost.
