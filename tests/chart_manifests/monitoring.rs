@@ -1,0 +1,244 @@
+//! ServiceMonitor, PrometheusRule (checked and unit-tested with `promtool`) and the Grafana dashboard.
+
+use crate::*;
+
+/// Metric names used in PromQL `text` (histogram series reduced to their base name).
+fn metrics_in(text: &str) -> Vec<String> {
+    let prefixes = [
+        "workqueue_",
+        "controller_runtime_",
+        "leader_election_",
+        "ferrvault_",
+    ];
+    let mut names: Vec<String> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .filter(|token| prefixes.iter().any(|prefix| token.starts_with(prefix)))
+        .map(|token| {
+            ["_bucket", "_count", "_sum"]
+                .iter()
+                .find_map(|suffix| token.strip_suffix(suffix))
+                .filter(|base| OPERATOR_METRICS.contains(base))
+                .unwrap_or(token)
+                .to_owned()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The PrometheusRule's rule groups (its `spec`) as a Prometheus rule file.
+fn rule_file(sets: &[&str]) -> String {
+    let rendering = Rendering::new(sets);
+    let rule = rendering.of_kind("PrometheusRule");
+    assert_eq!(rule.len(), 1, "one PrometheusRule expected");
+    serde_yaml::to_string(&rule[0]["spec"]).expect("rule groups serialise")
+}
+
+fn alerts(rule_file: &str) -> Vec<(String, String)> {
+    let groups: Value = serde_yaml::from_str(rule_file).expect("rule file");
+    groups["groups"][0]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .map(|rule| {
+            (
+                rule["alert"].as_str().unwrap_or_default().to_owned(),
+                rule["expr"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn monitoring_on_should_render_a_service_monitor_rule_and_sidecar_dashboard() {
+    let rendering = Rendering::new(MONITORING_ON);
+    let monitor = &rendering.of_kind("ServiceMonitor")[0];
+    assert_eq!(monitor["spec"]["endpoints"][0]["port"], "metrics");
+    assert_eq!(monitor["spec"]["namespaceSelector"]["matchNames"][0], NAMESPACE);
+    let service = &rendering.of_kind("Service")[0];
+    assert_eq!(
+        monitor["spec"]["selector"]["matchLabels"], service["spec"]["selector"],
+        "the monitor selects the Service"
+    );
+    let names: Vec<String> = alerts(&rule_file(MONITORING_ON))
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "FerrVaultOperatorReconcileStuck",
+            "FerrVaultOperatorReconcileTimeouts",
+            "FerrVaultSecretStale",
+            "FerrVaultRolloutRestartFailing",
+            "FerrVaultCredentialThrottled",
+        ],
+        "one replica: no standby alert"
+    );
+    let dashboard = &rendering.of_kind("ConfigMap")[0];
+    assert_eq!(
+        dashboard["metadata"]["labels"]["grafana_dashboard"], "1",
+        "the Grafana sidecar's label"
+    );
+    let json = dashboard["data"]["ferrvault-operator.json"]
+        .as_str()
+        .expect("dashboard JSON");
+    let parsed: Value = serde_json::from_str(json).expect("the dashboard is valid JSON");
+    assert!(
+        parsed["panels"]
+            .as_array()
+            .is_some_and(|panels| panels.len() >= 8),
+        "panels: {}",
+        parsed["panels"]
+    );
+    let used = metrics_in(json);
+    for needed in [
+        "ferrvault_secret_sync_duration_seconds",
+        "ferrvault_secret_sync_errors_total",
+        "workqueue_depth",
+        "ferrvault_client_limiter_rate",
+        "ferrvault_client_limiter_waiters",
+        "leader_election_master_status",
+    ] {
+        assert!(
+            used.iter().any(|metric| metric == needed),
+            "the dashboard does not show {needed}: {used:?}"
+        );
+    }
+}
+
+#[test]
+fn alerts_and_dashboard_should_use_only_metrics_the_operator_exposes() {
+    let rendering = Rendering::new(&[MONITORING_ON, THREE_REPLICAS].concat());
+    let dashboard = rendering.of_kind("ConfigMap")[0]["data"]["ferrvault-operator.json"]
+        .as_str()
+        .map(str::to_owned);
+    let text = format!(
+        "{}\n{}",
+        rule_file(&[MONITORING_ON, THREE_REPLICAS].concat()),
+        dashboard.unwrap_or_default()
+    );
+    for metric in metrics_in(&text) {
+        assert!(
+            OPERATOR_METRICS.contains(&metric.as_str()),
+            "{metric} is not exposed by the operator"
+        );
+    }
+}
+
+#[test]
+fn more_than_one_replica_should_add_the_no_standby_alert() {
+    let alerts = alerts(&rule_file(&[MONITORING_ON, THREE_REPLICAS].concat()));
+    let (_, expr) = alerts
+        .iter()
+        .find(|(name, _)| name == "FerrVaultOperatorNoStandby")
+        .expect("no standby alert");
+    assert!(expr.contains(&format!("namespace=\"{NAMESPACE}\"")), "{expr}");
+    assert!(
+        expr.contains("name=\"ferrvault-operator.ferrvault.com\""),
+        "{expr}"
+    );
+}
+
+#[test]
+fn the_stuck_alert_should_use_the_configured_threshold_on_the_queue_name_label() {
+    let alerts = alerts(&rule_file(
+        &[MONITORING_ON, &["metrics.prometheusRule.stuckAfterSeconds=451"]].concat(),
+    ));
+    let (_, expr) = alerts
+        .iter()
+        .find(|(name, _)| name == "FerrVaultOperatorReconcileStuck")
+        .expect("stuck alert");
+    assert!(expr.trim_end().ends_with("> 451"), "{expr}");
+    assert!(
+        expr.contains("{name=~\"ferrvaultsecret|ferrvaultconnection\"}"),
+        "workqueue metrics carry `name`: {expr}"
+    );
+}
+
+#[test]
+fn a_stuck_threshold_not_above_the_reconcile_timeout_should_fail_rendering() {
+    for (sets, fragment) in [
+        (
+            vec!["metrics.prometheusRule.stuckAfterSeconds=120"],
+            "must exceed reconcileTimeout",
+        ),
+        (vec!["reconcileTimeout=6m"], "must exceed reconcileTimeout"),
+        (
+            vec![
+                "reconcileTimeout=1h",
+                "metrics.prometheusRule.stuckAfterSeconds=3599",
+            ],
+            "must exceed reconcileTimeout",
+        ),
+    ] {
+        let sets = [MONITORING_ON, sets.as_slice()].concat();
+        let error = helm_template(&sets, "1.35.0").expect_err("rendering must fail");
+        assert!(error.contains(fragment), "{sets:?}: {error}");
+    }
+    // Just above the timeout renders; the guard is only about the rule, so it is off without it.
+    assert!(
+        helm_template(
+            &[
+                MONITORING_ON,
+                &[
+                    "reconcileTimeout=5m",
+                    "metrics.prometheusRule.stuckAfterSeconds=301"
+                ]
+            ]
+            .concat(),
+            "1.35.0"
+        )
+        .is_ok()
+    );
+    assert!(helm_template(&["reconcileTimeout=10m"], "1.35.0").is_ok());
+}
+
+#[test]
+fn values_the_operator_would_refuse_should_fail_rendering_with_a_reason() {
+    for (sets, fragment) in [
+        (vec!["reconcileTimeout=20s"], "below 31s"),
+        (vec!["reconcileTimeout=2min"], "does not match pattern"),
+        (vec!["stallThreshold=soon"], "does not match pattern"),
+        (
+            vec!["replicaCount=2", "leaderElection.enabled=false"],
+            "needs leaderElection.enabled",
+        ),
+        (
+            vec!["leaderElection.renewDeadline=20s"],
+            "leaseDuration > renewDeadline > retryPeriod",
+        ),
+        (vec!["oidc.enabled=true"], "needs oidc.audience"),
+        (
+            vec!["admin.enabled=true", "admin.bindAddress=localhost"],
+            "bindAddress",
+        ),
+        (vec!["logFormat=yaml"], "logFormat"),
+        (vec!["replicas=3"], "additional properties 'replicas'"),
+    ] {
+        let error = helm_template(&sets, "1.35.0").expect_err("rendering must fail");
+        assert!(
+            error.contains(fragment),
+            "{sets:?} should fail naming {fragment:?}: {error}"
+        );
+    }
+}
+
+#[test]
+fn prometheus_rules_should_pass_promtool_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rules.yaml");
+    std::fs::write(&path, rule_file(&[MONITORING_ON, THREE_REPLICAS].concat())).expect("write rules");
+    let output = tools::run_tool(
+        "promtool",
+        &["check", "rules", path.to_str().expect("utf-8 path")],
+        None,
+    );
+    assert!(output.status.success(), "{}", tools::describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("6 rules found"),
+        "{}",
+        tools::describe(&output)
+    );
+}
