@@ -242,3 +242,104 @@ fn prometheus_rules_should_pass_promtool_check() {
         tools::describe(&output)
     );
 }
+
+/// `promtool test rules` cases for the rendered alerts (3 replicas, defaults otherwise): each alert
+/// stays silent before its condition has held long enough and fires with the expected labels and text.
+const ALERT_CASES: &str = r#"
+rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+  # Synced at t=0 with a 60s interval: stale after 2*60+300 = 420s, alert after 5m more (12m).
+  # The same secret with refresh disabled (interval 0) is never stale.
+  - interval: 1m
+    input_series:
+      - series: 'ferrvault_secret_last_sync_timestamp_seconds{exported_namespace="apps",name="db",namespace="ferrvault-system"}'
+        values: '0x30'
+      - series: 'ferrvault_secret_refresh_interval_seconds{exported_namespace="apps",name="db",namespace="ferrvault-system"}'
+        values: '60x30'
+      - series: 'ferrvault_secret_last_sync_timestamp_seconds{exported_namespace="apps",name="manual",namespace="ferrvault-system"}'
+        values: '0x30'
+      - series: 'ferrvault_secret_refresh_interval_seconds{exported_namespace="apps",name="manual",namespace="ferrvault-system"}'
+        values: '0x30'
+    alert_rule_test:
+      - eval_time: 11m
+        alertname: FerrVaultSecretStale
+      - eval_time: 13m
+        alertname: FerrVaultSecretStale
+        exp_alerts:
+          - exp_labels: {severity: warning, exported_namespace: apps, name: db, namespace: ferrvault-system}
+            exp_annotations:
+              summary: "FerrVaultSecret apps/db last synced 13m 0s ago"
+              description: "The last full sync is older than twice the refresh interval plus 5 minutes. Check the FerrVaultSecret's Ready condition with kubectl describe."
+  # A reconcile running since t=0 passes 300s at 6m, alert after 1m more; other queues are ignored.
+  - interval: 1m
+    input_series:
+      - series: 'workqueue_longest_running_processor_seconds{name="ferrvaultsecret",namespace="ferrvault-system"}'
+        values: '0+60x20'
+      - series: 'workqueue_longest_running_processor_seconds{name="other",namespace="ferrvault-system"}'
+        values: '0+60x20'
+    alert_rule_test:
+      - eval_time: 6m
+        alertname: FerrVaultOperatorReconcileStuck
+      - eval_time: 8m
+        alertname: FerrVaultOperatorReconcileStuck
+        exp_alerts:
+          - exp_labels: {severity: critical, name: ferrvaultsecret, namespace: ferrvault-system}
+            exp_annotations:
+              summary: "A ferrvaultsecret reconcile in ferrvault-system has not returned in 8m 0s"
+              description: "A reconcile has run past --reconcile-timeout (2m) and the worker could not be replaced: a call is ignoring its deadline. Look at /debug/queue on the admin endpoint and the operator logs."
+  # Three replicas configured; the only standby (b) vanishes after 9m: no standby from ~14m, alert 10m later.
+  - interval: 1m
+    input_series:
+      - series: 'leader_election_master_status{name="ferrvault-operator.ferrvault.com",namespace="ferrvault-system",pod="a"}'
+        values: '1x40'
+      - series: 'leader_election_master_status{name="ferrvault-operator.ferrvault.com",namespace="ferrvault-system",pod="b"}'
+        values: '0x9'
+    alert_rule_test:
+      - eval_time: 9m
+        alertname: FerrVaultOperatorNoStandby
+      - eval_time: 30m
+        alertname: FerrVaultOperatorNoStandby
+        exp_alerts:
+          - exp_labels: {severity: warning, name: ferrvault-operator.ferrvault.com, namespace: ferrvault-system}
+            exp_annotations:
+              summary: "No standby ferrvault-operator replica for lease ferrvault-operator.ferrvault.com in ferrvault-system"
+              description: "3 replicas are configured but none is waiting as a standby, so losing the leader stops secret syncing until a new pod starts."
+  # fp-1 gets 429s throughout; fp-2 only during the first 5 minutes, which is not sustained.
+  - interval: 1m
+    input_series:
+      - series: 'ferrvault_client_throttled_total{credential="fp-1",namespace="ferrvault-system"}'
+        values: '0+3x40'
+      - series: 'ferrvault_client_throttled_total{credential="fp-2",namespace="ferrvault-system"}'
+        values: '0+3x5 15x35'
+    alert_rule_test:
+      - eval_time: 30m
+        alertname: FerrVaultCredentialThrottled
+        exp_alerts:
+          - exp_labels: {severity: warning, credential: fp-1, namespace: ferrvault-system}
+            exp_annotations:
+              summary: "FerrVault keeps answering 429 to credential fp-1"
+              description: "The operator paces each credential below the server budget, so sustained 429s mean another client shares the token or the server budget shrank. Lower ferrvault.rate or give that workload its own token."
+"#;
+
+#[test]
+fn alerts_should_fire_only_when_their_condition_holds_long_enough() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("rules.yaml"),
+        rule_file(&[MONITORING_ON, THREE_REPLICAS].concat()),
+    )
+    .expect("write rules");
+    std::fs::write(dir.path().join("cases.yaml"), ALERT_CASES).expect("write cases");
+    let cases = dir.path().join("cases.yaml");
+    let output = tools::run_tool(
+        "promtool",
+        &["test", "rules", cases.to_str().expect("utf-8 path")],
+        None,
+    );
+    assert!(
+        output.status.success(),
+        "promtool test rules:\n{}",
+        tools::describe(&output)
+    );
+}
