@@ -343,3 +343,46 @@ fn alerts_should_fire_only_when_their_condition_holds_long_enough() {
         tools::describe(&output)
     );
 }
+
+#[test]
+fn every_dashboard_query_should_be_valid_promql() {
+    let rendering = Rendering::new(MONITORING_ON);
+    let json = rendering.of_kind("ConfigMap")[0]["data"]["ferrvault-operator.json"]
+        .as_str()
+        .expect("dashboard JSON")
+        .to_owned();
+    let dashboard: Value = serde_json::from_str(&json).expect("dashboard JSON parses");
+    // Each query becomes a recording rule, with Grafana's variables replaced by what they expand to.
+    let mut rules = Vec::new();
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().expect("targets") {
+            let expr = target["expr"].as_str().expect("expr");
+            let expr = expr.replace("$__rate_interval", "5m").replace("$job", ".+");
+            let record = format!(
+                "dashboard:panel_{}_{}",
+                panel["id"],
+                target["refId"].as_str().expect("refId")
+            );
+            rules.push(serde_json::json!({ "record": record, "expr": expr }));
+        }
+    }
+    let file = serde_json::json!({ "groups": [{ "name": "dashboard", "rules": rules }] });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dashboard-queries.yaml");
+    std::fs::write(&path, serde_yaml::to_string(&file).expect("yaml")).expect("write queries");
+    let output = tools::run_tool(
+        "promtool",
+        &["check", "rules", path.to_str().expect("utf-8 path")],
+        None,
+    );
+    assert!(
+        output.status.success(),
+        "dashboard queries:\n{}",
+        tools::describe(&output)
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains(&format!("{} rules found", rules.len())),
+        "{}",
+        tools::describe(&output)
+    );
+}
