@@ -4,6 +4,13 @@
 //! PrometheusRule through `promtool`.
 //!
 //! Tools come from `.ci/install-tools`; a missing one fails the test ("run bash .ci/install-tools").
+//!
+//! # Still to come (needs `ferrvault-operator run`)
+//! - Start the real binary with the rendered command line: `launch::ContainerLaunch::from_deployment`
+//!   gives the argv (the Dockerfile's `ENTRYPOINT` subcommand + the container `args`) and the env
+//!   (downward API resolved); `with_flag` rebinds ports or adds `--kubeconfig` for the simulator.
+//! - Apply the rendered CRDs, RBAC, ServiceAccount and Deployment to the Kubernetes simulator and check
+//!   every call the operator made against `rbac::Permissions::allows`.
 
 mod command_line;
 mod crds;
