@@ -195,3 +195,33 @@ fn strict_validation_should_reject_a_field_kubernetes_does_not_know() {
         "the failure should name the field:\n{error}"
     );
 }
+
+#[test]
+fn values_the_operator_would_refuse_should_fail_rendering_with_a_reason() {
+    for (sets, fragment) in [
+        (vec!["reconcileTimeout=20s"], "below 31s"),
+        (vec!["reconcileTimeout=2min"], "does not match pattern"),
+        (vec!["stallThreshold=soon"], "does not match pattern"),
+        (
+            vec!["replicaCount=2", "leaderElection.enabled=false"],
+            "needs leaderElection.enabled",
+        ),
+        (
+            vec!["leaderElection.renewDeadline=20s"],
+            "leaseDuration > renewDeadline > retryPeriod",
+        ),
+        (vec!["oidc.enabled=true"], "needs oidc.audience"),
+        (
+            vec!["admin.enabled=true", "admin.bindAddress=localhost"],
+            "bindAddress",
+        ),
+        (vec!["logFormat=yaml"], "logFormat"),
+        (vec!["replicas=3"], "additional properties 'replicas'"),
+    ] {
+        let error = helm_template(&sets, "1.35.0").expect_err("rendering must fail");
+        assert!(
+            error.contains(fragment),
+            "{sets:?} should fail naming {fragment:?}: {error}"
+        );
+    }
+}

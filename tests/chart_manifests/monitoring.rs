@@ -196,36 +196,6 @@ fn a_stuck_threshold_not_above_the_reconcile_timeout_should_fail_rendering() {
 }
 
 #[test]
-fn values_the_operator_would_refuse_should_fail_rendering_with_a_reason() {
-    for (sets, fragment) in [
-        (vec!["reconcileTimeout=20s"], "below 31s"),
-        (vec!["reconcileTimeout=2min"], "does not match pattern"),
-        (vec!["stallThreshold=soon"], "does not match pattern"),
-        (
-            vec!["replicaCount=2", "leaderElection.enabled=false"],
-            "needs leaderElection.enabled",
-        ),
-        (
-            vec!["leaderElection.renewDeadline=20s"],
-            "leaseDuration > renewDeadline > retryPeriod",
-        ),
-        (vec!["oidc.enabled=true"], "needs oidc.audience"),
-        (
-            vec!["admin.enabled=true", "admin.bindAddress=localhost"],
-            "bindAddress",
-        ),
-        (vec!["logFormat=yaml"], "logFormat"),
-        (vec!["replicas=3"], "additional properties 'replicas'"),
-    ] {
-        let error = helm_template(&sets, "1.35.0").expect_err("rendering must fail");
-        assert!(
-            error.contains(fragment),
-            "{sets:?} should fail naming {fragment:?}: {error}"
-        );
-    }
-}
-
-#[test]
 fn prometheus_rules_should_pass_promtool_check() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("rules.yaml");
