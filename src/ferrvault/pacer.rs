@@ -140,6 +140,13 @@ impl Pacer {
         state
             .bucket
             .on_rate_limited(permit.issued_at, retry_after, Instant::now());
+        tracing::info!(
+            credential = %self.fingerprint,
+            base_url = %self.base_url,
+            ?retry_after,
+            rate = state.bucket.rate(),
+            "FerrVault throttled this credential: pausing it and slowing down"
+        );
         wake_head(&state);
     }
 
