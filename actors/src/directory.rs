@@ -127,3 +127,10 @@ impl Directory {
         self.watches.lock().expect("directory poisoned").clone()
     }
 }
+
+/// Watchers report here; health and the tree dump read the states back.
+impl crate::seams::WatchReporter for Directory {
+    fn report(&self, state: WatchState) {
+        self.watch(state);
+    }
+}

@@ -10,13 +10,20 @@
 #![deny(missing_docs)]
 
 pub mod backoff;
+pub mod controllers;
 pub mod directory;
+pub mod health;
+pub mod health_rules;
+pub mod introspection;
 pub mod key;
 pub mod mailbox;
 pub mod metrics;
 pub mod queue_state;
 pub mod reconciler;
+pub mod restart_policy;
+pub mod runtime;
 pub mod seams;
+pub mod supervisor;
 #[cfg(test)]
 mod test_support;
 pub mod work_queue;
