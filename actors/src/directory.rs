@@ -34,6 +34,21 @@ pub enum ActorKind {
     Worker,
 }
 
+impl ActorKind {
+    /// The snake_case name used in JSON and the text tree.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActorKind::Supervisor => "supervisor",
+            ActorKind::Health => "health",
+            ActorKind::Leadership => "leadership",
+            ActorKind::Controllers => "controllers",
+            ActorKind::Watcher => "watcher",
+            ActorKind::WorkQueue => "work_queue",
+            ActorKind::Worker => "worker",
+        }
+    }
+}
+
 /// Restart history of one logical actor.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RestartRecord {

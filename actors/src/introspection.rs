@@ -212,7 +212,7 @@ fn render(node: &ActorNode, depth: usize, out: &mut String) {
         "{:indent$}- {} [{}] id={} status={}",
         "",
         node.name,
-        node.kind.map_or("?".into(), |k| format!("{k:?}").to_lowercase()),
+        node.kind.map_or("?", ActorKind::as_str),
         node.id,
         node.status,
         indent = depth * 2

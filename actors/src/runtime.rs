@@ -528,3 +528,8 @@ fn default_identity() -> String {
         .unwrap_or_else(|_| "local".into());
     format!("{pod}_{}", uuid::Uuid::new_v4())
 }
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;
