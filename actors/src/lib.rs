@@ -7,5 +7,6 @@
 #![deny(missing_docs)]
 
 pub mod key;
+pub mod lease_rules;
 pub mod mailbox;
 pub mod seams;
