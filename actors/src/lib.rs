@@ -7,6 +7,10 @@
 #![deny(missing_docs)]
 
 pub mod key;
+pub mod leadership;
 pub mod lease_rules;
 pub mod mailbox;
 pub mod seams;
+pub mod watch_filter;
+pub mod watch_spec;
+pub mod watcher;
