@@ -812,3 +812,76 @@ async fn wait_until_should_return_once_the_condition_holds_and_time_out_naming_i
             .contains("a third request")
     );
 }
+
+#[tokio::test]
+async fn simulator_debug_should_not_print_tokens_minted_tokens_or_secret_values() {
+    let fx = Fixture::start(config()).await;
+    let (_, body) = status_and_json(fx.exchange("cluster-1", JWT).await).await;
+    let minted = body["access_token"].as_str().expect("access_token").to_owned();
+    fx.reveal_prod().await;
+    let debug = format!("{:?}", fx.sim);
+    for secret in [PROD_SAT, STAGING_SAT, ORG_TOKEN, JWT, DB_URL, minted.as_str()] {
+        assert!(
+            !debug.contains(secret),
+            "Debug of the simulator leaked a credential or value"
+        );
+    }
+}
+
+#[tokio::test]
+async fn shutdown_should_end_hanging_requests_and_free_the_port() {
+    let fx = Fixture::start(config()).await;
+    fx.sim
+        .faults()
+        .set(Endpoint::Reveal, FaultSpec::default().with_hang());
+    let request = fx
+        .http
+        .post(fx.url("/operator/secrets/reveal"))
+        .bearer_auth(PROD_SAT)
+        .json(&json!({ "vault": "prod" }));
+    let pending = tokio::spawn(request.send());
+    fx.sim
+        .wait_for_requests(1, HANG_GUARD)
+        .await
+        .expect("the request should reach the simulator");
+    let addr = fx.sim.addr();
+    fx.sim.shutdown().await;
+    let outcome = tokio::time::timeout(HANG_GUARD, pending)
+        .await
+        .expect("shutdown should end the hang")
+        .expect("task");
+    assert!(
+        outcome.is_err(),
+        "a request cut by shutdown should fail, got {outcome:?}"
+    );
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .expect("the port should be free after shutdown");
+}
+
+#[test]
+fn connection_reset_fault_should_reset_the_tcp_connection_not_just_close_it() {
+    use std::io::{ErrorKind, Read, Write};
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let sim = runtime
+        .block_on(FerrVaultSim::start(config()))
+        .expect("simulator should start");
+    sim.faults()
+        .set(Endpoint::Healthz, FaultSpec::default().with_connection_reset());
+    let mut stream = std::net::TcpStream::connect(sim.addr()).expect("connect");
+    stream.set_read_timeout(Some(HANG_GUARD)).expect("read timeout");
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: sim\r\n\r\n")
+        .expect("send request");
+    let mut answer = Vec::new();
+    let error = stream
+        .read_to_end(&mut answer)
+        .expect_err("the read should fail with a reset");
+    assert_eq!(
+        error.kind(),
+        ErrorKind::ConnectionReset,
+        "got {error:?} after {} bytes",
+        answer.len()
+    );
+    assert!(answer.is_empty(), "no response bytes should precede the reset");
+}

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 
 use super::{
     accounting::{Accounting, InFlight},
-    config::{RetryAfterFormat, SimConfig},
+    config::{Redacted, RetryAfterFormat, SimConfig},
     endpoints,
     faults::{Disruption, Endpoint, FerrVaultFaults},
     identity::{Caller, Tokens},
@@ -79,14 +79,14 @@ pub enum Call {
     /// `POST /operator/secrets/reveal`.
     Reveal {
         /// Bearer token, if any.
-        bearer: Option<String>,
+        bearer: Option<Redacted>,
         /// The parsed body; `None` when it was not `{vault, names?}` (answered 400 after counting).
         request: Option<RevealRequest>,
     },
     /// `GET /api/v1/orgs/{org}/projects/{project}/vaults/by-name/{vault}/secrets/reveal`.
     CloudReveal {
         /// Bearer token, if any.
-        bearer: Option<String>,
+        bearer: Option<Redacted>,
         /// `X-FerrVault-Namespace`, if any.
         namespace: Option<String>,
         /// Decoded `{org}`.
@@ -117,7 +117,9 @@ impl Call {
 
     fn bearer(&self) -> Option<&str> {
         match self {
-            Self::Reveal { bearer, .. } | Self::CloudReveal { bearer, .. } => bearer.as_deref(),
+            Self::Reveal { bearer, .. } | Self::CloudReveal { bearer, .. } => {
+                bearer.as_ref().map(Redacted::expose)
+            }
             Self::Healthz | Self::OidcExchange { .. } => None,
         }
     }

@@ -6,7 +6,7 @@ use std::{collections::HashMap, sync::Mutex, time::Duration};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use super::config::{OidcCluster, SimConfig};
+use super::config::{OidcCluster, Redacted, SimConfig};
 
 /// The printable name of a token that has no label: the first 8 hex characters of its SHA-256.
 ///
@@ -87,12 +87,13 @@ pub struct MintedToken {
 /// Every credential the simulator accepts.
 #[derive(Debug)]
 pub struct Tokens {
-    /// token → (key, vault).
-    service_accounts: HashMap<String, (String, String)>,
+    /// token → (key, vault). Keys are [`Redacted`] so `Debug` never prints a token.
+    service_accounts: HashMap<Redacted, (String, String)>,
     /// token → (key, org).
-    orgs: HashMap<String, (String, String)>,
+    orgs: HashMap<Redacted, (String, String)>,
     clusters: Vec<OidcCluster>,
-    minted: Mutex<HashMap<String, Minted>>,
+    /// minted token → its cluster and expiry.
+    minted: Mutex<HashMap<Redacted, Minted>>,
     ttl: Duration,
 }
 
@@ -107,7 +108,7 @@ impl Tokens {
                 .iter()
                 .map(|t| {
                     (
-                        t.token.expose().to_owned(),
+                        t.token.clone(),
                         (key(t.token.expose(), &t.label), t.vault.clone()),
                     )
                 })
@@ -115,12 +116,7 @@ impl Tokens {
             orgs: config
                 .org_tokens
                 .iter()
-                .map(|t| {
-                    (
-                        t.token.expose().to_owned(),
-                        (key(t.token.expose(), &t.label), t.org.clone()),
-                    )
-                })
+                .map(|t| (t.token.clone(), (key(t.token.expose(), &t.label), t.org.clone())))
                 .collect(),
             clusters: config.oidc_clusters.clone(),
             minted: Mutex::new(HashMap::new()),
@@ -171,7 +167,8 @@ impl Tokens {
             cluster: cluster.clone(),
             expires: now + self.ttl,
         };
-        self.lock_minted().insert(access_token.clone(), minted);
+        self.lock_minted()
+            .insert(Redacted::new(access_token.clone()), minted);
         Some(MintedToken {
             access_token,
             expires_at,
@@ -183,7 +180,7 @@ impl Tokens {
         self.lock_minted().clear();
     }
 
-    fn lock_minted(&self) -> std::sync::MutexGuard<'_, HashMap<String, Minted>> {
+    fn lock_minted(&self) -> std::sync::MutexGuard<'_, HashMap<Redacted, Minted>> {
         // The map holds plain data; a panic elsewhere cannot leave it half-updated.
         self.minted
             .lock()

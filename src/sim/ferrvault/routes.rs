@@ -9,6 +9,7 @@ use warp::{Filter, Rejection, Reply, filters::BoxedFilter, http::StatusCode};
 
 use super::{
     admin,
+    config::Redacted,
     handlers::{Call, SimState, handle},
 };
 
@@ -92,17 +93,17 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
 }
 
 /// The bearer of `Authorization: Bearer <token>` (scheme case-insensitive), if any.
-fn bearer() -> impl Filter<Extract = (Option<String>,), Error = Infallible> + Clone {
+fn bearer() -> impl Filter<Extract = (Option<Redacted>,), Error = Infallible> + Clone {
     warp::header::optional::<String>("authorization")
         .or(warp::any().map(|| None))
         .unify()
         .map(|header: Option<String>| header.as_deref().and_then(parse_bearer))
 }
 
-fn parse_bearer(header: &str) -> Option<String> {
+fn parse_bearer(header: &str) -> Option<Redacted> {
     let (scheme, token) = header.split_once(' ')?;
     let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_owned())
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| Redacted::new(token))
 }
 
 /// Percent-decodes one path segment (`%2F` stays inside the segment as `/`).
@@ -141,8 +142,8 @@ mod tests {
 
     #[test]
     fn parse_bearer_should_accept_any_scheme_case_and_refuse_other_schemes() {
-        assert_eq!(parse_bearer("Bearer fvsat_x"), Some("fvsat_x".to_owned()));
-        assert_eq!(parse_bearer("bearer  fvsat_x "), Some("fvsat_x".to_owned()));
+        assert_eq!(parse_bearer("Bearer fvsat_x"), Some(Redacted::new("fvsat_x")));
+        assert_eq!(parse_bearer("bearer  fvsat_x "), Some(Redacted::new("fvsat_x")));
         assert_eq!(parse_bearer("Basic abc"), None);
         assert_eq!(parse_bearer("Bearer "), None);
     }
