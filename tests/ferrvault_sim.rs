@@ -372,6 +372,10 @@ async fn oidc_exchange_should_mint_a_cluster_token_only_for_the_configured_jwt()
     assert_eq!(fx.cloud(token, Some("team-a"), CLOUD_PATH).await.status(), 200);
     fx.sim.expire_cluster_tokens();
     assert_eq!(fx.cloud(token, Some("team-a"), CLOUD_PATH).await.status(), 401);
+    let stats = fx.sim.stats();
+    assert_eq!(stats.token("oidc:cluster-1").statuses.get("200"), Some(&1));
+    assert_eq!(stats.token("oidc:cluster-1").statuses.get("401"), Some(&1));
+    assert_eq!(stats.token("oidc:cluster-2").requests, 1);
 }
 
 #[tokio::test]

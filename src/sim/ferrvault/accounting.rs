@@ -44,7 +44,8 @@ pub struct Counters {
 pub struct SimStats {
     /// All requests together.
     pub total: Counters,
-    /// Per token label or fingerprint; [`ANONYMOUS`] for requests without a token.
+    /// Per token label or fingerprint; `oidc:<cluster_id>` for OIDC exchanges; [`ANONYMOUS`] for
+    /// other requests without a token.
     pub tokens: BTreeMap<String, Counters>,
 }
 

@@ -11,6 +11,7 @@
 //!   the limiter; the exchange carries no bearer).
 
 use std::{
+    borrow::Cow,
     sync::{Arc, Mutex},
     time::SystemTime,
 };
@@ -124,6 +125,20 @@ impl Call {
         }
     }
 
+    /// Who the counters attribute the request to: the caller's label or fingerprint, or
+    /// `oidc:<cluster_id>` for an exchange (it carries no bearer; the cluster id is not a secret).
+    fn accounting_key<'a>(&self, caller: &'a Caller) -> Cow<'a, str> {
+        match self {
+            Self::OidcExchange {
+                request: Some(request),
+            } => Cow::Owned(format!("oidc:{}", request.cluster_id)),
+            Self::Healthz
+            | Self::Reveal { .. }
+            | Self::CloudReveal { .. }
+            | Self::OidcExchange { request: None } => Cow::Borrowed(caller.key()),
+        }
+    }
+
     /// The vault named by the request, for per-vault counts.
     fn vault(&self) -> Option<&str> {
         match self {
@@ -138,7 +153,9 @@ impl Call {
 pub async fn handle(state: Arc<SimState>, call: Call) -> warp::reply::Response {
     let endpoint = call.endpoint();
     let caller = state.tokens.identify(call.bearer(), Instant::now());
-    let request = state.accounting.begin(caller.key(), endpoint, call.vault());
+    let request = state
+        .accounting
+        .begin(&call.accounting_key(&caller), endpoint, call.vault());
     let plan = state.faults.plan(endpoint);
     state.faults.delay(endpoint, &plan).await;
     let reply = answer(&state, &call, &caller, &request, plan.disruption);
