@@ -889,3 +889,43 @@ fn connection_reset_fault_should_reset_the_tcp_connection_not_just_close_it() {
     );
     assert!(answer.is_empty(), "no response bytes should precede the reset");
 }
+
+/// Sends raw HTTP/1.1 bytes (with `Connection: close`) and returns the whole answer as text.
+async fn raw_http(sim: &FerrVaultSim, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(sim.addr()).await.expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut answer = String::new();
+    tokio::time::timeout(HANG_GUARD, stream.read_to_string(&mut answer))
+        .await
+        .expect("the simulator should answer and close")
+        .expect("read");
+    answer
+}
+
+#[tokio::test]
+async fn reveal_should_accept_a_chunked_body_and_refuse_a_declared_oversized_one() {
+    let fx = Fixture::start(config()).await;
+    let body = r#"{"vault":"prod"}"#;
+    let chunked = format!(
+        "POST /operator/secrets/reveal HTTP/1.1\r\nHost: sim\r\nConnection: close\r\nAuthorization: Bearer {PROD_SAT}\r\n\
+         Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+        body.len()
+    );
+    let answer = raw_http(&fx.sim, &chunked).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "chunked reveal should succeed: {}",
+        answer.lines().next().unwrap_or("")
+    );
+    let oversized = format!(
+        "POST /operator/secrets/reveal HTTP/1.1\r\nHost: sim\r\nConnection: close\r\nAuthorization: Bearer {PROD_SAT}\r\n\
+         Content-Length: 10000000\r\n\r\n"
+    );
+    let answer = raw_http(&fx.sim, &oversized).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 413"),
+        "oversized body should get 413: {}",
+        answer.lines().next().unwrap_or("")
+    );
+}
