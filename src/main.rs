@@ -1,25 +1,36 @@
 //! The `ferrvault-operator` binary: wires the CLI to the library.
 
+use std::path::PathBuf;
+
 use clap::{Parser, Subcommand};
-use ferrvault_operator::sim;
+use ferrvault_operator::{api::crdgen, sim};
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
 #[command(name = "ferrvault-operator", version, about)]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Command,
 }
 
+/// What the binary does.
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a simulator of a server the operator talks to.
+    /// Run a simulator of a server the operator talks to (used by tests and the demo).
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Print both CRDs as multi-document YAML, or write the chart's CRD files with --out-dir.
+    Crdgen {
+        /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 enum SimCommand {
+    /// A Kubernetes API simulator on 127.0.0.1 (kubectl works against it).
+    Kube(sim::kube::cli::SimKubeArgs),
     /// The FerrVault API with per-token rate limiting, faults and accounting.
     Ferrvault(sim::ferrvault::cli::SimFerrVaultArgs),
 }
@@ -27,13 +38,20 @@ enum SimCommand {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     match cli.command {
-        Some(Command::Sim(SimCommand::Ferrvault(args))) => {
-            tokio::runtime::Runtime::new()?.block_on(args.run())?;
+        Command::Sim(SimCommand::Kube(args)) => {
+            tokio::runtime::Runtime::new()?.block_on(sim::kube::cli::run(args))?
         }
-        None => {}
+        Command::Sim(SimCommand::Ferrvault(args)) => tokio::runtime::Runtime::new()?.block_on(args.run())?,
+        Command::Crdgen { out_dir: None } => print!("{}", crdgen::all_crds_yaml()?),
+        Command::Crdgen { out_dir: Some(dir) } => {
+            for path in crdgen::write_chart_crd_files(&dir)? {
+                println!("wrote {}", path.display());
+            }
+        }
     }
     Ok(())
 }

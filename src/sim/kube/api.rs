@@ -1,0 +1,269 @@
+//! The API verbs on resources, independent of HTTP: get, list, create, update, patch,
+//! delete and deletecollection, with the admission rules the real server applies
+//! (namespace must exist and not be terminating) and the CRD registration hook.
+
+use super::{
+    crd::establish,
+    errors::{ApiError, Subject, success_status},
+    gc::{self, Deleted, Propagation},
+    list::{ListQuery, list},
+    meta::{Stamp, differs, name_of, prepare_create, prepare_update},
+    metadata::{View, render, render_list},
+    patch::{self, PatchType},
+    registry::ResourceType,
+    state::Shared,
+    store::{ObjKey, Store},
+};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The resource a request addresses.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The served type.
+    pub rt: ResourceType,
+    /// The version in the URL.
+    pub version: String,
+    /// Namespace in the URL (None for cluster-scoped types or all-namespace requests).
+    pub namespace: Option<String>,
+    /// Object name (None for collections).
+    pub name: Option<String>,
+    /// Subresource (`status`).
+    pub subresource: Option<String>,
+}
+
+/// `DeleteOptions` that change behaviour.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOpts {
+    /// `propagationPolicy`.
+    pub propagation: Option<Propagation>,
+    /// `preconditions.uid`.
+    pub uid: Option<String>,
+    /// `preconditions.resourceVersion`.
+    pub resource_version: Option<String>,
+}
+
+impl Target {
+    fn key(&self) -> ObjKey {
+        (
+            self.namespace.clone().unwrap_or_default(),
+            self.name.clone().unwrap_or_default(),
+        )
+    }
+
+    fn subject(&self) -> Subject<'_> {
+        Subject {
+            group: &self.rt.group,
+            resource: &self.rt.plural,
+            name: self.name.as_deref().unwrap_or_default(),
+        }
+    }
+
+    fn is_crd(&self) -> bool {
+        self.rt.group == "apiextensions.k8s.io"
+    }
+
+    fn is_custom(&self) -> bool {
+        self.rt.group.contains('.') && !self.rt.group.ends_with(".k8s.io")
+    }
+
+    fn render(&self, obj: &Value, view: View) -> Value {
+        render(obj, &self.rt, &self.version, view)
+    }
+}
+
+/// GET one object.
+pub fn get(shared: &Shared, t: &Target, view: View) -> Result<Value, ApiError> {
+    let obj = shared
+        .read()
+        .get(&t.rt.id(), &t.key())
+        .ok_or_else(|| ApiError::not_found(t.subject()))?;
+    Ok(t.render(&obj, view))
+}
+
+/// GET a collection.
+pub fn list_objects(shared: &Shared, t: &Target, q: &ListQuery, view: View) -> Result<Value, ApiError> {
+    list(&shared.read(), &t.rt, &t.version, t.namespace.as_deref(), q, view)
+}
+
+fn check_namespace_open(store: &Store, t: &Target) -> Result<(), ApiError> {
+    let Some(ns) = t.namespace.as_deref().filter(|_| t.rt.namespaced) else {
+        return Ok(());
+    };
+    let namespaces = store
+        .registry
+        .lookup("", "v1", "namespaces")
+        .expect("namespaces are built in")
+        .id();
+    match store.get(&namespaces, &(String::new(), ns.to_string())) {
+        None => Err(ApiError::not_found(Subject {
+            group: "",
+            resource: "namespaces",
+            name: ns,
+        })),
+        Some(n) if n.pointer("/metadata/deletionTimestamp").is_some() => Err(ApiError::forbidden(format!(
+            "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+            t.rt.plural,
+            name_of(&n)
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// POST: create. Returns the stored object (201).
+pub fn create(shared: &Shared, t: &Target, body: Value, dry_run: bool) -> Result<Value, ApiError> {
+    shared.write(|store| {
+        check_namespace_open(store, t)?;
+        let ns = if t.rt.namespaced {
+            t.namespace.as_deref().or(Some("default"))
+        } else {
+            None
+        };
+        let obj = prepare_create(&t.rt, &t.version, ns, body, &Stamp::fresh())?;
+        let key = (ns.unwrap_or_default().to_string(), name_of(&obj).to_string());
+        let target = Target {
+            name: Some(key.1.clone()),
+            namespace: ns.map(String::from),
+            ..t.clone()
+        };
+        if t.is_crd() {
+            super::crd::validate(&obj)?;
+        }
+        if store.get(&t.rt.id(), &key).is_some() {
+            return Err(ApiError::already_exists(target.subject()));
+        }
+        if dry_run {
+            return Ok(target.render(&obj, View::Full));
+        }
+        let mut stored = store.put(&t.rt.id(), key.clone(), obj);
+        if t.is_crd() {
+            stored = establish(store, &t.rt, &key, stored);
+        }
+        Ok(target.render(&stored, View::Full))
+    })
+}
+
+/// Stores `new` in place of `old` unless nothing changed; handles finalizer release
+/// and CRD registration. Returns what a client sees afterwards.
+fn commit(store: &mut Store, t: &Target, old: Arc<Value>, new: Value) -> Arc<Value> {
+    if !differs(&old, &new) {
+        return old;
+    }
+    let key = t.key();
+    let mut stored = store.put(&t.rt.id(), key.clone(), new);
+    if t.is_crd() {
+        stored = establish(store, &t.rt, &key, stored);
+    }
+    gc::finish_if_released(store, &t.rt, &key);
+    stored
+}
+
+/// PUT: replace (or `/status` update).
+pub fn update(shared: &Shared, t: &Target, body: Value, dry_run: bool) -> Result<Value, ApiError> {
+    shared.write(|store| {
+        let old = store
+            .get(&t.rt.id(), &t.key())
+            .ok_or_else(|| ApiError::not_found(t.subject()))?;
+        let new = prepare_update(&t.rt, t.subresource.as_deref(), &old, body)?;
+        if dry_run {
+            return Ok(t.render(&new, View::Full));
+        }
+        Ok(t.render(&commit(store, t, old, new), View::Full))
+    })
+}
+
+/// PATCH with any of the four types. Returns the status code (201 when an apply patch
+/// created the object) and the object.
+pub fn patch(
+    shared: &Shared,
+    t: &Target,
+    kind: PatchType,
+    body: &[u8],
+    dry_run: bool,
+) -> Result<(u16, Value), ApiError> {
+    let patch_doc = patch::parse_body(kind, body)?;
+    let existing = shared.read().get(&t.rt.id(), &t.key());
+    let Some(_) = existing else {
+        if kind == PatchType::Apply && t.subresource.is_none() {
+            let mut body = patch_doc;
+            body["metadata"]["name"] = json!(t.name);
+            return create(shared, t, body, dry_run).map(|o| (201, o));
+        }
+        return Err(ApiError::not_found(t.subject()));
+    };
+    shared.write(|store| {
+        let old = store
+            .get(&t.rt.id(), &t.key())
+            .ok_or_else(|| ApiError::not_found(t.subject()))?;
+        let patched = patch::apply(kind, &old, &patch_doc)?;
+        let new = prepare_update(&t.rt, t.subresource.as_deref(), &old, patched)?;
+        if dry_run {
+            return Ok((200, t.render(&new, View::Full)));
+        }
+        Ok((200, t.render(&commit(store, t, old, new), View::Full)))
+    })
+}
+
+/// DELETE one object. Pending deletions (finalizers) return the object; completed
+/// deletions return a `Success` Status, except custom resources, which return the
+/// object, as the real server does.
+pub fn delete(shared: &Shared, t: &Target, opts: &DeleteOpts) -> Result<Value, ApiError> {
+    shared.write(|store| {
+        let current = store
+            .get(&t.rt.id(), &t.key())
+            .ok_or_else(|| ApiError::not_found(t.subject()))?;
+        let meta = |f: &str| current["metadata"][f].as_str().unwrap_or_default().to_string();
+        if opts.uid.as_ref().is_some_and(|u| *u != meta("uid"))
+            || opts
+                .resource_version
+                .as_ref()
+                .is_some_and(|rv| *rv != meta("resourceVersion"))
+        {
+            return Err(ApiError::conflict(t.subject()));
+        }
+        let policy = opts.propagation.unwrap_or(Propagation::Background);
+        match gc::delete(store, &t.rt, &t.key(), policy) {
+            None => Err(ApiError::not_found(t.subject())),
+            Some(Deleted::Pending(obj)) => Ok(t.render(&obj, View::Full)),
+            Some(Deleted::Gone(obj)) if t.is_custom() => Ok(t.render(&obj, View::Full)),
+            Some(Deleted::Gone(obj)) => Ok(success_status(
+                t.subject(),
+                obj["metadata"]["uid"].as_str().unwrap_or_default(),
+            )),
+        }
+    })
+}
+
+/// DELETE a collection: deletes every selected object and returns them as a list.
+pub fn delete_collection(
+    shared: &Shared,
+    t: &Target,
+    q: &ListQuery,
+    opts: &DeleteOpts,
+) -> Result<Value, ApiError> {
+    let selected: Vec<ObjKey> = {
+        let store = shared.read();
+        store
+            .range(&t.rt.id(), t.namespace.as_deref(), None)
+            .filter(|(_, o)| q.selectors.matches(o))
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    let policy = opts.propagation.unwrap_or(Propagation::Background);
+    let (deleted, rv) = shared.write(|store| {
+        let deleted: Vec<Value> = selected
+            .iter()
+            .filter_map(|key| match gc::delete(store, &t.rt, key, policy)? {
+                Deleted::Gone(o) | Deleted::Pending(o) => Some((*o).clone()),
+            })
+            .collect();
+        (deleted, store.rv())
+    });
+    Ok(render_list(
+        &deleted,
+        &t.rt,
+        &t.version,
+        View::Full,
+        json!({ "resourceVersion": rv.to_string() }),
+    ))
+}

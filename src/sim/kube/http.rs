@@ -1,0 +1,320 @@
+//! The warp service: turns HTTP requests into API calls, applies faults, records audit
+//! entries and renders `Status` errors.
+
+use super::{
+    admin,
+    api::{self, DeleteOpts, Target},
+    audit::{AuditEntry, audit_time},
+    discovery,
+    errors::ApiError,
+    faults::{Verdict, decide, must_wait},
+    gc::Propagation,
+    list::ListQuery,
+    metadata::View,
+    patch::PatchType,
+    request::{ResourcePath, Route, route, verb},
+    selectors::{FieldSelector, LabelSelector, Selectors},
+    state::Shared,
+    watch::{self, WatchQuery},
+};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use serde_json::Value;
+use std::{collections::HashMap, sync::Arc, time::Duration};
+use warp::{Filter, Reply, reply::Response};
+
+/// The query parameters of one request.
+pub type Query = HashMap<String, String>;
+
+/// Everything the handler needs from one HTTP request.
+struct Req {
+    method: Method,
+    path: String,
+    query: Query,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// The warp filter serving the whole simulator. `server_address` is `host:port` for
+/// `/api`'s `serverAddressByClientCIDRs`.
+pub fn service(
+    shared: Arc<Shared>,
+    server_address: String,
+) -> impl Filter<Extract = (Response,), Error = warp::Rejection> + Clone {
+    warp::method()
+        .and(warp::path::full())
+        .and(warp::query::<Query>().or(warp::any().map(Query::new)).unify())
+        .and(warp::header::headers_cloned())
+        .and(warp::body::bytes())
+        .then(move |method, path: warp::path::FullPath, query, headers, body| {
+            let req = Req {
+                method,
+                path: path.as_str().to_string(),
+                query,
+                headers,
+                body,
+            };
+            handle(shared.clone(), server_address.clone(), req)
+        })
+}
+
+/// A JSON response.
+pub fn json_response(code: u16, body: &Value) -> Response {
+    let mut r = warp::reply::with_status(
+        body.to_string(),
+        StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
+    )
+    .into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+fn error_response(e: &ApiError) -> Response {
+    let mut r = json_response(e.code, &e.to_status());
+    if let Some(secs) = e.retry_after {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    r
+}
+
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Response {
+    let route = route(&req.path);
+    if let Route::Admin(segments) = &route {
+        return admin::handle(&shared, &req.method, segments, &req.query, &req.body);
+    }
+    let identity = shared.audit.identity(
+        header_str(&req.headers, header::AUTHORIZATION),
+        header_str(&req.headers, header::USER_AGENT),
+    );
+    let mut entry = AuditEntry {
+        time: String::new(),
+        verb: req.method.as_str().to_lowercase(),
+        group: String::new(),
+        resource: String::new(),
+        subresource: String::new(),
+        namespace: String::new(),
+        name: String::new(),
+        identity,
+        code: 0,
+        path: req.path.clone(),
+    };
+    let response = match route {
+        Route::Resource(p) => resource_request(&shared, &req, p, &mut entry).await,
+        other => non_resource(&shared, &server_address, other, &req.method).await,
+    };
+    entry.code = response.status().as_u16();
+    entry.time = audit_time();
+    shared.audit.record(entry);
+    response
+}
+
+async fn non_resource(shared: &Shared, server_address: &str, route: Route, method: &Method) -> Response {
+    if !matches!(*method, Method::GET | Method::HEAD) {
+        return error_response(&ApiError::method_not_allowed());
+    }
+    let store = shared.read();
+    let doc = match route {
+        Route::Version => Some(discovery::version()),
+        Route::CoreVersions => Some(discovery::core_versions(server_address)),
+        Route::Groups => Some(discovery::group_list(&store.registry)),
+        Route::Group(g) => discovery::group(&store.registry, &g),
+        Route::Resources { group, version } => discovery::resource_list(&store.registry, &group, &version),
+        Route::Health => return warp::reply::with_status("ok", StatusCode::OK).into_response(),
+        Route::Admin(_) | Route::Resource(_) | Route::Unknown => None,
+    };
+    match doc {
+        Some(d) => json_response(200, &d),
+        None => error_response(&ApiError::no_route("get")),
+    }
+}
+
+fn is_true(q: &Query, k: &str) -> bool {
+    matches!(q.get(k).map(String::as_str), Some("true" | "1"))
+}
+
+fn selectors(q: &Query, p: &ResourcePath) -> Result<Selectors, ApiError> {
+    Ok(Selectors {
+        labels: LabelSelector::parse(q.get("labelSelector").map_or("", String::as_str))?,
+        fields: FieldSelector::parse(
+            q.get("fieldSelector").map_or("", String::as_str),
+            &p.group,
+            &p.plural,
+        )?,
+    })
+}
+
+/// Waits out hangs and freezes, sleeps the injected latency and rolls for failures.
+async fn apply_faults(shared: &Shared, verb: &str, resource: &str) -> Result<(), ApiError> {
+    let mut faults = shared.faults.subscribe();
+    tokio::select! {
+        r = faults.wait_for(|c| !must_wait(c, verb, resource)) => {
+            if r.is_err() { return Err(ApiError::injected(503)); }
+        }
+        () = shared.shutdown.cancelled() => return Err(ApiError::injected(503)),
+    }
+    let config = shared.faults.borrow().clone();
+    if config.latency_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(config.latency_ms)).await;
+    }
+    match decide(&config, verb, resource, rand::random::<f64>()) {
+        Verdict::Proceed => Ok(()),
+        Verdict::Fail(code) => Err(ApiError::injected(code)),
+    }
+}
+
+async fn resource_request(
+    shared: &Arc<Shared>,
+    req: &Req,
+    p: ResourcePath,
+    entry: &mut AuditEntry,
+) -> Response {
+    entry.group.clone_from(&p.group);
+    entry.resource.clone_from(&p.plural);
+    entry.subresource = p.subresource.clone().unwrap_or_default();
+    entry.namespace = p.namespace.clone().unwrap_or_default();
+    entry.name = p.name.clone().unwrap_or_default();
+    let watching = is_true(&req.query, "watch");
+    let Some(verb) = verb(&req.method, p.name.is_some(), watching) else {
+        return error_response(&ApiError::method_not_allowed());
+    };
+    entry.verb = verb.to_string();
+    if let Err(e) = apply_faults(shared, verb, &p.plural).await {
+        return error_response(&e);
+    }
+    match dispatch(shared, req, &p, verb).await {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+fn target(shared: &Shared, p: &ResourcePath) -> Result<Target, ApiError> {
+    let rt = shared
+        .read()
+        .registry
+        .lookup(&p.group, &p.version, &p.plural)
+        .cloned()
+        .ok_or_else(|| ApiError::no_route(&p.plural))?;
+    let bad_sub = p
+        .subresource
+        .as_deref()
+        .is_some_and(|s| s != "status" || !rt.has_status);
+    if bad_sub || (!rt.namespaced && p.namespace.is_some()) {
+        return Err(ApiError::no_route(&p.plural));
+    }
+    Ok(Target {
+        version: p.version.clone(),
+        namespace: p.namespace.clone(),
+        name: p.name.clone(),
+        subresource: p.subresource.clone(),
+        rt,
+    })
+}
+
+fn parse_object(req: &Req) -> Result<Value, ApiError> {
+    let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or("application/json");
+    let mime = ct.split(';').next().unwrap_or_default().trim();
+    match mime {
+        "application/json" | "" => serde_json::from_slice(&req.body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}"))),
+        "application/yaml" => serde_yaml::from_slice(&req.body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}"))),
+        other => Err(ApiError::unsupported_media_type(other)),
+    }
+}
+
+fn delete_opts(req: &Req) -> Result<DeleteOpts, ApiError> {
+    let body: Value = if req.body.is_empty() {
+        Value::Null
+    } else {
+        parse_object(req)?
+    };
+    let policy = req
+        .query
+        .get("propagationPolicy")
+        .map(String::as_str)
+        .or_else(|| body["propagationPolicy"].as_str());
+    let propagation = match policy {
+        None => None,
+        Some(p) => Some(
+            Propagation::parse(p)
+                .ok_or_else(|| ApiError::bad_request(format!("unknown propagationPolicy {p:?}")))?,
+        ),
+    };
+    let propagation = propagation.or_else(|| match body["orphanDependents"].as_bool() {
+        Some(true) => Some(Propagation::Orphan),
+        _ => None,
+    });
+    let pre = |k: &str| body["preconditions"][k].as_str().map(String::from);
+    Ok(DeleteOpts {
+        propagation,
+        uid: pre("uid"),
+        resource_version: pre("resourceVersion"),
+    })
+}
+
+async fn dispatch(
+    shared: &Arc<Shared>,
+    req: &Req,
+    p: &ResourcePath,
+    verb: &str,
+) -> Result<Response, ApiError> {
+    let t = target(shared, p)?;
+    let q = &req.query;
+    let accept = header_str(&req.headers, header::ACCEPT).unwrap_or("application/json");
+    let view = View::negotiate(accept, q.get("includeObject").map(String::as_str));
+    let dry_run = q.get("dryRun").is_some_and(|d| d == "All");
+    Ok(match verb {
+        "get" => json_response(200, &api::get(shared, &t, view)?),
+        "list" => {
+            let lq = ListQuery {
+                selectors: selectors(q, p)?,
+                limit: q.get("limit").and_then(|l| l.parse().ok()),
+                continue_token: q.get("continue").cloned(),
+                resource_version: q.get("resourceVersion").cloned(),
+                resource_version_match: q.get("resourceVersionMatch").cloned(),
+            };
+            json_response(200, &api::list_objects(shared, &t, &lq, view)?)
+        }
+        "watch" => {
+            let wq = WatchQuery {
+                selectors: selectors(q, p)?,
+                resource_version: q.get("resourceVersion").cloned(),
+                send_initial_events: is_true(q, "sendInitialEvents"),
+                bookmarks: is_true(q, "allowWatchBookmarks"),
+                timeout: q
+                    .get("timeoutSeconds")
+                    .and_then(|s| s.parse().ok())
+                    .map(Duration::from_secs),
+            };
+            let body = watch::start(shared.clone(), t, wq, view)?;
+            let mut r = warp::reply::stream(body).into_response();
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            r
+        }
+        "create" => json_response(201, &api::create(shared, &t, parse_object(req)?, dry_run)?),
+        "update" => json_response(200, &api::update(shared, &t, parse_object(req)?, dry_run)?),
+        "patch" => {
+            let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or_default();
+            let kind =
+                PatchType::from_content_type(ct).ok_or_else(|| ApiError::unsupported_media_type(ct))?;
+            let (code, obj) = api::patch(shared, &t, kind, &req.body, dry_run)?;
+            json_response(code, &obj)
+        }
+        "delete" => json_response(200, &api::delete(shared, &t, &delete_opts(req)?)?),
+        "deletecollection" => {
+            let lq = ListQuery {
+                selectors: selectors(q, p)?,
+                ..ListQuery::default()
+            };
+            json_response(200, &api::delete_collection(shared, &t, &lq, &delete_opts(req)?)?)
+        }
+        _ => return Err(ApiError::method_not_allowed()),
+    })
+}

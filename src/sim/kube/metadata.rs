@@ -1,0 +1,167 @@
+//! Response views negotiated by the `Accept` header: the full object, metadata only
+//! (`as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`, what `metadata_watcher` asks
+//! for) and `as=Table` (what `kubectl get` asks for).
+
+use super::registry::ResourceType;
+use serde_json::{Value, json};
+
+/// How objects are rendered in a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The object itself.
+    Full,
+    /// `PartialObjectMetadata`: kind/apiVersion of meta.k8s.io plus the object's metadata.
+    Metadata,
+    /// A `meta.k8s.io/v1` `Table` with Name and Age columns; rows embed the object as
+    /// selected by `includeObject` (`true` = whole object, `false` = metadata only).
+    Table {
+        /// `includeObject=Object`.
+        include_object: bool,
+    },
+}
+
+impl View {
+    /// The view asked for by the first acceptable media type in `Accept`.
+    ///
+    /// Only `meta.k8s.io/v1` is offered, like a current server; a client that lists a
+    /// plain `application/json` fallback after something unknown gets the full object.
+    pub fn negotiate(accept: &str, include_object: Option<&str>) -> View {
+        for media in accept.split(',') {
+            let params: Vec<&str> = media.split(';').map(str::trim).collect();
+            let param = |k: &str| params.iter().find_map(|p| p.strip_prefix(k)?.strip_prefix('='));
+            let is_meta_v1 = param("g") == Some("meta.k8s.io") && param("v") == Some("v1");
+            match param("as") {
+                Some("PartialObjectMetadata" | "PartialObjectMetadataList") if is_meta_v1 => {
+                    return View::Metadata;
+                }
+                Some("Table") if is_meta_v1 => {
+                    return View::Table {
+                        include_object: include_object == Some("Object"),
+                    };
+                }
+                Some(_) => continue,
+                None if params[0] == "application/json" || params[0] == "*/*" => return View::Full,
+                None => continue,
+            }
+        }
+        View::Full
+    }
+
+    /// The `Content-Type` of a response in this view.
+    pub fn content_type(self) -> &'static str {
+        "application/json"
+    }
+}
+
+/// `PartialObjectMetadata` for an object.
+pub fn partial(obj: &Value) -> Value {
+    json!({ "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"] })
+}
+
+/// One object as served at `version` in `view` (tables get a one-row table).
+pub fn render(obj: &Value, rt: &ResourceType, version: &str, view: View) -> Value {
+    match view {
+        View::Full => at_version(obj, rt, version),
+        View::Metadata => partial(obj),
+        View::Table { include_object } => {
+            table(std::slice::from_ref(obj), rt, version, include_object, &json!({}))
+        }
+    }
+}
+
+fn at_version(obj: &Value, rt: &ResourceType, version: &str) -> Value {
+    let mut o = obj.clone();
+    o["apiVersion"] = json!(rt.api_version(version));
+    o["kind"] = json!(rt.kind);
+    o
+}
+
+/// A list response for `items` in `view`; `list_meta` is the ListMeta (resourceVersion,
+/// continue, remainingItemCount).
+pub fn render_list(items: &[Value], rt: &ResourceType, version: &str, view: View, list_meta: Value) -> Value {
+    match view {
+        View::Full => json!({
+            "kind": rt.list_kind(),
+            "apiVersion": rt.api_version(version),
+            "metadata": list_meta,
+            "items": items.iter().map(|o| at_version(o, rt, version)).collect::<Vec<_>>(),
+        }),
+        View::Metadata => json!({
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": list_meta,
+            "items": items.iter().map(partial).collect::<Vec<_>>(),
+        }),
+        View::Table { include_object } => table(items, rt, version, include_object, &list_meta),
+    }
+}
+
+fn table(
+    items: &[Value],
+    rt: &ResourceType,
+    version: &str,
+    include_object: bool,
+    list_meta: &Value,
+) -> Value {
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|o| {
+            let created = o
+                .pointer("/metadata/creationTimestamp")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let object = if include_object {
+                at_version(o, rt, version)
+            } else {
+                partial(o)
+            };
+            json!({ "cells": [o["metadata"]["name"], human_age(created)], "object": object })
+        })
+        .collect();
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta,
+        "columnDefinitions": [
+            { "name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0 },
+            { "name": "Age", "type": "string", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0 },
+        ],
+        "rows": rows,
+    })
+}
+
+/// `5s`, `3m`, `2h`, `4d`: the coarse age kubectl prints.
+fn human_age(created: &str) -> String {
+    let Ok(then) = created.parse::<jiff::Timestamp>() else {
+        return "<unknown>".into();
+    };
+    let secs = (jiff::Timestamp::now().as_second() - then.as_second()).max(0);
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_header_should_select_metadata_table_or_full() {
+        let meta = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+        assert_eq!(View::negotiate(meta, None), View::Metadata);
+        let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(
+            View::negotiate(table, Some("Object")),
+            View::Table { include_object: true }
+        );
+        let only_beta = "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(View::negotiate(only_beta, None), View::Full);
+        assert_eq!(
+            View::negotiate("application/vnd.kubernetes.protobuf,application/json", None),
+            View::Full
+        );
+    }
+}

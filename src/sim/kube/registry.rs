@@ -1,0 +1,258 @@
+//! The resource types the simulator serves: built-ins plus whatever CRDs register.
+//!
+//! # Invariants
+//! - `(group, plural)` identifies one [`ResourceType`]; every served version of it shares
+//!   one object store (the simulator does no version conversion, it only rewrites
+//!   `apiVersion` on the way out).
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Identity of a stored resource: API group ("" for core) and plural name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ResourceId {
+    /// API group, "" for the core group.
+    pub group: String,
+    /// Plural resource name (`secrets`).
+    pub plural: String,
+}
+
+/// Everything the server and discovery need to know about one resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceType {
+    /// API group, "" for core.
+    pub group: String,
+    /// Served versions, preferred (storage) version first.
+    pub versions: Vec<String>,
+    /// Plural name used in URLs.
+    pub plural: String,
+    /// Singular name (`secret`).
+    pub singular: String,
+    /// Kind (`Secret`).
+    pub kind: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// kubectl short names (`deploy`, `ns`).
+    pub short_names: Vec<String>,
+    /// Whether the kind has a `/status` subresource.
+    pub has_status: bool,
+}
+
+/// Verbs every served resource supports.
+pub const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+impl ResourceType {
+    /// The key of this type's object store.
+    pub fn id(&self) -> ResourceId {
+        ResourceId {
+            group: self.group.clone(),
+            plural: self.plural.clone(),
+        }
+    }
+
+    /// The preferred (storage) version.
+    pub fn preferred_version(&self) -> &str {
+        self.versions.first().map_or("v1", String::as_str)
+    }
+
+    /// `apiVersion` for a given version (`v1` or `apps/v1`).
+    pub fn api_version(&self, version: &str) -> String {
+        if self.group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{}/{version}", self.group)
+        }
+    }
+
+    /// `<Kind>List`.
+    pub fn list_kind(&self) -> String {
+        format!("{}List", self.kind)
+    }
+
+    fn builtin(
+        group: &str,
+        version: &str,
+        plural: &str,
+        kind: &str,
+        namespaced: bool,
+        short: &[&str],
+        status: bool,
+    ) -> Self {
+        ResourceType {
+            group: group.into(),
+            versions: vec![version.into()],
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            kind: kind.into(),
+            namespaced,
+            short_names: short.iter().map(|s| s.to_string()).collect(),
+            has_status: status,
+        }
+    }
+
+    /// Types described by a CustomResourceDefinition object (one per CRD; all served
+    /// versions share it). `None` when the CRD lacks the fields a real server requires.
+    pub fn from_crd(crd: &Value) -> Option<Self> {
+        let spec = crd.get("spec")?;
+        let names = spec.get("names")?;
+        let versions: Vec<&Value> = spec
+            .get("versions")?
+            .as_array()?
+            .iter()
+            .filter(|v| v.get("served").and_then(Value::as_bool).unwrap_or(true))
+            .collect();
+        let mut ordered: Vec<&Value> = versions.iter().copied().filter(|v| is_storage(v)).collect();
+        ordered.extend(versions.iter().copied().filter(|v| !is_storage(v)));
+        let kind = names.get("kind")?.as_str()?.to_string();
+        Some(ResourceType {
+            group: spec.get("group")?.as_str()?.to_string(),
+            versions: ordered
+                .iter()
+                .filter_map(|v| v.get("name")?.as_str().map(String::from))
+                .collect(),
+            plural: names.get("plural")?.as_str()?.to_string(),
+            singular: names
+                .get("singular")
+                .and_then(Value::as_str)
+                .map_or_else(|| kind.to_lowercase(), String::from),
+            namespaced: spec.get("scope").and_then(Value::as_str) != Some("Cluster"),
+            short_names: names
+                .get("shortNames")
+                .and_then(Value::as_array)
+                .map_or_else(Vec::new, |a| {
+                    a.iter().filter_map(|s| s.as_str().map(String::from)).collect()
+                }),
+            has_status: versions
+                .iter()
+                .any(|v| v.pointer("/subresources/status").is_some()),
+            kind,
+        })
+    }
+}
+
+fn is_storage(v: &Value) -> bool {
+    v.get("storage").and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// All resource types currently served, keyed by [`ResourceId`].
+#[derive(Debug, Clone)]
+pub struct Registry {
+    types: BTreeMap<ResourceId, ResourceType>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        let b = ResourceType::builtin;
+        let builtins = [
+            b("", "v1", "namespaces", "Namespace", false, &["ns"], true),
+            b("", "v1", "secrets", "Secret", true, &[], false),
+            b("", "v1", "configmaps", "ConfigMap", true, &["cm"], false),
+            b("", "v1", "events", "Event", true, &["ev"], false),
+            b("events.k8s.io", "v1", "events", "Event", true, &["ev"], false),
+            b("apps", "v1", "deployments", "Deployment", true, &["deploy"], true),
+            b("apps", "v1", "statefulsets", "StatefulSet", true, &["sts"], true),
+            b("apps", "v1", "daemonsets", "DaemonSet", true, &["ds"], true),
+            b("coordination.k8s.io", "v1", "leases", "Lease", true, &[], false),
+            b(
+                "apiextensions.k8s.io",
+                "v1",
+                "customresourcedefinitions",
+                "CustomResourceDefinition",
+                false,
+                &["crd", "crds"],
+                true,
+            ),
+        ];
+        Registry {
+            types: builtins.into_iter().map(|t| (t.id(), t)).collect(),
+        }
+    }
+}
+
+impl Registry {
+    /// The type served at `group/version/plural`, if any.
+    pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceType> {
+        let id = ResourceId {
+            group: group.into(),
+            plural: plural.into(),
+        };
+        self.types
+            .get(&id)
+            .filter(|t| t.versions.iter().any(|v| v == version))
+    }
+
+    /// The type stored under `id`.
+    pub fn get(&self, id: &ResourceId) -> Option<&ResourceType> {
+        self.types.get(id)
+    }
+
+    /// Registers (or re-registers) a type; returns whether anything changed.
+    pub fn register(&mut self, t: ResourceType) -> bool {
+        let id = t.id();
+        if self.types.get(&id) == Some(&t) {
+            return false;
+        }
+        self.types.insert(id, t);
+        true
+    }
+
+    /// Removes a type (CRD deleted).
+    pub fn unregister(&mut self, id: &ResourceId) {
+        self.types.remove(id);
+    }
+
+    /// All types, sorted by group then plural.
+    pub fn all(&self) -> impl Iterator<Item = &ResourceType> {
+        self.types.values()
+    }
+
+    /// Groups other than core, each with its versions (preferred first), in a stable order.
+    pub fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for t in self.types.values().filter(|t| !t.group.is_empty()) {
+            let vs = out.entry(t.group.clone()).or_default();
+            for v in &t.versions {
+                if !vs.contains(v) {
+                    vs.push(v.clone());
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn crd_should_describe_a_type_with_storage_version_first_and_status() {
+        let crd = json!({"spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]},
+            "versions": [
+                {"name": "v1beta1", "served": true, "storage": false},
+                {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}}]}});
+        let t = ResourceType::from_crd(&crd).expect("valid crd");
+        assert_eq!(t.versions, ["v1", "v1beta1"]);
+        assert!(t.has_status && t.namespaced);
+        assert_eq!(t.singular, "widget");
+        assert_eq!(t.short_names, ["wd"]);
+    }
+
+    #[test]
+    fn registry_should_serve_builtins_only_at_their_versions() {
+        let r = Registry::default();
+        assert!(r.lookup("apps", "v1", "deployments").is_some());
+        assert!(r.lookup("apps", "v1beta1", "deployments").is_none());
+    }
+}
