@@ -929,3 +929,39 @@ async fn reveal_should_accept_a_chunked_body_and_refuse_a_declared_oversized_one
         answer.lines().next().unwrap_or("")
     );
 }
+
+#[tokio::test]
+async fn a_client_giving_up_on_a_hanging_request_should_end_its_in_flight_period() {
+    let fx = Fixture::start(config()).await;
+    fx.sim
+        .faults()
+        .set(Endpoint::Reveal, FaultSpec::default().with_hang());
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .expect("client");
+    let request = impatient
+        .post(fx.url("/operator/secrets/reveal"))
+        .bearer_auth(PROD_SAT)
+        .json(&json!({ "vault": "prod" }));
+    assert!(
+        request
+            .send()
+            .await
+            .expect_err("the client should time out")
+            .is_timeout()
+    );
+    let stats = fx
+        .sim
+        .wait_until(
+            |s| s.total.in_flight == 0,
+            HANG_GUARD,
+            "the abandoned request to end",
+        )
+        .await;
+    let stats = stats.expect("in_flight should drop to 0");
+    assert_eq!(
+        (stats.total.peak_in_flight, stats.total.statuses.get("abandoned")),
+        (1, Some(&1))
+    );
+}

@@ -153,7 +153,7 @@ impl Call {
 pub async fn handle(state: Arc<SimState>, call: Call) -> warp::reply::Response {
     let endpoint = call.endpoint();
     let caller = state.tokens.identify(call.bearer(), Instant::now());
-    let request = state
+    let mut request = state
         .accounting
         .begin(&call.accounting_key(&caller), endpoint, call.vault());
     let plan = state.faults.plan(endpoint);
