@@ -24,7 +24,7 @@ use super::{
     endpoints,
     faults::{Disruption, Endpoint, FerrVaultFaults},
     identity::{Caller, Tokens},
-    rate_limit::{Admission, RateLimiter},
+    rate_limit::{Admission, RateLimit, RateLimiter},
     reply::Reply,
     vaults::VaultStore,
     wire::{ExchangeRequest, RevealRequest},
@@ -50,18 +50,29 @@ pub struct SimState {
 impl SimState {
     /// The state `config` describes (assumed validated).
     pub fn new(config: &SimConfig) -> Self {
+        let tokens = Tokens::new(config);
+        let overrides = config
+            .token_rate_limits
+            .iter()
+            .map(|(key, limit)| (tokens.canonical_key(key), *limit));
         Self {
             vaults: VaultStore::new(config),
-            tokens: Tokens::new(config),
             limiter: RateLimiter::new(
                 config.rate_limit,
-                config.token_rate_limits.clone().into_iter().collect(),
+                overrides.collect(),
                 config.rejected_requests_spend_budget,
             ),
+            tokens,
             faults: FerrVaultFaults::new(config.fault_seed),
             accounting: Arc::new(Accounting::default()),
             retry_after: Mutex::new(config.retry_after),
         }
+    }
+
+    /// Sets one token's bucket, addressed by label or fingerprint.
+    pub fn set_token_limit(&self, label_or_fingerprint: &str, limit: RateLimit) {
+        let key = self.tokens.canonical_key(label_or_fingerprint);
+        self.limiter.set_token_limit(&key, limit, Instant::now());
     }
 
     fn retry_after_format(&self) -> RetryAfterFormat {

@@ -92,6 +92,8 @@ pub struct Tokens {
     /// token → (key, org).
     orgs: HashMap<Redacted, (String, String)>,
     clusters: Vec<OidcCluster>,
+    /// fingerprint → label, for labelled tokens: settings addressed by fingerprint reach the label.
+    labels_by_fingerprint: HashMap<String, String>,
     /// minted token → its cluster and expiry.
     minted: Mutex<HashMap<Redacted, Minted>>,
     ttl: Duration,
@@ -119,6 +121,13 @@ impl Tokens {
                 .map(|t| (t.token.clone(), (key(t.token.expose(), &t.label), t.org.clone())))
                 .collect(),
             clusters: config.oidc_clusters.clone(),
+            labels_by_fingerprint: config
+                .service_account_tokens
+                .iter()
+                .map(|t| (&t.token, &t.label))
+                .chain(config.org_tokens.iter().map(|t| (&t.token, &t.label)))
+                .filter_map(|(token, label)| Some((token_fingerprint(token.expose()), label.clone()?)))
+                .collect(),
             minted: Mutex::new(HashMap::new()),
             ttl: config.cluster_token_ttl_duration(),
         }
@@ -150,6 +159,13 @@ impl Tokens {
             },
             Some(_) | None => Caller::Unknown { key },
         }
+    }
+
+    /// The key a token is known by in stats and rate limits, given its label or fingerprint: a
+    /// labelled token's fingerprint resolves to its label; anything else is already canonical.
+    pub fn canonical_key(&self, label_or_fingerprint: &str) -> String {
+        let label = self.labels_by_fingerprint.get(label_or_fingerprint);
+        label.map_or(label_or_fingerprint, String::as_str).to_owned()
     }
 
     /// Mints a cluster token when `(cluster_id, jwt)` is configured.
@@ -256,5 +272,14 @@ mod tests {
         assert_eq!(fp.len(), 8);
         assert!(fp.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(fp, token_fingerprint("fvsat_secret2"));
+    }
+
+    #[test]
+    fn canonical_key_should_resolve_a_labelled_tokens_fingerprint_to_its_label() {
+        let tokens = Tokens::new(&config());
+        assert_eq!(tokens.canonical_key(&token_fingerprint("fvsat_prod")), "prod-sat");
+        assert_eq!(tokens.canonical_key("prod-sat"), "prod-sat");
+        let unlabelled = token_fingerprint("fft_org");
+        assert_eq!(tokens.canonical_key(&unlabelled), unlabelled);
     }
 }

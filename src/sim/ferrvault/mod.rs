@@ -148,14 +148,13 @@ impl FerrVaultSim {
     }
 
     /// Sets one token's bucket from now on; the bucket keeps what it earned, capped at `burst`.
+    /// A labelled token can be addressed by its label or its fingerprint.
     ///
     /// # Panics
     /// When `per_second` is not finite and positive or `burst` is 0: a test setup bug.
     pub fn set_rate_limit(&self, token_label_or_fingerprint: &str, per_second: f64, burst: u32) {
         let limit = valid_limit(per_second, burst);
-        self.state
-            .limiter
-            .set_token_limit(token_label_or_fingerprint, limit, Instant::now());
+        self.state.set_token_limit(token_label_or_fingerprint, limit);
     }
 
     /// Sets the bucket of every token without its own limit.
