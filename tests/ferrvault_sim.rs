@@ -220,6 +220,11 @@ async fn rate_limiter_should_answer_429_with_integer_retry_after_once_the_burst_
     );
     let sat = fx.sim.stats().token("prod-sat");
     assert_eq!((sat.requests, sat.accepted, sat.rate_limited), (3, 2, 1));
+    assert_eq!(
+        fx.sim.token_stats(&token_fingerprint(PROD_SAT)),
+        sat,
+        "fingerprint should reach the label"
+    );
 }
 
 #[tokio::test]

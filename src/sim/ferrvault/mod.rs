@@ -120,6 +120,13 @@ impl FerrVaultSim {
         self.state.accounting.snapshot()
     }
 
+    /// One token's counters, addressed by label or fingerprint (a labelled token's fingerprint
+    /// resolves to its label); zero when it never called.
+    pub fn token_stats(&self, token_label_or_fingerprint: &str) -> Counters {
+        self.stats()
+            .token(&self.state.tokens.canonical_key(token_label_or_fingerprint))
+    }
+
     /// Zeroes the counters (requests still in flight stay counted as in flight).
     pub fn reset_stats(&self) {
         self.state.accounting.reset();
