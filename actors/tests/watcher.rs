@@ -225,7 +225,7 @@ async fn typed_watcher_should_enqueue_exactly_the_changes_its_filter_lets_throug
 }
 
 #[tokio::test]
-async fn metadata_watcher_should_enqueue_creates_updates_and_deletes_and_store_only_metadata() {
+async fn metadata_watcher_should_enqueue_creates_updates_and_deletes() {
     init_tracing();
     let sim = KubeSim::start().await.expect("simulator starts");
     let ns = namespace(&sim).await;
