@@ -15,7 +15,7 @@
 //!   GC, namespace teardown) and [`crd`] (CRD registration and status).
 //! - [`list`] + [`selectors`] serve lists, [`watch`] serves watches, [`metadata`] renders
 //!   full, metadata-only and Table views, [`discovery`] the discovery documents over the
-//!   [`registry`] of resource types.
+//!   [`registry`] of resource types, [`openapi`] the little OpenAPI kubectl needs.
 //! - [`faults`] and [`audit`] are the observation and injection points; [`cli`] is the
 //!   `sim kube` subcommand.
 //!
@@ -27,8 +27,9 @@
 //! # Caveats
 //! - No protobuf: kubectl commands that send protobuf bodies (`kubectl create secret …`)
 //!   get 415; `kubectl apply -f`, `get`, `patch`, `replace`, `delete` use JSON and work.
-//! - No OpenAPI documents (`/openapi/v2`, `/openapi/v3` are 404); kubectl falls back to
-//!   its compiled-in types.
+//! - No OpenAPI schemas: `/openapi/v2` is 404 and `/openapi/v3` only advertises
+//!   server-side field validation (see [`openapi`]); kubectl computes patches from its
+//!   compiled-in types. Unknown fields are accepted, not rejected.
 //! - Garbage collection and namespace teardown run synchronously after the triggering
 //!   delete, not in a separate controller.
 
@@ -47,6 +48,7 @@ pub mod kubeconfig;
 pub mod list;
 pub mod meta;
 pub mod metadata;
+pub mod openapi;
 pub mod patch;
 pub mod registry;
 pub mod request;
