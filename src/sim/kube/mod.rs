@@ -181,13 +181,19 @@ impl KubeSim {
         format!("http://{}", self.addr)
     }
 
-    fn config(&self) -> kube::Config {
+    /// The `kube::Config` behind [`KubeSim::client`], for callers that need to adjust it.
+    ///
+    /// NOTE: kube 5 clients retry 429, 503 and 504 by themselves (up to 15 times,
+    /// honouring `Retry-After`; `Config::default_retry`). A test that wants to see
+    /// injected 429/503 as errors sets `default_retry = false` and builds its own client.
+    pub fn config(&self) -> kube::Config {
         let mut config = kube::Config::new(self.url().parse().expect("the simulator URL is a valid URI"));
         config.default_namespace = "default".into();
         config
     }
 
     /// A client for this simulator (plain HTTP, no credentials; audited by User-Agent).
+    /// It retries injected 429/503 like any kube 5 client (see [`KubeSim::config`]).
     ///
     /// # Panics
     /// Outside a tokio runtime (kube's client needs one).
