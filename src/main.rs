@@ -16,6 +16,15 @@ enum Command {
     /// Run one of the simulators used by tests and demos.
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Run a benchmark and print its table.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum BenchCommand {
+    /// List and watch fan-out throughput of the Kubernetes API simulator.
+    KubeSim(ferrvault_operator::bench::kube_sim::KubeSimBenchArgs),
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -29,6 +38,9 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     match cli.command {
         Some(Command::Sim(SimCommand::Kube(args))) => runtime.block_on(sim::kube::cli::run(args))?,
+        Some(Command::Bench(BenchCommand::KubeSim(args))) => {
+            runtime.block_on(ferrvault_operator::bench::kube_sim::run(args))?;
+        }
         None => {}
     }
     Ok(())
