@@ -25,6 +25,15 @@ enum Command {
         #[arg(long)]
         out_dir: Option<PathBuf>,
     },
+    /// Run a benchmark and print its table.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum BenchCommand {
+    /// List and watch fan-out throughput of the Kubernetes API simulator.
+    KubeSim(ferrvault_operator::bench::kube_sim::KubeSimBenchArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -51,6 +60,9 @@ fn main() -> anyhow::Result<()> {
             for path in crdgen::write_chart_crd_files(&dir)? {
                 println!("wrote {}", path.display());
             }
+        }
+        Command::Bench(BenchCommand::KubeSim(args)) => {
+            tokio::runtime::Runtime::new()?.block_on(ferrvault_operator::bench::kube_sim::run(args))?
         }
     }
     Ok(())
