@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use ferrvault_operator::{api::crdgen, sim};
+use ferrvault_operator::{api::crdgen, bench, sim};
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
@@ -19,6 +19,9 @@ enum Command {
     /// Run a simulator of a server the operator talks to (used by tests and the demo).
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Run a benchmark: prints a table and the command that reproduces it.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Print both CRDs as multi-document YAML, or write the chart's CRD files with --out-dir.
     Crdgen {
         /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
@@ -35,6 +38,12 @@ enum SimCommand {
     Ferrvault(sim::ferrvault::cli::SimFerrVaultArgs),
 }
 
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// N resources on one FerrVault token: this client's limiter versus the Go operator's retries.
+    RateLimit(bench::rate_limit::RateLimitArgs),
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -46,6 +55,11 @@ fn main() -> anyhow::Result<()> {
             tokio::runtime::Runtime::new()?.block_on(sim::kube::cli::run(args))?
         }
         Command::Sim(SimCommand::Ferrvault(args)) => tokio::runtime::Runtime::new()?.block_on(args.run())?,
+        Command::Bench(BenchCommand::RateLimit(args)) => {
+            tokio::runtime::Runtime::new()?
+                .block_on(bench::rate_limit::run(&args))
+                .map_err(anyhow::Error::msg)?;
+        }
         Command::Crdgen { out_dir: None } => print!("{}", crdgen::all_crds_yaml()?),
         Command::Crdgen { out_dir: Some(dir) } => {
             for path in crdgen::write_chart_crd_files(&dir)? {
