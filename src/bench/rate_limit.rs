@@ -11,16 +11,18 @@
 //! `(N − burst) / rate`, the 429s the server sent, and the requests it received.
 //!
 //! # Time scale
-//! `--time-scale S` multiplies the server's rate by S and divides every policy delay by S, so a
-//! run takes 1/S of the real time; durations are reported scaled back (simulated seconds).
+//! `--time-scale S` multiplies the server's rate (and the limiter's configured rate) by S and
+//! divides every policy delay (and the limiter's coalescing window) by S, so a run takes 1/S
+//! of the real time; durations are reported scaled back (simulated seconds). Loopback latency
+//! is not scaled: at large S it adds a little to every policy's time.
 //! The server's `Retry-After` is whole seconds, so at S > 1 it overstates the wait the limiter
 //! is told to honour; that only matters for runs that see 429s, which the limiter avoids.
 //!
 //! # Caveats
 //! The Go policies are modelled as one task per resource retrying on its timer. The Go
 //! operator has one worker, but a reveal takes milliseconds, so the requests still go out
-//! together. A run that has not finished after `--max-ratio` × ideal is stopped and shown as
-//! unfinished (with how many resources had synced).
+//! together. A run that has not finished after `--max-ratio` × ideal (and at least 30 simulated
+//! minutes) is stopped and shown as unfinished, with how many resources had synced.
 
 use std::{
     path::PathBuf,
@@ -46,6 +48,9 @@ use crate::{
 const SERVER_RATE: f64 = 1.0;
 /// Server burst modelled.
 const SERVER_BURST: u32 = 5;
+/// Shortest run before giving up, in simulated seconds: long enough for the 5s→5m backoff to
+/// reach its cap (5s + 10s + … + 300s ≈ 10 minutes) and show whether it then converges.
+const MIN_BUDGET_SECONDS: f64 = 1800.0;
 const ORG: &str = "bench";
 const PROJECT: &str = "p";
 const TOKEN: &str = "fft_bench-rate-limit";
@@ -236,46 +241,27 @@ async fn run_one(n: usize, debt: bool, policy: Policy, args: &RateLimitArgs) -> 
     let sim = start_sim(n, debt, scale).await?;
     let endpoint = Endpoint::parse(&sim.url()).map_err(|e| e.to_string())?;
     let ideal = ideal_seconds(n, SERVER_RATE, SERVER_BURST);
-    let budget = Duration::from_secs_f64((ideal * args.max_ratio).max(10.0) / scale);
+    let budget = Duration::from_secs_f64((ideal * args.max_ratio).max(MIN_BUDGET_SECONDS) / scale);
     let tally = Arc::new(Tally::default());
+    let (limiter, http) = warmed_up_clients(&endpoint, scale).await?;
     let started = Instant::now();
     let stop_at = started + budget;
     let mut tasks = tokio::task::JoinSet::new();
-    let mut limiter_client = None;
-    match policy {
-        Policy::Limiter => {
-            let client = FerrVault::new(ClientConfig {
-                rate_per_second: SERVER_RATE * scale,
-                burst: SERVER_BURST,
-                ..ClientConfig::default()
-            });
-            limiter_client = Some(client.clone());
-            for i in 0..n {
+    for i in 0..n {
+        let tally = tally.clone();
+        match policy {
+            Policy::Limiter => {
                 tasks.spawn(limiter_resource(
-                    client.clone(),
+                    limiter.clone(),
                     endpoint.clone(),
                     i,
-                    tally.clone(),
+                    tally,
                     stop_at,
                 ));
             }
-        }
-        Policy::GoFixed20s | Policy::GoBackoff5s5m => {
-            // reqwest is built without a default crypto provider; an error means one is
-            // already installed, which is all that is needed.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            let http = reqwest::Client::builder().build().map_err(|e| e.to_string())?;
-            for i in 0..n {
+            Policy::GoFixed20s | Policy::GoBackoff5s5m => {
                 let url = endpoint.base_url().to_owned();
-                tasks.spawn(go_resource(
-                    http.clone(),
-                    url,
-                    i,
-                    policy,
-                    scale,
-                    tally.clone(),
-                    stop_at,
-                ));
+                tasks.spawn(go_resource(http.clone(), url, i, policy, scale, tally, stop_at));
             }
         }
     }
@@ -293,10 +279,12 @@ async fn run_one(n: usize, debt: bool, policy: Policy, args: &RateLimitArgs) -> 
         Instant::now().min(stop_at)
     };
     let seconds = (end - started).as_secs_f64() * scale;
-    let (rate_limited, requests) = match limiter_client.and_then(|c| c.limiter_snapshots().pop()) {
+    let (rate_limited, requests) = match policy {
         // The pacer counts every HTTP attempt, retries included.
-        Some(snapshot) => (snapshot.rate_limited_total, snapshot.requests.total()),
-        None => (
+        Policy::Limiter => limiter.limiter_snapshots().pop().map_or((0, 0), |snapshot| {
+            (snapshot.rate_limited_total, snapshot.requests.total())
+        }),
+        Policy::GoFixed20s | Policy::GoBackoff5s5m => (
             tally.rate_limited.load(Ordering::Relaxed),
             tally.requests.load(Ordering::Relaxed),
         ),
@@ -312,6 +300,31 @@ async fn run_one(n: usize, debt: bool, policy: Policy, args: &RateLimitArgs) -> 
         rate_limited,
         requests,
     })
+}
+
+/// This client (scaled) and a plain HTTP client for the Go policies, both with a connection
+/// open: client set-up (loading the system roots) is a one-off the time scale would magnify.
+async fn warmed_up_clients(endpoint: &Endpoint, scale: f64) -> Result<(FerrVault, reqwest::Client), String> {
+    let limiter = FerrVault::new(ClientConfig {
+        rate_per_second: SERVER_RATE * scale,
+        burst: SERVER_BURST,
+        coalesce_window: ClientConfig::DEFAULT_COALESCE_WINDOW.div_f64(scale),
+        ..ClientConfig::default()
+    });
+    let warm_up = Instant::now() + Duration::from_secs(10);
+    limiter
+        .probe(endpoint, warm_up)
+        .await
+        .map_err(|e| format!("probe the simulator: {e}"))?;
+    // reqwest is built without a default crypto provider; an error means one is already
+    // installed (the probe above did it), which is all that is needed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder().build().map_err(|e| e.to_string())?;
+    http.get(format!("{}/healthz", endpoint.base_url()))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((limiter, http))
 }
 
 fn vault_name(i: usize) -> String {
