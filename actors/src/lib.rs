@@ -54,6 +54,8 @@ pub mod health;
 pub mod health_rules;
 pub mod introspection;
 pub mod key;
+pub mod leadership;
+pub mod lease_rules;
 pub mod mailbox;
 pub mod metrics;
 pub mod queue_state;
@@ -65,5 +67,8 @@ pub mod seams;
 pub mod supervisor;
 #[cfg(test)]
 mod test_support;
+pub mod watch_filter;
+pub mod watch_spec;
+pub mod watcher;
 pub mod work_queue;
 pub mod worker;
