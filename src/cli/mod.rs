@@ -1,0 +1,12 @@
+//! The `run` subcommand: flags ([`args`]), their checked form ([`settings`]), logging
+//! ([`logging`]) and the process that wires the operator, the HTTP servers and signals
+//! together.
+
+mod address;
+pub mod args;
+pub mod logging;
+pub mod settings;
+
+pub use address::{AddressError, BindAddress};
+pub use args::{LogFormat, RunArgs};
+pub use settings::{ConfigError, ProcessEnv, RunSettings};
