@@ -1,5 +1,7 @@
 //! Logging for `run`: `tracing` to stderr as JSON or text, filtered by `--log-level`.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 use super::args::LogFormat;
@@ -48,7 +50,7 @@ pub fn init(level: &str, format: LogFormat) -> Result<(), LoggingError> {
             .flatten_event(true)
             .with_current_span(false)
             .try_init(),
-        LogFormat::Text => builder.try_init(),
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
     };
     installed.map_err(|_| LoggingError::AlreadyInitialised)
 }
