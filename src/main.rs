@@ -16,7 +16,9 @@ struct Cli {
 /// What the binary does.
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the operator (the container's entrypoint).
+    /// Run the operator (the container's entrypoint). A flag given twice takes its last value,
+    /// so the chart's `extraArgs` (passed last) override its defaults.
+    #[command(args_override_self = true)]
     Run(Box<cli::RunArgs>),
     /// The operator against in-process Kubernetes and FerrVault simulators, with sample resources.
     Demo(demo::DemoArgs),
