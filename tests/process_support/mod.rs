@@ -171,20 +171,28 @@ pub async fn get(url: &str) -> (u16, String) {
     call(reqwest::Method::GET, url).await
 }
 
-/// Polls `GET url` until it answers 200, up to `within`; returns the body.
+/// Polls `GET url` until it answers 200, up to `within` (refused connections count as "not
+/// yet": the process may still be starting); returns the body.
 ///
 /// # Panics
 /// With the last answer when it never does.
 pub async fn wait_for_200(url: &str, within: Duration) -> String {
     let deadline = Instant::now() + within;
     loop {
-        let (status, body) = get(url).await;
-        if status == 200 {
-            return body;
-        }
+        let last = match http().get(url).send().await {
+            Ok(response) if response.status() == 200 => {
+                return response.text().await.expect("a text body");
+            }
+            Ok(response) => format!(
+                "{}: {}",
+                response.status(),
+                response.text().await.unwrap_or_default()
+            ),
+            Err(error) => error.to_string(),
+        };
         assert!(
             Instant::now() < deadline,
-            "{url} did not answer 200 within {within:?}; last answer {status}:\n{body}"
+            "{url} did not answer 200 within {within:?}; last answer:\n{last}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
