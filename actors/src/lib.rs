@@ -12,12 +12,16 @@
 //! - [`work_queue`]: a controller's queue actor and the parent of its workers.
 //! - [`worker`]: runs one reconcile at a time in a task it owns, under a deadline; `DoneGuard`.
 //! - [`health`]: evaluates the health rules every probe period and publishes the verdict.
+//! - [`leadership`]: competes for the Lease (client-go semantics), calls the leadership hooks.
+//! - [`watcher`]: one per watch spec; owns the watch stream task, maps changes to keys.
 //!
 //! Pure logic (no actors, no I/O):
 //! - [`queue_state`]: client-go work-queue semantics, two lanes, one timer map, exact figures.
 //! - [`backoff`]: error / rate-limit backoff, refresh jitter, first-pass spread.
 //! - [`health_rules`]: what live and ready mean.
 //! - [`restart_policy`]: one-for-one backoff and the R-within-T intensity limit.
+//! - [`lease_rules`]: client-go leader-election decisions (acquire, renew, wait, step down).
+//! - [`watch_filter`]: which watch events deserve a reconcile.
 //!
 //! Shared vocabulary and plumbing:
 //! - [`key`]: what is scheduled (`ObjectKey`, `Lane`).
@@ -30,6 +34,8 @@
 //! - [`introspection`]: the actor-tree dump (JSON and text).
 //! - [`metrics`]: controller-runtime compatible Prometheus metrics.
 //! - [`runtime`]: the builder, `run`, the handles and `RuntimeError`.
+//! - [`lease_api`]: the Lease calls, each under a deadline.
+//! - [`watch_spec`]: `WatchSpec` (full or metadata-only), the `WatchSource` the runtime runs.
 //!
 //! # Layout
 //! ```text
@@ -55,6 +61,7 @@ pub mod health_rules;
 pub mod introspection;
 pub mod key;
 pub mod leadership;
+pub mod lease_api;
 pub mod lease_rules;
 pub mod mailbox;
 pub mod metrics;
