@@ -148,6 +148,26 @@ fn lease_requests_by(sim: &KubeSim, lease: &str, identity: &str) -> Vec<(String,
         .collect()
 }
 
+/// The simulator's audit shows no overlap of Lease writes from two identities: a new
+/// identity writes only once the previous writer's last write is a lease duration old, or
+/// was its release (`released_by` lists the identities whose last write is a release).
+fn assert_no_overlap(sim: &KubeSim, lease: &str, released_by: &[&str]) {
+    let writes = lease_writes(sim, lease);
+    for pair in writes.windows(2) {
+        let ((before, before_at), (after, after_at)) = (&pair[0], &pair[1]);
+        if before == after {
+            continue;
+        }
+        let was_release = released_by.contains(&before.as_str())
+            && !writes.iter().any(|(who, at)| who == before && at > before_at);
+        let gap = after_at.duration_since(*before_at).unwrap_or_default();
+        assert!(
+            was_release || gap >= TIMINGS.lease_duration,
+            "{after} wrote the Lease {gap:?} after {before} did: two holders overlap ({writes:?})"
+        );
+    }
+}
+
 fn parse_time(rfc3339: &str) -> SystemTime {
     let ts: jiff::Timestamp = rfc3339.parse().expect("audit time is RFC 3339");
     SystemTime::from(ts)
@@ -193,6 +213,7 @@ async fn three_candidates_should_elect_exactly_one_leader_at_any_time() {
         writers.iter().all(|w| *w == candidates[leader].identity),
         "only the leader writes: {writers:?}"
     );
+    assert_no_overlap(&sim, &lease, &[]);
 }
 
 #[tokio::test]
@@ -219,25 +240,7 @@ async fn killing_the_leader_should_hand_over_within_lease_duration_plus_retry_pe
         took <= TIMINGS.lease_duration + TIMINGS.retry_period + SLACK,
         "takeover took {took:?}, more than lease duration + retry period"
     );
-    let writes = lease_writes(&sim, &lease);
-    let last_of_killed = writes
-        .iter()
-        .rev()
-        .find(|(who, _)| *who == killed.identity)
-        .expect("killed leader wrote")
-        .1;
-    let first_of_next = writes
-        .iter()
-        .find(|(who, _)| *who == candidates[next].identity)
-        .expect("new leader wrote")
-        .1;
-    let gap = first_of_next
-        .duration_since(last_of_killed)
-        .expect("new leader writes after the old one");
-    assert!(
-        gap >= TIMINGS.lease_duration,
-        "the new leader took a valid lease: only {gap:?} after the last renew"
-    );
+    assert_no_overlap(&sim, &lease, &[]);
     assert_eq!(
         holder(&sim, &lease).await.as_deref(),
         Some(candidates[next].identity.as_str())
@@ -287,6 +290,7 @@ async fn graceful_release_should_hand_over_within_one_retry_period() {
         1,
         "exactly one write after stopping: the release"
     );
+    assert_no_overlap(&sim, &lease, &[leaving.identity.as_str()]);
 }
 
 /// A single candidate leading for a few renewals, whose `stopped_leading` takes `stop_takes`.
@@ -454,4 +458,5 @@ async fn graceful_stop_should_stop_controllers_then_release_so_a_standby_takes_o
         took <= TIMINGS.retry_period + SLACK,
         "takeover took {took:?}, more than one retry period"
     );
+    assert_no_overlap(&sim, &lease, &["pod-a"]);
 }
