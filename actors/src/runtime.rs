@@ -532,4 +532,6 @@ fn default_identity() -> String {
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]
+mod sim_tests;
+#[cfg(test)]
 mod tests;

@@ -17,7 +17,6 @@ use super::*;
 use crate::{
     key::ObjectKey,
     seams::{KeySink, LeadershipHooks, WatchState},
-    test_support::Scripted,
 };
 
 /// A watcher actor that does nothing but can be told to panic.
@@ -197,7 +196,7 @@ pub struct Running {
 }
 
 /// A builder with the scripted reconciler, small thresholds and a metrics registry.
-pub fn quick_builder(rec: Arc<Scripted>, registry: &mut Registry) -> RuntimeBuilder {
+pub fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> RuntimeBuilder {
     Runtime::builder()
         .reconciler("test", rec)
         .max_concurrent_reconciles(2)

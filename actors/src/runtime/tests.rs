@@ -61,6 +61,10 @@ async fn runtime_should_reconcile_watched_keys_and_show_them_in_tree_and_metrics
     assert!(text.contains("connected=true"), "{text}");
     let json = running.tree.to_json();
     assert_eq!(json["name"], "supervisor");
+    assert_eq!(
+        json["children"][0]["parent"], json["id"],
+        "children name their parent"
+    );
     eventually(HANG, "the health tick refreshed the gauges", || {
         let m = running.metrics_text();
         m.contains("leader_election_master_status{name=\"disabled\"} 1")
