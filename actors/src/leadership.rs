@@ -460,3 +460,15 @@ impl State {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_should_start_with_the_pod_name_and_differ_per_process() {
+        let (a, b) = (identity("operator-0"), identity("operator-0"));
+        assert!(a.starts_with("operator-0_"), "{a}");
+        assert_ne!(a, b, "a restarted pod with the same name is a new candidate");
+    }
+}

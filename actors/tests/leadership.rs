@@ -460,3 +460,26 @@ async fn graceful_stop_should_stop_controllers_then_release_so_a_standby_takes_o
     );
     assert_no_overlap(&sim, &lease, &["pod-a"]);
 }
+
+#[tokio::test]
+async fn release_should_answer_within_the_api_deadlines_when_the_api_hangs() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let (_lease, leader) = established_leader(&sim, Duration::ZERO).await;
+    sim.faults().hang(None, Some("leases"));
+    let asked = tokio::time::Instant::now();
+    leader.release().await;
+    // At most one in-flight call plus the release exchange, each under the API timeout.
+    let bound = 2 * TIMINGS.api_timeout() + SLACK;
+    assert!(
+        asked.elapsed() <= bound,
+        "release took {:?}, more than {bound:?}",
+        asked.elapsed()
+    );
+    assert!(!leader.leads());
+    assert!(
+        matches!(leader.hooks.calls().last(), Some(HookCall::Stopped(..))),
+        "controllers stopped"
+    );
+    sim.faults().unhang();
+}
