@@ -2,7 +2,8 @@
 //! starts the controllers while it holds the lease and stops them before anyone else may take it.
 //!
 //! Who sends to it: itself (a `Tick` every retry period, the results of the Lease calls it runs
-//! in tasks) and the supervisor (`Release` on shutdown or escalation). What it sends: a
+//! in tasks) and the supervisor (`Release`, or a graceful stop, on shutdown or escalation; it
+//! spawns the actor through [`LeaseLeadership`], a [`LeadershipSource`]). What it sends: a
 //! [`LeaseStatus`] on every change (a `tokio::sync::watch` channel) and the
 //! [`LeadershipHooks`] calls.
 //!
