@@ -45,10 +45,23 @@ pub struct AuditEntry {
 }
 
 /// Maps bearer tokens to identities and keeps the audit entries.
-#[derive(Debug, Default)]
+///
+/// `Debug` prints counts only, never a token.
+#[derive(Default)]
 pub struct AuditLog {
     entries: Mutex<VecDeque<AuditEntry>>,
     tokens: Mutex<HashMap<String, String>>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entries = self.entries.lock().map_or(0, |e| e.len());
+        let tokens = self.tokens.lock().map_or(0, |t| t.len());
+        f.debug_struct("AuditLog")
+            .field("entries", &entries)
+            .field("tokens", &tokens)
+            .finish()
+    }
 }
 
 impl AuditLog {
