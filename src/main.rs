@@ -1,21 +1,30 @@
 //! The `ferrvault-operator` binary: wires the CLI to the library.
 
-use clap::Parser;
-use ferrvault_operator::sim;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use ferrvault_operator::{api::crdgen, sim};
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
 #[command(name = "ferrvault-operator", version, about)]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Command,
 }
 
-#[derive(clap::Subcommand, Debug)]
+/// What the binary does.
+#[derive(Subcommand, Debug)]
 enum Command {
-    /// Run one of the simulators used by tests and demos.
+    /// Run a simulator of a server the operator talks to (used by tests and the demo).
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Print both CRDs as multi-document YAML, or write the chart's CRD files with --out-dir.
+    Crdgen {
+        /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
+        #[arg(long)]
+        out_dir: Option<PathBuf>,
+    },
     /// Run a benchmark and print its table.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -27,21 +36,34 @@ enum BenchCommand {
     KubeSim(ferrvault_operator::bench::kube_sim::KubeSimBenchArgs),
 }
 
-#[derive(clap::Subcommand, Debug)]
+#[derive(Subcommand, Debug)]
 enum SimCommand {
     /// A Kubernetes API simulator on 127.0.0.1 (kubectl works against it).
     Kube(sim::kube::cli::SimKubeArgs),
+    /// The FerrVault API with per-token rate limiting, faults and accounting.
+    Ferrvault(sim::ferrvault::cli::SimFerrVaultArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Runtime::new()?;
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
     match cli.command {
-        Some(Command::Sim(SimCommand::Kube(args))) => runtime.block_on(sim::kube::cli::run(args))?,
-        Some(Command::Bench(BenchCommand::KubeSim(args))) => {
-            runtime.block_on(ferrvault_operator::bench::kube_sim::run(args))?;
+        Command::Sim(SimCommand::Kube(args)) => {
+            tokio::runtime::Runtime::new()?.block_on(sim::kube::cli::run(args))?
         }
-        None => {}
+        Command::Sim(SimCommand::Ferrvault(args)) => tokio::runtime::Runtime::new()?.block_on(args.run())?,
+        Command::Crdgen { out_dir: None } => print!("{}", crdgen::all_crds_yaml()?),
+        Command::Crdgen { out_dir: Some(dir) } => {
+            for path in crdgen::write_chart_crd_files(&dir)? {
+                println!("wrote {}", path.display());
+            }
+        }
+        Command::Bench(BenchCommand::KubeSim(args)) => {
+            tokio::runtime::Runtime::new()?.block_on(ferrvault_operator::bench::kube_sim::run(args))?
+        }
     }
     Ok(())
 }

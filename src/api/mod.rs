@@ -1,1 +1,32 @@
 //! The `ferrvault.com/v1alpha1` custom resource types.
+//!
+//! # Layout
+//! - [`connection`]: `FerrVaultConnection` (`fvc`): where FerrVault is and which credential to use.
+//! - [`secret`]: `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`.
+//! - [`common`]: references and the conditions list shared by both kinds.
+//! - [`reasons`]: every condition type and reason string the operator writes.
+//! - [`names`]: finalizers and annotation keys.
+//! - [`crdgen`]: the CRD YAML (`ferrvault-operator crdgen`) and the chart files made from it.
+//! - [`samples`]: sample manifests, used by tests and `demo`.
+//!
+//! # Guarantees
+//! Validation lives in the CRD schema (patterns, enums, defaults, CEL rules), so the API server
+//! rejects a bad object at `kubectl apply` time instead of the operator silently ignoring it.
+
+pub mod common;
+pub mod connection;
+pub mod crdgen;
+pub mod names;
+pub mod reasons;
+pub mod samples;
+pub mod secret;
+
+pub use common::{ConnectionRef, SecretKeyRef};
+pub use connection::{
+    ConnectionMode, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultConnectionStatus, OidcSpec,
+};
+pub use reasons::{ConditionStatus, ConditionType, Reason};
+pub use secret::{
+    FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, RolloutTarget, SecretSelector, SecretTarget,
+    Transform, TransformType, WorkloadKind,
+};

@@ -1,1 +1,48 @@
-//! The FerrVault HTTP client.
+//! The FerrVault HTTP client: reveals paced per credential, shared between concurrent
+//! callers, retried when the server fails, and never printing a token or a value.
+//!
+//! # Layout
+//! - [`FerrVault`] (`client.rs`): the shared client object the reconcilers call.
+//! - `config.rs`: [`ClientConfig`]. `credential.rs`, `endpoint.rs`: who and where.
+//! - `error.rs`: [`FerrVaultError`], its `reason()` and the status-code mapping.
+//! - `http.rs`: pooled `reqwest` clients and the attempt loop (pacing, timeouts, retries).
+//! - `retry.rs`, `retry_after.rs`: retry arithmetic and `Retry-After` parsing (pure).
+//! - [`limiter`]: the token bucket with AIMD adaptation (pure); `pacer.rs`: the shared,
+//!   async, FIFO wrapper around it; `snapshot.rs`: what the limiter shows outside.
+//! - `single_flight.rs`: one request for concurrent reveals of one vault.
+//! - `reveal.rs`: request/answer types and both wire formats. `oidc.rs`: the token broker.
+//! - [`metrics`]: a prometheus-client collector over the limiter snapshots.
+//!
+//! # Flow of a reveal
+//! `FerrVault::reveal` → single-flight (join or start a flight) → the flight's task waits
+//! the coalescing window → `http::call` takes a token from the credential's pacer → freezes
+//! the key selector → sends → on 429 pauses the pacer, on 5xx/transport retries → each
+//! caller receives its own slice of the answer.
+
+mod client;
+mod config;
+mod credential;
+mod deadline;
+mod endpoint;
+mod error;
+mod http;
+pub mod limiter;
+pub mod metrics;
+mod oidc;
+mod pacer;
+mod retry;
+mod retry_after;
+mod reveal;
+mod single_flight;
+mod snapshot;
+
+pub use client::FerrVault;
+pub use config::ClientConfig;
+pub use credential::{Credential, Fingerprint};
+pub use endpoint::Endpoint;
+pub use error::{AuthKind, DeadlineStage, FerrVaultError};
+pub use oidc::{OidcSource, REFRESH_LEEWAY};
+pub use retry::RetryPolicy;
+pub use retry_after::{MAX_RETRY_AFTER, parse_retry_after};
+pub use reveal::{KeySelector, RevealRequest, RevealScope, Revealed, SecretValue};
+pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};

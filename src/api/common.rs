@@ -1,0 +1,54 @@
+//! References and the conditions list shared by both custom resources.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+
+/// A key inside a `Secret` in the same namespace as the object that holds the reference.
+///
+/// # Guarantees
+/// Both fields are required and non-empty in the schema: a reference that can never resolve is
+/// refused by the API server instead of failing at every reconcile.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct SecretKeyRef {
+    /// Name of the Secret, in the same namespace.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// Key inside the Secret's `data`.
+    #[schemars(length(min = 1))]
+    pub key: String,
+}
+
+/// Names a `FerrVaultConnection` in the same namespace; there is deliberately no namespace field,
+/// so a FerrVaultSecret can never borrow another namespace's credential.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct ConnectionRef {
+    /// Name of the FerrVaultConnection, in the same namespace.
+    #[schemars(length(min = 1))]
+    pub name: String,
+}
+
+/// The statuses a `metav1.Condition` may carry, as the API server's schema enum.
+const CONDITION_STATUSES: [&str; 3] = ["True", "False", "Unknown"];
+
+/// Schema of `status.conditions`: a list of `metav1.Condition` that is a *map list* keyed by
+/// `type` (so server-side apply and strategic tools treat each condition type as one entry), with
+/// the `status` enum the Kubernetes API conventions require. Used through `schema_with` by both
+/// status types, so the two kinds can never disagree.
+pub(crate) fn conditions_schema(generator: &mut SchemaGenerator) -> Schema {
+    let mut item = Condition::json_schema(generator);
+    if let Some(status) = item
+        .get_mut("properties")
+        .and_then(|properties| properties.get_mut("status"))
+        .and_then(|status| status.as_object_mut())
+    {
+        status.insert("enum".into(), CONDITION_STATUSES.as_slice().into());
+    }
+    json_schema!({
+        "description": "Latest observations of the object's state; one entry per condition type.",
+        "type": "array",
+        "items": item,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+    })
+}

@@ -1,0 +1,154 @@
+//! `FerrVaultConnection` (`fvc`): where FerrVault is and which credential reaches it.
+//!
+//! # Guarantees (enforced by the CRD schema, reference §1.1 and §8 item 7)
+//! - `url` starts with `http://` or `https://`.
+//! - `mode` is `ferrvault` (default) or `cloud`; cloud mode needs a non-empty `organization`.
+//! - Exactly one of `tokenSecretRef` and `oidc` is set.
+//! - `oidc.clusterID` is a 36-character UUID-like string.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{SecretKeyRef, conditions_schema};
+
+/// Pattern of `spec.url`: an absolute http(s) URL.
+pub const URL_PATTERN: &str = "^https?://";
+
+/// Pattern of `spec.oidc.clusterID`.
+pub const CLUSTER_ID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";
+
+/// Where the projected ServiceAccount token is read from when `oidc.tokenPath` is unset.
+pub const DEFAULT_OIDC_TOKEN_PATH: &str = "/var/run/secrets/ferrvault/token";
+
+/// Desired state of a FerrVaultConnection.
+// Each `printcolumn(...)` repeats `type_ = "string"`; clippy reads that as a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "ferrvault.com",
+    version = "v1alpha1",
+    kind = "FerrVaultConnection",
+    plural = "ferrvaultconnections",
+    singular = "ferrvaultconnection",
+    shortname = "fvc",
+    namespaced,
+    status = "FerrVaultConnectionStatus",
+    derive = "PartialEq",
+    doc = "How to reach a FerrVault server and which credential to use.",
+    printcolumn(name = "URL", type_ = "string", json_path = ".spec.url"),
+    printcolumn(name = "Mode", type_ = "string", json_path = ".spec.mode"),
+    printcolumn(
+        name = "Org",
+        type_ = "string",
+        json_path = ".spec.organization",
+        priority = 1
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="Ready")].status"#
+    ),
+    printcolumn(
+        name = "Reason",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="Ready")].reason"#
+    ),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+)]
+#[x_kube(
+    validation = Rule::new("self.mode != 'cloud' || (has(self.organization) && size(self.organization) > 0)")
+        .message("organization is required when mode is cloud"),
+    validation = Rule::new("has(self.tokenSecretRef) != has(self.oidc)")
+        .message("set exactly one of tokenSecretRef or oidc")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct FerrVaultConnectionSpec {
+    /// API flavour: `ferrvault` (service-account token, flat reveal; the default) or `cloud`
+    /// (FerrLabs Cloud organization/project/vault paths).
+    #[serde(default)]
+    pub mode: ConnectionMode,
+    /// Base URL of the FerrVault API, for example `https://api.ferrvault.com`.
+    #[schemars(regex(pattern = URL_PATTERN))]
+    pub url: String,
+    /// Organization; required in cloud mode, ignored in ferrvault mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization: Option<String>,
+    /// The API token, read from a Secret in the connection's namespace (whitespace trimmed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_secret_ref: Option<SecretKeyRef>,
+    /// Workload identity: exchange a projected ServiceAccount token for a FerrVault bearer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<OidcSpec>,
+    /// PEM bundle of CA certificates to trust for `url`, from a Secret key in the connection's
+    /// namespace. Added to the system roots; unset means system roots only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_bundle_secret_ref: Option<SecretKeyRef>,
+}
+
+/// The API flavour of a connection.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectionMode {
+    /// FerrVault SaaS: `POST /operator/secrets/reveal` with a `fvsat_` service-account token.
+    #[default]
+    Ferrvault,
+    /// FerrLabs Cloud: organization/project/vault reveal paths.
+    Cloud,
+}
+
+impl ConnectionMode {
+    /// The spelling used in the CRD (`ferrvault`, `cloud`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ferrvault => "ferrvault",
+            Self::Cloud => "cloud",
+        }
+    }
+}
+
+/// OIDC workload identity settings.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OidcSpec {
+    /// The cluster's ID registered in FerrVault.
+    #[serde(rename = "clusterID")]
+    #[schemars(regex(pattern = CLUSTER_ID_PATTERN))]
+    pub cluster_id: String,
+    /// File holding the projected ServiceAccount token; default `/var/run/secrets/ferrvault/token`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_path: Option<String>,
+    /// Documentation only: the audience the projected token must be issued for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+}
+
+impl OidcSpec {
+    /// `tokenPath`, or [`DEFAULT_OIDC_TOKEN_PATH`] when unset or empty.
+    pub fn token_path(&self) -> &str {
+        self.token_path
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .unwrap_or(DEFAULT_OIDC_TOKEN_PATH)
+    }
+}
+
+/// Observed state of a FerrVaultConnection.
+///
+/// # Guarantees
+/// Every field is always serialized (absent values as `null`), so a JSON merge patch of the whole
+/// struct to `/status` replaces the previous status exactly instead of leaving stale fields.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(description = "Observed state of a FerrVaultConnection.")]
+pub struct FerrVaultConnectionStatus {
+    /// `Ready` with reason `Reachable`, `Unreachable`, `TokenUnreadable`, `InvalidConnection`,
+    /// `CaBundleUnreadable` or `DeletionBlocked`.
+    #[serde(default)]
+    #[schemars(schema_with = "conditions_schema")]
+    pub conditions: Vec<Condition>,
+    /// When the connection was last probed (or its deletion last checked).
+    #[serde(default)]
+    pub last_checked_at: Option<Time>,
+}

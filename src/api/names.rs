@@ -1,0 +1,53 @@
+//! Finalizer names and annotation keys the operator reads and writes.
+//!
+//! # Guarantees
+//! The strings are the Go operator's (reference §3.2, §3.5, §4), so a cluster can move from it to
+//! this operator without orphaned finalizers, spurious rollouts or re-adopted Secrets.
+
+/// Finalizer on `FerrVaultSecret`: removed once the pre-delete cleanup (metrics series) is done.
+/// The target Secret itself is removed by owner-reference garbage collection.
+pub const SECRET_FINALIZER: &str = "ferrvault.com/secret-cleanup";
+
+/// Finalizer on `FerrVaultConnection`: held while any FerrVaultSecret still references it.
+pub const CONNECTION_FINALIZER: &str = "ferrvault.com/connection-cleanup";
+
+/// Annotation on a target Secret naming its writer; its value is [`MANAGED_BY_VALUE`].
+pub const MANAGED_BY_ANNOTATION: &str = "ferrvault.com/managed-by";
+
+/// The value of [`MANAGED_BY_ANNOTATION`].
+pub const MANAGED_BY_VALUE: &str = "ferrvault-operator";
+
+/// Annotation on a target Secret: the content hash (see `reconcile::content_hash`) of the data
+/// the operator last wrote. A mismatch with the data means someone edited the Secret (drift).
+pub const CONTENT_HASH_ANNOTATION: &str = "ferrvault.com/content-hash";
+
+/// Pod-template annotation set on a rollout restart: UTC time of the restart, RFC 3339 with
+/// nanoseconds. Changing the pod template is what makes the workload controller roll the pods.
+pub const RESTARTED_AT_ANNOTATION: &str = "ferrvault.com/restarted-at";
+
+/// Prefix of the per-CR pod-template annotation; see [`workload_content_hash_annotation`].
+pub const WORKLOAD_CONTENT_HASH_PREFIX: &str = "ferrvault.com/content-hash.";
+
+/// The pod-template annotation `ferrvault.com/content-hash.<uid>` recording which content hash
+/// of the FerrVaultSecret with this UID the workload was last restarted for.
+///
+/// # Guarantees
+/// One key per FerrVaultSecret, so several FerrVaultSecrets restarting one workload never
+/// overwrite each other's idempotency record. With a 36-character UID the name part is 49
+/// characters, inside the 63-character limit of an annotation name.
+pub fn workload_content_hash_annotation(cr_uid: &str) -> String {
+    format!("{WORKLOAD_CONTENT_HASH_PREFIX}{cr_uid}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_cr_annotation_name_should_fit_the_63_character_limit_for_a_uid() {
+        let key = workload_content_hash_annotation("0b6f7e2c-1d2e-4f00-8a9b-0123456789ab");
+        let (prefix, name) = key.split_once('/').expect("prefixed annotation");
+        assert_eq!(prefix, "ferrvault.com");
+        assert!(name.len() <= 63, "{name} is {} characters", name.len());
+    }
+}

@@ -1,0 +1,192 @@
+//! Condition types, condition statuses and every reason string the operator writes.
+//!
+//! # Guarantees
+//! Reasons come from this fixed set only, so they are safe as metric labels and stable for
+//! alerting: never a `Debug` string, an error text or an object name.
+
+/// The condition types the operator maintains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConditionType {
+    /// On both kinds: whether the object is in the state the user asked for.
+    Ready,
+    /// On `FerrVaultSecret` only, and only while `spec.rolloutRestart` is non-empty: whether the
+    /// listed workloads run the target Secret's current content.
+    RolloutRestarted,
+}
+
+impl ConditionType {
+    /// The `type` string written into `status.conditions[]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "Ready",
+            Self::RolloutRestarted => "RolloutRestarted",
+        }
+    }
+}
+
+/// The `status` of a condition, as the Kubernetes API conventions spell it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConditionStatus {
+    /// The condition holds.
+    True,
+    /// The condition does not hold; the reason says why.
+    False,
+    /// Not known yet.
+    Unknown,
+}
+
+impl ConditionStatus {
+    /// The `status` string written into `status.conditions[]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::True => "True",
+            Self::False => "False",
+            Self::Unknown => "Unknown",
+        }
+    }
+
+    /// `True` when `holds`, else `False`.
+    pub fn from_bool(holds: bool) -> Self {
+        if holds { Self::True } else { Self::False }
+    }
+}
+
+/// Every reason the operator writes into a condition or uses as a metric label.
+///
+/// The names are the Go operator's (reference §1.2, §4) so dashboards and alerts keep working;
+/// [`Reason::InvalidRefreshInterval`] and [`Reason::CaBundleUnreadable`] are new.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reason {
+    /// Secret Ready=True: every requested key was written into the target.
+    Synced,
+    /// Secret Ready=False: requested keys are absent upstream.
+    MissingKeys,
+    /// Secret Ready=False: the referenced FerrVaultConnection could not be read.
+    ConnectionNotFound,
+    /// Ready=False: the credential (token Secret or OIDC exchange) could not be obtained.
+    TokenUnreadable,
+    /// Ready=False: no client could be built (empty token, bad URL or scheme, bad CA bundle).
+    InvalidConnection,
+    /// Secret Ready=False: cloud mode without the connection's `organization` or the secret's `project`.
+    MissingCloudScope,
+    /// Secret Ready=False: FerrVault answered 401 or 403.
+    AuthFailed,
+    /// Secret Ready=False: FerrVault answered 404 for the vault.
+    VaultNotFound,
+    /// Ready=False: FerrVault could not be reached or answered with an unusable response.
+    Unreachable,
+    /// Secret Ready=False: a transform failed; the target was left untouched.
+    TransformError,
+    /// Secret Ready=False: the target is the connection's own token Secret and the synced data
+    /// lacks the token key, so writing it would lock the operator out.
+    TokenKeyMissing,
+    /// Secret Ready=False: reading the existing target Secret failed.
+    SecretReadFailed,
+    /// Secret Ready=False: writing the target Secret failed (for example owned by another controller).
+    SecretWriteFailed,
+    /// Secret Ready=False: `spec.refreshInterval` is not a valid duration (new: the Go operator
+    /// fell back to the default silently, reference §8 item 9).
+    InvalidRefreshInterval,
+    /// Connection Ready=False: the Secret or key named by `caBundleSecretRef` could not be read
+    /// (new: the Go operator had no CA option).
+    CaBundleUnreadable,
+    /// Secret RolloutRestarted=True: the workloads run the current content.
+    UpToDate,
+    /// Secret RolloutRestarted=False: at least one workload restart failed; retried.
+    RolloutFailed,
+    /// Connection Ready=True: FerrVault answered its health probe.
+    Reachable,
+    /// Connection Ready=False: deletion waits until no FerrVaultSecret references it.
+    DeletionBlocked,
+    /// Metric label only, never written to a condition: a 429 leaves status untouched.
+    RateLimited,
+}
+
+impl Reason {
+    /// Every reason, for exhaustive tests and metric pre-registration.
+    pub const ALL: [Reason; 20] = [
+        Self::Synced,
+        Self::MissingKeys,
+        Self::ConnectionNotFound,
+        Self::TokenUnreadable,
+        Self::InvalidConnection,
+        Self::MissingCloudScope,
+        Self::AuthFailed,
+        Self::VaultNotFound,
+        Self::Unreachable,
+        Self::TransformError,
+        Self::TokenKeyMissing,
+        Self::SecretReadFailed,
+        Self::SecretWriteFailed,
+        Self::InvalidRefreshInterval,
+        Self::CaBundleUnreadable,
+        Self::UpToDate,
+        Self::RolloutFailed,
+        Self::Reachable,
+        Self::DeletionBlocked,
+        Self::RateLimited,
+    ];
+
+    /// The exact reason string, CamelCase as Kubernetes requires.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Synced => "Synced",
+            Self::MissingKeys => "MissingKeys",
+            Self::ConnectionNotFound => "ConnectionNotFound",
+            Self::TokenUnreadable => "TokenUnreadable",
+            Self::InvalidConnection => "InvalidConnection",
+            Self::MissingCloudScope => "MissingCloudScope",
+            Self::AuthFailed => "AuthFailed",
+            Self::VaultNotFound => "VaultNotFound",
+            Self::Unreachable => "Unreachable",
+            Self::TransformError => "TransformError",
+            Self::TokenKeyMissing => "TokenKeyMissing",
+            Self::SecretReadFailed => "SecretReadFailed",
+            Self::SecretWriteFailed => "SecretWriteFailed",
+            Self::InvalidRefreshInterval => "InvalidRefreshInterval",
+            Self::CaBundleUnreadable => "CaBundleUnreadable",
+            Self::UpToDate => "UpToDate",
+            Self::RolloutFailed => "RolloutFailed",
+            Self::Reachable => "Reachable",
+            Self::DeletionBlocked => "DeletionBlocked",
+            Self::RateLimited => "RateLimited",
+        }
+    }
+
+    /// Whether this reason may appear in a condition (everything but [`Reason::RateLimited`]).
+    pub fn is_condition_reason(self) -> bool {
+        !matches!(self, Self::RateLimited)
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reason_strings_should_be_unique_camel_case_and_match_the_variant_names() {
+        let mut seen = std::collections::BTreeSet::new();
+        for reason in Reason::ALL {
+            let text = reason.as_str();
+            assert!(seen.insert(text), "duplicate reason {text}");
+            assert!(text.chars().all(|c| c.is_ascii_alphanumeric()), "{text}");
+            assert!(text.starts_with(|c: char| c.is_ascii_uppercase()), "{text}");
+            assert_eq!(format!("{reason:?}"), text, "as_str must spell the variant");
+        }
+    }
+
+    #[test]
+    fn only_rate_limited_should_be_kept_out_of_conditions() {
+        let excluded: Vec<_> = Reason::ALL
+            .into_iter()
+            .filter(|r| !r.is_condition_reason())
+            .collect();
+        assert_eq!(excluded, vec![Reason::RateLimited]);
+    }
+}

@@ -1,0 +1,11 @@
+//! Sample manifests, embedded so tests and `ferrvault-operator demo` apply exactly what the
+//! documentation shows. Each constant is one multi-document YAML file of `src/api/samples/`.
+
+/// A ferrvault-mode FerrVaultConnection and the Secret holding its `fvsat_` service-account token.
+pub const FERRVAULT_CONNECTION: &str = include_str!("samples/ferrvault-connection.yaml");
+
+/// A cloud-mode FerrVaultConnection (organization set) and its `fft_` API token Secret.
+pub const CLOUD_CONNECTION: &str = include_str!("samples/cloud-connection.yaml");
+
+/// A FerrVaultSecret with transforms, a rollout target, and the Deployment it restarts.
+pub const SECRET_WITH_TRANSFORMS: &str = include_str!("samples/secret-with-transforms.yaml");

@@ -1,0 +1,271 @@
+//! `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`, how they are
+//! transformed, and which workloads restart when the content changes.
+//!
+//! # Guarantees (enforced by the CRD schema, reference §1.2 and §3.7)
+//! - `vault` and `connectionRef.name` are non-empty; `project`, when set, is non-empty.
+//! - `refreshInterval` is a Go duration (`1h`, `1h30m`, `0s`; default `1h`); see
+//!   [`GO_DURATION_PATTERN`].
+//! - Each transform has a known `type` and the fields that type needs.
+//! - Each rollout target is a `Deployment`, `StatefulSet` or `DaemonSet`.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{ConnectionRef, conditions_schema};
+
+/// Pattern of `spec.refreshInterval`: Go `time.Duration` syntax without a sign (a sequence of
+/// decimal numbers each with a unit `ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`; or a bare `0`).
+/// `reconcile::duration::parse_go_duration` accepts exactly this language.
+pub const GO_DURATION_PATTERN: &str = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
+
+/// The CRD default of `spec.refreshInterval`.
+pub const DEFAULT_REFRESH_INTERVAL: &str = "1h";
+
+/// Secret `type` written when `target.type` is unset.
+pub const DEFAULT_TARGET_TYPE: &str = "Opaque";
+
+fn default_refresh_interval() -> String {
+    DEFAULT_REFRESH_INTERVAL.to_owned()
+}
+
+/// Desired state of a FerrVaultSecret.
+// Each `printcolumn(...)` repeats `type_ = "string"`; clippy reads that as a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "ferrvault.com",
+    version = "v1alpha1",
+    kind = "FerrVaultSecret",
+    plural = "ferrvaultsecrets",
+    singular = "ferrvaultsecret",
+    shortname = "fvs",
+    namespaced,
+    status = "FerrVaultSecretStatus",
+    derive = "PartialEq",
+    doc = "Keeps a Kubernetes Secret in sync with keys of a FerrVault vault.",
+    printcolumn(name = "Vault", type_ = "string", json_path = ".spec.vault"),
+    printcolumn(name = "Project", type_ = "string", json_path = ".spec.project", priority = 1),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="Ready")].status"#
+    ),
+    printcolumn(
+        name = "Reason",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="Ready")].reason"#
+    ),
+    printcolumn(
+        name = "Rollout",
+        type_ = "string",
+        json_path = r#".status.conditions[?(@.type=="RolloutRestarted")].status"#,
+        priority = 1
+    ),
+    printcolumn(name = "LastSynced", type_ = "date", json_path = ".status.lastSyncedAt"),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct FerrVaultSecretSpec {
+    /// The FerrVaultConnection to use, in the same namespace.
+    pub connection_ref: ConnectionRef,
+    /// Project holding the vault; required in cloud mode, ignored in ferrvault mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub project: Option<String>,
+    /// The vault to read from.
+    #[schemars(length(min = 1))]
+    pub vault: String,
+    /// Which keys to read; unset or empty means every key the credential can see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<SecretSelector>,
+    /// The Secret to write, always in this namespace; defaults to this object's name, `Opaque`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<SecretTarget>,
+    /// How often to re-read the vault, as a Go duration (`30s`, `1h30m`); `0s` disables scheduled
+    /// refreshes (changes to this object, its connection or the target still resync at once).
+    #[serde(default = "default_refresh_interval")]
+    #[schemars(regex(pattern = GO_DURATION_PATTERN))]
+    pub refresh_interval: String,
+    /// Workloads to restart (by a pod-template annotation) when the synced content changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rollout_restart: Vec<RolloutTarget>,
+    /// Transforms applied in order to the revealed keys before they are written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transforms: Vec<Transform>,
+}
+
+impl FerrVaultSecretSpec {
+    /// The target Secret's name: `target.name`, or the FerrVaultSecret's own name.
+    pub fn target_name<'a>(&'a self, cr_name: &'a str) -> &'a str {
+        self.target
+            .as_ref()
+            .and_then(|t| t.name.as_deref())
+            .filter(|n| !n.is_empty())
+            .unwrap_or(cr_name)
+    }
+
+    /// The target Secret's `type`: `target.type`, or `Opaque`.
+    pub fn target_type(&self) -> &str {
+        self.target
+            .as_ref()
+            .and_then(|t| t.type_.as_deref())
+            .filter(|t| !t.is_empty())
+            .unwrap_or(DEFAULT_TARGET_TYPE)
+    }
+
+    /// The explicitly selected key names; empty means "every key".
+    pub fn selected_names(&self) -> &[String] {
+        self.selector
+            .as_ref()
+            .map(|s| s.names.as_slice())
+            .unwrap_or_default()
+    }
+}
+
+/// Which keys to read from the vault.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct SecretSelector {
+    /// Explicit key names; empty means every key the credential can see.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+}
+
+/// The Secret the operator writes.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub struct SecretTarget {
+    /// Name of the Secret; defaults to the FerrVaultSecret's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Secret `type`, for example `kubernetes.io/tls`; defaults to `Opaque`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+}
+
+/// A workload restarted when the synced content changes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash, JsonSchema)]
+pub struct RolloutTarget {
+    /// Workload kind.
+    pub kind: WorkloadKind,
+    /// Workload name, in the same namespace.
+    #[schemars(length(min = 1))]
+    pub name: String,
+}
+
+/// The workload kinds a rollout restart can patch (all in `apps/v1`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+pub enum WorkloadKind {
+    /// `apps/v1` Deployment.
+    Deployment,
+    /// `apps/v1` StatefulSet.
+    StatefulSet,
+    /// `apps/v1` DaemonSet.
+    DaemonSet,
+}
+
+impl WorkloadKind {
+    /// The Kubernetes kind name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Deployment => "Deployment",
+            Self::StatefulSet => "StatefulSet",
+            Self::DaemonSet => "DaemonSet",
+        }
+    }
+}
+
+/// One transform step. Which fields matter depends on `type` (checked by CEL rules in the CRD):
+/// `prefix`/`suffix` need `value`, `rename` needs `from` and `to`, `jsonExpand` needs `key`,
+/// `base64Decode` takes optional `keys`.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[x_kube(
+    validation = Rule::new("(self.type != 'prefix' && self.type != 'suffix') || has(self.value)")
+        .message("prefix and suffix require `value`"),
+    validation = Rule::new(
+        "self.type != 'rename' || (has(self.from) && size(self.from) > 0 && has(self.to) && size(self.to) > 0)"
+    )
+    .message("rename requires both `from` and `to`"),
+    validation = Rule::new("self.type != 'jsonExpand' || (has(self.key) && size(self.key) > 0)")
+        .message("jsonExpand requires `key`")
+)]
+pub struct Transform {
+    /// What the step does: `prefix`, `suffix`, `rename`, `base64Decode` or `jsonExpand`.
+    #[serde(rename = "type")]
+    pub type_: TransformType,
+    /// `prefix`/`suffix`: the text added to every key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// `rename`: the key to move.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// `rename`: its new name; must not exist yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// `jsonExpand`: the key whose JSON object value is flattened into `KEY_SUBKEY` keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// `base64Decode`: the keys to decode; empty means every key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<String>,
+}
+
+/// The transform types.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum TransformType {
+    /// Prepend `value` to every key.
+    Prefix,
+    /// Append `value` to every key.
+    Suffix,
+    /// Move key `from` to `to`.
+    Rename,
+    /// Base64-decode the values of `keys` (or all keys), standard then URL-safe alphabet.
+    Base64Decode,
+    /// Flatten the JSON object at `key` into upper-cased `KEY_SUBKEY` entries.
+    JsonExpand,
+}
+
+impl TransformType {
+    /// The spelling used in the CRD, and in transform error messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Prefix => "prefix",
+            Self::Suffix => "suffix",
+            Self::Rename => "rename",
+            Self::Base64Decode => "base64Decode",
+            Self::JsonExpand => "jsonExpand",
+        }
+    }
+}
+
+/// Observed state of a FerrVaultSecret.
+///
+/// # Guarantees
+/// Every field is always serialized (absent values as `null`, empty lists as `[]`), so a JSON merge
+/// patch of the whole struct to `/status` replaces the previous status exactly; stale
+/// `missingKeys` or `lastRolloutHash` cannot survive a patch.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(description = "Observed state of a FerrVaultSecret.")]
+pub struct FerrVaultSecretStatus {
+    /// `Ready` (always) and `RolloutRestarted` (while `spec.rolloutRestart` is non-empty).
+    #[serde(default)]
+    #[schemars(schema_with = "conditions_schema")]
+    pub conditions: Vec<Condition>,
+    /// When the target Secret was last written successfully.
+    #[serde(default)]
+    pub last_synced_at: Option<Time>,
+    /// The content hash the rollout targets were last restarted for (or are pending for).
+    #[serde(default)]
+    pub last_rollout_hash: Option<String>,
+    /// Keys written into the target, sorted.
+    #[serde(default)]
+    pub synced_keys: Vec<String>,
+    /// Requested keys absent in FerrVault, sorted.
+    #[serde(default)]
+    pub missing_keys: Vec<String>,
+    /// The `metadata.generation` last synced (or found to have missing keys).
+    #[serde(default)]
+    pub observed_generation: Option<i64>,
+}

@@ -1,0 +1,247 @@
+//! [`FerrVault`]: the one client object the operator shares between all reconciles.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use tokio::time::Instant;
+
+use super::{
+    ClientConfig, Credential, Endpoint, FerrVaultError, LimiterSnapshot,
+    deadline::Deadline,
+    http::{self, CallSettings, HttpPool},
+    oidc::{OidcCache, OidcSource},
+    pacer::Pacer,
+    reveal::{self, RevealRequest, RevealScope, Revealed},
+    single_flight::SingleFlight,
+};
+
+/// The FerrVault client. Cheap to clone; clones share the HTTP client pool, the
+/// per-credential pacers, the single-flight table and the OIDC token cache.
+///
+/// # Guarantees
+/// - Reveals are paced per credential (base URL + token): callers wait for budget within
+///   their deadline instead of being rejected by the server.
+/// - Concurrent reveals of one vault through one credential share one request.
+/// - No secret value is kept after the request that fetched it has been handed out.
+#[derive(Clone)]
+pub struct FerrVault {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: ClientConfig,
+    settings: Arc<CallSettings>,
+    http: HttpPool,
+    /// One pacer per (base URL, credential). Keyed by the credential itself, not its 48-bit
+    /// fingerprint, so two tokens can never share (or leak into) each other's state.
+    pacers: Mutex<HashMap<(String, Credential), Arc<Pacer>>>,
+    flights: SingleFlight<FlightKey>,
+    pub(super) oidc: OidcCache,
+}
+
+/// What makes two reveals the same request.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct FlightKey {
+    endpoint: Endpoint,
+    credential: Credential,
+    scope: RevealScope,
+    vault: String,
+}
+
+impl FerrVault {
+    /// A client with empty pools.
+    ///
+    /// # Panics
+    /// When `config` fails [`ClientConfig::validate`]; validate user input first.
+    pub fn new(config: ClientConfig) -> Self {
+        if let Err(why) = config.validate() {
+            panic!("invalid FerrVault client configuration: {why}");
+        }
+        let settings = Arc::new(CallSettings {
+            attempt_timeout: config.attempt_timeout,
+            retry: config.retry.clone(),
+            max_body_bytes: config.max_body_bytes,
+        });
+        let flights = SingleFlight::new(config.coalesce_window);
+        Self {
+            inner: Arc::new(Inner {
+                config,
+                settings,
+                http: HttpPool::default(),
+                pacers: Mutex::default(),
+                flights,
+                oidc: OidcCache::default(),
+            }),
+        }
+    }
+
+    /// Reveals the requested keys of a vault.
+    ///
+    /// Waits for the credential's budget, shares the request with concurrent reveals of the
+    /// same vault, retries 5xx and transport failures, and gives up at `deadline`.
+    ///
+    /// # Errors
+    /// Any [`FerrVaultError`]; [`FerrVaultError::is_rate_limited`] ones mean "try later".
+    pub async fn reveal(
+        &self,
+        endpoint: &Endpoint,
+        credential: &Credential,
+        request: RevealRequest,
+        deadline: Instant,
+    ) -> Result<Revealed, FerrVaultError> {
+        endpoint.url(&reveal::url_segments(&request.scope, &request.vault))?;
+        let client = self.inner.http.client_for(endpoint)?;
+        let pacer = self.pacer(endpoint, credential);
+        let settings = self.inner.settings.clone();
+        let key = FlightKey {
+            endpoint: endpoint.clone(),
+            credential: credential.clone(),
+            scope: request.scope.clone(),
+            vault: request.vault.clone(),
+        };
+        let (endpoint, credential) = (endpoint.clone(), credential.clone());
+        let token = credential.clone();
+        let RevealRequest { scope, vault, keys } = request;
+        self.inner
+            .flights
+            .reveal(key, keys, deadline, move |flight| async move {
+                http::call(
+                    &client,
+                    &settings,
+                    Some(&pacer),
+                    flight.deadline(),
+                    |client| {
+                        reveal::build_request(
+                            client,
+                            &endpoint,
+                            &credential,
+                            &scope,
+                            &vault,
+                            &flight.freeze(),
+                        )
+                    },
+                    |body| reveal::decode(&scope, body),
+                )
+                .await
+            })
+            .await
+            .map_err(|error| error.redact(token.bearer()))
+    }
+
+    /// Checks that the server answers `GET /healthz` with a 2xx. Unauthenticated and not paced
+    /// (the server does not rate-limit it); 5xx and transport failures are retried.
+    ///
+    /// # Errors
+    /// The mapped status or transport failure, or [`FerrVaultError::Deadline`].
+    pub async fn probe(&self, endpoint: &Endpoint, deadline: Instant) -> Result<(), FerrVaultError> {
+        let client = self.inner.http.client_for(endpoint)?;
+        let url = endpoint.url(&["healthz"])?;
+        let deadline = Deadline::new(deadline);
+        http::call(
+            &client,
+            &self.inner.settings,
+            None,
+            &deadline,
+            |client| {
+                Ok(client
+                    .get(url.clone())
+                    .header(reqwest::header::ACCEPT, "application/json"))
+            },
+            |_| Ok(()),
+        )
+        .await
+    }
+
+    /// A bearer for an OIDC connection: the cached one while it has more than 60s left, else a
+    /// fresh exchange of the projected ServiceAccount token. Concurrent callers for one
+    /// connection share one exchange.
+    ///
+    /// # Errors
+    /// [`FerrVaultError::TokenFile`] when the token file is unreadable or empty; the mapped
+    /// exchange failure otherwise.
+    pub async fn oidc_token(
+        &self,
+        source: &OidcSource,
+        deadline: Instant,
+    ) -> Result<Credential, FerrVaultError> {
+        let client = self.inner.http.client_for(&source.endpoint)?;
+        self.inner
+            .oidc
+            .token(&client, &self.inner.settings, source, &Deadline::new(deadline))
+            .await
+    }
+
+    /// Forgets the cached OIDC bearer of connection `namespace/name` (spec change, deletion).
+    pub fn invalidate_oidc(&self, namespace: &str, name: &str) {
+        self.inner.oidc.invalidate(namespace, name);
+    }
+
+    /// Every credential's limiter state, sorted by base URL then fingerprint.
+    pub fn limiter_snapshots(&self) -> Vec<LimiterSnapshot> {
+        let pacers: Vec<Arc<Pacer>> = self.lock_pacers().values().cloned().collect();
+        let mut snapshots: Vec<LimiterSnapshot> = pacers.iter().map(|p| p.snapshot()).collect();
+        snapshots.sort_by(|a, b| (&a.base_url, &a.credential).cmp(&(&b.base_url, &b.credential)));
+        snapshots
+    }
+
+    /// The longest one call can legitimately take once its request is sent: every attempt
+    /// timing out, every backoff at its maximum, plus the coalescing window. A reconcile
+    /// timeout shorter than this cancels healthy calls. Waiting for budget is not included:
+    /// it is bounded by the caller's deadline and reported as
+    /// [`crate::ferrvault::DeadlineStage::WaitingForBudget`].
+    pub fn longest_call(&self) -> Duration {
+        self.inner
+            .config
+            .retry
+            .longest_call(self.inner.config.attempt_timeout)
+            + self.inner.config.coalesce_window
+    }
+
+    /// The configuration this client was built with.
+    pub fn config(&self) -> &ClientConfig {
+        &self.inner.config
+    }
+
+    /// Number of vaults with a reveal gathering callers or in flight.
+    pub fn reveals_in_progress(&self) -> usize {
+        self.inner.flights.in_progress()
+    }
+
+    /// Number of pooled HTTP clients (one per endpoint).
+    pub fn pooled_clients(&self) -> usize {
+        self.inner.http.len()
+    }
+
+    fn pacer(&self, endpoint: &Endpoint, credential: &Credential) -> Arc<Pacer> {
+        let key = (endpoint.base_url().to_owned(), credential.clone());
+        let mut pacers = self.lock_pacers();
+        pacers
+            .entry(key)
+            .or_insert_with(|| {
+                Arc::new(Pacer::new(
+                    credential.fingerprint(endpoint.base_url()),
+                    endpoint.base_url().to_owned(),
+                    self.inner.config.rate_per_second,
+                    self.inner.config.burst,
+                ))
+            })
+            .clone()
+    }
+
+    fn lock_pacers(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Credential), Arc<Pacer>>> {
+        self.inner.pacers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for FerrVault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FerrVault")
+            .field("config", &self.inner.config)
+            .field("credentials", &self.lock_pacers().len())
+            .field("pooled_clients", &self.inner.http.len())
+            .finish_non_exhaustive()
+    }
+}

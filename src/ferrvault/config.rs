@@ -1,0 +1,73 @@
+//! Client configuration.
+
+use std::time::Duration;
+
+use super::RetryPolicy;
+
+/// How the FerrVault client paces, times out and retries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientConfig {
+    /// Requests per second allowed per credential: the server's budget. Default 1.0 (FerrVault
+    /// allows 60 requests per minute per token).
+    pub rate_per_second: f64,
+    /// The server's burst per credential. Default 5. The client keeps one of these tokens in
+    /// reserve (see `limiter::HEADROOM_TOKENS`).
+    pub burst: u32,
+    /// Timeout of one HTTP attempt. Default 10s, like the Go operator.
+    pub attempt_timeout: Duration,
+    /// Retries for 5xx and transport failures.
+    pub retry: RetryPolicy,
+    /// How long a new reveal waits for concurrent reveals of the same vault to join it before
+    /// asking for a token. Default 25ms: small next to any reconcile, long enough for callers
+    /// woken by the same event to meet.
+    pub coalesce_window: Duration,
+    /// Largest response body accepted. Default 8 MiB.
+    pub max_body_bytes: usize,
+}
+
+impl ClientConfig {
+    /// FerrVault's per-token budget: 60 requests per minute.
+    pub const DEFAULT_RATE_PER_SECOND: f64 = 1.0;
+    /// FerrVault's per-token burst.
+    pub const DEFAULT_BURST: u32 = 5;
+    /// Per-attempt timeout of the Go operator (`RequestTimeout`).
+    pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// See [`ClientConfig::coalesce_window`].
+    pub const DEFAULT_COALESCE_WINDOW: Duration = Duration::from_millis(25);
+
+    /// Checks the values a user can set.
+    ///
+    /// # Errors
+    /// A message naming the bad field.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.rate_per_second.is_finite() && self.rate_per_second > 0.0) {
+            return Err(format!(
+                "rate_per_second must be positive, got {}",
+                self.rate_per_second
+            ));
+        }
+        if self.burst == 0 {
+            return Err("burst must be at least 1".into());
+        }
+        if self.attempt_timeout.is_zero() {
+            return Err("attempt_timeout must be positive".into());
+        }
+        if self.retry.max_attempts == 0 {
+            return Err("retry.max_attempts must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            rate_per_second: Self::DEFAULT_RATE_PER_SECOND,
+            burst: Self::DEFAULT_BURST,
+            attempt_timeout: Self::DEFAULT_ATTEMPT_TIMEOUT,
+            retry: RetryPolicy::default(),
+            coalesce_window: Self::DEFAULT_COALESCE_WINDOW,
+            max_body_bytes: 8 << 20,
+        }
+    }
+}

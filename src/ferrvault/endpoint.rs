@@ -1,0 +1,171 @@
+//! Where a FerrVault server is and how to trust it.
+//!
+//! An [`Endpoint`] is the key of the HTTP client pool: one pooled client per (base URL, TLS
+//! settings). It is validated once, when built from the connection spec.
+
+use std::{fmt, sync::Arc};
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::Url;
+
+use super::FerrVaultError;
+
+/// Escaped in a path segment: everything but RFC 3986 unreserved characters.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// A validated FerrVault base URL plus its TLS settings.
+///
+/// # Guarantees
+/// - The scheme is `http` or `https`, there is a host, no user info (a password in a URL
+///   would end up in logs), no query and no fragment.
+/// - The base URL has no trailing slash; endpoint paths are appended to it.
+/// - An extra CA bundle, if any, parsed as PEM when it was set.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    /// Normalised base URL, without a trailing slash.
+    base_url: Arc<str>,
+    /// Extra PEM CA bundle trusted in addition to the system roots. Part of the pool key, so
+    /// two connections to one URL with different bundles never share a TLS client.
+    extra_ca_pem: Option<Arc<[u8]>>,
+}
+
+impl Endpoint {
+    /// Validates a base URL (`spec.url`).
+    ///
+    /// # Errors
+    /// [`FerrVaultError::InvalidEndpoint`] naming what is wrong.
+    pub fn parse(url: &str) -> Result<Self, FerrVaultError> {
+        let invalid = |why: &str| FerrVaultError::InvalidEndpoint(why.to_owned());
+        let parsed = Url::parse(url.trim()).map_err(|e| invalid(&format!("not a URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(invalid("the scheme must be http or https"));
+        }
+        if parsed.host_str().is_none_or(str::is_empty) {
+            return Err(invalid("the URL has no host"));
+        }
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(invalid(
+                "the URL must not carry user info; use tokenSecretRef or oidc",
+            ));
+        }
+        if parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(invalid("the URL must not carry a query or a fragment"));
+        }
+        let base = parsed.as_str().trim_end_matches('/');
+        Ok(Self {
+            base_url: Arc::from(base),
+            extra_ca_pem: None,
+        })
+    }
+
+    /// Trusts the CA certificates of a PEM bundle in addition to the system roots.
+    ///
+    /// # Errors
+    /// [`FerrVaultError::InvalidTls`] when the bundle holds no parseable certificate.
+    pub fn with_extra_ca_pem(mut self, pem: &[u8]) -> Result<Self, FerrVaultError> {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))?;
+        if certs.is_empty() {
+            return Err(FerrVaultError::InvalidTls(
+                "the PEM bundle holds no certificate".into(),
+            ));
+        }
+        self.extra_ca_pem = Some(Arc::from(pem));
+        Ok(self)
+    }
+
+    /// The base URL, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The extra CA bundle, if any.
+    pub(crate) fn extra_ca_pem(&self) -> Option<&[u8]> {
+        self.extra_ca_pem.as_deref()
+    }
+
+    /// `base_url` joined with path segments, each percent-escaped as exactly one segment
+    /// (`/`, `?`, `#`, `%`, spaces and non-ASCII are escaped).
+    ///
+    /// # Errors
+    /// [`FerrVaultError::InvalidRequest`] for an empty, `.` or `..` segment: URL parsers
+    /// resolve those (even escaped as `%2E%2E`), so a vault named `..` could walk up the path.
+    pub(crate) fn url(&self, segments: &[&str]) -> Result<Url, FerrVaultError> {
+        let mut path = String::from(&*self.base_url);
+        for segment in segments {
+            if matches!(*segment, "" | "." | "..") {
+                return Err(FerrVaultError::InvalidRequest(format!(
+                    "a name must not be empty, \".\" or \"..\" (got {segment:?})"
+                )));
+            }
+            path.push('/');
+            path.extend(utf8_percent_encode(segment, SEGMENT));
+        }
+        Url::parse(&path).map_err(|e| FerrVaultError::InvalidRequest(e.to_string()))
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.base_url)
+            .field("extra_ca", &self.extra_ca_pem.is_some())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_should_accept_http_urls_and_drop_the_trailing_slash() {
+        let ep = Endpoint::parse("https://vault.example.com/api/").unwrap();
+        assert_eq!(ep.base_url(), "https://vault.example.com/api");
+        assert_eq!(
+            ep.url(&["healthz"]).unwrap().as_str(),
+            "https://vault.example.com/api/healthz"
+        );
+        let root = Endpoint::parse("http://127.0.0.1:8080").unwrap();
+        assert_eq!(
+            root.url(&["healthz"]).unwrap().as_str(),
+            "http://127.0.0.1:8080/healthz"
+        );
+    }
+
+    #[test]
+    fn endpoint_should_refuse_other_schemes_user_info_and_queries() {
+        for bad in [
+            "ftp://x",
+            "not a url",
+            "http://user:pw@x",
+            "http://x/?a=b",
+            "http://x/#f",
+        ] {
+            assert!(Endpoint::parse(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn endpoint_should_escape_each_segment() {
+        let ep = Endpoint::parse("http://x").unwrap();
+        let url = ep.url(&["orgs", "a/b c?#%", "v.1", "ü"]).unwrap();
+        assert_eq!(url.as_str(), "http://x/orgs/a%2Fb%20c%3F%23%25/v.1/%C3%BC");
+        for bad in ["..", ".", ""] {
+            assert!(
+                ep.url(&["vaults", bad, "reveal"]).is_err(),
+                "{bad:?} was accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn endpoint_should_refuse_a_bundle_without_certificates() {
+        let ep = Endpoint::parse("https://x").unwrap();
+        assert!(ep.with_extra_ca_pem(b"not pem").is_err());
+    }
+}

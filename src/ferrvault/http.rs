@@ -1,0 +1,234 @@
+//! HTTP plumbing: one pooled client per endpoint, and the attempt loop every FerrVault call
+//! goes through (pacing, per-attempt timeout, bounded body, retries, accounting).
+//!
+//! # Guarantees
+//! - One `reqwest::Client` (one connection pool) per [`Endpoint`], reused by every call.
+//! - Each attempt of a paced call first takes a token from the credential's pacer.
+//! - Each attempt is bounded by the per-attempt timeout and by the caller's deadline; the
+//!   sleep between attempts is cut short by the deadline too.
+//! - Only [`FerrVaultError::is_retryable`] failures are retried, at most `max_attempts` in all.
+//! - A 429 pauses the credential (`Retry-After`); any other answer tells the pacer the server
+//!   is not throttling us.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, SystemTime},
+};
+
+use bytes::{Bytes, BytesMut};
+use reqwest::{RequestBuilder, header::RETRY_AFTER};
+use tokio::time::Instant;
+
+use super::{
+    DeadlineStage, Endpoint, FerrVaultError, RequestResult, RetryPolicy, deadline::Deadline, pacer::Pacer,
+    retry_after::parse_retry_after,
+};
+
+/// How calls are made; part of the client configuration.
+#[derive(Clone, Debug)]
+pub(crate) struct CallSettings {
+    pub(crate) attempt_timeout: Duration,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) max_body_bytes: usize,
+}
+
+/// The HTTP clients, one per endpoint.
+#[derive(Debug, Default)]
+pub(crate) struct HttpPool {
+    /// Clients by endpoint (base URL + TLS settings). Grows with the number of distinct
+    /// endpoints the operator has ever used, which is small.
+    clients: Mutex<HashMap<Endpoint, reqwest::Client>>,
+}
+
+impl HttpPool {
+    /// The pooled client for an endpoint, built on first use.
+    ///
+    /// # Errors
+    /// [`FerrVaultError::InvalidTls`] when the TLS client cannot be built.
+    pub(crate) fn client_for(&self, endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> {
+        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(client) = clients.get(endpoint) {
+            return Ok(client.clone());
+        }
+        let client = build_client(endpoint)?;
+        clients.insert(endpoint.clone(), client.clone());
+        Ok(client)
+    }
+
+    /// Number of pooled clients (one per endpoint).
+    pub(crate) fn len(&self) -> usize {
+        self.clients.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+}
+
+fn build_client(endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> {
+    // reqwest is built with `rustls-no-provider`; the process needs one crypto provider. An
+    // error means another part of the process installed one first, which is just as good.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .user_agent(concat!("ferrvault-operator/", env!("CARGO_PKG_VERSION")))
+        // Our own loop decides retries; reqwest's protocol-level retries would hide attempts.
+        .retry(reqwest::retry::never())
+        .pool_idle_timeout(Duration::from_secs(90));
+    if let Some(pem) = endpoint.extra_ca_pem() {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    builder
+        .build()
+        .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))
+}
+
+/// Runs one logical call: up to `max_attempts` attempts of `build`'s request, decoding the
+/// 2xx body with `decode`. `build` runs after the attempt's token is taken, so a single-flight
+/// caller can freeze its key selector at the last possible moment.
+pub(crate) async fn call<T>(
+    client: &reqwest::Client,
+    settings: &CallSettings,
+    pacer: Option<&Pacer>,
+    deadline: &Deadline,
+    mut build: impl FnMut(&reqwest::Client) -> Result<RequestBuilder, FerrVaultError>,
+    decode: impl Fn(&[u8]) -> Result<T, FerrVaultError>,
+) -> Result<T, FerrVaultError> {
+    let max_attempts = settings.retry.max_attempts.max(1);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        if Instant::now() >= deadline.get() {
+            return Err(FerrVaultError::Deadline {
+                stage: DeadlineStage::InFlight,
+            });
+        }
+        let permit = match pacer {
+            Some(pacer) => Some(pacer.acquire(deadline).await?),
+            None => None,
+        };
+        let request = build(client)?;
+        let outcome = attempt_once(request, settings, deadline).await;
+        let (result, error) = match outcome {
+            Ok(body) => match decode(&body) {
+                Ok(value) => {
+                    if let Some(pacer) = pacer {
+                        pacer.on_success();
+                        pacer.record(RequestResult::Success);
+                    }
+                    return Ok(value);
+                }
+                Err(error) => (RequestResult::Decode, error),
+            },
+            Err(error) => (result_of(&error), error),
+        };
+        if let Some(pacer) = pacer {
+            pacer.record(result);
+            match (&error, permit) {
+                (FerrVaultError::RateLimited { retry_after, .. }, Some(permit)) => {
+                    pacer.on_rate_limited(permit, *retry_after);
+                }
+                // No answer: says nothing about the server's budget.
+                (
+                    FerrVaultError::Transport { .. }
+                    | FerrVaultError::Timeout { .. }
+                    | FerrVaultError::Deadline { .. },
+                    _,
+                ) => {}
+                // Any other answer means the server is not throttling this credential.
+                _ => pacer.on_success(),
+            }
+        }
+        let error = error.with_attempts(attempt);
+        if !error.is_retryable() || attempt >= max_attempts {
+            return Err(error);
+        }
+        let delay = settings
+            .retry
+            .delay_after(attempt, rand::random_range(-1.0..=1.0));
+        if Instant::now() + delay >= deadline.get() {
+            return Err(error);
+        }
+        tracing::debug!(
+            attempt,
+            reason = error.reason(),
+            ?delay,
+            "ferrvault call failed, retrying"
+        );
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// One HTTP exchange under `min(per-attempt timeout, caller deadline)`; non-2xx → error.
+async fn attempt_once(
+    request: RequestBuilder,
+    settings: &CallSettings,
+    deadline: &Deadline,
+) -> Result<Bytes, FerrVaultError> {
+    let attempt_end = (Instant::now() + settings.attempt_timeout).min(deadline.get());
+    let exchange = async {
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| parse_retry_after(v, SystemTime::now()));
+        let body = read_body(response, settings.max_body_bytes).await?;
+        if status.is_success() {
+            Ok(body)
+        } else {
+            Err(FerrVaultError::from_status(status, &body, retry_after, 1))
+        }
+    };
+    match tokio::time::timeout_at(attempt_end, exchange).await {
+        Ok(outcome) => outcome,
+        Err(_) if attempt_end >= deadline.get() => Err(FerrVaultError::Deadline {
+            stage: DeadlineStage::InFlight,
+        }),
+        Err(_) => Err(FerrVaultError::Timeout {
+            attempts: 1,
+            per_attempt: settings.attempt_timeout,
+        }),
+    }
+}
+
+/// Reads a body of at most `max` bytes; a larger one is a decode error (never buffered whole).
+async fn read_body(mut response: reqwest::Response, max: usize) -> Result<Bytes, FerrVaultError> {
+    let too_large = || FerrVaultError::Decode(format!("response body larger than {max} bytes"));
+    if response.content_length().is_some_and(|len| len > max as u64) {
+        return Err(too_large());
+    }
+    let mut body = BytesMut::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        if body.len() + chunk.len() > max {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+fn transport(error: reqwest::Error) -> FerrVaultError {
+    FerrVaultError::Transport {
+        attempts: 1,
+        source: Arc::new(error),
+    }
+}
+
+/// The accounting label of a failed attempt.
+fn result_of(error: &FerrVaultError) -> RequestResult {
+    match error {
+        FerrVaultError::RateLimited { .. } => RequestResult::RateLimited,
+        FerrVaultError::Auth { .. } => RequestResult::Auth,
+        FerrVaultError::NotFound { .. } => RequestResult::NotFound,
+        FerrVaultError::Server { .. } => RequestResult::ServerError,
+        FerrVaultError::Transport { .. } => RequestResult::Transport,
+        FerrVaultError::Timeout { .. } | FerrVaultError::Deadline { .. } => RequestResult::Timeout,
+        FerrVaultError::Decode(_) => RequestResult::Decode,
+        FerrVaultError::Client { .. }
+        | FerrVaultError::InvalidEndpoint(_)
+        | FerrVaultError::InvalidCredential(_)
+        | FerrVaultError::InvalidTls(_)
+        | FerrVaultError::InvalidRequest(_)
+        | FerrVaultError::TokenFile { .. } => RequestResult::ClientError,
+    }
+}

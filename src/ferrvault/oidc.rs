@@ -1,0 +1,184 @@
+//! OIDC workload identity: exchanging the projected ServiceAccount token for a FerrVault
+//! bearer (`POST /api/v1/clusters/oidc-exchange`), cached per connection.
+//!
+//! # Guarantees
+//! - A cached bearer is reused while it has more than [`REFRESH_LEEWAY`] left.
+//! - Concurrent requests for one connection share one exchange (a per-connection lock).
+//! - A cached bearer is only reused for the same endpoint, cluster id and token path; a
+//!   connection whose spec changed gets a fresh exchange even before it is invalidated.
+//! - Neither the projected token nor the bearer appears in errors or `Debug` output.
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, SystemTime},
+};
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use serde::Deserialize;
+
+use super::{Credential, Endpoint, FerrVaultError, deadline::Deadline, http};
+
+/// Refresh a bearer when it has this little time left.
+pub const REFRESH_LEEWAY: Duration = Duration::from_secs(60);
+
+/// Where a connection's OIDC bearer comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OidcSource {
+    /// The connection's namespace (cache key).
+    pub namespace: String,
+    /// The connection's name (cache key).
+    pub name: String,
+    /// The FerrVault endpoint to exchange at.
+    pub endpoint: Endpoint,
+    /// `spec.oidc.clusterID`.
+    pub cluster_id: String,
+    /// `spec.oidc.tokenPath`.
+    pub token_path: PathBuf,
+}
+
+/// Cached bearers by connection.
+#[derive(Default)]
+pub(crate) struct OidcCache {
+    entries: Mutex<HashMap<ConnectionKey, Slot>>,
+}
+
+/// `(namespace, name)` of a connection.
+type ConnectionKey = (String, String);
+/// One connection's cached bearer; the async lock makes concurrent callers share an exchange.
+type Slot = Arc<tokio::sync::Mutex<Option<Cached>>>;
+
+struct Cached {
+    endpoint: Endpoint,
+    cluster_id: String,
+    token_path: PathBuf,
+    bearer: Credential,
+    expires_at: SystemTime,
+}
+
+#[derive(Deserialize)]
+struct ExchangeAnswer {
+    access_token: String,
+    expires_at: String,
+}
+
+impl OidcCache {
+    pub(crate) async fn token(
+        &self,
+        client: &reqwest::Client,
+        settings: &http::CallSettings,
+        source: &OidcSource,
+        deadline: &Deadline,
+    ) -> Result<Credential, FerrVaultError> {
+        let entry = {
+            let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+            entries
+                .entry((source.namespace.clone(), source.name.clone()))
+                .or_default()
+                .clone()
+        };
+        let mut cached = entry.lock().await;
+        if let Some(hit) = cached
+            .as_ref()
+            .filter(|c| c.is_fresh_for(source, SystemTime::now()))
+        {
+            return Ok(hit.bearer.clone());
+        }
+        let projected = read_projected_token(source).await?;
+        let url = source.endpoint.url(&["api", "v1", "clusters", "oidc-exchange"])?;
+        let body = serde_json::json!({ "cluster_id": source.cluster_id, "token": projected }).to_string();
+        let (bearer, expires_at) = http::call(
+            client,
+            settings,
+            None,
+            deadline,
+            |client| {
+                Ok(client
+                    .post(url.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .header(ACCEPT, "application/json")
+                    .body(body.clone()))
+            },
+            decode_exchange,
+        )
+        .await
+        .map_err(|error| error.redact(&projected))?;
+        *cached = Some(Cached {
+            endpoint: source.endpoint.clone(),
+            cluster_id: source.cluster_id.clone(),
+            token_path: source.token_path.clone(),
+            bearer: bearer.clone(),
+            expires_at,
+        });
+        Ok(bearer)
+    }
+
+    pub(crate) fn invalidate(&self, namespace: &str, name: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries.remove(&(namespace.to_owned(), name.to_owned()));
+    }
+}
+
+impl Cached {
+    fn is_fresh_for(&self, source: &OidcSource, now: SystemTime) -> bool {
+        self.endpoint == source.endpoint
+            && self.cluster_id == source.cluster_id
+            && self.token_path == source.token_path
+            && self
+                .expires_at
+                .duration_since(now)
+                .is_ok_and(|left| left > REFRESH_LEEWAY)
+    }
+}
+
+async fn read_projected_token(source: &OidcSource) -> Result<String, FerrVaultError> {
+    let path = source.token_path.display().to_string();
+    let text =
+        tokio::fs::read_to_string(&source.token_path)
+            .await
+            .map_err(|e| FerrVaultError::TokenFile {
+                path: path.clone(),
+                why: e.kind().to_string(),
+            })?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(FerrVaultError::TokenFile {
+            path,
+            why: "the file is empty".into(),
+        });
+    }
+    Ok(token.to_owned())
+}
+
+fn decode_exchange(body: &[u8]) -> Result<(Credential, SystemTime), FerrVaultError> {
+    let answer: ExchangeAnswer =
+        serde_json::from_slice(body).map_err(|e| FerrVaultError::decode("oidc exchange", &e))?;
+    let expires_at: jiff::Timestamp = answer
+        .expires_at
+        .parse()
+        .map_err(|_| FerrVaultError::Decode("oidc exchange: expires_at is not an RFC 3339 time".into()))?;
+    Ok((
+        Credential::new(&answer.access_token)?,
+        SystemTime::from(expires_at),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exchange_decoding_should_not_echo_the_token() {
+        let ok = decode_exchange(
+            br#"{"access_token":"ffclust_abc","expires_at":"2030-01-01T00:00:00Z","token_type":"Bearer"}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.0.bearer(), "ffclust_abc");
+        let bad = decode_exchange(br#"{"access_token":12345678,"expires_at":"x"}"#).unwrap_err();
+        assert!(!bad.to_string().contains("12345678"), "{bad}");
+        let bad_time =
+            decode_exchange(br#"{"access_token":"ffclust_abc","expires_at":"tomorrow"}"#).unwrap_err();
+        assert!(!format!("{bad_time:?}").contains("ffclust_abc"));
+    }
+}

@@ -1,0 +1,179 @@
+//! Guard decisions and the requeue policy of the FerrVaultSecret reconciler (reference §3.2
+//! steps 6, 11, 12 and §3.3), without the Go operator's `0s` defect (§8 item 9).
+//!
+//! # Guarantees
+//! - An existing target is never overwritten while requested keys are missing.
+//! - The connection's own token Secret is never owned by a FerrVaultSecret and never written
+//!   without its token key.
+//! - Every failure is retried on a timer even with `refreshInterval: 0s`; only a success (and an
+//!   invalid spec, which only an edit can fix) waits for the next event when refresh is disabled.
+
+use std::time::Duration;
+
+use super::{
+    SecretData,
+    duration::{DurationError, parse_go_duration},
+};
+use crate::api::{ConnectionMode, SecretKeyRef};
+
+/// What to do with the target Secret when the reveal reported missing keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MissingKeysDecision {
+    /// Nothing is missing: write the target; Ready follows the write.
+    WriteAll,
+    /// Keys are missing but the target does not exist and some keys were found: create it with
+    /// what was found (a partial Secret beats none), then report `MissingKeys`.
+    CreatePartial,
+    /// Keys are missing and the target exists (or nothing was found): leave it untouched so
+    /// workloads keep the last good values; report `MissingKeys` and retry within
+    /// [`MISSING_KEYS_RETRY`].
+    LeaveTargetUnchanged,
+}
+
+/// The missing-keys guard (reference §3.2 step 12).
+pub fn missing_keys_decision(
+    missing: &[String],
+    target_exists: bool,
+    data: &SecretData,
+) -> MissingKeysDecision {
+    match (missing.is_empty(), target_exists || data.is_empty()) {
+        (true, _) => MissingKeysDecision::WriteAll,
+        (false, false) => MissingKeysDecision::CreatePartial,
+        (false, true) => MissingKeysDecision::LeaveTargetUnchanged,
+    }
+}
+
+/// How the target Secret may be written, given the connection's token reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenTargetDecision {
+    /// The ordinary case: write it with this FerrVaultSecret as controller owner (adopting an
+    /// unowned Secret; failing with `SecretWriteFailed` if another controller owns it).
+    Owned,
+    /// The target is the connection's token Secret (token rotation through FerrVault): write it
+    /// *without* an owner reference from this FerrVaultSecret (strip one if present), so deleting
+    /// the FerrVaultSecret never garbage-collects the credential.
+    Unowned,
+    /// The target is the token Secret and the data lacks the token key: writing would lock the
+    /// operator out. Do not write; report `TokenKeyMissing` and retry within
+    /// [`MISSING_KEYS_RETRY`].
+    TokenKeyMissing {
+        /// The token key that is absent (a key name, not a value).
+        key: String,
+    },
+}
+
+/// The token-target guard (reference §3.2 step 11). `data` is the transformed content.
+pub fn token_target_decision(
+    connection_token: Option<&SecretKeyRef>,
+    target_name: &str,
+    data: &SecretData,
+) -> TokenTargetDecision {
+    match connection_token {
+        Some(token) if token.name == target_name && !data.contains_key(&token.key) => {
+            TokenTargetDecision::TokenKeyMissing {
+                key: token.key.clone(),
+            }
+        }
+        Some(token) if token.name == target_name => TokenTargetDecision::Unowned,
+        _ => TokenTargetDecision::Owned,
+    }
+}
+
+/// The cloud-scope guard (reference §3.2 step 6): cloud mode needs the connection's
+/// `organization` and the secret's `project`; when either is empty no API call is made.
+pub fn missing_cloud_scope(mode: ConnectionMode, organization: Option<&str>, project: Option<&str>) -> bool {
+    let blank = |value: Option<&str>| value.is_none_or(str::is_empty);
+    match mode {
+        ConnectionMode::Cloud => blank(organization) || blank(project),
+        ConnectionMode::Ferrvault => false,
+    }
+}
+
+/// Retry bound for `MissingKeys` and `TokenKeyMissing`: keys added upstream show up within a
+/// minute (reference `missingKeysRetry`).
+pub const MISSING_KEYS_RETRY: Duration = Duration::from_secs(60);
+
+/// Requeue after `AuthFailed` (401/403): a credential fix usually comes with a token Secret
+/// change, which triggers a reconcile at once; the timer is the fallback (reference: 5m).
+pub const AUTH_FAILED_REQUEUE: Duration = Duration::from_secs(5 * 60);
+
+/// Upper bound of the retry delay after any other failure (`Unreachable`, `VaultNotFound`,
+/// `ConnectionNotFound`, write failures…). The Go operator waited a whole refresh interval (1h
+/// by default, forever with `0s`); 5m keeps a transient outage short without hammering a server
+/// that is down (the per-credential limiter paces the retries anyway).
+pub const FAILURE_RETRY: Duration = Duration::from_secs(5 * 60);
+
+/// Floor of every timed requeue, so `refreshInterval: 1ms` cannot spin a worker or burn the
+/// credential's request budget.
+pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
+
+/// Default re-probe period of a FerrVaultConnection (the `run` flag's default; reference
+/// `connectionProbeInterval`). Probes hit the unauthenticated `/healthz`, outside the limiter.
+pub const DEFAULT_CONNECTION_PROBE_INTERVAL: Duration = Duration::from_secs(10 * 60);
+
+/// Re-check of a connection whose deletion is blocked by dependants (reference
+/// `connectionInUseRequeue`); FerrVaultSecret deletions also trigger it through the watch.
+pub const DELETION_BLOCKED_REQUEUE: Duration = Duration::from_secs(30);
+
+/// The outcome of a FerrVaultSecret reconcile, as far as its next timed run is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequeueCase {
+    /// Synced: next run at the refresh interval, none when refresh is `0s`.
+    Synced,
+    /// `MissingKeys` or `TokenKeyMissing`: retry within [`MISSING_KEYS_RETRY`].
+    KeysMissing,
+    /// `AuthFailed`: retry after [`AUTH_FAILED_REQUEUE`].
+    AuthFailed,
+    /// Any other failure: retry within [`FAILURE_RETRY`].
+    Failed,
+    /// The spec itself is invalid (`InvalidRefreshInterval`): only an edit, which bumps the
+    /// generation and triggers a reconcile, can fix it; no timer.
+    InvalidSpec,
+}
+
+/// When to run again, given the outcome and the resolved refresh interval (`ZERO` = disabled).
+///
+/// Failures never depend on refresh being enabled (reference §8 item 9); every delay is at least
+/// [`MIN_REQUEUE`]. `None` means "no timer; wait for a watch event".
+pub fn requeue_after(case: RequeueCase, refresh: Duration) -> Option<Duration> {
+    let within = |bound: Duration| {
+        if refresh.is_zero() {
+            bound
+        } else {
+            refresh.min(bound)
+        }
+    };
+    let delay = match case {
+        RequeueCase::Synced if refresh.is_zero() => return None,
+        RequeueCase::Synced => refresh,
+        RequeueCase::KeysMissing => within(MISSING_KEYS_RETRY),
+        RequeueCase::AuthFailed => AUTH_FAILED_REQUEUE,
+        RequeueCase::Failed => within(FAILURE_RETRY),
+        RequeueCase::InvalidSpec => return None,
+    };
+    Some(delay.max(MIN_REQUEUE))
+}
+
+/// The retry delay after `MissingKeys` or `TokenKeyMissing` (reference `missingKeysRequeue`):
+/// min(refresh, [`MISSING_KEYS_RETRY`]), and [`MISSING_KEYS_RETRY`] when refresh is `0s`, where
+/// the Go operator stopped retrying altogether.
+pub fn missing_keys_requeue(refresh: Duration) -> Duration {
+    requeue_after(RequeueCase::KeysMissing, refresh).expect("KeysMissing always requeues")
+}
+
+/// The refresh interval of a FerrVaultSecret: `spec.refreshInterval` parsed, or `default`
+/// (`--default-refresh-interval`) when it is empty (only possible if the CRD default was bypassed).
+///
+/// # Errors
+/// An unparseable value is an error for the caller to report as `InvalidRefreshInterval`; it
+/// never falls back silently.
+pub fn resolve_refresh_interval(spec_value: &str, default: Duration) -> Result<Duration, DurationError> {
+    if spec_value.is_empty() {
+        Ok(default)
+    } else {
+        parse_go_duration(spec_value)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+use super::*;
+use crate::reconcile::secret_data_from_strings;
+
+fn data(keys: &[&str]) -> SecretData {
+    secret_data_from_strings(keys.iter().map(|k| (k.to_string(), "v".to_string())))
+}
+
+fn token_ref(name: &str, key: &str) -> SecretKeyRef {
+    SecretKeyRef {
+        name: name.into(),
+        key: key.into(),
+    }
+}
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+#[test]
+fn missing_keys_should_never_overwrite_an_existing_target() {
+    let missing = vec!["B".to_string()];
+    assert_eq!(
+        missing_keys_decision(&missing, true, &data(&["A"])),
+        MissingKeysDecision::LeaveTargetUnchanged
+    );
+}
+
+#[test]
+fn nothing_found_should_not_create_an_empty_target() {
+    let missing = vec!["A".to_string()];
+    assert_eq!(
+        missing_keys_decision(&missing, false, &data(&[])),
+        MissingKeysDecision::LeaveTargetUnchanged
+    );
+}
+
+#[test]
+fn a_partial_reveal_should_still_create_a_new_target() {
+    let missing = vec!["B".to_string()];
+    assert_eq!(
+        missing_keys_decision(&missing, false, &data(&["A"])),
+        MissingKeysDecision::CreatePartial
+    );
+}
+
+#[test]
+fn nothing_missing_should_write_the_target() {
+    assert_eq!(
+        missing_keys_decision(&[], true, &data(&["A"])),
+        MissingKeysDecision::WriteAll
+    );
+    assert_eq!(
+        missing_keys_decision(&[], false, &data(&[])),
+        MissingKeysDecision::WriteAll
+    );
+}
+
+#[test]
+fn the_connection_token_target_should_be_written_unowned() {
+    let token = token_ref("sat", "token");
+    assert_eq!(
+        token_target_decision(Some(&token), "sat", &data(&["token", "x"])),
+        TokenTargetDecision::Unowned
+    );
+}
+
+#[test]
+fn the_connection_token_target_without_the_token_key_should_be_left_alone() {
+    let token = token_ref("sat", "token");
+    assert_eq!(
+        token_target_decision(Some(&token), "sat", &data(&["other"])),
+        TokenTargetDecision::TokenKeyMissing { key: "token".into() }
+    );
+}
+
+#[test]
+fn an_ordinary_target_should_still_be_owned() {
+    let token = token_ref("sat", "token");
+    assert_eq!(
+        token_target_decision(Some(&token), "app", &data(&[])),
+        TokenTargetDecision::Owned
+    );
+    assert_eq!(
+        token_target_decision(None, "sat", &data(&[])),
+        TokenTargetDecision::Owned
+    );
+}
+
+#[test]
+fn cloud_mode_should_need_both_organization_and_project() {
+    assert!(missing_cloud_scope(ConnectionMode::Cloud, None, Some("p")));
+    assert!(missing_cloud_scope(ConnectionMode::Cloud, Some("o"), Some("")));
+    assert!(!missing_cloud_scope(ConnectionMode::Cloud, Some("o"), Some("p")));
+    assert!(!missing_cloud_scope(ConnectionMode::Ferrvault, None, None));
+}
+
+#[test]
+fn a_sync_should_requeue_at_the_refresh_interval_or_not_at_all_when_disabled() {
+    assert_eq!(requeue_after(RequeueCase::Synced, 30 * MINUTE), Some(30 * MINUTE));
+    assert_eq!(requeue_after(RequeueCase::Synced, Duration::ZERO), None);
+}
+
+#[test]
+fn missing_keys_should_retry_within_a_minute_even_when_refresh_is_disabled() {
+    assert_eq!(requeue_after(RequeueCase::KeysMissing, 60 * MINUTE), Some(MINUTE));
+    assert_eq!(
+        requeue_after(RequeueCase::KeysMissing, Duration::from_secs(20)),
+        Some(Duration::from_secs(20))
+    );
+    assert_eq!(
+        requeue_after(RequeueCase::KeysMissing, Duration::ZERO),
+        Some(MISSING_KEYS_RETRY)
+    );
+}
+
+#[test]
+fn failures_should_retry_within_five_minutes_even_when_refresh_is_disabled() {
+    assert_eq!(
+        requeue_after(RequeueCase::Failed, 60 * MINUTE),
+        Some(FAILURE_RETRY)
+    );
+    assert_eq!(requeue_after(RequeueCase::Failed, 2 * MINUTE), Some(2 * MINUTE));
+    assert_eq!(
+        requeue_after(RequeueCase::Failed, Duration::ZERO),
+        Some(FAILURE_RETRY)
+    );
+    assert_eq!(
+        requeue_after(RequeueCase::AuthFailed, Duration::ZERO),
+        Some(AUTH_FAILED_REQUEUE)
+    );
+    assert_eq!(requeue_after(RequeueCase::AuthFailed, MINUTE), Some(5 * MINUTE));
+}
+
+#[test]
+fn an_invalid_spec_should_wait_for_an_edit() {
+    assert_eq!(requeue_after(RequeueCase::InvalidSpec, MINUTE), None);
+}
+
+#[test]
+fn no_requeue_should_be_shorter_than_the_floor() {
+    let tiny = Duration::from_millis(1);
+    for case in [RequeueCase::Synced, RequeueCase::KeysMissing, RequeueCase::Failed] {
+        assert_eq!(requeue_after(case, tiny), Some(MIN_REQUEUE), "{case:?}");
+    }
+}
+
+#[test]
+fn an_invalid_refresh_interval_should_be_an_error_not_the_default() {
+    assert!(resolve_refresh_interval("ten minutes", MINUTE).is_err());
+    assert_eq!(resolve_refresh_interval("", MINUTE), Ok(MINUTE));
+    assert_eq!(resolve_refresh_interval("0s", MINUTE), Ok(Duration::ZERO));
+    assert_eq!(
+        resolve_refresh_interval("90s", MINUTE),
+        Ok(Duration::from_secs(90))
+    );
+}

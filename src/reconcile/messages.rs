@@ -1,0 +1,129 @@
+//! Condition messages, worded as the Go operator's (reference §1.2, §3.2, §4) so users and
+//! runbooks recognise them. Inputs are names and counts only: never a secret value.
+
+/// How many dependants a `DeletionBlocked` message names before summarising the rest.
+pub const DELETION_BLOCKED_NAMES_SHOWN: usize = 5;
+
+/// Ready=True/`Synced`: "N key(s) synced into TARGET".
+pub fn synced(key_count: usize, target: &str) -> String {
+    format!("{key_count} key(s) synced into {target}")
+}
+
+/// Ready=False/`MissingKeys` after a write: "missing in FerrVault: [A B]".
+pub fn missing_keys(missing: &[String]) -> String {
+    format!("missing in FerrVault: [{}]", missing.join(" "))
+}
+
+/// Ready=False/`MissingKeys` when the guard left the target alone:
+/// "missing in FerrVault: [A B]: TARGET left unchanged".
+pub fn missing_keys_target_unchanged(missing: &[String], target: &str) -> String {
+    format!("{}: {target} left unchanged", missing_keys(missing))
+}
+
+/// Ready=False/`TokenKeyMissing`.
+pub fn token_key_missing(target: &str, connection: &str, key: &str) -> String {
+    format!(
+        "target {target} holds the token of connection {connection} and the synced data has no {key:?} key: \
+         left unchanged"
+    )
+}
+
+/// Ready=False/`MissingCloudScope`.
+pub const MISSING_CLOUD_SCOPE: &str =
+    "mode cloud needs organization on the FerrVaultConnection and project on the FerrVaultSecret";
+
+/// RolloutRestarted=True/`UpToDate`.
+pub const ROLLOUT_UP_TO_DATE: &str = "workloads run the current content of the target Secret";
+
+/// Connection Ready=True/`Reachable`: "URL responded to /healthz", with any `user:password@`
+/// in the URL replaced by `<redacted>@` so a credential embedded in `spec.url` never reaches status.
+pub fn reachable(url: &str) -> String {
+    format!("{} responded to /healthz", redact_userinfo(url))
+}
+
+/// `url` with the userinfo part of its authority (before the last `@`) replaced by `<redacted>`.
+pub fn redact_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_len].rfind('@') {
+        Some(at) => format!("{scheme}://<redacted>{}", &rest[at..]),
+        None => url.to_owned(),
+    }
+}
+
+/// Ready=False/`ConnectionNotFound`: `FerrVaultConnection "NAME": CAUSE`.
+pub fn connection_not_found(name: &str, cause: &str) -> String {
+    format!("FerrVaultConnection {name:?}: {cause}")
+}
+
+/// Ready=False/`InvalidRefreshInterval`.
+pub fn invalid_refresh_interval(cause: &str) -> String {
+    format!("spec.refreshInterval: {cause}")
+}
+
+/// Connection Ready=False/`DeletionBlocked`: "cannot delete: still referenced by N
+/// FerrVaultSecret(s): [a b c d e] (and K more)"; `dependants` should be sorted for a stable text.
+pub fn deletion_blocked(dependants: &[String]) -> String {
+    let shown = &dependants[..dependants.len().min(DELETION_BLOCKED_NAMES_SHOWN)];
+    let more = match dependants.len() - shown.len() {
+        0 => String::new(),
+        hidden => format!(" (and {hidden} more)"),
+    };
+    format!(
+        "cannot delete: still referenced by {} FerrVaultSecret(s): [{}]{more}",
+        dependants.len(),
+        shown.join(" ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn messages_should_read_like_the_go_operators() {
+        assert_eq!(synced(3, "app"), "3 key(s) synced into app");
+        assert_eq!(missing_keys(&names(&["A", "B"])), "missing in FerrVault: [A B]");
+        assert_eq!(
+            missing_keys_target_unchanged(&names(&["A"]), "app"),
+            "missing in FerrVault: [A]: app left unchanged"
+        );
+        assert_eq!(
+            token_key_missing("sat", "main", "token"),
+            r#"target sat holds the token of connection main and the synced data has no "token" key: left unchanged"#
+        );
+        assert_eq!(reachable("https://x"), "https://x responded to /healthz");
+        assert_eq!(
+            connection_not_found("main", "not found"),
+            r#"FerrVaultConnection "main": not found"#
+        );
+    }
+
+    #[test]
+    fn reachable_should_never_show_a_credential_embedded_in_the_url() {
+        assert_eq!(
+            reachable("https://u:p4ss@h:8/x?a=b@c"),
+            "https://<redacted>@h:8/x?a=b@c responded to /healthz"
+        );
+        assert_eq!(redact_userinfo("http://h/path@x"), "http://h/path@x");
+        assert_eq!(redact_userinfo("not a url"), "not a url");
+    }
+
+    #[test]
+    fn deletion_blocked_should_name_at_most_five_dependants() {
+        assert_eq!(
+            deletion_blocked(&names(&["a", "b"])),
+            "cannot delete: still referenced by 2 FerrVaultSecret(s): [a b]"
+        );
+        assert_eq!(
+            deletion_blocked(&names(&["a", "b", "c", "d", "e", "f", "g"])),
+            "cannot delete: still referenced by 7 FerrVaultSecret(s): [a b c d e] (and 2 more)"
+        );
+    }
+}

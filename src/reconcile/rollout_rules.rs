@@ -1,0 +1,175 @@
+//! When workloads must be restarted, and the patch that restarts them (reference §3.5).
+//!
+//! # Guarantees
+//! - A new target Secret restarts nothing; nor does an existing, unchanged one after an upgrade
+//!   (its current content becomes the baseline).
+//! - A content change restarts each workload once: the per-CR pod-template annotation records
+//!   the hash it was restarted for, so a retry only touches the workloads that missed it and an
+//!   unchanged Secret never restarts anything again (no restart loop).
+//! - A failed restart stays due until it succeeds, even though the Secret already holds the new
+//!   content: the pending hash is recorded in status *before* the Secret is written.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use crate::api::names::{RESTARTED_AT_ANNOTATION, workload_content_hash_annotation};
+
+/// Whether the rollout targets must be restarted for `current`.
+///
+/// The baseline is `last_rolled_out` (`status.lastRolloutHash`), or `previous` (the target's
+/// content-hash annotation before this write) when there is none; empty strings count as absent.
+/// Due iff a baseline exists and differs from `current`.
+pub fn rollout_due(last_rolled_out: Option<&str>, previous: Option<&str>, current: &str) -> bool {
+    present(last_rolled_out)
+        .or(present(previous))
+        .is_some_and(|baseline| baseline != current)
+}
+
+/// `hash` unless it is absent or empty (the Go operator used "" for "none").
+fn present(hash: Option<&str>) -> Option<&str> {
+    hash.filter(|h| !h.is_empty())
+}
+
+/// The hash to record as `status.lastRolloutHash` *before* writing the target Secret, if any.
+///
+/// Applies when rollout targets exist, nothing is recorded yet, and the content is about to change
+/// from `previous` to `current`. Recording `previous` first means a crash or timeout between the
+/// Secret write and the restarts still leaves the rollout due on the next pass.
+pub fn pending_rollout_hash(
+    has_rollout_targets: bool,
+    last_rolled_out: Option<&str>,
+    previous: Option<&str>,
+    current: &str,
+) -> Option<String> {
+    let nothing_recorded = present(last_rolled_out).is_none();
+    let previous = present(previous).filter(|p| *p != current)?;
+    (has_rollout_targets && nothing_recorded).then(|| previous.to_owned())
+}
+
+/// `status.lastRolloutHash` after a pass (reference `rolloutIfDue`): `None` (cleared) without
+/// rollout targets; the recorded hash, unchanged, when a due restart failed (so it stays due
+/// and is retried); `current` otherwise (restarted, or nothing was due).
+pub fn last_rollout_hash_after(
+    has_rollout_targets: bool,
+    restart_failed: bool,
+    recorded: Option<&str>,
+    current: &str,
+) -> Option<String> {
+    match (has_rollout_targets, restart_failed) {
+        (false, _) => None,
+        (true, true) => present(recorded).map(str::to_owned),
+        (true, false) => Some(current.to_owned()),
+    }
+}
+
+/// Whether one workload still needs the restart for `current`: its pod-template annotation
+/// `ferrvault.com/content-hash.<cr_uid>` does not already record `current`. Other
+/// FerrVaultSecrets' annotations on the same workload are ignored.
+pub fn workload_needs_restart(
+    pod_template_annotations: Option<&BTreeMap<String, String>>,
+    cr_uid: &str,
+    current: &str,
+) -> bool {
+    let recorded = pod_template_annotations.and_then(|a| a.get(&workload_content_hash_annotation(cr_uid)));
+    recorded.map(String::as_str) != Some(current)
+}
+
+/// The JSON merge patch that restarts a Deployment, StatefulSet or DaemonSet: it sets
+/// `ferrvault.com/restarted-at` (RFC 3339, UTC, nanoseconds) and the per-CR content-hash
+/// annotation on the pod template, and touches nothing else. Needs only `patch` RBAC.
+pub fn restart_patch(cr_uid: &str, content_hash: &str, now: Timestamp) -> Value {
+    let annotations: BTreeMap<String, String> = BTreeMap::from([
+        (RESTARTED_AT_ANNOTATION.to_owned(), now.to_string()),
+        (workload_content_hash_annotation(cr_uid), content_hash.to_owned()),
+    ]);
+    json!({ "spec": { "template": { "metadata": { "annotations": annotations } } } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rollout_due_should_follow_the_reference_table() {
+        // (last rolled out, previous, current, due)
+        let cases = [
+            (None, None, "h1", false),             // new Secret: nothing to restart
+            (None, Some("h1"), "h1", false),       // upgrade, unchanged content becomes the baseline
+            (None, Some("h1"), "h2", true),        // content changed
+            (Some("h1"), Some("h2"), "h2", true),  // failed restart retried after the write
+            (Some("h2"), Some("h2"), "h2", false), // done
+            (Some(""), Some(""), "h1", false),     // empty strings are absent
+        ];
+        for (last, previous, current, due) in cases {
+            assert_eq!(
+                rollout_due(last, previous, current),
+                due,
+                "{last:?} {previous:?} {current}"
+            );
+        }
+    }
+
+    #[test]
+    fn pending_rollout_should_be_recorded_only_before_a_content_change_with_targets() {
+        assert_eq!(
+            pending_rollout_hash(true, None, Some("h1"), "h2"),
+            Some("h1".into())
+        );
+        assert_eq!(
+            pending_rollout_hash(true, Some(""), Some("h1"), "h2"),
+            Some("h1".into())
+        );
+        assert_eq!(pending_rollout_hash(false, None, Some("h1"), "h2"), None);
+        assert_eq!(pending_rollout_hash(true, Some("h0"), Some("h1"), "h2"), None);
+        assert_eq!(pending_rollout_hash(true, None, None, "h2"), None);
+        assert_eq!(pending_rollout_hash(true, None, Some("h2"), "h2"), None);
+    }
+
+    #[test]
+    fn last_rollout_hash_should_advance_only_when_the_restart_succeeded() {
+        assert_eq!(last_rollout_hash_after(false, false, Some("h1"), "h2"), None);
+        assert_eq!(
+            last_rollout_hash_after(true, true, Some("h1"), "h2"),
+            Some("h1".into())
+        );
+        assert_eq!(
+            last_rollout_hash_after(true, false, Some("h1"), "h2"),
+            Some("h2".into())
+        );
+        // A failure followed by a retry: still due until the restart succeeds.
+        let after_failure = last_rollout_hash_after(true, true, Some("h1"), "h2");
+        assert!(rollout_due(after_failure.as_deref(), Some("h2"), "h2"));
+    }
+
+    #[test]
+    fn only_workloads_that_missed_the_rollout_should_be_restarted_again() {
+        let annotated = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let done = annotated(&[("ferrvault.com/content-hash.uid-a", "h2")]);
+        let missed = annotated(&[("ferrvault.com/content-hash.uid-a", "h1")]);
+        let other_cr = annotated(&[("ferrvault.com/content-hash.uid-b", "h2")]);
+        assert!(workload_needs_restart(None, "uid-a", "h2"));
+        assert!(workload_needs_restart(Some(&missed), "uid-a", "h2"));
+        assert!(workload_needs_restart(Some(&other_cr), "uid-a", "h2"));
+        assert!(!workload_needs_restart(Some(&done), "uid-a", "h2"));
+    }
+
+    #[test]
+    fn restart_patch_should_set_only_the_two_pod_template_annotations() {
+        let now: Timestamp = "2026-11-30T03:00:00.123456789Z".parse().unwrap();
+        let patch = restart_patch("0b6f7e2c-0000-4000-8000-000000000001", "abc", now);
+        assert_eq!(
+            patch,
+            json!({"spec": {"template": {"metadata": {"annotations": {
+                "ferrvault.com/restarted-at": "2026-11-30T03:00:00.123456789Z",
+                "ferrvault.com/content-hash.0b6f7e2c-0000-4000-8000-000000000001": "abc",
+            }}}}})
+        );
+    }
+}

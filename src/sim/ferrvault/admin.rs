@@ -1,0 +1,175 @@
+//! The `/_sim` admin paths: the same controls as the Rust handle, for the CLI simulator and for
+//! clients written in other languages. Not authenticated, not rate limited, not counted.
+//!
+//! | Method | Path | Body | Effect |
+//! |---|---|---|---|
+//! | GET | `/_sim/stats` | | [`super::SimStats`] as JSON |
+//! | DELETE | `/_sim/stats` | | zero the counters |
+//! | GET | `/_sim/faults` | | active faults by endpoint |
+//! | PUT | `/_sim/faults/{endpoint}` | [`super::FaultSpec`] | replace that endpoint's faults |
+//! | DELETE | `/_sim/faults/{endpoint}` | | clear them (releases hangs) |
+//! | DELETE | `/_sim/faults` | | clear all faults |
+//! | PUT | `/_sim/rate-limits/{token label or fingerprint}` | `{"per_second", "burst"}` | set one token's bucket |
+//! | PUT | `/_sim/rate-limits` | `{"per_second", "burst"}` | set the default bucket |
+//! | PUT | `/_sim/settings` | `{"rejected_requests_spend_budget"?, "retry_after"?}` | switch debt mode / `Retry-After` format |
+//! | POST | `/_sim/expire-cluster-tokens` | | expire every minted `ffclust_` token |
+//!
+//! `{endpoint}` is one of `healthz`, `reveal`, `cloud_reveal`, `oidc_exchange`.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use tokio::time::Instant;
+use warp::{Filter, Reply, filters::BoxedFilter, http::StatusCode};
+
+use super::{
+    config::RetryAfterFormat,
+    faults::{Endpoint, FaultSpec},
+    handlers::SimState,
+    rate_limit::RateLimit,
+    routes::decode_segment,
+};
+
+/// Runtime switches settable over `PUT /_sim/settings`; absent fields stay as they are.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    rejected_requests_spend_budget: Option<bool>,
+    retry_after: Option<RetryAfterFormat>,
+}
+
+/// The admin filters.
+pub fn routes(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
+    let with_state = warp::any().map(move || Arc::clone(&state));
+    let base = warp::path("_sim");
+
+    let stats = base
+        .and(warp::path!("stats"))
+        .and(warp::get())
+        .and(with_state.clone())
+        .map(|s: Arc<SimState>| warp::reply::json(&s.accounting.snapshot()).into_response());
+    let reset_stats = base
+        .and(warp::path!("stats"))
+        .and(warp::delete())
+        .and(with_state.clone())
+        .map(|s: Arc<SimState>| {
+            s.accounting.reset();
+            no_content()
+        });
+    let list_faults = base
+        .and(warp::path!("faults"))
+        .and(warp::get())
+        .and(with_state.clone())
+        .map(|s: Arc<SimState>| warp::reply::json(&s.faults.active()).into_response());
+    let set_fault = base
+        .and(warp::path!("faults" / String))
+        .and(warp::put())
+        .and(warp::body::json())
+        .and(with_state.clone())
+        .map(|name: String, spec: FaultSpec, s: Arc<SimState>| {
+            with_endpoint(&name, |endpoint| s.faults.set(endpoint, spec))
+        });
+    let clear_fault = base
+        .and(warp::path!("faults" / String))
+        .and(warp::delete())
+        .and(with_state.clone())
+        .map(|name: String, s: Arc<SimState>| with_endpoint(&name, |endpoint| s.faults.clear(endpoint)));
+    let clear_faults = base
+        .and(warp::path!("faults"))
+        .and(warp::delete())
+        .and(with_state.clone())
+        .map(|s: Arc<SimState>| {
+            s.faults.clear_all();
+            no_content()
+        });
+    let set_token_limit = base
+        .and(warp::path!("rate-limits" / String))
+        .and(warp::put())
+        .and(warp::body::json())
+        .and(with_state.clone())
+        .map(|key: String, limit: RateLimit, s: Arc<SimState>| {
+            with_valid(limit, |limit| s.set_token_limit(&decode_segment(&key), limit))
+        });
+    let set_default_limit = base
+        .and(warp::path!("rate-limits"))
+        .and(warp::put())
+        .and(warp::body::json())
+        .and(with_state.clone())
+        .map(|limit: RateLimit, s: Arc<SimState>| {
+            with_valid(limit, |limit| s.limiter.set_default_limit(limit, Instant::now()))
+        });
+    let settings = base
+        .and(warp::path!("settings"))
+        .and(warp::put())
+        .and(warp::body::json())
+        .and(with_state.clone())
+        .map(|settings: Settings, s: Arc<SimState>| {
+            if let Some(debt) = settings.rejected_requests_spend_budget {
+                s.limiter.set_debt_mode(debt);
+            }
+            if let Some(format) = settings.retry_after {
+                *s.retry_after
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = format;
+            }
+            no_content()
+        });
+    let expire = base
+        .and(warp::path!("expire-cluster-tokens"))
+        .and(warp::post())
+        .and(with_state)
+        .map(|s: Arc<SimState>| {
+            s.tokens.expire_minted();
+            no_content()
+        });
+
+    stats
+        .or(reset_stats)
+        .unify()
+        .or(list_faults)
+        .unify()
+        .or(set_fault)
+        .unify()
+        .or(clear_fault)
+        .unify()
+        .or(clear_faults)
+        .unify()
+        .or(set_token_limit)
+        .unify()
+        .or(set_default_limit)
+        .unify()
+        .or(settings)
+        .unify()
+        .or(expire)
+        .unify()
+        .boxed()
+}
+
+fn no_content() -> warp::reply::Response {
+    StatusCode::NO_CONTENT.into_response()
+}
+
+fn bad_request(error: &str) -> warp::reply::Response {
+    let body = warp::reply::json(&serde_json::json!({ "error": error }));
+    warp::reply::with_status(body, StatusCode::BAD_REQUEST).into_response()
+}
+
+fn with_endpoint(name: &str, apply: impl FnOnce(Endpoint)) -> warp::reply::Response {
+    match Endpoint::from_name(name) {
+        Some(endpoint) => {
+            apply(endpoint);
+            no_content()
+        }
+        None => bad_request("unknown endpoint: use healthz, reveal, cloud_reveal or oidc_exchange"),
+    }
+}
+
+fn with_valid(limit: RateLimit, apply: impl FnOnce(RateLimit)) -> warp::reply::Response {
+    match limit.validate() {
+        Ok(()) => {
+            apply(limit);
+            no_content()
+        }
+        Err(error) => bad_request(&error),
+    }
+}

@@ -1,0 +1,235 @@
+//! The request pipeline shared by every FerrVault endpoint:
+//! count → fault delay → authenticate → rate limit → fault disruption → endpoint logic.
+//!
+//! # Order, and why
+//! - Latency and hang come first: a slow server is slow for everyone, including 401s and 429s.
+//! - Authentication precedes the limiter: buckets are per token, so an unknown token has no bucket
+//!   (it gets 401 and spends nothing).
+//! - Vault authorisation (403 wrong vault, 404) comes after the limiter, like a real server whose
+//!   limiter middleware runs before its handlers: a 403 spends budget.
+//! - `/healthz` and the OIDC exchange are not rate limited (reference §2.5: the probe was taken out of
+//!   the limiter; the exchange carries no bearer).
+
+use std::{
+    borrow::Cow,
+    sync::{Arc, Mutex},
+    time::SystemTime,
+};
+
+use tokio::time::Instant;
+
+use super::{
+    accounting::{Accounting, InFlight},
+    config::{Redacted, RetryAfterFormat, SimConfig},
+    endpoints,
+    faults::{Disruption, Endpoint, FerrVaultFaults},
+    identity::{Caller, Tokens},
+    rate_limit::{Admission, RateLimit, RateLimiter},
+    reply::Reply,
+    vaults::VaultStore,
+    wire::{ExchangeRequest, RevealRequest},
+};
+
+/// Everything the running simulator shares between requests and the Rust handle.
+#[derive(Debug)]
+pub struct SimState {
+    /// Vaults and secrets.
+    pub vaults: VaultStore,
+    /// Accepted credentials and minted cluster tokens.
+    pub tokens: Tokens,
+    /// Per-token buckets.
+    pub limiter: RateLimiter,
+    /// Per-endpoint faults.
+    pub faults: FerrVaultFaults,
+    /// Per-token counters.
+    pub accounting: Arc<Accounting>,
+    /// How 429s carry `Retry-After`; switchable at runtime.
+    pub retry_after: Mutex<RetryAfterFormat>,
+}
+
+impl SimState {
+    /// The state `config` describes (assumed validated).
+    pub fn new(config: &SimConfig) -> Self {
+        let tokens = Tokens::new(config);
+        let overrides = config
+            .token_rate_limits
+            .iter()
+            .map(|(key, limit)| (tokens.canonical_key(key), *limit));
+        Self {
+            vaults: VaultStore::new(config),
+            limiter: RateLimiter::new(
+                config.rate_limit,
+                overrides.collect(),
+                config.rejected_requests_spend_budget,
+            ),
+            tokens,
+            faults: FerrVaultFaults::new(config.fault_seed),
+            accounting: Arc::new(Accounting::default()),
+            retry_after: Mutex::new(config.retry_after),
+        }
+    }
+
+    /// Sets one token's bucket, addressed by label or fingerprint.
+    pub fn set_token_limit(&self, label_or_fingerprint: &str, limit: RateLimit) {
+        let key = self.tokens.canonical_key(label_or_fingerprint);
+        self.limiter.set_token_limit(&key, limit, Instant::now());
+    }
+
+    fn retry_after_format(&self) -> RetryAfterFormat {
+        *self
+            .retry_after
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// One request, as the routes extracted it. Path segments and query values are already decoded.
+#[derive(Debug)]
+pub enum Call {
+    /// `GET /healthz`.
+    Healthz,
+    /// `POST /operator/secrets/reveal`.
+    Reveal {
+        /// Bearer token, if any.
+        bearer: Option<Redacted>,
+        /// The parsed body; `None` when it was not `{vault, names?}` (answered 400 after counting).
+        request: Option<RevealRequest>,
+    },
+    /// `GET /api/v1/orgs/{org}/projects/{project}/vaults/by-name/{vault}/secrets/reveal`.
+    CloudReveal {
+        /// Bearer token, if any.
+        bearer: Option<Redacted>,
+        /// `X-FerrVault-Namespace`, if any.
+        namespace: Option<String>,
+        /// Decoded `{org}`.
+        org: String,
+        /// Decoded `{project}`.
+        project: String,
+        /// Decoded `{vault}`.
+        vault: String,
+        /// Decoded, comma-split `names`; `None` when absent.
+        names: Option<Vec<String>>,
+    },
+    /// `POST /api/v1/clusters/oidc-exchange`.
+    OidcExchange {
+        /// The parsed body; `None` when it was not `{cluster_id, token}`.
+        request: Option<ExchangeRequest>,
+    },
+}
+
+impl Call {
+    fn endpoint(&self) -> Endpoint {
+        match self {
+            Self::Healthz => Endpoint::Healthz,
+            Self::Reveal { .. } => Endpoint::Reveal,
+            Self::CloudReveal { .. } => Endpoint::CloudReveal,
+            Self::OidcExchange { .. } => Endpoint::OidcExchange,
+        }
+    }
+
+    fn bearer(&self) -> Option<&str> {
+        match self {
+            Self::Reveal { bearer, .. } | Self::CloudReveal { bearer, .. } => {
+                bearer.as_ref().map(Redacted::expose)
+            }
+            Self::Healthz | Self::OidcExchange { .. } => None,
+        }
+    }
+
+    /// Who the counters attribute the request to: the caller's label or fingerprint, or
+    /// `oidc:<cluster_id>` for an exchange (it carries no bearer; the cluster id is not a secret).
+    fn accounting_key<'a>(&self, caller: &'a Caller) -> Cow<'a, str> {
+        match self {
+            Self::OidcExchange {
+                request: Some(request),
+            } => Cow::Owned(format!("oidc:{}", request.cluster_id)),
+            Self::Healthz
+            | Self::Reveal { .. }
+            | Self::CloudReveal { .. }
+            | Self::OidcExchange { request: None } => Cow::Borrowed(caller.key()),
+        }
+    }
+
+    /// The vault named by the request, for per-vault counts.
+    fn vault(&self) -> Option<&str> {
+        match self {
+            Self::Reveal { request, .. } => request.as_ref().map(|r| r.vault.as_str()),
+            Self::CloudReveal { vault, .. } => Some(vault),
+            Self::Healthz | Self::OidcExchange { .. } => None,
+        }
+    }
+}
+
+/// Runs the whole pipeline for one request.
+pub async fn handle(state: Arc<SimState>, call: Call) -> warp::reply::Response {
+    let endpoint = call.endpoint();
+    let caller = state.tokens.identify(call.bearer(), Instant::now());
+    let mut request = state
+        .accounting
+        .begin(&call.accounting_key(&caller), endpoint, call.vault());
+    let plan = state.faults.plan(endpoint);
+    state.faults.delay(endpoint, &plan).await;
+    let reply = answer(&state, &call, &caller, &request, plan.disruption);
+    request.finished(reply.outcome());
+    reply.into_response()
+}
+
+fn answer(
+    state: &SimState,
+    call: &Call,
+    caller: &Caller,
+    request: &InFlight,
+    disruption: Option<Disruption>,
+) -> Reply {
+    if let Some(denied) = authenticate(call, caller) {
+        return denied;
+    }
+    if is_rate_limited(call) {
+        let admission = state.limiter.admit(caller.key(), Instant::now());
+        if let Admission::Rejected { retry_after } = admission {
+            return Reply::too_many_requests(retry_after, state.retry_after_format(), SystemTime::now());
+        }
+    }
+    request.accepted();
+    if let Some(disruption) = disruption {
+        return Reply::disrupted(disruption);
+    }
+    match call {
+        Call::Healthz => Reply::json(200, &serde_json::json!({ "status": "ok" })),
+        Call::Reveal { request, .. } => endpoints::reveal(state, caller, request.as_ref()),
+        Call::CloudReveal {
+            namespace,
+            org,
+            project,
+            vault,
+            names,
+            ..
+        } => {
+            let target = endpoints::CloudTarget {
+                org,
+                project,
+                vault,
+                names: names.as_deref(),
+            };
+            endpoints::cloud_reveal(state, caller, namespace.as_deref(), &target)
+        }
+        Call::OidcExchange { request } => endpoints::oidc_exchange(state, request.as_ref()),
+    }
+}
+
+/// 401 unless the caller holds the kind of token the endpoint takes.
+fn authenticate(call: &Call, caller: &Caller) -> Option<Reply> {
+    let is_allowed = match call {
+        Call::Healthz | Call::OidcExchange { .. } => true,
+        Call::Reveal { .. } => matches!(caller, Caller::ServiceAccount { .. }),
+        Call::CloudReveal { .. } => matches!(caller, Caller::Org { .. } | Caller::Cluster { .. }),
+    };
+    (!is_allowed).then(|| Reply::error(401, "unauthorized"))
+}
+
+fn is_rate_limited(call: &Call) -> bool {
+    match call {
+        Call::Reveal { .. } | Call::CloudReveal { .. } => true,
+        Call::Healthz | Call::OidcExchange { .. } => false,
+    }
+}

@@ -1,0 +1,82 @@
+//! The JSON bodies of the FerrVault API (reference-go-operator.md §2.2), as the simulator reads and
+//! writes them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::config::Redacted;
+
+/// `POST /operator/secrets/reveal` request.
+#[derive(Debug, Deserialize)]
+pub struct RevealRequest {
+    /// The vault slug.
+    pub vault: String,
+    /// Keys to reveal; absent or empty means all.
+    #[serde(default)]
+    pub names: Option<Vec<String>>,
+}
+
+/// One revealed secret (ferrvault mode).
+#[derive(Serialize)]
+pub struct Hit<'a> {
+    /// Secret name.
+    pub name: &'a str,
+    /// Secret value.
+    pub value: &'a str,
+    /// Secret version.
+    pub version: u64,
+    /// When it was read, RFC 3339.
+    pub fetched_at: String,
+}
+
+/// `POST /operator/secrets/reveal` response.
+#[derive(Serialize)]
+pub struct RevealResponse<'a> {
+    /// Found secrets.
+    pub hits: Vec<Hit<'a>>,
+    /// Requested names the vault lacks.
+    pub missing: Vec<String>,
+}
+
+/// The vault block of a cloud-mode reveal.
+#[derive(Debug, Serialize)]
+pub struct VaultMeta<'a> {
+    /// Vault id.
+    pub id: &'a str,
+    /// Vault name.
+    pub name: &'a str,
+    /// Vault environment.
+    pub environment: &'a str,
+}
+
+/// Cloud-mode reveal response.
+#[derive(Serialize)]
+pub struct CloudRevealResponse<'a> {
+    /// Name → value.
+    pub secrets: BTreeMap<&'a str, &'a str>,
+    /// Requested names the vault lacks.
+    pub missing: Vec<String>,
+    /// Which vault answered.
+    pub vault: VaultMeta<'a>,
+}
+
+/// `POST /api/v1/clusters/oidc-exchange` request.
+#[derive(Debug, Deserialize)]
+pub struct ExchangeRequest {
+    /// The configured cluster id.
+    pub cluster_id: String,
+    /// The projected ServiceAccount JWT.
+    pub token: Redacted,
+}
+
+/// `POST /api/v1/clusters/oidc-exchange` response.
+#[derive(Serialize)]
+pub struct ExchangeResponse {
+    /// The minted `ffclust_…` bearer.
+    pub access_token: String,
+    /// Its expiry, RFC 3339.
+    pub expires_at: String,
+    /// Always `Bearer`.
+    pub token_type: &'static str,
+}

@@ -1,0 +1,140 @@
+//! The CRDs' CEL rules (`x-kubernetes-validations`) evaluated client-side with kube's CEL engine:
+//! they compile, accept valid objects and refuse exactly the invalid ones with the documented
+//! message, as the API server would at `kubectl apply` time.
+
+use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
+use kube::core::cel::validate_cel;
+
+/// The messages of the CEL rules that `object` violates (empty when it is valid).
+fn violations<K>(yaml: &str) -> Vec<String>
+where
+    K: kube::CustomResourceExt + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let object: K = serde_yaml::from_str(yaml).unwrap_or_else(|e| panic!("test object parses: {e}\n{yaml}"));
+    match validate_cel(&object) {
+        Ok(()) => Vec::new(),
+        Err(errors) => errors.iter().map(|e| e.message.clone()).collect(),
+    }
+}
+
+fn connection(spec: &str) -> Vec<String> {
+    let yaml = format!(
+        "apiVersion: ferrvault.com/v1alpha1\nkind: FerrVaultConnection\nmetadata: {{name: c, namespace: n}}\nspec:\n{spec}"
+    );
+    violations::<FerrVaultConnection>(&yaml)
+}
+
+fn secret_with_transform(transform: &str) -> Vec<String> {
+    let yaml = format!(
+        "apiVersion: ferrvault.com/v1alpha1\nkind: FerrVaultSecret\nmetadata: {{name: s, namespace: n}}\n\
+         spec:\n  connectionRef: {{name: c}}\n  vault: v\n  transforms:\n  - {transform}\n"
+    );
+    violations::<FerrVaultSecret>(&yaml)
+}
+
+const TOKEN: &str = "  tokenSecretRef: {name: t, key: token}\n";
+const OIDC: &str = "  oidc: {clusterID: 0b6f7e2c-1d2e-4f00-8a9b-0123456789ab}\n";
+const EXACTLY_ONE: &str = "set exactly one of tokenSecretRef or oidc";
+const ORGANIZATION: &str = "organization is required when mode is cloud";
+
+#[test]
+fn a_ferrvault_connection_with_one_credential_should_be_accepted() {
+    assert_eq!(
+        connection(&format!("  url: https://x\n{TOKEN}")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        connection(&format!("  url: https://x\n{OIDC}")),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_connection_with_both_or_neither_credential_should_be_refused() {
+    assert_eq!(
+        connection(&format!("  url: https://x\n{TOKEN}{OIDC}")),
+        [EXACTLY_ONE]
+    );
+    assert_eq!(connection("  url: https://x\n"), [EXACTLY_ONE]);
+}
+
+#[test]
+fn a_cloud_connection_should_need_a_non_empty_organization() {
+    assert_eq!(
+        connection(&format!("  url: https://x\n  mode: cloud\n{TOKEN}")),
+        [ORGANIZATION]
+    );
+    assert_eq!(
+        connection(&format!(
+            "  url: https://x\n  mode: cloud\n  organization: ''\n{TOKEN}"
+        )),
+        [ORGANIZATION]
+    );
+    assert_eq!(
+        connection(&format!(
+            "  url: https://x\n  mode: cloud\n  organization: o\n{TOKEN}"
+        )),
+        Vec::<String>::new()
+    );
+    // ferrvault mode ignores the organization
+    assert_eq!(
+        connection(&format!("  url: https://x\n  mode: ferrvault\n{TOKEN}")),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn each_transform_type_should_be_accepted_with_the_fields_it_needs() {
+    for transform in [
+        "{type: prefix, value: P_}",
+        "{type: suffix, value: _S}",
+        "{type: rename, from: a, to: b}",
+        "{type: base64Decode}",
+        "{type: base64Decode, keys: [a]}",
+        "{type: jsonExpand, key: a}",
+    ] {
+        assert_eq!(
+            secret_with_transform(transform),
+            Vec::<String>::new(),
+            "{transform}"
+        );
+    }
+}
+
+#[test]
+fn a_transform_missing_its_fields_should_be_refused_with_the_reference_message() {
+    let cases = [
+        ("{type: prefix}", "prefix and suffix require `value`"),
+        ("{type: suffix}", "prefix and suffix require `value`"),
+        ("{type: rename, from: a}", "rename requires both `from` and `to`"),
+        ("{type: rename, to: b}", "rename requires both `from` and `to`"),
+        (
+            "{type: rename, from: '', to: b}",
+            "rename requires both `from` and `to`",
+        ),
+        ("{type: jsonExpand}", "jsonExpand requires `key`"),
+        ("{type: jsonExpand, key: ''}", "jsonExpand requires `key`"),
+    ];
+    for (transform, message) in cases {
+        assert_eq!(secret_with_transform(transform), [message], "{transform}");
+    }
+}
+
+#[test]
+fn the_shipped_samples_should_pass_every_cel_rule() {
+    use ferrvault_operator::api::samples::{CLOUD_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TRANSFORMS};
+    for doc in [FERRVAULT_CONNECTION, CLOUD_CONNECTION, SECRET_WITH_TRANSFORMS]
+        .iter()
+        .flat_map(|f| f.split("\n---\n"))
+    {
+        if doc.contains("kind: FerrVaultConnection") {
+            assert_eq!(
+                violations::<FerrVaultConnection>(doc),
+                Vec::<String>::new(),
+                "{doc}"
+            );
+        } else if doc.contains("kind: FerrVaultSecret") {
+            assert_eq!(violations::<FerrVaultSecret>(doc), Vec::<String>::new(), "{doc}");
+        }
+    }
+}
