@@ -385,3 +385,31 @@ async fn sim_kube_subcommand_should_serve_kubectl_through_the_kubeconfig_it_writ
     );
     server.kill().await.expect("stop the simulator");
 }
+
+#[tokio::test]
+async fn kubectl_with_an_identity_kubeconfig_should_be_audited_under_that_name() {
+    let sim = sim().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    sim.write_kubeconfig_as(&kubeconfig, "alice").expect("kubeconfig");
+    let out = within(
+        "kubectl get secrets",
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--cache-dir")
+            .arg(dir.path().join("cache"))
+            .args(["get", "secrets"])
+            .output(),
+    )
+    .await
+    .expect("kubectl runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let audit = sim.audit();
+    assert!(
+        audit
+            .iter()
+            .any(|e| e.identity == "alice" && e.verb == "list" && e.resource == "secrets"),
+        "{audit:?}"
+    );
+}
