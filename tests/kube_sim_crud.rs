@@ -40,6 +40,12 @@ async fn secret_should_round_trip_with_string_data_folded_into_data() {
     let fetched = secrets.get(&name).await.expect("get");
     assert_eq!(fetched.resource_version(), created.resource_version());
     assert!(secrets.get_opt("missing").await.expect("get_opt").is_none());
+    let meta = secrets.get_metadata(&name).await.expect("metadata-only get");
+    assert_eq!(
+        meta.types.as_ref().map(|t| t.kind.as_str()),
+        Some("PartialObjectMetadata")
+    );
+    assert_eq!(meta.metadata.uid, created.metadata.uid);
     let listed = secrets
         .list(&ListParams::default().labels("app=demo"))
         .await
