@@ -40,7 +40,9 @@ enum SimCommand {
 
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
-    /// N resources on one FerrVault token: this client's limiter versus the Go operator's retries.
+    /// List and watch fan-out throughput of the Kubernetes API simulator.
+    KubeSim(bench::kube_sim::KubeSimBenchArgs),
+    /// N resources on one FerrVault token: this client's limiter against the Go operator's retry policies.
     RateLimit(bench::rate_limit::RateLimitArgs),
 }
 
@@ -50,13 +52,14 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
+    let runtime = || tokio::runtime::Runtime::new();
     match cli.command {
-        Command::Sim(SimCommand::Kube(args)) => {
-            tokio::runtime::Runtime::new()?.block_on(sim::kube::cli::run(args))?
-        }
-        Command::Sim(SimCommand::Ferrvault(args)) => tokio::runtime::Runtime::new()?.block_on(args.run())?,
+        Command::Sim(SimCommand::Kube(args)) => runtime()?.block_on(sim::kube::cli::run(args))?,
+        Command::Sim(SimCommand::Ferrvault(args)) => runtime()?.block_on(args.run())?,
+        Command::Bench(BenchCommand::KubeSim(args)) => runtime()?.block_on(bench::kube_sim::run(args))?,
         Command::Bench(BenchCommand::RateLimit(args)) => {
-            tokio::runtime::Runtime::new()?
+            // The report is already printed and written; main only needs success or the reason.
+            runtime()?
                 .block_on(bench::rate_limit::run(&args))
                 .map_err(anyhow::Error::msg)?;
         }

@@ -96,3 +96,26 @@ pub trait WatchSource: Send + Sync + 'static {
         reporter: std::sync::Arc<dyn WatchReporter>,
     ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>>;
 }
+
+/// Spawns the leadership actor (implemented by the leadership module; the runtime only sees
+/// this trait, like [`WatchSource`]).
+///
+/// # Expected behaviour of the spawned actor
+/// - Publishes its [`LeaseStatus`] on `status` on every change.
+/// - Calls `hooks.started_leading()` on winning and awaits `hooks.stopped_leading()` before
+///   competing again after a lost renewal.
+/// - On a graceful stop (shutdown, escalation) calls `stopped_leading` if leading, then
+///   releases the lease, in its `post_stop`.
+pub trait LeadershipSource: Send + Sync + 'static {
+    /// The Lease's name (the `name` label of `leader_election_master_status`).
+    fn lease_name(&self) -> &str;
+    /// This replica's identity.
+    fn identity(&self) -> &str;
+    /// Spawn the leadership actor linked to `supervisor` (called again after each restart).
+    fn spawn_linked(
+        &self,
+        supervisor: ractor::ActorCell,
+        hooks: std::sync::Arc<dyn LeadershipHooks>,
+        status: tokio::sync::watch::Sender<LeaseStatus>,
+    ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>>;
+}

@@ -38,3 +38,16 @@ pub const WORKLOAD_CONTENT_HASH_PREFIX: &str = "ferrvault.com/content-hash.";
 pub fn workload_content_hash_annotation(cr_uid: &str) -> String {
     format!("{WORKLOAD_CONTENT_HASH_PREFIX}{cr_uid}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_cr_annotation_name_should_fit_the_63_character_limit_for_a_uid() {
+        let key = workload_content_hash_annotation("0b6f7e2c-1d2e-4f00-8a9b-0123456789ab");
+        let (prefix, name) = key.split_once('/').expect("prefixed annotation");
+        assert_eq!(prefix, "ferrvault.com");
+        assert!(name.len() <= 63, "{name} is {} characters", name.len());
+    }
+}

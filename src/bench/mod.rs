@@ -1,4 +1,5 @@
-//! Benchmarks: `ferrvault-operator bench <name>` subcommands that print a table and the command
-//! that reproduces it. They are not tests: they measure, they do not assert.
+//! Benchmarks run as `ferrvault-operator bench <name>`: each prints a table and the
+//! command that reproduces it. They are not tests: they measure, they do not assert.
 
+pub mod kube_sim;
 pub mod rate_limit;

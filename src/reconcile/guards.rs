@@ -154,6 +154,13 @@ pub fn requeue_after(case: RequeueCase, refresh: Duration) -> Option<Duration> {
     Some(delay.max(MIN_REQUEUE))
 }
 
+/// The retry delay after `MissingKeys` or `TokenKeyMissing` (reference `missingKeysRequeue`):
+/// min(refresh, [`MISSING_KEYS_RETRY`]), and [`MISSING_KEYS_RETRY`] when refresh is `0s`, where
+/// the Go operator stopped retrying altogether.
+pub fn missing_keys_requeue(refresh: Duration) -> Duration {
+    requeue_after(RequeueCase::KeysMissing, refresh).expect("KeysMissing always requeues")
+}
+
 /// The refresh interval of a FerrVaultSecret: `spec.refreshInterval` parsed, or `default`
 /// (`--default-refresh-interval`) when it is empty (only possible if the CRD default was bypassed).
 ///

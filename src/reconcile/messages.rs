@@ -35,9 +35,22 @@ pub const MISSING_CLOUD_SCOPE: &str =
 /// RolloutRestarted=True/`UpToDate`.
 pub const ROLLOUT_UP_TO_DATE: &str = "workloads run the current content of the target Secret";
 
-/// Connection Ready=True/`Reachable`: "URL responded to /healthz".
+/// Connection Ready=True/`Reachable`: "URL responded to /healthz", with any `user:password@`
+/// in the URL replaced by `<redacted>@` so a credential embedded in `spec.url` never reaches status.
 pub fn reachable(url: &str) -> String {
-    format!("{url} responded to /healthz")
+    format!("{} responded to /healthz", redact_userinfo(url))
+}
+
+/// `url` with the userinfo part of its authority (before the last `@`) replaced by `<redacted>`.
+pub fn redact_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_len].rfind('@') {
+        Some(at) => format!("{scheme}://<redacted>{}", &rest[at..]),
+        None => url.to_owned(),
+    }
 }
 
 /// Ready=False/`ConnectionNotFound`: `FerrVaultConnection "NAME": CAUSE`.
@@ -90,6 +103,16 @@ mod tests {
             connection_not_found("main", "not found"),
             r#"FerrVaultConnection "main": not found"#
         );
+    }
+
+    #[test]
+    fn reachable_should_never_show_a_credential_embedded_in_the_url() {
+        assert_eq!(
+            reachable("https://u:p4ss@h:8/x?a=b@c"),
+            "https://<redacted>@h:8/x?a=b@c responded to /healthz"
+        );
+        assert_eq!(redact_userinfo("http://h/path@x"), "http://h/path@x");
+        assert_eq!(redact_userinfo("not a url"), "not a url");
     }
 
     #[test]

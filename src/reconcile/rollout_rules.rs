@@ -48,6 +48,22 @@ pub fn pending_rollout_hash(
     (has_rollout_targets && nothing_recorded).then(|| previous.to_owned())
 }
 
+/// `status.lastRolloutHash` after a pass (reference `rolloutIfDue`): `None` (cleared) without
+/// rollout targets; the recorded hash, unchanged, when a due restart failed (so it stays due
+/// and is retried); `current` otherwise (restarted, or nothing was due).
+pub fn last_rollout_hash_after(
+    has_rollout_targets: bool,
+    restart_failed: bool,
+    recorded: Option<&str>,
+    current: &str,
+) -> Option<String> {
+    match (has_rollout_targets, restart_failed) {
+        (false, _) => None,
+        (true, true) => present(recorded).map(str::to_owned),
+        (true, false) => Some(current.to_owned()),
+    }
+}
+
 /// Whether one workload still needs the restart for `current`: its pod-template annotation
 /// `ferrvault.com/content-hash.<cr_uid>` does not already record `current`. Other
 /// FerrVaultSecrets' annotations on the same workload are ignored.
@@ -109,6 +125,22 @@ mod tests {
         assert_eq!(pending_rollout_hash(true, Some("h0"), Some("h1"), "h2"), None);
         assert_eq!(pending_rollout_hash(true, None, None, "h2"), None);
         assert_eq!(pending_rollout_hash(true, None, Some("h2"), "h2"), None);
+    }
+
+    #[test]
+    fn last_rollout_hash_should_advance_only_when_the_restart_succeeded() {
+        assert_eq!(last_rollout_hash_after(false, false, Some("h1"), "h2"), None);
+        assert_eq!(
+            last_rollout_hash_after(true, true, Some("h1"), "h2"),
+            Some("h1".into())
+        );
+        assert_eq!(
+            last_rollout_hash_after(true, false, Some("h1"), "h2"),
+            Some("h2".into())
+        );
+        // A failure followed by a retry: still due until the restart succeeds.
+        let after_failure = last_rollout_hash_after(true, true, Some("h1"), "h2");
+        assert!(rollout_due(after_failure.as_deref(), Some("h2"), "h2"));
     }
 
     #[test]

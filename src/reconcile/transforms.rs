@@ -12,6 +12,8 @@
 //! The CRD's CEL rules already refuse items missing their fields; the same checks are repeated
 //! here with the same messages in case validation was bypassed.
 
+use std::collections::BTreeSet;
+
 use base64::{
     Engine as _, alphabet,
     engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig},
@@ -125,9 +127,10 @@ const GO_DECODER: GeneralPurposeConfig = GeneralPurposeConfig::new()
 const STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, GO_DECODER);
 const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, GO_DECODER);
 
-/// Decodes the listed keys (missing ones ignored), or every key when `keys` is empty.
+/// Decodes the listed keys (missing ones ignored), or every key when `keys` is empty. A key
+/// listed twice is decoded once: decoding already-decoded bytes again is never what was meant.
 fn base64_decode(mut data: SecretData, keys: &[String]) -> Result<SecretData, TransformFailure> {
-    let selected: Vec<String> = if keys.is_empty() {
+    let selected: BTreeSet<String> = if keys.is_empty() {
         data.keys().cloned().collect()
     } else {
         keys.iter()

@@ -121,6 +121,13 @@ fn base64_decode_should_decode_only_the_listed_keys_and_ignore_missing_ones() {
 }
 
 #[test]
+fn base64_decode_should_decode_a_key_listed_twice_only_once() {
+    // "YUdWc2JHOD0=" is base64 of "aGVsbG8=", itself base64 of "hello".
+    let out = apply_transforms(&data(&[("a", "YUdWc2JHOD0=")]), &[base64(&["a", "a"])]).unwrap();
+    assert_eq!(out, data(&[("a", "aGVsbG8=")]));
+}
+
+#[test]
 fn base64_decode_without_keys_should_decode_every_key() {
     let out = apply_transforms(&data(&[("a", "aGVsbG8="), ("b", "d29ybGQ=")]), &[base64(&[])]).unwrap();
     assert_eq!(out, data(&[("a", "hello"), ("b", "world")]));

@@ -1,0 +1,357 @@
+//! The controllers subtree: everything that runs only while this replica leads — one work
+//! queue per controller (each with its workers) and one watcher per watch source.
+//!
+//! Started by the root supervisor on `started_leading`, stopped on `stopped_leading`,
+//! shutdown or escalation. Restarts its failed children one-for-one with backoff through the
+//! shared [`RestartLog`]; past the limit it asks the root supervisor to escalate.
+//!
+//! # Guarantees
+//! - Stopping is graceful and ordered (in `post_stop`): watchers stop first (no new keys),
+//!   then each queue drains (no new dispatch; in-flight reconciles finish, up to the shutdown
+//!   grace), then the queues and workers stop. Only after that does the supervisor learn the
+//!   subtree stopped, and only then may leadership compete again.
+//!
+//! # Failure
+//! A panic here fails the subtree; the root supervisor restarts it (if still leading).
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, RwLock},
+    time::Duration,
+};
+
+use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
+use tokio::{sync::watch, time::Instant};
+
+use crate::{
+    directory::{ActorKind, Directory},
+    introspection::queue_name,
+    key::{Lane, ObjectKey},
+    mailbox::{self, CountedRef, MailboxStats},
+    reconciler::SharedReconciler,
+    restart_policy::{RestartDecision, RestartLog, RestartPolicy},
+    seams::{KeySink, WatchReporter, WatchSource},
+    supervisor::SupervisorMsg,
+    work_queue::{QueueArgs, QueueConfig, QueueMsg, QueueStats, WorkQueue},
+};
+
+/// Messages to the controllers actor.
+pub enum ControllersMsg {
+    /// From its own timer after a child's backoff: start that child again.
+    Restart(Child),
+}
+
+/// A child of the controllers actor, by position in its specs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Child {
+    /// The work queue of controller `n`.
+    Queue(usize),
+    /// The watcher of watch source `n`.
+    Watch(usize),
+}
+
+/// One controller: its name, reconciler, and the channel its queue publishes on.
+#[derive(Clone)]
+pub struct ControllerSpec {
+    /// `ObjectKey::controller` of its keys.
+    pub name: &'static str,
+    /// Its reconciler.
+    pub reconciler: SharedReconciler,
+    /// Its queue's stats channel (outlives queue incarnations).
+    pub stats: Arc<watch::Sender<QueueStats>>,
+}
+
+/// Routes keys to the live queue of their controller; also how the queue handle finds queues.
+#[derive(Default)]
+pub struct QueueRouter {
+    queues: RwLock<HashMap<&'static str, CountedRef<QueueMsg>>>,
+}
+
+impl QueueRouter {
+    /// The live queue of `controller`.
+    pub fn get(&self, controller: &str) -> Option<CountedRef<QueueMsg>> {
+        self.queues
+            .read()
+            .expect("router poisoned")
+            .get(controller)
+            .cloned()
+    }
+
+    fn set(&self, controller: &'static str, queue: Option<CountedRef<QueueMsg>>) {
+        let mut queues = self.queues.write().expect("router poisoned");
+        match queue {
+            Some(q) => queues.insert(controller, q),
+            None => queues.remove(controller),
+        };
+    }
+}
+
+impl KeySink for QueueRouter {
+    fn enqueue(&self, key: ObjectKey) {
+        match self.get(key.controller) {
+            // A stopping queue drops the key: the next leader's first pass lists it again.
+            Some(q) => drop(q.cast(QueueMsg::Enqueue {
+                key,
+                lane: Lane::Changed,
+            })),
+            None => tracing::debug!(%key, "no running queue for this key's controller; dropped"),
+        }
+    }
+}
+
+/// Controllers arguments (kept as configuration for restarts).
+pub struct ControllersArgs {
+    /// The controllers.
+    pub controllers: Vec<ControllerSpec>,
+    /// The watches.
+    pub watches: Vec<Arc<dyn WatchSource>>,
+    /// Queue and pool settings.
+    pub queue_config: QueueConfig,
+    /// How long in-flight reconciles may take to finish when stopping.
+    pub shutdown_grace: Duration,
+    /// Where keys go (updated with each queue incarnation).
+    pub router: Arc<QueueRouter>,
+    /// Where watchers report.
+    pub reporter: Arc<dyn WatchReporter>,
+    /// Names, restarts, metrics.
+    pub directory: Arc<Directory>,
+    /// Restart policy and the tree-wide restart log.
+    pub policy: RestartPolicy,
+    /// The tree-wide restart log.
+    pub restarts: Arc<Mutex<RestartLog>>,
+    /// To ask for escalation.
+    pub supervisor: CountedRef<SupervisorMsg>,
+    /// This incarnation's mailbox counters.
+    pub mailbox: Arc<MailboxStats>,
+}
+
+/// Controllers state.
+pub struct ControllersState {
+    args: ControllersArgs,
+    /// Live children by id.
+    children: HashMap<ActorId, Child>,
+}
+
+/// The controllers actor.
+pub struct Controllers;
+
+impl Actor for Controllers {
+    type Msg = ControllersMsg;
+    type State = ControllersState;
+    type Arguments = ControllersArgs;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<ControllersMsg>,
+        args: ControllersArgs,
+    ) -> Result<ControllersState, ActorProcessingErr> {
+        Ok(ControllersState {
+            args,
+            children: HashMap::new(),
+        })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<ControllersMsg>,
+        state: &mut ControllersState,
+    ) -> Result<(), ActorProcessingErr> {
+        // Queues first, so watchers' first keys have somewhere to go.
+        for i in 0..state.args.controllers.len() {
+            state.start(&myself, Child::Queue(i)).await;
+        }
+        for i in 0..state.args.watches.len() {
+            state.start(&myself, Child::Watch(i)).await;
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<ControllersMsg>,
+        msg: ControllersMsg,
+        state: &mut ControllersState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            ControllersMsg::Restart(child) => state.start(&myself, child).await,
+        }
+        state.args.mailbox.record_handled();
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<ControllersMsg>,
+        evt: SupervisionEvent,
+        state: &mut ControllersState,
+    ) -> Result<(), ActorProcessingErr> {
+        let (cell, reason) = match evt {
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                (cell, reason.unwrap_or_else(|| "stopped".into()))
+            }
+            SupervisionEvent::ActorFailed(cell, err) => (cell, format!("failed: {err}")),
+            _ => return Ok(()),
+        };
+        if let Some(child) = state.on_child_exit(&cell) {
+            match state.decide(child, &reason, Instant::now()) {
+                RestartDecision::RestartAfter(delay) => {
+                    let stats = state.args.mailbox.clone();
+                    myself.send_after(delay, move || {
+                        stats.record_enqueued();
+                        ControllersMsg::Restart(child)
+                    });
+                }
+                RestartDecision::Escalate(why) => {
+                    // The supervisor may already be stopping: then escalation is moot.
+                    let _ = state.args.supervisor.cast(SupervisorMsg::Escalate(why));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        myself: ActorRef<ControllersMsg>,
+        state: &mut ControllersState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.stop_gracefully(&myself).await;
+        Ok(())
+    }
+}
+
+// === impl ControllersState ===
+
+impl ControllersState {
+    fn name_of(&self, child: Child) -> String {
+        match child {
+            Child::Queue(i) => queue_name(self.args.controllers[i].name),
+            Child::Watch(i) => self.args.watches[i].name().to_owned(),
+        }
+    }
+
+    /// Forget an exited child; returns it if it was ours.
+    fn on_child_exit(&mut self, cell: &ActorCell) -> Option<Child> {
+        self.args.directory.forget(cell.get_id());
+        let child = self.children.remove(&cell.get_id())?;
+        if let Child::Queue(i) = child {
+            self.args.router.set(self.args.controllers[i].name, None);
+        }
+        Some(child)
+    }
+
+    fn decide(&mut self, child: Child, reason: &str, now: Instant) -> RestartDecision {
+        let name = self.name_of(child);
+        self.args.directory.restarted(&name, reason);
+        self.args
+            .restarts
+            .lock()
+            .expect("restart log poisoned")
+            .on_failure(&self.args.policy, &name, now)
+    }
+
+    async fn start(&mut self, myself: &ActorRef<ControllersMsg>, child: Child) {
+        let name = self.name_of(child);
+        let started = match child {
+            Child::Queue(i) => self.start_queue(myself, i).await,
+            Child::Watch(i) => {
+                let sink: Arc<dyn KeySink> = self.args.router.clone();
+                self.args.watches[i]
+                    .spawn_linked(myself.get_cell(), sink, self.args.reporter.clone())
+                    .await
+                    .map(|cell| (cell, ActorKind::Watcher))
+            }
+        };
+        match started {
+            Ok((cell, kind)) => {
+                self.args.directory.name(cell.get_id(), name, kind);
+                self.children.insert(cell.get_id(), child);
+            }
+            Err(err) => {
+                // No supervision event for a failed start: count it and retry like a failure.
+                tracing::warn!(child = %name, %err, "child failed to start");
+                let decision = self.decide(child, &format!("start failed: {err}"), Instant::now());
+                let stats = self.args.mailbox.clone();
+                match decision {
+                    RestartDecision::RestartAfter(delay) => drop(myself.send_after(delay, move || {
+                        stats.record_enqueued();
+                        ControllersMsg::Restart(child)
+                    })),
+                    RestartDecision::Escalate(why) => {
+                        drop(self.args.supervisor.cast(SupervisorMsg::Escalate(why)))
+                    }
+                }
+            }
+        }
+    }
+
+    async fn start_queue(
+        &self,
+        myself: &ActorRef<ControllersMsg>,
+        i: usize,
+    ) -> Result<(ActorCell, ActorKind), ractor::SpawnErr> {
+        let spec = &self.args.controllers[i];
+        let stats = Arc::new(MailboxStats::default());
+        let args = QueueArgs {
+            controller: spec.name,
+            reconciler: spec.reconciler.clone(),
+            config: self.args.queue_config.clone(),
+            mailbox: stats.clone(),
+            stats: spec.stats.clone(),
+            directory: self.args.directory.clone(),
+        };
+        let (queue, _) = Actor::spawn_linked(None, WorkQueue, args, myself.get_cell()).await?;
+        mailbox::register(queue.get_id(), stats.clone());
+        self.args
+            .router
+            .set(spec.name, Some(CountedRef::new(queue.clone(), stats)));
+        Ok((queue.get_cell(), ActorKind::WorkQueue))
+    }
+
+    /// Watchers first, then drain queues within the grace, then stop everything left.
+    async fn stop_gracefully(&mut self, myself: &ActorRef<ControllersMsg>) {
+        let watchers: Vec<ActorCell> = myself
+            .get_children()
+            .into_iter()
+            .filter(|c| matches!(self.children.get(&c.get_id()), Some(Child::Watch(_))))
+            .collect();
+        for w in &watchers {
+            w.stop(Some("controllers stopping".into()));
+        }
+        for w in watchers {
+            w.wait(Some(Duration::from_secs(5))).await.ok();
+        }
+        let queues: Vec<CountedRef<QueueMsg>> = self
+            .args
+            .controllers
+            .iter()
+            .filter_map(|c| self.args.router.get(c.name))
+            .collect();
+        let grace = self.args.shutdown_grace;
+        let drains = queues.iter().map(|q| {
+            q.stats().record_enqueued();
+            q.actor().call(QueueMsg::Drain, Some(grace))
+        });
+        for (drained, spec) in futures::future::join_all(drains)
+            .await
+            .into_iter()
+            .zip(&self.args.controllers)
+        {
+            if !matches!(drained, Ok(ractor::rpc::CallResult::Success(()))) {
+                tracing::warn!(
+                    controller = spec.name,
+                    "in-flight reconciles did not finish within the shutdown grace"
+                );
+            }
+        }
+        for spec in &self.args.controllers {
+            self.args.router.set(spec.name, None);
+        }
+        myself
+            .stop_children_and_wait(Some("controllers stopping".into()), Some(Duration::from_secs(10)))
+            .await;
+        for id in self.children.keys() {
+            self.args.directory.forget(*id);
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Per-runtime facts about actors that ractor does not keep: logical names and kinds by
+//! `ActorId`, restart counts and reasons by logical name (ids change on every restart), and
+//! the latest watch states. Written by supervisors and reporters, read by the tree dump,
+//! metrics and health without messaging any actor.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Mutex,
+    time::SystemTime,
+};
+
+use ractor::ActorId;
+use serde::Serialize;
+
+use crate::{metrics::RuntimeMetrics, seams::WatchState};
+
+/// What an actor is, for the tree dump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActorKind {
+    /// The root supervisor.
+    Supervisor,
+    /// The health actor.
+    Health,
+    /// The leadership (Lease) actor.
+    Leadership,
+    /// The controllers subtree's supervisor.
+    Controllers,
+    /// A watcher.
+    Watcher,
+    /// A controller's work queue.
+    WorkQueue,
+    /// A reconcile worker.
+    Worker,
+}
+
+impl ActorKind {
+    /// The snake_case name used in JSON and the text tree.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActorKind::Supervisor => "supervisor",
+            ActorKind::Health => "health",
+            ActorKind::Leadership => "leadership",
+            ActorKind::Controllers => "controllers",
+            ActorKind::Watcher => "watcher",
+            ActorKind::WorkQueue => "work_queue",
+            ActorKind::Worker => "worker",
+        }
+    }
+}
+
+/// Restart history of one logical actor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RestartRecord {
+    /// Restarts and replacements since the runtime started.
+    pub count: u64,
+    /// Why the last one happened (secret-free: panic messages of our own code, reasons).
+    pub last_reason: String,
+    /// When the last one happened.
+    pub last_at: SystemTime,
+}
+
+/// The directory. One per runtime, shared by `Arc`.
+#[derive(Debug)]
+pub struct Directory {
+    names: Mutex<HashMap<ActorId, (String, ActorKind)>>,
+    restarts: Mutex<BTreeMap<String, RestartRecord>>,
+    watches: Mutex<BTreeMap<String, WatchState>>,
+    metrics: RuntimeMetrics,
+}
+
+impl Directory {
+    /// An empty directory that also counts restarts in `metrics`.
+    pub fn new(metrics: RuntimeMetrics) -> Self {
+        Self {
+            names: Mutex::default(),
+            restarts: Mutex::default(),
+            watches: Mutex::default(),
+            metrics,
+        }
+    }
+
+    /// The runtime's metrics.
+    pub fn metrics(&self) -> &RuntimeMetrics {
+        &self.metrics
+    }
+
+    /// Record the logical name and kind of live actor `id`.
+    pub fn name(&self, id: ActorId, name: impl Into<String>, kind: ActorKind) {
+        self.names
+            .lock()
+            .expect("directory poisoned")
+            .insert(id, (name.into(), kind));
+    }
+
+    /// Forget actor `id` (it stopped) and its mailbox counters.
+    pub fn forget(&self, id: ActorId) {
+        self.names.lock().expect("directory poisoned").remove(&id);
+        crate::mailbox::unregister(id);
+    }
+
+    /// The logical name and kind of actor `id`.
+    pub fn lookup(&self, id: ActorId) -> Option<(String, ActorKind)> {
+        self.names.lock().expect("directory poisoned").get(&id).cloned()
+    }
+
+    /// Count one restart of `name` because of `reason`.
+    pub fn restarted(&self, name: &str, reason: impl Into<String>) {
+        let reason = reason.into();
+        tracing::warn!(actor = name, %reason, "actor restarted");
+        self.metrics.restarted(name);
+        let mut restarts = self.restarts.lock().expect("directory poisoned");
+        let rec = restarts.entry(name.to_owned()).or_insert(RestartRecord {
+            count: 0,
+            last_reason: String::new(),
+            last_at: SystemTime::now(),
+        });
+        rec.count += 1;
+        rec.last_reason = reason;
+        rec.last_at = SystemTime::now();
+    }
+
+    /// The restart history of `name`.
+    pub fn restarts(&self, name: &str) -> Option<RestartRecord> {
+        self.restarts
+            .lock()
+            .expect("directory poisoned")
+            .get(name)
+            .cloned()
+    }
+
+    /// Record a watch's latest state.
+    pub fn watch(&self, state: WatchState) {
+        self.watches
+            .lock()
+            .expect("directory poisoned")
+            .insert(state.name.clone(), state);
+    }
+
+    /// Latest states of every watch seen.
+    pub fn watches(&self) -> BTreeMap<String, WatchState> {
+        self.watches.lock().expect("directory poisoned").clone()
+    }
+}
+
+/// Watchers report here; health and the tree dump read the states back.
+impl crate::seams::WatchReporter for Directory {
+    fn report(&self, state: WatchState) {
+        self.watch(state);
+    }
+}

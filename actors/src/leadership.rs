@@ -1,0 +1,542 @@
+//! The leadership actor: competes for a `coordination.k8s.io/v1` Lease with client-go semantics,
+//! starts the controllers while it holds the lease and stops them before anyone else may take it.
+//!
+//! Who sends to it: itself (a `Tick` every retry period, the results of the Lease calls it runs
+//! in tasks) and the supervisor (`Release` on shutdown or escalation). What it sends: a
+//! [`LeaseStatus`] on every change (a `tokio::sync::watch` channel) and the
+//! [`LeadershipHooks`] calls.
+//!
+//! # Guarantees
+//! - Every decision is [`lease_rules::decide`]; every write carries the resourceVersion it was
+//!   decided on, so a 409 means someone else won and we are not leader.
+//! - A leader with no successful renew for `renew_deadline` publishes `Standby`, awaits
+//!   `stopped_leading` and only then competes again (the hook runs inside `handle`, so no attempt
+//!   can start meanwhile).
+//! - No Lease call can freeze the actor: each runs in a task under [`Timings::api_timeout`] and
+//!   its result comes back as a message; the renew deadline is checked on every tick, even
+//!   while a call hangs.
+//! - `Release`, or a graceful stop (`post_stop`), stops the controllers first, then frees the
+//!   Lease (if we hold it) so a standby acquires it at its next retry. After `Release` the
+//!   actor never competes again.
+//! - Leader election disabled: leader from `post_start` until `Release`.
+//!
+//! # Invariants
+//! - At most one Lease call is in flight (`State::in_flight`); results of other attempts are
+//!   ignored.
+//! - `started_leading` and `stopped_leading` alternate, starting with `started_leading`.
+//!
+//! # Failure
+//! A panic or `Err` fails the actor; the supervisor restarts it. The new incarnation starts as a
+//! candidate: if the Lease still names us it renews it and calls `started_leading` again, so
+//! the hook must be idempotent. A kill does not release the Lease: others take over after it
+//! expires.
+
+use std::{
+    sync::Arc,
+    time::{Duration, SystemTime},
+};
+
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::{
+    Api, Client,
+    api::{ObjectMeta, PostParams},
+};
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
+use tokio::{sync::watch, task::JoinHandle, time::Instant};
+
+use crate::{
+    lease_rules::{self, Decision, LeaseRecord, Observed, Timings},
+    mailbox::{self, CountedRef, MailboxStats},
+    seams::{LeadershipHooks, LeadershipSource, LeaseStatus, Role},
+};
+
+/// Messages of the leadership actor.
+#[derive(Debug)]
+pub enum LeadershipMsg {
+    /// Sent by the actor to itself every retry period: check the renew deadline and, if no call
+    /// is in flight, read the Lease.
+    Tick,
+    /// Sent by the read task of attempt `attempt`: the Lease as read (`None`: absent).
+    Read {
+        /// The attempt this answers.
+        attempt: u64,
+        /// The Lease, or why it could not be read.
+        result: Result<Option<Lease>, LeaseCallError>,
+    },
+    /// Sent by the write task of attempt `attempt`: the Lease as written.
+    Written {
+        /// The attempt this answers.
+        attempt: u64,
+        /// The stored Lease, or why the write failed (`Conflict`: someone else wrote first).
+        result: Result<Lease, LeaseCallError>,
+    },
+    /// Sent by the supervisor on shutdown or escalation: stop the controllers, free the Lease,
+    /// never compete again. The reply comes once both are done (or the API call timed out).
+    Release(RpcReplyPort<()>),
+}
+
+/// Why a Lease API call failed. Carries no object content, only codes and reasons.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseCallError {
+    /// The call did not finish within [`Timings::api_timeout`].
+    #[error("lease call timed out after {0:?}")]
+    Timeout(Duration),
+    /// 409: another candidate created or updated the Lease first.
+    #[error("lease changed concurrently (409)")]
+    Conflict,
+    /// Any other API or transport error.
+    #[error("lease call failed: {0}")]
+    Api(String),
+}
+
+/// What the operator's flags say about leader election.
+#[derive(Clone, Debug)]
+pub struct LeaderElectionConfig {
+    /// `--leader-elect`: compete for the Lease; when `false` this replica leads at once.
+    pub enabled: bool,
+    /// The Lease's namespace.
+    pub lease_namespace: String,
+    /// The Lease's name.
+    pub lease_name: String,
+    /// Our identity in the Lease (see [`identity`]).
+    pub identity: String,
+    /// Lease duration, renew deadline, retry period.
+    pub timings: Timings,
+}
+
+/// A unique candidate identity: the pod name plus a per-process uid, like client-go's
+/// `hostname_uuid`, so a restarted pod with the same name is a new candidate.
+pub fn identity(pod_name: &str) -> String {
+    format!("{pod_name}_{}", uuid::Uuid::new_v4())
+}
+
+/// What the leadership actor is started with.
+pub struct LeadershipArgs {
+    /// Flags.
+    pub config: LeaderElectionConfig,
+    /// The client used for the Lease (its identity is what the API server audits).
+    pub client: Client,
+    /// Called on winning and losing the lease.
+    pub hooks: Arc<dyn LeadershipHooks>,
+    /// Where every status change is published.
+    pub status: watch::Sender<LeaseStatus>,
+}
+
+/// The runtime's way to (re)spawn the leadership actor: flags plus the client for the Lease.
+pub struct LeaseLeadership {
+    /// Flags (`enabled` should be `true`: the runtime handles disabled election itself).
+    pub config: LeaderElectionConfig,
+    /// The client used for the Lease.
+    pub client: Client,
+}
+
+impl LeadershipSource for LeaseLeadership {
+    fn lease_name(&self) -> &str {
+        &self.config.lease_name
+    }
+
+    fn identity(&self) -> &str {
+        &self.config.identity
+    }
+
+    fn spawn_linked(
+        &self,
+        supervisor: ActorCell,
+        hooks: Arc<dyn LeadershipHooks>,
+        status: watch::Sender<LeaseStatus>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        let args = LeadershipArgs {
+            config: self.config.clone(),
+            client: self.client.clone(),
+            hooks,
+            status,
+        };
+        Box::pin(async move {
+            // Unnamed: several runtimes may share a process (tests); the directory names it.
+            let (actor, _) = Actor::spawn_linked(None, Leadership, args, supervisor).await?;
+            Ok(actor.get_cell())
+        })
+    }
+}
+
+/// Where this replica stands.
+#[derive(Debug)]
+enum Phase {
+    /// Competing: read the Lease every retry period and acquire it when it is free or expired.
+    /// Leaves to `Leader` on a successful write, to `Released` on `Release`.
+    Candidate,
+    /// Holding the lease; `renewed_at` is when the last successful write was decided. Leaves to
+    /// `Candidate` (after `stopped_leading`) on a missed renew deadline or a lost Lease, to
+    /// `Released` on `Release`.
+    Leader {
+        /// Start of the last successful renew (local clock).
+        renewed_at: Instant,
+    },
+    /// Leader election disabled: leading without a Lease. Leaves only to `Released`.
+    Unelected,
+    /// Released on request: final, no more attempts.
+    Released,
+}
+
+/// The Lease call in flight.
+struct InFlight {
+    /// Attempt number; results carrying another number are stale.
+    attempt: u64,
+    /// When the write (if this is one) was decided: the renew time on success.
+    decided_at: Instant,
+    /// The task running the call.
+    task: JoinHandle<()>,
+}
+
+/// The leadership actor's state.
+pub struct State {
+    /// Flags.
+    config: LeaderElectionConfig,
+    /// The Lease API in the configured namespace.
+    api: Api<Lease>,
+    /// Winning/losing callbacks.
+    hooks: Arc<dyn LeadershipHooks>,
+    /// Status channel.
+    status: watch::Sender<LeaseStatus>,
+    /// Where we stand.
+    phase: Phase,
+    /// The Lease as last read or written, with our first observation time of its record.
+    observed: Option<Observed>,
+    /// The Lease object last read (its resourceVersion guards our next write).
+    lease: Option<Lease>,
+    /// At most one call at a time (invariant).
+    in_flight: Option<InFlight>,
+    /// Attempt counter.
+    attempts: u64,
+    /// Our own mailbox, counted, for the call tasks and timers.
+    mailbox: CountedRef<LeadershipMsg>,
+}
+
+/// The leadership actor (no configuration of its own: everything is in [`LeadershipArgs`]).
+#[derive(Debug, Default)]
+pub struct Leadership;
+
+impl Actor for Leadership {
+    type Msg = LeadershipMsg;
+    type State = State;
+    type Arguments = LeadershipArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        args.config.timings.validate()?;
+        let stats = Arc::new(MailboxStats::default());
+        mailbox::register(myself.get_id(), stats.clone());
+        let api = Api::namespaced(args.client, &args.config.lease_namespace);
+        Ok(State {
+            config: args.config,
+            api,
+            hooks: args.hooks,
+            status: args.status,
+            phase: Phase::Candidate,
+            observed: None,
+            lease: None,
+            in_flight: None,
+            attempts: 0,
+            mailbox: CountedRef::new(myself, stats),
+        })
+    }
+
+    async fn post_start(&self, _: ActorRef<Self::Msg>, state: &mut State) -> Result<(), ActorProcessingErr> {
+        if state.config.enabled {
+            state.publish(Role::Standby);
+            // A failed cast means we are already stopping: nothing to compete for.
+            let _ = state.mailbox.cast(LeadershipMsg::Tick);
+        } else {
+            state.phase = Phase::Unelected;
+            state.publish(Role::Leader);
+            state.hooks.started_leading().await;
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            LeadershipMsg::Tick => state.on_tick().await,
+            LeadershipMsg::Read { attempt, result } => state.on_read(attempt, result).await,
+            LeadershipMsg::Written { attempt, result } => state.on_written(attempt, result).await,
+            LeadershipMsg::Release(reply) => {
+                state.release().await;
+                // The caller may have timed out and gone: nothing left to tell it.
+                let _ = reply.send(());
+            }
+        }
+        state.mailbox.stats().record_handled();
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        state: &mut State,
+    ) -> Result<(), ActorProcessingErr> {
+        match state.phase {
+            Phase::Candidate | Phase::Leader { .. } | Phase::Unelected => state.release().await,
+            Phase::Released => {}
+        }
+        mailbox::unregister(myself.get_id());
+        Ok(())
+    }
+}
+
+// === impl State ===
+
+impl State {
+    async fn on_tick(&mut self) {
+        let now = Instant::now();
+        match self.phase {
+            Phase::Leader { renewed_at }
+                if lease_rules::renew_deadline_passed(renewed_at, now, self.timings()) =>
+            {
+                tracing::warn!(identity = %self.config.identity, "renew deadline passed: stepping down");
+                self.step_down().await;
+            }
+            Phase::Leader { .. } | Phase::Candidate => {}
+            Phase::Unelected | Phase::Released => return,
+        }
+        if self.in_flight.is_none() {
+            self.start_read();
+        }
+        let stats = self.mailbox.stats().clone();
+        self.mailbox
+            .actor()
+            .send_after(self.timings().retry_period, move || {
+                stats.record_enqueued();
+                LeadershipMsg::Tick
+            });
+    }
+
+    async fn on_read(&mut self, attempt: u64, result: Result<Option<Lease>, LeaseCallError>) {
+        if !self.is_current(attempt) {
+            return;
+        }
+        self.in_flight = None;
+        let lease = match result {
+            Ok(lease) => lease,
+            Err(error) => return tracing::warn!(%error, "reading the lease failed"),
+        };
+        let now = Instant::now();
+        self.observed = lease
+            .as_ref()
+            .map(|l| Observed::update(self.observed.take(), LeaseRecord::from_spec(l.spec.as_ref()), now));
+        self.lease = lease;
+        let leading = matches!(self.phase, Phase::Leader { .. });
+        let decision = lease_rules::decide(
+            self.observed.as_ref(),
+            &self.config.identity,
+            leading,
+            now,
+            Timestamp::now(),
+            self.timings(),
+        );
+        match decision {
+            Decision::Create(record) => self.start_write(record, true, now),
+            Decision::Write { record, .. } => self.start_write(record, false, now),
+            Decision::Wait { .. } => self.publish(Role::Standby),
+            Decision::Lost { holder } => {
+                tracing::warn!(%holder, "lease taken by another candidate: stepping down");
+                self.step_down().await;
+            }
+        }
+    }
+
+    async fn on_written(&mut self, attempt: u64, result: Result<Lease, LeaseCallError>) {
+        let Some(call) = self.in_flight.take_if(|c| c.attempt == attempt) else {
+            return;
+        };
+        let lease = match result {
+            Ok(lease) => lease,
+            Err(error) => return tracing::info!(%error, "lease write failed"),
+        };
+        let record = LeaseRecord::from_spec(lease.spec.as_ref());
+        self.observed = Some(Observed::update(self.observed.take(), record, Instant::now()));
+        self.lease = Some(lease);
+        let was_leading = matches!(self.phase, Phase::Leader { .. });
+        match self.phase {
+            Phase::Candidate | Phase::Leader { .. } => {
+                self.phase = Phase::Leader {
+                    renewed_at: call.decided_at,
+                };
+            }
+            Phase::Unelected | Phase::Released => return,
+        }
+        self.publish(Role::Leader);
+        if !was_leading {
+            tracing::info!(identity = %self.config.identity, "acquired the lease: leading");
+            self.hooks.started_leading().await;
+        }
+    }
+
+    /// Stop the controllers (awaited), then free the Lease if it names us. Final.
+    async fn release(&mut self) {
+        if let Some(call) = self.in_flight.take() {
+            // Let a write that may already have reached the server land first, so the read below
+            // sees it; the task is bounded by the API timeout.
+            let _ = call.task.await;
+        }
+        let was_leading = match std::mem::replace(&mut self.phase, Phase::Released) {
+            Phase::Leader { .. } | Phase::Unelected => true,
+            Phase::Candidate | Phase::Released => false,
+        };
+        self.publish(Role::Standby);
+        if was_leading {
+            self.hooks.stopped_leading().await;
+        }
+        if self.config.enabled {
+            let call = free_lease(
+                self.api.clone(),
+                self.config.lease_name.clone(),
+                self.config.identity.clone(),
+            );
+            match bounded(self.timings().api_timeout(), call).await {
+                Ok(()) => tracing::info!(identity = %self.config.identity, "lease released"),
+                Err(error) => tracing::warn!(%error, "releasing the lease failed; it will expire"),
+            }
+        }
+    }
+
+    /// Publish `Standby`, stop the controllers (awaited) and go back to competing.
+    async fn step_down(&mut self) {
+        if let Some(call) = self.in_flight.take() {
+            call.task.abort();
+        }
+        self.phase = Phase::Candidate;
+        self.publish(Role::Standby);
+        self.hooks.stopped_leading().await;
+    }
+
+    fn start_read(&mut self) {
+        let (api, name) = (self.api.clone(), self.config.lease_name.clone());
+        self.spawn_call(Instant::now(), move |attempt, timeout, mailbox| async move {
+            let result = bounded(timeout, async move { api.get_opt(&name).await.map_err(classify) }).await;
+            // A failed cast means the actor is gone: nobody wants the answer.
+            let _ = mailbox.cast(LeadershipMsg::Read { attempt, result });
+        });
+    }
+
+    fn start_write(&mut self, record: LeaseRecord, create: bool, decided_at: Instant) {
+        let api = self.api.clone();
+        let mut lease = match (&self.lease, create) {
+            (Some(lease), false) => lease.clone(),
+            (None, _) | (Some(_), true) => Lease {
+                metadata: ObjectMeta {
+                    name: Some(self.config.lease_name.clone()),
+                    namespace: Some(self.config.lease_namespace.clone()),
+                    ..ObjectMeta::default()
+                },
+                spec: None,
+            },
+        };
+        record.write_to(lease.spec.get_or_insert_default());
+        self.spawn_call(decided_at, move |attempt, timeout, mailbox| async move {
+            let call = async move {
+                let pp = PostParams::default();
+                let name = lease.metadata.name.clone().unwrap_or_default();
+                let written = if create {
+                    api.create(&pp, &lease).await
+                } else {
+                    api.replace(&name, &pp, &lease).await
+                };
+                written.map_err(classify)
+            };
+            let result = bounded(timeout, call).await;
+            // A failed cast means the actor is gone: nobody wants the answer.
+            let _ = mailbox.cast(LeadershipMsg::Written { attempt, result });
+        });
+    }
+
+    fn spawn_call<F, Fut>(&mut self, decided_at: Instant, call: F)
+    where
+        F: FnOnce(u64, Duration, CountedRef<LeadershipMsg>) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        debug_assert!(
+            self.in_flight.is_none(),
+            "at most one lease call in flight violated"
+        );
+        self.attempts += 1;
+        let task = tokio::spawn(call(
+            self.attempts,
+            self.timings().api_timeout(),
+            self.mailbox.clone(),
+        ));
+        self.in_flight = Some(InFlight {
+            attempt: self.attempts,
+            decided_at,
+            task,
+        });
+    }
+
+    fn is_current(&self, attempt: u64) -> bool {
+        self.in_flight.as_ref().is_some_and(|c| c.attempt == attempt)
+    }
+
+    fn timings(&self) -> &Timings {
+        &self.config.timings
+    }
+
+    fn publish(&self, role: Role) {
+        let status = lease_rules::status(
+            self.observed.as_ref(),
+            role,
+            &self.config.identity,
+            Instant::now(),
+            SystemTime::now(),
+            self.timings(),
+        );
+        self.status.send_if_modified(|current| {
+            let changed = *current != status;
+            *current = status;
+            changed
+        });
+    }
+}
+
+/// Run a Lease call under `timeout`.
+async fn bounded<T>(
+    timeout: Duration,
+    call: impl Future<Output = Result<T, LeaseCallError>>,
+) -> Result<T, LeaseCallError> {
+    tokio::time::timeout(timeout, call)
+        .await
+        .unwrap_or(Err(LeaseCallError::Timeout(timeout)))
+}
+
+/// Read the Lease and, if it names `identity`, write the released record over it.
+async fn free_lease(api: Api<Lease>, name: String, identity: String) -> Result<(), LeaseCallError> {
+    let Some(mut lease) = api.get_opt(&name).await.map_err(classify)? else {
+        return Ok(());
+    };
+    let current = LeaseRecord::from_spec(lease.spec.as_ref());
+    if !current.is_held_by(&identity) {
+        return Ok(());
+    }
+    lease_rules::released(&current, Timestamp::now()).write_to(lease.spec.get_or_insert_default());
+    api.replace(&name, &PostParams::default(), &lease)
+        .await
+        .map_err(classify)?;
+    Ok(())
+}
+
+/// The one place that sorts Lease call failures: 409 is a lost race, the rest are errors.
+fn classify(error: kube::Error) -> LeaseCallError {
+    match error {
+        kube::Error::Api(status) if status.code == 409 => LeaseCallError::Conflict,
+        kube::Error::Api(status) => LeaseCallError::Api(format!("{} {}", status.code, status.reason)),
+        other => LeaseCallError::Api(other.to_string()),
+    }
+}

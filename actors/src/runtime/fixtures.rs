@@ -1,0 +1,268 @@
+//! Whole-runtime fixtures: a controllable watch source and leadership, and a running runtime.
+
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::future::BoxFuture;
+use prometheus_client::registry::Registry;
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
+use tokio::{
+    sync::{oneshot, watch},
+    task::JoinHandle,
+};
+
+use super::*;
+use crate::{
+    key::ObjectKey,
+    seams::{KeySink, LeadershipHooks, WatchState},
+};
+
+/// A watcher actor that does nothing but can be told to panic.
+struct FakeWatcher;
+
+/// Messages to the fake watcher.
+pub enum FakeWatchMsg {
+    Panic,
+}
+
+impl Actor for FakeWatcher {
+    type Msg = FakeWatchMsg;
+    type State = bool;
+    type Arguments = bool;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<FakeWatchMsg>,
+        fail_on_start: bool,
+    ) -> Result<bool, ActorProcessingErr> {
+        Ok(fail_on_start)
+    }
+
+    async fn post_start(&self, _: ActorRef<FakeWatchMsg>, fail: &mut bool) -> Result<(), ActorProcessingErr> {
+        assert!(!*fail, "fake watcher told to die on start");
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _: ActorRef<FakeWatchMsg>,
+        msg: FakeWatchMsg,
+        _: &mut bool,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            FakeWatchMsg::Panic => panic!("fake watcher panicked"),
+        }
+    }
+}
+
+/// A watch source the test drives: it hands out the sink and the live watcher.
+#[derive(Clone, Default)]
+pub struct FakeWatch {
+    pub name: &'static str,
+    pub fail_on_start: bool,
+    pub sink: Arc<Mutex<Option<Arc<dyn KeySink>>>>,
+    pub actor: Arc<Mutex<Option<ActorRef<FakeWatchMsg>>>>,
+}
+
+impl FakeWatch {
+    pub fn named(name: &'static str) -> Self {
+        Self {
+            name,
+            ..Self::default()
+        }
+    }
+
+    /// Send `key` through the sink of the live watcher; false if none is running.
+    pub fn emit(&self, name: &str) -> bool {
+        match self.sink.lock().unwrap().as_ref() {
+            Some(sink) => {
+                sink.enqueue(ObjectKey::namespaced("test", "ns", name));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl WatchSource for FakeWatch {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn spawn_linked(
+        &self,
+        supervisor: ActorCell,
+        sink: Arc<dyn KeySink>,
+        reporter: Arc<dyn WatchReporter>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        let this = self.clone();
+        Box::pin(async move {
+            let (actor, _) = Actor::spawn_linked(None, FakeWatcher, this.fail_on_start, supervisor).await?;
+            *this.sink.lock().unwrap() = Some(sink);
+            *this.actor.lock().unwrap() = Some(actor.clone());
+            reporter.report(WatchState {
+                name: this.name.into(),
+                connected: true,
+                last_event_at: None,
+                events: 0,
+                errors: 0,
+                last_error: None,
+            });
+            Ok(actor.get_cell())
+        })
+    }
+}
+
+struct FakeLeader;
+
+impl Actor for FakeLeader {
+    type Msg = ();
+    type State = ();
+    type Arguments = ();
+
+    async fn pre_start(&self, _: ActorRef<()>, (): ()) -> Result<(), ActorProcessingErr> {
+        Ok(())
+    }
+}
+
+/// Leadership the test drives with `lead` / `lose`.
+#[derive(Clone, Default)]
+pub struct FakeLeadership {
+    hooks: Arc<Mutex<Option<Arc<dyn LeadershipHooks>>>>,
+    status: Arc<Mutex<Option<watch::Sender<LeaseStatus>>>>,
+}
+
+impl FakeLeadership {
+    pub async fn lead(&self) {
+        self.set_role(Role::Leader);
+        let hooks = self.hooks.lock().unwrap().clone().expect("leadership spawned");
+        hooks.started_leading().await;
+    }
+
+    pub async fn lose(&self) {
+        let hooks = self.hooks.lock().unwrap().clone().expect("leadership spawned");
+        self.set_role(Role::Standby);
+        hooks.stopped_leading().await;
+    }
+
+    fn set_role(&self, role: Role) {
+        let status = self.status.lock().unwrap();
+        status.as_ref().expect("leadership spawned").send_modify(|s| {
+            s.role = role;
+            s.holder = Some(if role == Role::Leader {
+                s.identity.clone()
+            } else {
+                "someone-else".into()
+            });
+        });
+    }
+}
+
+impl LeadershipSource for FakeLeadership {
+    fn lease_name(&self) -> &str {
+        "test-lease"
+    }
+
+    fn identity(&self) -> &str {
+        "me"
+    }
+
+    fn spawn_linked(
+        &self,
+        supervisor: ActorCell,
+        hooks: Arc<dyn LeadershipHooks>,
+        status: watch::Sender<LeaseStatus>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        let this = self.clone();
+        Box::pin(async move {
+            let (actor, _) = Actor::spawn_linked(None, FakeLeader, (), supervisor).await?;
+            *this.hooks.lock().unwrap() = Some(hooks);
+            *this.status.lock().unwrap() = Some(status);
+            Ok(actor.get_cell())
+        })
+    }
+}
+
+/// A runtime running in a task, with its handles.
+pub struct Running {
+    pub health: HealthHandle,
+    pub tree: TreeHandle,
+    pub queues: QueueHandle,
+    pub registry: Registry,
+    stop: Option<oneshot::Sender<()>>,
+    pub run: JoinHandle<Result<(), RuntimeError>>,
+}
+
+/// A builder with the scripted reconciler, small thresholds and a metrics registry.
+pub fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> RuntimeBuilder {
+    Runtime::builder()
+        .reconciler("test", rec)
+        .max_concurrent_reconciles(2)
+        .reconcile_timeout(Duration::from_millis(300))
+        .kill_grace(Duration::from_millis(200))
+        .stall_threshold(Duration::from_secs(1))
+        .probe_period(Duration::from_millis(100))
+        .shutdown_grace(Duration::from_secs(2))
+        .backoff(BackoffConfig {
+            error_base: Duration::from_millis(50),
+            error_max: Duration::from_millis(400),
+            first_pass_spread: Duration::ZERO,
+            ..BackoffConfig::default()
+        })
+        .registry(registry)
+}
+
+impl Running {
+    pub fn start(builder: impl FnOnce(&mut Registry) -> RuntimeBuilder) -> Self {
+        let mut registry = Registry::default();
+        let runtime = builder(&mut registry).build().expect("valid config");
+        let (tx, rx) = oneshot::channel();
+        let (health, tree, queues) = (runtime.health(), runtime.tree(), runtime.queues());
+        let run = tokio::spawn(runtime.run(async move {
+            // A dropped sender also means stop.
+            let _ = rx.await;
+        }));
+        Self {
+            health,
+            tree,
+            queues,
+            registry,
+            stop: Some(tx),
+            run,
+        }
+    }
+
+    pub fn metrics_text(&self) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("encodes");
+        out
+    }
+
+    /// Signal shutdown and wait for `run` to return.
+    pub async fn shutdown(mut self) -> Result<(), RuntimeError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        tokio::time::timeout(Duration::from_secs(30), &mut self.run)
+            .await
+            .expect("run returned after shutdown (likely deadlocked)")
+            .expect("run task did not panic")
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl FakeLeadership {
+    /// Whether the runtime spawned the leadership actor yet.
+    pub fn hooks_ready(&self) -> bool {
+        self.hooks.lock().unwrap().is_some()
+    }
+}

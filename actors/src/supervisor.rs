@@ -1,0 +1,475 @@
+//! The root supervisor: starts health and leadership, starts and stops the controllers
+//! subtree as leadership comes and goes, restarts failed children one-for-one with backoff,
+//! escalates a restart storm, and runs graceful shutdown.
+//!
+//! Receives `StartControllers`/`StopControllers` from the leadership hooks ([`RuntimeHooks`]),
+//! `Escalate` from the controllers actor, `Shutdown` from [`Runtime::run`](crate::runtime::Runtime::run),
+//! `Restart` from its own backoff timers.
+//!
+//! # Guarantees
+//! - `StopControllers` is answered only once the controllers subtree has stopped (watchers
+//!   stopped, queues drained within the grace): leadership competes again only after that.
+//! - Leadership failing stops the controllers before leadership restarts: a replica that may
+//!   have lost its lease never keeps reconciling.
+//! - Shutdown and escalation: stop the controllers (draining in-flight work within the grace),
+//!   then stop leadership (which releases the lease), then stop. Escalation also marks health
+//!   unhealthy and makes `run` return `Err(Escalated)`.
+//! - Children are stopped gracefully in `post_stop`, never killed by this actor's exit.
+//!
+//! # Failure
+//! Nothing supervises the root: a panic here ends `run` with `RootFailed`.
+
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::future::BoxFuture;
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use tokio::{sync::watch, time::Instant};
+
+use crate::{
+    controllers::{Controllers, ControllersArgs},
+    directory::{ActorKind, Directory},
+    health::{EscalationCell, Health, HealthArgs, HealthMsg},
+    mailbox::{self, CountedRef, MailboxStats},
+    restart_policy::{RestartDecision, RestartLog, RestartPolicy},
+    seams::{LeadershipHooks, LeadershipSource, LeaseStatus, Role},
+};
+
+/// Messages to the root supervisor.
+pub enum SupervisorMsg {
+    /// From the leadership hooks: we lead; start the controllers subtree.
+    StartControllers,
+    /// From the leadership hooks: we no longer lead; the reply comes once the subtree stopped.
+    StopControllers(RpcReplyPort<()>),
+    /// From the controllers actor: too many restarts below; escalate with this reason.
+    Escalate(String),
+    /// From `Runtime::run`: the shutdown signal arrived.
+    Shutdown,
+    /// From its own backoff timer: start this child again.
+    Restart(RootChild),
+}
+
+/// A child of the root supervisor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootChild {
+    /// The health actor.
+    Health,
+    /// The leadership actor.
+    Leadership,
+    /// The controllers subtree.
+    Controllers,
+}
+
+impl RootChild {
+    fn name(self) -> &'static str {
+        match self {
+            RootChild::Health => "health",
+            RootChild::Leadership => "leadership",
+            RootChild::Controllers => "controllers",
+        }
+    }
+}
+
+/// How the runtime ended, written by the supervisor before it stops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Graceful shutdown.
+    Shutdown,
+    /// Restart storm; the reason.
+    Escalated(String),
+}
+
+/// Builds the children's arguments (again on every restart).
+pub trait ChildFactory: Send + Sync + 'static {
+    /// Health arguments with fresh mailbox counters.
+    fn health_args(&self, mailbox: Arc<MailboxStats>) -> HealthArgs;
+    /// Controllers arguments with fresh mailbox counters.
+    fn controllers_args(
+        &self,
+        supervisor: CountedRef<SupervisorMsg>,
+        mailbox: Arc<MailboxStats>,
+    ) -> ControllersArgs;
+}
+
+/// Supervisor arguments.
+pub struct SupervisorArgs {
+    /// Child arguments.
+    pub factory: Arc<dyn ChildFactory>,
+    /// Leadership, or `None` when leader election is disabled (leader at once).
+    pub leadership: Option<Arc<dyn LeadershipSource>>,
+    /// Where leadership (or the supervisor itself, when disabled) publishes the role.
+    pub lease: watch::Sender<LeaseStatus>,
+    /// Restart policy.
+    pub policy: RestartPolicy,
+    /// The tree-wide restart log.
+    pub restarts: Arc<Mutex<RestartLog>>,
+    /// Escalation reason for health.
+    pub escalation: EscalationCell,
+    /// How the run ended.
+    pub exit: Arc<Mutex<Option<Exit>>>,
+    /// Names, restarts, metrics.
+    pub directory: Arc<Directory>,
+    /// Upper bound on stopping the controllers (their drain grace plus slack).
+    pub stop_timeout: Duration,
+    /// This actor's mailbox counters.
+    pub mailbox: Arc<MailboxStats>,
+}
+
+/// What the supervisor is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Supervising: failed children restart.
+    Running,
+    /// Shutting down or escalating: children are being stopped; none restarts.
+    Stopping,
+}
+
+/// Supervisor state.
+pub struct SupervisorState {
+    args: SupervisorArgs,
+    phase: Phase,
+    health: Option<CountedRef<HealthMsg>>,
+    leadership: Option<ActorCell>,
+    controllers: Option<ActorCell>,
+    /// Whether the controllers should run (we lead and are not stopping).
+    wants_controllers: bool,
+    /// Waiting for the controllers subtree to stop.
+    stop_waiters: Vec<RpcReplyPort<()>>,
+}
+
+/// The root supervisor actor.
+pub struct Supervisor;
+
+impl Actor for Supervisor {
+    type Msg = SupervisorMsg;
+    type State = SupervisorState;
+    type Arguments = SupervisorArgs;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<SupervisorMsg>,
+        args: SupervisorArgs,
+    ) -> Result<SupervisorState, ActorProcessingErr> {
+        Ok(SupervisorState {
+            args,
+            phase: Phase::Running,
+            health: None,
+            leadership: None,
+            controllers: None,
+            wants_controllers: false,
+            stop_waiters: Vec::new(),
+        })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.start(&myself, RootChild::Health).await;
+        if state.args.leadership.is_some() {
+            state.start(&myself, RootChild::Leadership).await;
+        } else {
+            state.args.lease.send_modify(|s| {
+                s.role = Role::Leader;
+                s.holder = Some(s.identity.clone());
+            });
+            state.wants_controllers = true;
+            state.start(&myself, RootChild::Controllers).await;
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        msg: SupervisorMsg,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SupervisorMsg::StartControllers => state.on_start_controllers(&myself).await,
+            SupervisorMsg::StopControllers(reply) => state.on_stop_controllers(reply),
+            SupervisorMsg::Escalate(why) => state.on_escalate(&myself, why),
+            SupervisorMsg::Shutdown => state.on_shutdown(&myself, Exit::Shutdown),
+            SupervisorMsg::Restart(child) => state.on_restart(&myself, child).await,
+        }
+        state.args.mailbox.record_handled();
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        evt: SupervisionEvent,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
+        let (cell, reason) = match evt {
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                (cell, reason.unwrap_or_else(|| "stopped".into()))
+            }
+            SupervisionEvent::ActorFailed(cell, err) => (cell, format!("failed: {err}")),
+            _ => return Ok(()),
+        };
+        state.on_child_exit(&myself, &cell, reason);
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
+        // Normally every child is already down; this catches a stop from elsewhere.
+        myself
+            .stop_children_and_wait(Some("runtime stopping".into()), Some(state.args.stop_timeout))
+            .await;
+        let mut exit = state.args.exit.lock().expect("exit cell poisoned");
+        exit.get_or_insert(Exit::Shutdown);
+        Ok(())
+    }
+}
+
+// === impl SupervisorState ===
+
+impl SupervisorState {
+    async fn on_start_controllers(&mut self, myself: &ActorRef<SupervisorMsg>) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        self.wants_controllers = true;
+        if self.controllers.is_none() {
+            self.start(myself, RootChild::Controllers).await;
+        }
+    }
+
+    fn on_stop_controllers(&mut self, reply: RpcReplyPort<()>) {
+        self.wants_controllers = false;
+        match &self.controllers {
+            Some(cell) => {
+                cell.stop(Some("leadership lost".into()));
+                self.stop_waiters.push(reply);
+            }
+            // Nobody may be waiting any more: fine.
+            None => drop(reply.send(())),
+        }
+    }
+
+    fn on_escalate(&mut self, myself: &ActorRef<SupervisorMsg>, why: String) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        tracing::error!(reason = %why, "restart storm: escalating");
+        *self.args.escalation.lock().expect("escalation cell poisoned") = Some(why.clone());
+        if let Some(health) = &self.health {
+            // Health may itself be the storm; the verdict then goes stale, which also fails.
+            let _ = health.cast(HealthMsg::Nudge);
+        }
+        self.on_shutdown(myself, Exit::Escalated(why));
+    }
+
+    /// Stop controllers, then leadership (releasing the lease), then this actor — off the
+    /// handler, so supervision events keep flowing meanwhile.
+    fn on_shutdown(&mut self, myself: &ActorRef<SupervisorMsg>, exit: Exit) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        self.phase = Phase::Stopping;
+        self.wants_controllers = false;
+        self.args
+            .exit
+            .lock()
+            .expect("exit cell poisoned")
+            .get_or_insert(exit.clone());
+        let controllers = self.controllers.clone();
+        let leadership = self.leadership.clone();
+        let timeout = self.args.stop_timeout;
+        let myself = myself.clone();
+        tokio::spawn(async move {
+            if let Some(c) = controllers {
+                // A timeout here means the subtree was killed instead; carry on regardless.
+                let _ = c
+                    .stop_and_wait(Some("runtime stopping".into()), Some(timeout))
+                    .await;
+            }
+            if let Some(l) = leadership {
+                let _ = l
+                    .stop_and_wait(Some("runtime stopping".into()), Some(timeout))
+                    .await;
+            }
+            if matches!(exit, Exit::Escalated(_)) {
+                // Give one probe period for /healthz to show why before the process exits.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            myself.stop(Some("runtime stopped".into()));
+        });
+    }
+
+    async fn on_restart(&mut self, myself: &ActorRef<SupervisorMsg>, child: RootChild) {
+        let wanted = match child {
+            RootChild::Health => self.health.is_none(),
+            RootChild::Leadership => self.leadership.is_none(),
+            RootChild::Controllers => self.controllers.is_none() && self.wants_controllers,
+        };
+        if self.phase == Phase::Running && wanted {
+            self.start(myself, child).await;
+        }
+    }
+
+    fn on_child_exit(&mut self, myself: &ActorRef<SupervisorMsg>, cell: &ActorCell, reason: String) {
+        self.args.directory.forget(cell.get_id());
+        let id = cell.get_id();
+        let child = if self.health.as_ref().is_some_and(|h| h.actor().get_id() == id) {
+            self.health = None;
+            RootChild::Health
+        } else if self.leadership.as_ref().is_some_and(|l| l.get_id() == id) {
+            self.leadership = None;
+            RootChild::Leadership
+        } else if self.controllers.as_ref().is_some_and(|c| c.get_id() == id) {
+            self.controllers = None;
+            for reply in self.stop_waiters.drain(..) {
+                // The hook may have timed out waiting: fine.
+                let _ = reply.send(());
+            }
+            RootChild::Controllers
+        } else {
+            return;
+        };
+        let intended =
+            self.phase == Phase::Stopping || (child == RootChild::Controllers && !self.wants_controllers);
+        if intended {
+            return;
+        }
+        if child == RootChild::Leadership {
+            // We may have lost the lease with it: never reconcile without knowing we lead.
+            self.wants_controllers = false;
+            self.args.lease.send_modify(|s| s.role = Role::Standby);
+            if let Some(c) = &self.controllers {
+                c.stop(Some("leadership actor failed".into()));
+            }
+        }
+        self.args.directory.restarted(child.name(), &reason);
+        let decision = self
+            .args
+            .restarts
+            .lock()
+            .expect("restart log poisoned")
+            .on_failure(&self.args.policy, child.name(), Instant::now());
+        match decision {
+            RestartDecision::RestartAfter(delay) => {
+                let stats = self.args.mailbox.clone();
+                myself.send_after(delay, move || {
+                    stats.record_enqueued();
+                    SupervisorMsg::Restart(child)
+                });
+            }
+            RestartDecision::Escalate(why) => self.on_escalate(myself, why),
+        }
+    }
+
+    async fn start(&mut self, myself: &ActorRef<SupervisorMsg>, child: RootChild) {
+        let stats = Arc::new(MailboxStats::default());
+        let result = match child {
+            RootChild::Health => {
+                let args = self.args.factory.health_args(stats.clone());
+                Actor::spawn_linked(None, Health, args, myself.get_cell())
+                    .await
+                    .map(|(health, _)| {
+                        self.health = Some(CountedRef::new(health.clone(), stats.clone()));
+                        (health.get_cell(), ActorKind::Health)
+                    })
+            }
+            RootChild::Controllers => {
+                let me = CountedRef::new(myself.clone(), self.args.mailbox.clone());
+                let args = self.args.factory.controllers_args(me, stats.clone());
+                Actor::spawn_linked(None, Controllers, args, myself.get_cell())
+                    .await
+                    .map(|(c, _)| {
+                        self.controllers = Some(c.get_cell());
+                        (c.get_cell(), ActorKind::Controllers)
+                    })
+            }
+            RootChild::Leadership => {
+                let source = self
+                    .args
+                    .leadership
+                    .clone()
+                    .expect("leadership restarted only when enabled");
+                let supervisor = CountedRef::new(myself.clone(), self.args.mailbox.clone());
+                let hooks: Arc<dyn LeadershipHooks> = Arc::new(RuntimeHooks {
+                    supervisor,
+                    stop_timeout: self.args.stop_timeout,
+                });
+                source
+                    .spawn_linked(myself.get_cell(), hooks, self.args.lease.clone())
+                    .await
+                    .map(|cell| {
+                        self.leadership = Some(cell.clone());
+                        (cell, ActorKind::Leadership)
+                    })
+            }
+        };
+        match result {
+            Ok((cell, kind)) => {
+                if kind != ActorKind::Leadership {
+                    mailbox::register(cell.get_id(), stats);
+                }
+                self.args.directory.name(cell.get_id(), child.name(), kind);
+            }
+            Err(err) => {
+                // No supervision event follows a failed start: treat it as a failure now.
+                tracing::warn!(child = child.name(), %err, "child failed to start");
+                self.args
+                    .directory
+                    .restarted(child.name(), format!("start failed: {err}"));
+                let decision = self
+                    .args
+                    .restarts
+                    .lock()
+                    .expect("restart log poisoned")
+                    .on_failure(&self.args.policy, child.name(), Instant::now());
+                match decision {
+                    RestartDecision::RestartAfter(delay) => {
+                        let stats = self.args.mailbox.clone();
+                        myself.send_after(delay, move || {
+                            stats.record_enqueued();
+                            SupervisorMsg::Restart(child)
+                        });
+                    }
+                    RestartDecision::Escalate(why) => self.on_escalate(myself, why),
+                }
+            }
+        }
+    }
+}
+
+/// The [`LeadershipHooks`] the leadership actor calls: they start and stop the controllers
+/// subtree through the supervisor.
+pub struct RuntimeHooks {
+    supervisor: CountedRef<SupervisorMsg>,
+    stop_timeout: Duration,
+}
+
+impl LeadershipHooks for RuntimeHooks {
+    fn started_leading(&self) -> BoxFuture<'static, ()> {
+        // A stopped supervisor means the runtime is ending: nothing to start.
+        let _ = self.supervisor.cast(SupervisorMsg::StartControllers);
+        Box::pin(async {})
+    }
+
+    fn stopped_leading(&self) -> BoxFuture<'static, ()> {
+        let supervisor = self.supervisor.clone();
+        let timeout = self.stop_timeout + Duration::from_secs(5);
+        Box::pin(async move {
+            supervisor.stats().record_enqueued();
+            let stopped = supervisor
+                .actor()
+                .call(SupervisorMsg::StopControllers, Some(timeout))
+                .await;
+            if !matches!(stopped, Ok(ractor::rpc::CallResult::Success(()))) {
+                tracing::warn!("controllers did not confirm their stop in time; competing again anyway");
+            }
+        })
+    }
+}

@@ -1,0 +1,199 @@
+//! Fixtures shared by the actor tests: a scripted reconciler, a spawned work queue, polling.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use prometheus_client::registry::Registry;
+use ractor::{Actor, ActorRef};
+use tokio::sync::watch;
+
+use crate::{
+    backoff::BackoffConfig,
+    directory::Directory,
+    key::ObjectKey,
+    mailbox::{self, CountedRef, MailboxStats},
+    metrics::RuntimeMetrics,
+    reconciler::{Outcome, ReconcileContext, Reconciler},
+    work_queue::{QueueArgs, QueueConfig, QueueMsg, QueueStats, WorkQueue},
+};
+
+/// What the scripted reconciler does for one call: given the key name and attempt number.
+pub type Script = dyn Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync;
+
+/// One scripted behaviour.
+pub enum Step {
+    /// Return this outcome after sleeping (cooperatively) this long.
+    Return(Duration, Outcome),
+    /// Block the thread (ignoring cancellation) this long, then succeed.
+    Block(Duration),
+    /// Await this long without looking at the cancellation token, then succeed.
+    IgnoreCancel(Duration),
+    /// Panic.
+    Panic,
+}
+
+/// Counts calls per key and catches two concurrent calls on one key.
+pub struct Scripted {
+    script: Box<Script>,
+    in_flight: Mutex<HashMap<String, u32>>,
+    /// Calls per key name, in start order.
+    pub calls: Mutex<Vec<(String, u32)>>,
+    /// Set when a key was ever reconciled twice at once.
+    pub overlap: Mutex<Option<String>>,
+}
+
+impl Scripted {
+    pub fn new(script: impl Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync + 'static) -> Arc<Self> {
+        Arc::new(Self {
+            script: Box::new(script),
+            in_flight: Mutex::default(),
+            calls: Mutex::default(),
+            overlap: Mutex::default(),
+        })
+    }
+
+    pub fn calls_of(&self, name: &str) -> usize {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(n, _)| n == name)
+            .count()
+    }
+
+    pub fn total_calls(&self) -> usize {
+        self.calls.lock().unwrap().len()
+    }
+}
+
+impl Reconciler for Scripted {
+    async fn reconcile(&self, key: &ObjectKey, ctx: &ReconcileContext) -> Outcome {
+        {
+            let mut in_flight = self.in_flight.lock().unwrap();
+            let n = in_flight.entry(key.name.clone()).or_default();
+            *n += 1;
+            if *n > 1 {
+                *self.overlap.lock().unwrap() = Some(key.name.clone());
+            }
+            self.calls.lock().unwrap().push((key.name.clone(), ctx.attempt));
+        }
+        struct Leave<'a>(&'a Scripted, &'a str);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                *self.0.in_flight.lock().unwrap().get_mut(self.1).unwrap() -= 1;
+            }
+        }
+        let _leave = Leave(self, &key.name);
+        match (self.script)(&key.name, ctx.attempt, ctx) {
+            Step::Return(d, outcome) => {
+                tokio::time::sleep(d).await;
+                outcome
+            }
+            Step::Block(d) => {
+                std::thread::sleep(d);
+                Outcome::done()
+            }
+            Step::IgnoreCancel(d) => {
+                tokio::time::sleep(d).await;
+                Outcome::done()
+            }
+            Step::Panic => panic!("scripted panic for {}", key.name),
+        }
+    }
+}
+
+/// A key of the test controller.
+pub fn key(name: &str) -> ObjectKey {
+    ObjectKey::namespaced("test", "ns", name)
+}
+
+/// Settings with short timeouts and no first-pass spreading.
+pub fn quick_config(workers: usize) -> QueueConfig {
+    QueueConfig {
+        workers,
+        reconcile_timeout: Duration::from_millis(300),
+        kill_grace: Duration::from_millis(200),
+        backoff: BackoffConfig {
+            error_base: Duration::from_millis(50),
+            error_max: Duration::from_millis(400),
+            first_pass_spread: Duration::ZERO,
+            ..BackoffConfig::default()
+        },
+        max_abandoned: workers,
+    }
+}
+
+/// A spawned work queue and what tests observe it through.
+pub struct QueueFixture {
+    pub queue: CountedRef<QueueMsg>,
+    pub stats: watch::Receiver<QueueStats>,
+    pub directory: Arc<Directory>,
+    pub registry: Registry,
+}
+
+impl QueueFixture {
+    pub async fn spawn(reconciler: Arc<Scripted>, config: QueueConfig) -> Self {
+        let mut registry = Registry::default();
+        let metrics = RuntimeMetrics::register(&mut registry);
+        let directory = Arc::new(Directory::new(metrics));
+        let (tx, stats) = watch::channel(QueueStats::inactive());
+        let mailbox = Arc::new(MailboxStats::default());
+        let args = QueueArgs {
+            controller: "test",
+            reconciler,
+            config,
+            mailbox: mailbox.clone(),
+            stats: Arc::new(tx),
+            directory: directory.clone(),
+        };
+        let (actor, _): (ActorRef<QueueMsg>, _) =
+            Actor::spawn(None, WorkQueue, args).await.expect("queue spawns");
+        mailbox::register(actor.get_id(), mailbox.clone());
+        Self {
+            queue: CountedRef::new(actor, mailbox),
+            stats,
+            directory,
+            registry,
+        }
+    }
+
+    pub fn enqueue(&self, name: &str) {
+        self.queue
+            .cast(QueueMsg::Enqueue {
+                key: key(name),
+                lane: crate::key::Lane::Changed,
+            })
+            .expect("queue alive");
+    }
+
+    pub fn stats(&self) -> QueueStats {
+        self.stats.borrow().clone()
+    }
+
+    pub fn metrics_text(&self) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("encodes");
+        out
+    }
+}
+
+impl Drop for QueueFixture {
+    fn drop(&mut self) {
+        self.queue.actor().stop(None);
+    }
+}
+
+/// Poll `check` every 20ms until it holds, failing with `what` after `within`.
+pub async fn eventually(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + within;
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {within:?} waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,176 @@
+//! Watch specs: what one watcher actor watches, how its events map to keys, and which changes
+//! matter. Both kinds of watch (full objects, metadata only) are one generic [`WatchSpec`]; both
+//! implement [`WatchSource`] so the runtime keeps them in one list.
+//!
+//! # Guarantees
+//! - The reflector [`Store`] returned by the constructors stays valid across watcher restarts:
+//!   the spec owns the one store writer, and a watcher incarnation takes it exclusively for its
+//!   lifetime (a new incarnation waits until the previous stream task is gone).
+//! - Metadata-only specs (`Api<PartialObjectMeta<K>>`) request `as=PartialObjectMetadata`, so
+//!   their store holds metadata only and memory does not grow with object size.
+
+use std::{
+    fmt::Debug,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use futures::future::BoxFuture;
+use kube::{
+    Api, Resource,
+    core::PartialObjectMeta,
+    runtime::{
+        reflector::{self, Store, store::Writer},
+        watcher,
+    },
+};
+use ractor::{Actor, ActorCell, SpawnErr};
+use serde::de::DeserializeOwned;
+
+use crate::{
+    key::ObjectKey,
+    seams::{KeySink, WatchReporter, WatchSource},
+    watch_filter,
+    watcher::{Watcher, WatcherArgs},
+};
+
+/// What a watched kind must be: a Kubernetes resource without a runtime type (typed structs,
+/// CRDs from kube-derive, `PartialObjectMeta<K>`).
+pub trait Watched:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+impl<K> Watched for K where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+/// Maps a watched object to the keys it affects (e.g. a token Secret to the connections using it).
+pub type Mapper<K> = Arc<dyn Fn(&K) -> Vec<ObjectKey> + Send + Sync>;
+
+/// Says whether a change from the previous version (`None`: first sighting) to `new` matters.
+pub type Matters<K> = Arc<dyn Fn(Option<&K>, &K) -> bool + Send + Sync>;
+
+/// One watch: kind, scope and selectors (via `api` and `config`), key mapper and change filter.
+///
+/// Build with [`WatchSpec::full`] or [`WatchSpec::metadata`], then `.map(..)` and optionally
+/// `.matters(..)`. Without `.map`, an object maps to nothing (the store is still kept current).
+#[must_use]
+pub struct WatchSpec<K: Watched> {
+    shared: Arc<SpecShared<K>>,
+}
+
+/// What every incarnation of the spec's watcher shares.
+pub(crate) struct SpecShared<K: Watched> {
+    /// Display name (also in `WatchState`).
+    pub(crate) name: String,
+    /// The API to list and watch (scope: all namespaces or one).
+    pub(crate) api: Api<K>,
+    /// Selectors, bookmarks, list semantics.
+    pub(crate) config: watcher::Config,
+    /// The store's only writer; a stream task holds the lock for its whole life.
+    pub(crate) writer: Arc<tokio::sync::Mutex<Writer<K>>>,
+    /// Object → keys.
+    pub(crate) mapper: Mapper<K>,
+    /// (previous, new) → enqueue?
+    pub(crate) matters: Matters<K>,
+}
+
+impl<K: Watched> WatchSpec<K> {
+    /// Watch full objects of kind `K` through `api` (`Api::all` or `Api::namespaced` for
+    /// `--watch-namespace`), with `config`'s selectors; returns the spec and the reader of the
+    /// reflector store it keeps current. Bookmarks are on unless `config` disables them.
+    pub fn full(name: impl Into<String>, api: Api<K>, config: watcher::Config) -> (Self, Store<K>) {
+        let (store, writer) = reflector::store();
+        let shared = SpecShared {
+            name: name.into(),
+            api,
+            config,
+            writer: Arc::new(tokio::sync::Mutex::new(writer)),
+            mapper: Arc::new(|_: &K| Vec::new()),
+            matters: Arc::new(|old: Option<&K>, new: &K| {
+                watch_filter::metadata_change_matters(old.map(Resource::meta), new.meta())
+            }),
+        };
+        (
+            Self {
+                shared: Arc::new(shared),
+            },
+            store,
+        )
+    }
+
+    /// Map each changed object to the keys to reconcile.
+    ///
+    /// NOTE: runs inside the watcher actor's `handle`: a panic fails the actor and the
+    /// supervisor restarts it (the event is lost; the re-list after the restart repeats it only
+    /// if the object changed meanwhile).
+    pub fn map(self, mapper: impl Fn(&K) -> Vec<ObjectKey> + Send + Sync + 'static) -> Self {
+        self.with(|s| s.mapper = Arc::new(mapper))
+    }
+
+    /// Replace the default filter ([`watch_filter::metadata_change_matters`]); deletions and
+    /// objects that vanished during a re-list always matter.
+    pub fn matters(self, matters: impl Fn(Option<&K>, &K) -> bool + Send + Sync + 'static) -> Self {
+        self.with(|s| s.matters = Arc::new(matters))
+    }
+
+    fn with(self, edit: impl FnOnce(&mut SpecShared<K>)) -> Self {
+        let mut shared = Arc::into_inner(self.shared).expect("a spec is configured before it is shared");
+        edit(&mut shared);
+        Self {
+            shared: Arc::new(shared),
+        }
+    }
+}
+
+impl<K: Watched> WatchSpec<PartialObjectMeta<K>>
+where
+    PartialObjectMeta<K>: Watched,
+{
+    /// Watch only the metadata of kind `K` (`api` is e.g.
+    /// `Api::<PartialObjectMeta<Secret>>::all(client)`): the same as [`WatchSpec::full`] over
+    /// `PartialObjectMeta<K>`, named for the intent.
+    pub fn metadata(
+        name: impl Into<String>,
+        api: Api<PartialObjectMeta<K>>,
+        config: watcher::Config,
+    ) -> (Self, Store<PartialObjectMeta<K>>) {
+        Self::full(name, api, config)
+    }
+}
+
+/// Makes registered actor names unique per process (several runtimes may share one in tests).
+static INCARNATION: AtomicU64 = AtomicU64::new(0);
+
+impl<K: Watched> WatchSource for WatchSpec<K> {
+    fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    fn spawn_linked(
+        &self,
+        supervisor: ActorCell,
+        sink: Arc<dyn KeySink>,
+        reporter: Arc<dyn WatchReporter>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        let args = WatcherArgs {
+            spec: self.shared.clone(),
+            sink,
+            reporter,
+        };
+        let name = format!(
+            "watcher:{}#{}",
+            self.shared.name,
+            INCARNATION.fetch_add(1, Ordering::Relaxed)
+        );
+        Box::pin(async move {
+            let (actor, _) =
+                Actor::spawn_linked(Some(name), Watcher::<K>::default(), args, supervisor).await?;
+            Ok(actor.get_cell())
+        })
+    }
+}

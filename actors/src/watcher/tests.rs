@@ -1,0 +1,106 @@
+use std::time::SystemTime;
+
+use super::*;
+
+fn fresh() -> WatchState {
+    WatchState {
+        name: "Secret".into(),
+        connected: false,
+        last_event_at: None,
+        events: 0,
+        errors: 0,
+        last_error: None,
+    }
+}
+
+fn object(matters: bool) -> StreamItem<()> {
+    StreamItem::Object {
+        object: Arc::new(()),
+        matters,
+    }
+}
+
+#[test]
+fn state_should_connect_after_the_list_and_disconnect_on_error() {
+    let mut w = fresh();
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(5);
+    assert!(!record(&mut w, &StreamItem::<()>::Relisting, at));
+    assert!(!w.connected, "not connected before the list completes");
+    assert!(
+        record(&mut w, &StreamItem::<()>::Listed { vanished: vec![] }, at),
+        "connecting is urgent"
+    );
+    assert!(w.connected);
+    assert!(!record(&mut w, &object(true), at));
+    assert!(record(
+        &mut w,
+        &StreamItem::<()>::Failed("watch error: 410 Expired".into()),
+        at
+    ));
+    assert_eq!(
+        (
+            w.connected,
+            w.errors,
+            w.events,
+            w.last_error.as_deref(),
+            w.last_event_at
+        ),
+        (false, 1, 4, Some("watch error: 410 Expired"), Some(at))
+    );
+    assert!(
+        record(&mut w, &StreamItem::<()>::Listed { vanished: vec![] }, at),
+        "reconnecting is urgent"
+    );
+    assert!(
+        !record(&mut w, &StreamItem::<()>::Listed { vanished: vec![] }, at),
+        "already connected"
+    );
+}
+
+#[test]
+fn throttle_should_send_urgent_changes_at_once_and_coalesce_routine_ones() {
+    let t0 = Instant::now();
+    let mut t = ReportThrottle::default();
+    assert_eq!(
+        t.on_change(false, t0),
+        ReportNow::Send,
+        "the first report goes out at once"
+    );
+    let soon = t0 + Duration::from_millis(300);
+    assert_eq!(
+        t.on_change(false, soon),
+        ReportNow::FlushAfter(Duration::from_millis(700))
+    );
+    assert_eq!(
+        t.on_change(false, soon),
+        ReportNow::Nothing,
+        "one trailing flush carries the burst"
+    );
+    assert_eq!(
+        t.on_change(true, soon),
+        ReportNow::Send,
+        "urgent changes are never held back"
+    );
+    t.on_flush(t0 + Duration::from_secs(1));
+    assert_eq!(
+        t.on_change(false, t0 + Duration::from_millis(1500)),
+        ReportNow::FlushAfter(Duration::from_millis(500))
+    );
+    assert_eq!(t.on_change(false, t0 + Duration::from_secs(3)), ReportNow::Send);
+}
+
+#[test]
+fn described_errors_should_keep_code_and_reason_but_never_the_servers_message() {
+    let leaky = "secret \"db\" data.password=hunter2 is invalid";
+    let status = || Box::new(kube::core::Status::failure(leaky, "Invalid").with_code(422));
+    let errors = [
+        watcher::Error::WatchError(status()),
+        watcher::Error::InitialListFailed(kube::Error::Api(status())),
+        watcher::Error::WatchFailed(kube::Error::Api(status())),
+    ];
+    for error in &errors {
+        let described = describe(error);
+        assert!(described.contains("422 Invalid"), "{described}");
+        assert!(!described.contains("hunter2"), "leaked: {described}");
+    }
+}

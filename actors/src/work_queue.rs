@@ -1,0 +1,539 @@
+//! A controller's work queue: dedup, per-key serialisation, delays, backoff, priority, and the
+//! pool of workers it dispatches to (its linked children).
+//!
+//! Receives `Enqueue` from watchers (through the controllers' `KeySink`), `Done` from the
+//! [`DoneGuard`](crate::worker::DoneGuard) of every run, `Tick` from its one timer, `Keys` and
+//! `Drain` from the runtime. Sends `Run` to idle workers. Publishes [`QueueStats`] on a
+//! `watch` channel after every message (read by health, the tree dump and metrics).
+//!
+//! # Guarantees
+//! - The semantics of [`QueueState`]: a key waits once, runs on one worker at a time,
+//!   `Changed` before `Refresh`, delays in one timer map.
+//! - One timer is armed, for the earliest of: the next due key, the next deadline + grace of a
+//!   running key, a retry of a worker that could not be replaced.
+//! - A worker busy past `reconcile_timeout + kill_grace` is killed and replaced at once, so one
+//!   stuck key never blocks the others. Its key stays "processing" until the abandoned run
+//!   really ends (its task is aborted at its next await), so a key is never reconciled twice at
+//!   once even by a zombie; that run then counts as `Aborted(Killed)` and is retried with backoff.
+//!   At most `max_abandoned` such runs may linger (each may hold a runtime thread); past that a
+//!   stuck worker is not replaced and health reports it.
+//! - A reconcile panic replaces its worker (counted as a restart) and retries the key.
+//!
+//! # Failure
+//! A panic here fails the queue; the controllers actor restarts it with an empty queue (keys
+//! come back from the watchers' next events and the first pass).
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use tokio::{sync::watch, task::JoinHandle, time::Instant};
+
+pub use crate::queue_view::{QueueConfig, QueueStats, WorkerView};
+use crate::{
+    backoff::random_unit,
+    directory::{ActorKind, Directory},
+    key::{Lane, ObjectKey},
+    mailbox::{self, CountedRef, MailboxStats},
+    queue_state::{AbortCause, Finish, KeyInfo, Next, QueueState},
+    reconciler::{Outcome, SharedReconciler},
+    worker::{DoneGuard, Job, Worker, WorkerArgs, WorkerMsg},
+};
+
+/// Messages to a work queue.
+pub enum QueueMsg {
+    /// From watchers (via `KeySink`): `key` changed; queue it (coalesced).
+    Enqueue {
+        /// The affected object.
+        key: ObjectKey,
+        /// `Changed` for watch events.
+        lane: Lane,
+    },
+    /// From a run's `DoneGuard`: run `run` of `key` ended.
+    Done {
+        /// The run id handed out with the job.
+        run: u64,
+        /// Its key.
+        key: ObjectKey,
+        /// How it ended.
+        finish: Finish,
+    },
+    /// From the queue's own timer: promote due keys, check deadlines.
+    Tick,
+    /// From the queue handle: every known key with its state.
+    Keys(RpcReplyPort<Vec<KeyInfo>>),
+    /// From the controllers actor on shutdown or leadership loss: stop dispatching; the reply
+    /// comes once no run is in flight.
+    Drain(RpcReplyPort<()>),
+}
+
+/// Work queue arguments.
+pub struct QueueArgs {
+    /// The controller name (`ObjectKey::controller` of its keys).
+    pub controller: &'static str,
+    /// Its reconciler.
+    pub reconciler: SharedReconciler,
+    /// Settings.
+    pub config: QueueConfig,
+    /// This incarnation's mailbox counters.
+    pub mailbox: Arc<MailboxStats>,
+    /// Where to publish stats (outlives incarnations).
+    pub stats: Arc<watch::Sender<QueueStats>>,
+    /// Names, restarts, metrics.
+    pub directory: Arc<Directory>,
+}
+
+struct SlotRun {
+    run: u64,
+    key: ObjectKey,
+    since: Instant,
+}
+
+struct Slot {
+    /// Logical name of the worker in this slot.
+    name: String,
+    /// The live worker; `None` while being replaced or after a failed replacement.
+    worker: Option<CountedRef<WorkerMsg>>,
+    /// The run it holds.
+    run: Option<SlotRun>,
+    /// Why its stuck worker could not be replaced.
+    unreplaceable: Option<String>,
+}
+
+/// What `handle` must do after a decision.
+struct Replace {
+    slot: usize,
+    old: Option<CountedRef<WorkerMsg>>,
+    reason: String,
+    kill: bool,
+}
+
+type TimerTask = JoinHandle<Result<(), ractor::MessagingErr<QueueMsg>>>;
+
+/// Work queue state.
+pub struct QueueActorState {
+    controller: &'static str,
+    config: QueueConfig,
+    reconciler: SharedReconciler,
+    /// The pure queue.
+    queue: QueueState,
+    /// Worker slots; a slot has at most one run (the pool bound).
+    slots: Vec<Slot>,
+    /// Runs of killed workers that have not ended: run id → key. Their keys stay processing.
+    abandoned: HashMap<u64, ObjectKey>,
+    next_run: u64,
+    /// Stop dispatching; reply to these once no slot holds a run.
+    draining: Option<Vec<RpcReplyPort<()>>>,
+    /// The one armed timer and when it fires.
+    timer: Option<(Instant, TimerTask)>,
+    myself: CountedRef<QueueMsg>,
+    mailbox: Arc<MailboxStats>,
+    stats: Arc<watch::Sender<QueueStats>>,
+    directory: Arc<Directory>,
+}
+
+/// The work queue actor.
+pub struct WorkQueue;
+
+impl Actor for WorkQueue {
+    type Msg = QueueMsg;
+    type State = QueueActorState;
+    type Arguments = QueueArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<QueueMsg>,
+        args: QueueArgs,
+    ) -> Result<QueueActorState, ActorProcessingErr> {
+        let slots = (0..args.config.workers)
+            .map(|i| Slot {
+                name: format!("{}/worker-{i}", args.controller),
+                worker: None,
+                run: None,
+                unreplaceable: None,
+            })
+            .collect();
+        args.directory
+            .metrics()
+            .max_concurrent(args.controller, args.config.workers);
+        Ok(QueueActorState {
+            controller: args.controller,
+            queue: QueueState::new(args.config.backoff.clone(), Instant::now()),
+            config: args.config,
+            reconciler: args.reconciler,
+            slots,
+            abandoned: HashMap::new(),
+            next_run: 0,
+            draining: None,
+            timer: None,
+            myself: CountedRef::new(myself, args.mailbox.clone()),
+            mailbox: args.mailbox,
+            stats: args.stats,
+            directory: args.directory,
+        })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<QueueMsg>,
+        state: &mut QueueActorState,
+    ) -> Result<(), ActorProcessingErr> {
+        for slot in 0..state.slots.len() {
+            state.spawn_into(&myself, slot).await;
+        }
+        state.after_message(Instant::now());
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<QueueMsg>,
+        msg: QueueMsg,
+        state: &mut QueueActorState,
+    ) -> Result<(), ActorProcessingErr> {
+        let now = Instant::now();
+        let replacements = match msg {
+            QueueMsg::Enqueue { key, lane } => state.on_enqueue(key, lane, now),
+            QueueMsg::Done { run, key, finish } => state.on_done(run, key, finish, now),
+            QueueMsg::Tick => state.on_tick(now),
+            QueueMsg::Keys(reply) => state.on_keys(reply, now),
+            QueueMsg::Drain(reply) => state.on_drain(reply),
+        };
+        state.perform(&myself, replacements, now).await;
+        state.mailbox.record_handled();
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<QueueMsg>,
+        evt: SupervisionEvent,
+        state: &mut QueueActorState,
+    ) -> Result<(), ActorProcessingErr> {
+        let replacements = match evt {
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                state.on_worker_exit(cell.get_id(), reason.unwrap_or_else(|| "stopped".into()))
+            }
+            SupervisionEvent::ActorFailed(cell, err) => state.on_worker_exit(cell.get_id(), err.to_string()),
+            _ => Vec::new(),
+        };
+        state.perform(&myself, replacements, Instant::now()).await;
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        myself: ActorRef<QueueMsg>,
+        state: &mut QueueActorState,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some((_, timer)) = state.timer.take() {
+            timer.abort();
+        }
+        // Workers are idle after a drain; otherwise stopping them aborts their runs.
+        myself
+            .stop_children_and_wait(Some("work queue stopped".into()), Some(Duration::from_secs(5)))
+            .await;
+        state.stats.send_replace(QueueStats::inactive());
+        state
+            .directory
+            .metrics()
+            .queue_gauges(state.controller, 0, 0, 0.0, 0.0);
+        Ok(())
+    }
+}
+
+// === impl QueueActorState ===
+
+impl QueueActorState {
+    fn on_enqueue(&mut self, key: ObjectKey, lane: Lane, now: Instant) -> Vec<Replace> {
+        let before = self.queue.counters().adds;
+        self.queue.add(key, lane, now, random_unit());
+        let added = self.queue.counters().adds - before;
+        if added > 0 {
+            self.directory.metrics().queue_added(self.controller, added);
+        }
+        Vec::new()
+    }
+
+    fn on_done(&mut self, run: u64, key: ObjectKey, finish: Finish, now: Instant) -> Vec<Replace> {
+        let mut replacements = Vec::new();
+        let (finish, since) = if let Some(i) = self
+            .slots
+            .iter()
+            .position(|s| s.run.as_ref().is_some_and(|r| r.run == run))
+        {
+            let slot = &mut self.slots[i];
+            let since = slot.run.take().map(|r| r.since);
+            slot.unreplaceable = None;
+            if finish == Finish::Aborted(AbortCause::Panicked) {
+                replacements.push(Replace {
+                    slot: i,
+                    old: slot.worker.take(),
+                    reason: format!("reconcile of {key} panicked"),
+                    kill: false,
+                });
+            }
+            (finish, since)
+        } else if self.abandoned.remove(&run).is_some() {
+            // The run outlived its killed worker: whatever it returned, it was abandoned.
+            (Finish::Aborted(AbortCause::Killed), None)
+        } else {
+            tracing::debug!(run, %key, "completion for an unknown run ignored");
+            return replacements;
+        };
+        let secs = since.map_or(0.0, |s| now.saturating_duration_since(s).as_secs_f64());
+        let (label, error, timeout) = match &finish {
+            Finish::Reconciled(outcome @ Outcome::Error { .. }) => (outcome.result_label(), true, false),
+            Finish::Reconciled(outcome) => (outcome.result_label(), false, false),
+            Finish::TimedOut => ("error", true, true),
+            Finish::Aborted(_) => ("error", true, false),
+        };
+        self.directory
+            .metrics()
+            .reconciled(self.controller, label, secs, error, timeout);
+        if let Next::RetryAt(_) = self.queue.finish(&key, &finish, now, random_unit()) {
+            self.directory.metrics().queue_retried(self.controller);
+        }
+        replacements
+    }
+
+    fn on_tick(&mut self, now: Instant) -> Vec<Replace> {
+        let limit = self.config.reconcile_timeout + self.config.kill_grace;
+        let mut replacements = Vec::new();
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            let Some(run) = slot.run.as_ref() else {
+                if slot.worker.is_none() {
+                    let reason = "retrying a failed worker start".to_owned();
+                    replacements.push(Replace {
+                        slot: i,
+                        old: None,
+                        reason,
+                        kill: false,
+                    });
+                }
+                continue;
+            };
+            let busy = now.saturating_duration_since(run.since);
+            if busy < limit {
+                continue;
+            }
+            if self.abandoned.len() >= self.config.max_abandoned {
+                slot.unreplaceable = Some(format!(
+                    "{} stuck on {} for {:.1}s (deadline + grace {:.1}s); not replaced: {} abandoned \
+                     reconciles still running (limit {})",
+                    slot.name,
+                    run.key,
+                    busy.as_secs_f64(),
+                    limit.as_secs_f64(),
+                    self.abandoned.len(),
+                    self.config.max_abandoned
+                ));
+                continue;
+            }
+            let run = slot.run.take().expect("checked above");
+            let reason = format!(
+                "stuck on {} for {:.1}s (deadline + grace)",
+                run.key,
+                busy.as_secs_f64()
+            );
+            self.abandoned.insert(run.run, run.key);
+            slot.unreplaceable = None;
+            replacements.push(Replace {
+                slot: i,
+                old: slot.worker.take(),
+                reason,
+                kill: true,
+            });
+        }
+        replacements
+    }
+
+    fn on_keys(&mut self, reply: RpcReplyPort<Vec<KeyInfo>>, now: Instant) -> Vec<Replace> {
+        // The caller may have timed out: nothing to do then.
+        let _ = reply.send(self.queue.keys(now));
+        Vec::new()
+    }
+
+    fn on_drain(&mut self, reply: RpcReplyPort<()>) -> Vec<Replace> {
+        self.draining.get_or_insert_with(Vec::new).push(reply);
+        Vec::new()
+    }
+
+    fn on_worker_exit(&mut self, id: ractor::ActorId, reason: String) -> Vec<Replace> {
+        self.directory.forget(id);
+        let Some(i) = self
+            .slots
+            .iter()
+            .position(|s| s.worker.as_ref().is_some_and(|w| w.actor().get_id() == id))
+        else {
+            return Vec::new(); // a worker we replaced on purpose
+        };
+        self.slots[i].worker = None;
+        vec![Replace {
+            slot: i,
+            old: None,
+            reason: format!("worker exited: {reason}"),
+            kill: false,
+        }]
+    }
+
+    /// Hand ready keys to idle workers.
+    fn dispatch(&mut self, now: Instant) -> Vec<(CountedRef<WorkerMsg>, Job)> {
+        let mut sends = Vec::new();
+        if self.draining.is_some() {
+            return sends;
+        }
+        for slot in self.slots.iter_mut().filter(|s| s.run.is_none()) {
+            let Some(worker) = slot.worker.clone() else {
+                continue;
+            };
+            let Some(d) = self.queue.pop(now) else { break };
+            self.next_run += 1;
+            let run = self.next_run;
+            self.directory
+                .metrics()
+                .queue_dispatched(self.controller, d.waited.as_secs_f64());
+            slot.run = Some(SlotRun {
+                run,
+                key: d.key.clone(),
+                since: now,
+            });
+            let guard = DoneGuard::new(run, d.key.clone(), self.myself.clone());
+            sends.push((
+                worker,
+                Job {
+                    key: d.key,
+                    attempt: d.attempt,
+                    guard,
+                },
+            ));
+        }
+        sends
+    }
+
+    /// Replace workers, dispatch, then publish and re-arm the timer.
+    async fn perform(&mut self, myself: &ActorRef<QueueMsg>, replacements: Vec<Replace>, now: Instant) {
+        for r in replacements {
+            if let Some(old) = r.old {
+                self.directory.forget(old.actor().get_id());
+                if r.kill {
+                    old.actor().kill();
+                } else {
+                    old.actor().stop(Some(r.reason.clone()));
+                }
+            }
+            self.directory.restarted(&self.slots[r.slot].name, r.reason);
+            self.spawn_into(myself, r.slot).await;
+        }
+        for (worker, job) in self.dispatch(now) {
+            // A dead worker hands the job back: dropping it fires its guard (`Aborted(Lost)`).
+            let _ = worker.cast(WorkerMsg::Run(job));
+        }
+        self.after_message(now);
+    }
+
+    async fn spawn_into(&mut self, myself: &ActorRef<QueueMsg>, slot: usize) {
+        let stats = Arc::new(MailboxStats::default());
+        let args = WorkerArgs {
+            reconciler: self.reconciler.clone(),
+            timeout: self.config.reconcile_timeout,
+            mailbox: stats.clone(),
+        };
+        let slot = &mut self.slots[slot];
+        match Actor::spawn_linked(None, Worker, args, myself.get_cell()).await {
+            Ok((worker, _)) => {
+                mailbox::register(worker.get_id(), stats.clone());
+                self.directory
+                    .name(worker.get_id(), slot.name.clone(), ActorKind::Worker);
+                slot.worker = Some(CountedRef::new(worker, stats));
+            }
+            Err(err) => {
+                slot.unreplaceable = Some(format!("{} could not be started: {err}", slot.name));
+            }
+        }
+    }
+
+    fn after_message(&mut self, now: Instant) {
+        if self.draining.is_some() && self.slots.iter().all(|s| s.run.is_none()) {
+            for reply in self.draining.as_mut().map(std::mem::take).unwrap_or_default() {
+                // The drainer may have given up waiting: fine.
+                let _ = reply.send(());
+            }
+        }
+        self.arm_timer(now);
+        let view = self.view();
+        view.record_gauges(self.controller, self.directory.metrics(), now);
+        self.stats.send_replace(view);
+    }
+
+    fn next_wake(&self, now: Instant) -> Option<Instant> {
+        let limit = self.config.reconcile_timeout + self.config.kill_grace;
+        let deadlines = self
+            .slots
+            .iter()
+            .filter_map(|s| s.run.as_ref().map(|r| r.since + limit));
+        let retry = self
+            .slots
+            .iter()
+            .any(|s| s.unreplaceable.is_some() || s.worker.is_none())
+            .then(|| now + Duration::from_secs(1));
+        self.queue
+            .next_due()
+            .into_iter()
+            .chain(deadlines)
+            .chain(retry)
+            .min()
+    }
+
+    fn arm_timer(&mut self, now: Instant) {
+        let wake = self.next_wake(now);
+        if self.timer.as_ref().map(|(at, _)| *at) == wake {
+            return;
+        }
+        if let Some((_, old)) = self.timer.take() {
+            old.abort();
+        }
+        if let Some(at) = wake {
+            let stats = self.mailbox.clone();
+            let handle = self
+                .myself
+                .actor()
+                .send_after(at.saturating_duration_since(now), move || {
+                    stats.record_enqueued();
+                    QueueMsg::Tick
+                });
+            self.timer = Some((at, handle));
+        }
+    }
+
+    fn view(&self) -> QueueStats {
+        QueueStats {
+            active: true,
+            started_at: self.queue.started_at(),
+            depth: self.queue.depth(),
+            delayed: self.queue.delayed(),
+            processing: self.queue.processing(),
+            oldest_ready_since: self.queue.oldest_ready_since(),
+            next_due: self.queue.next_due(),
+            last_completed_at: self.queue.last_completed_at(),
+            counters: self.queue.counters(),
+            workers: self
+                .slots
+                .iter()
+                .map(|s| WorkerView {
+                    name: s.name.clone(),
+                    key: s.run.as_ref().map(|r| r.key.to_string()),
+                    since: s.run.as_ref().map(|r| r.since),
+                })
+                .collect(),
+            abandoned: self.abandoned.len(),
+            unreplaceable: self
+                .slots
+                .iter()
+                .filter_map(|s| s.unreplaceable.clone())
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

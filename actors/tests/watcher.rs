@@ -1,0 +1,430 @@
+//! Watcher actors against the Kubernetes API simulator: typed and metadata-only watches on
+//! Secrets, filtering, key mapping, reconnects and failure.
+
+mod common;
+
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use common::{ChildEvent, RecordingReporter, RecordingSink, eventually, init_tracing, recording_supervisor};
+use controller_actors::{
+    key::ObjectKey,
+    seams::{KeySink, WatchReporter, WatchSource},
+    watch_spec::WatchSpec,
+};
+use ferrvault_operator::sim::kube::KubeSim;
+use k8s_openapi::{
+    ByteString,
+    api::{
+        apps::v1::Deployment,
+        core::v1::{Namespace, Secret},
+    },
+};
+use kube::{
+    Api, ResourceExt,
+    api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
+    core::PartialObjectMeta,
+    runtime::{reflector::Store, watcher},
+};
+use ractor::{ActorCell, ActorRef};
+
+/// Generous bound for events to travel API → watch → actor → sink.
+const SOON: Duration = Duration::from_secs(10);
+
+/// A watcher spawned under a recording supervisor, with its recording sink and reporter.
+struct Running {
+    cell: ActorCell,
+    sink: Arc<RecordingSink>,
+    reporter: Arc<RecordingReporter>,
+    supervisor: ActorRef<()>,
+    children: Arc<Mutex<Vec<ChildEvent>>>,
+}
+
+impl Running {
+    async fn start(spec: &dyn WatchSource) -> Self {
+        let (supervisor, children) = recording_supervisor().await;
+        let sink = Arc::new(RecordingSink::default());
+        let reporter = Arc::new(RecordingReporter::default());
+        let cell = spec
+            .spawn_linked(
+                supervisor.get_cell(),
+                sink.clone() as Arc<dyn KeySink>,
+                reporter.clone() as Arc<dyn WatchReporter>,
+            )
+            .await
+            .expect("spawn watcher");
+        let running = Self {
+            cell,
+            sink,
+            reporter,
+            supervisor,
+            children,
+        };
+        running.wait_connected().await;
+        running
+    }
+
+    async fn wait_connected(&self) {
+        eventually(SOON, "the watch reporting connected", || {
+            self.reporter.latest().filter(|s| s.connected).map(|_| ())
+        })
+        .await;
+    }
+
+    async fn wait_enqueued(&self, name: &str, times: usize) {
+        eventually(SOON, &format!("{name} enqueued {times} time(s)"), || {
+            (self.sink.count(name) >= times).then_some(())
+        })
+        .await;
+    }
+}
+
+/// Maps a Secret to a key for the controller `"test"`, and `"boom"` to a panic.
+fn key_of(meta: &ObjectMeta) -> Vec<ObjectKey> {
+    let name = meta.name.clone().unwrap_or_default();
+    assert!(name != "boom", "mapper panics on purpose for {name}");
+    vec![ObjectKey::namespaced(
+        "test",
+        meta.namespace.clone().unwrap_or_default(),
+        name,
+    )]
+}
+
+fn secrets(sim: &KubeSim, namespace: &str) -> Api<Secret> {
+    Api::namespaced(sim.client(), namespace)
+}
+
+/// A fresh namespace, so tests never see each other's objects.
+async fn namespace(sim: &KubeSim) -> String {
+    let name = format!("ns-{}", uuid::Uuid::new_v4().simple());
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(sim.client())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("create namespace");
+    name
+}
+
+async fn create(api: &Api<Secret>, name: &str, value: &str) {
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        },
+        data: Some(BTreeMap::from([(
+            "k".to_owned(),
+            ByteString(value.as_bytes().to_vec()),
+        )])),
+        ..Secret::default()
+    };
+    api.create(&PostParams::default(), &secret)
+        .await
+        .expect("create secret");
+}
+
+async fn edit(api: &Api<Secret>, name: &str, change: impl FnOnce(&mut Secret)) {
+    let mut secret = api.get(name).await.expect("get secret");
+    change(&mut secret);
+    api.replace(name, &PostParams::default(), &secret)
+        .await
+        .expect("replace secret");
+}
+
+async fn delete(api: &Api<Secret>, name: &str) {
+    api.delete(name, &DeleteParams::default())
+        .await
+        .expect("delete secret");
+}
+
+/// A typed Secret watch in `ns` whose filter only lets data changes through.
+fn typed_spec(sim: &KubeSim, ns: &str) -> (WatchSpec<Secret>, Store<Secret>) {
+    let (spec, store) = WatchSpec::full("Secret", secrets(sim, ns), watcher::Config::default());
+    let spec = spec
+        .map(|s: &Secret| key_of(&s.metadata))
+        .matters(|old: Option<&Secret>, new: &Secret| old.is_none_or(|old| old.data != new.data));
+    (spec, store)
+}
+
+fn metadata_spec(
+    sim: &KubeSim,
+    ns: &str,
+) -> (
+    WatchSpec<PartialObjectMeta<Secret>>,
+    Store<PartialObjectMeta<Secret>>,
+) {
+    let api: Api<PartialObjectMeta<Secret>> = Api::namespaced(sim.client(), ns);
+    let (spec, store) = WatchSpec::metadata("Secret (metadata)", api, watcher::Config::default());
+    (
+        spec.map(|m: &PartialObjectMeta<Secret>| key_of(&m.metadata)),
+        store,
+    )
+}
+
+#[tokio::test]
+async fn typed_watcher_should_enqueue_exactly_the_changes_its_filter_lets_through() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api = secrets(&sim, &ns);
+    create(&api, "existing", "v1").await;
+    let (spec, store) = typed_spec(&sim, &ns);
+    let w = Running::start(&spec).await;
+    w.wait_enqueued("existing", 1).await;
+
+    create(&api, "a", "v1").await;
+    w.wait_enqueued("a", 1).await;
+    // A label-only change does not matter to this filter; a data change does. Events of one
+    // watch arrive in order, so once the data change is seen the label change was judged.
+    edit(&api, "a", |s| {
+        s.labels_mut().insert("touched".into(), "yes".into());
+    })
+    .await;
+    edit(&api, "a", |s| {
+        s.data
+            .get_or_insert_default()
+            .insert("k".into(), ByteString(b"v2".to_vec()));
+    })
+    .await;
+    w.wait_enqueued("a", 2).await;
+    delete(&api, "a").await;
+    w.wait_enqueued("a", 3).await;
+
+    assert_eq!(
+        w.sink.names(),
+        ["existing", "a", "a", "a"],
+        "create, data change, delete; not the label change"
+    );
+    assert!(
+        w.sink
+            .keys()
+            .iter()
+            .all(|k| k.namespace.as_deref() == Some(ns.as_str()))
+    );
+    assert_eq!(
+        store.state().len(),
+        1,
+        "the store holds what exists: {:?}",
+        store.state()
+    );
+    assert!(
+        store.state()[0].data.is_some(),
+        "a full-object store keeps the data"
+    );
+    // init, existing, init done, create, label, data, delete: seven events, no error.
+    let state = eventually(SOON, "the trailing report counting every event", || {
+        w.reporter.latest().filter(|s| s.events >= 7)
+    })
+    .await;
+    assert!(state.connected && state.errors == 0, "{state:?}");
+}
+
+#[tokio::test]
+async fn metadata_watcher_should_enqueue_creates_updates_and_deletes() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api = secrets(&sim, &ns);
+    let (spec, store) = metadata_spec(&sim, &ns);
+    let w = Running::start(&spec).await;
+
+    create(&api, "token", "t1").await;
+    w.wait_enqueued("token", 1).await;
+    edit(&api, "token", |s| {
+        s.data
+            .get_or_insert_default()
+            .insert("k".into(), ByteString(b"t2".to_vec()));
+    })
+    .await;
+    w.wait_enqueued("token", 2).await;
+    assert_eq!(store.state().len(), 1);
+    assert_eq!(store.state()[0].name_any(), "token");
+    delete(&api, "token").await;
+    w.wait_enqueued("token", 3).await;
+    eventually(SOON, "the store forgetting the deleted secret", || {
+        store.is_empty().then_some(())
+    })
+    .await;
+    assert_eq!(w.sink.names(), ["token", "token", "token"]);
+}
+
+#[tokio::test]
+async fn watcher_should_reconnect_after_a_forced_410_and_report_it() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api = secrets(&sim, &ns);
+    create(&api, "steady", "v1").await;
+    let (spec, _store) = metadata_spec(&sim, &ns);
+    let w = Running::start(&spec).await;
+    w.wait_enqueued("steady", 1).await;
+
+    sim.faults().force_gone(1);
+    sim.faults().drop_watches();
+    let failed = eventually(SOON, "a reported watch error", || {
+        w.reporter
+            .states()
+            .into_iter()
+            .find(|s| s.errors > 0 && !s.connected)
+    })
+    .await;
+    let error = failed.last_error.expect("error described");
+    assert!(error.contains("410"), "the error names the 410: {error}");
+    w.wait_connected().await;
+
+    create(&api, "after", "v1").await;
+    w.wait_enqueued("after", 1).await;
+    assert_eq!(
+        w.sink.count("steady"),
+        1,
+        "the re-list does not re-enqueue an unchanged object"
+    );
+    assert!(
+        !w.cell.get_status().ge(&ractor::ActorStatus::Stopping),
+        "the watcher survived"
+    );
+}
+
+#[tokio::test]
+async fn watcher_should_enqueue_objects_deleted_while_its_watch_was_down() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api = secrets(&sim, &ns);
+    create(&api, "kept", "v1").await;
+    create(&api, "gone", "v1").await;
+    let (spec, _store) = metadata_spec(&sim, &ns);
+    let w = Running::start(&spec).await;
+    w.wait_enqueued("gone", 1).await;
+
+    // Keep the watch down, delete, compact history: the reconnect must re-list and notice.
+    sim.faults().hang(Some("watch"), Some("secrets"));
+    sim.faults().drop_watches();
+    delete(&api, "gone").await;
+    sim.faults().compact();
+    sim.faults().unhang();
+
+    w.wait_enqueued("gone", 2).await;
+    assert!(
+        w.reporter
+            .states()
+            .iter()
+            .any(|s| s.last_error.as_deref().is_some_and(|e| e.contains("410"))),
+        "the watch came back through a 410 and a re-list, not through a delete event"
+    );
+    assert_eq!(w.sink.count("kept"), 1, "unchanged objects are not re-enqueued");
+}
+
+#[tokio::test]
+async fn watcher_should_survive_dropped_watches() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api = secrets(&sim, &ns);
+    let (spec, _store) = typed_spec(&sim, &ns);
+    let w = Running::start(&spec).await;
+
+    for round in 0..3 {
+        sim.faults().drop_watches();
+        let name = format!("s{round}");
+        create(&api, &name, "v").await;
+        w.wait_enqueued(&name, 1).await;
+    }
+    assert_eq!(w.sink.names(), ["s0", "s1", "s2"]);
+}
+
+#[tokio::test]
+async fn mapper_panic_should_fail_the_watcher_and_a_restart_should_resume_with_the_same_store() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api = secrets(&sim, &ns);
+    let (spec, store) = metadata_spec(&sim, &ns);
+    let w = Running::start(&spec).await;
+
+    create(&api, "boom", "v").await;
+    let failure = eventually(SOON, "the supervisor seeing ActorFailed", || {
+        w.children.lock().expect("children").iter().find_map(|e| match e {
+            ChildEvent::Failed(_, error) => Some(error.clone()),
+            ChildEvent::Started(_) | ChildEvent::Terminated(_) => None,
+        })
+    })
+    .await;
+    assert!(
+        failure.contains("panic"),
+        "a panic is reported as such: {failure}"
+    );
+
+    // What a supervisor does: spawn the spec again. The store reader stays valid, and the
+    // re-list does not map "boom" again (it is unchanged since the store saw it).
+    let restarted = spec
+        .spawn_linked(w.supervisor.get_cell(), w.sink.clone(), w.reporter.clone())
+        .await
+        .expect("respawn watcher");
+    create(&api, "fine", "v").await;
+    w.wait_enqueued("fine", 1).await;
+    eventually(SOON, "the shared store showing the new object", || {
+        store.state().iter().any(|m| m.name_any() == "fine").then_some(())
+    })
+    .await;
+    assert!(
+        store.state().iter().any(|m| m.name_any() == "boom"),
+        "the store kept what exists"
+    );
+    assert_eq!(w.sink.names(), ["fine"]);
+    restarted.stop(None);
+}
+
+fn deployment(name: &str, replicas: i32) -> Deployment {
+    serde_json::from_value(serde_json::json!({
+        "metadata": { "name": name },
+        "spec": {
+            "replicas": replicas,
+            "selector": { "matchLabels": { "app": name } },
+            "template": {
+                "metadata": { "labels": { "app": name } },
+                "spec": { "containers": [{ "name": "app", "image": "example/app:1" }] }
+            }
+        }
+    }))
+    .expect("a valid Deployment")
+}
+
+#[tokio::test]
+async fn default_filter_should_skip_status_writes_and_enqueue_spec_changes() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api: Api<Deployment> = Api::namespaced(sim.client(), &ns);
+    let (spec, _store) = WatchSpec::full("Deployment", api.clone(), watcher::Config::default());
+    let w = Running::start(&spec.map(|d: &Deployment| key_of(&d.metadata))).await;
+    let pp = PostParams::default();
+
+    api.create(&pp, &deployment("web", 1)).await.expect("create");
+    w.wait_enqueued("web", 1).await;
+    let status = serde_json::json!({ "status": { "observedGeneration": 1, "replicas": 1 } });
+    api.patch_status("web", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("status write");
+    // Events of one watch arrive in order: once the marker is seen, the status write was judged.
+    api.create(&pp, &deployment("marker", 1))
+        .await
+        .expect("create marker");
+    w.wait_enqueued("marker", 1).await;
+    assert_eq!(w.sink.count("web"), 1, "a status-only write must not enqueue");
+
+    let scale = serde_json::json!({ "spec": { "replicas": 3 } });
+    api.patch("web", &PatchParams::default(), &Patch::Merge(&scale))
+        .await
+        .expect("spec change");
+    w.wait_enqueued("web", 2).await;
+    assert_eq!(w.sink.names(), ["web", "marker", "web"]);
+}

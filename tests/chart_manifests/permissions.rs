@@ -1,0 +1,163 @@
+//! RBAC least privilege, decided by [`crate::rbac::Permissions`] like the RBAC authorizer.
+
+use crate::*;
+
+fn permissions(sets: &[&str]) -> Permissions {
+    let rendering = Rendering::new(sets);
+    let account = rendering.names_of("ServiceAccount");
+    assert_eq!(account.len(), 1, "one ServiceAccount expected: {account:?}");
+    Permissions::of_service_account(&rendering.objects, NAMESPACE, &account[0])
+}
+
+fn request<'a>(
+    verb: &'a str,
+    group: &'a str,
+    resource: &'a str,
+    namespace: Option<&'a str>,
+) -> ApiRequest<'a> {
+    ApiRequest {
+        verb,
+        group,
+        resource,
+        namespace,
+        name: None,
+    }
+}
+
+/// What the operator does in `namespace` (`None`: across the cluster), all of which must be allowed.
+fn operator_requests(namespace: Option<&str>) -> Vec<ApiRequest<'_>> {
+    let mut requests = Vec::new();
+    for resource in ["ferrvaultsecrets", "ferrvaultconnections"] {
+        for verb in ["get", "list", "watch", "patch"] {
+            requests.push(request(verb, "ferrvault.com", resource, namespace));
+        }
+    }
+    for resource in ["ferrvaultsecrets/status", "ferrvaultconnections/status"] {
+        requests.push(request("patch", "ferrvault.com", resource, namespace));
+    }
+    for verb in ["get", "list", "watch", "create", "update", "patch"] {
+        requests.push(request(verb, "", "secrets", namespace));
+    }
+    for resource in ["deployments", "statefulsets", "daemonsets"] {
+        requests.extend([
+            request("get", "apps", resource, namespace),
+            request("patch", "apps", resource, namespace),
+        ]);
+    }
+    requests.push(request("create", "events.k8s.io", "events", namespace));
+    requests
+}
+
+/// Requests the operator must never be able to make anywhere.
+fn forbidden_requests(namespace: Option<&str>) -> Vec<ApiRequest<'_>> {
+    vec![
+        request("delete", "", "secrets", namespace),
+        request("delete", "ferrvault.com", "ferrvaultsecrets", namespace),
+        request("create", "ferrvault.com", "ferrvaultsecrets", namespace),
+        request("list", "apps", "deployments", namespace),
+        request("update", "apps", "deployments", namespace),
+        request("get", "", "configmaps", namespace),
+        request("create", "", "pods", namespace),
+    ]
+}
+
+#[test]
+fn cluster_wide_rbac_should_allow_the_operators_calls_and_nothing_more() {
+    let permissions = permissions(DEFAULTS);
+    for namespace in [None, Some("apps")] {
+        for request in operator_requests(namespace) {
+            assert!(permissions.allows(&request), "denied: {request:?}");
+        }
+        for request in forbidden_requests(namespace) {
+            assert!(!permissions.allows(&request), "allowed: {request:?}");
+        }
+    }
+}
+
+#[test]
+fn leases_should_be_allowed_only_in_the_release_namespace() {
+    let permissions = permissions(DEFAULTS);
+    for verb in ["get", "create", "update", "patch", "watch"] {
+        let lease = request(verb, "coordination.k8s.io", "leases", Some(NAMESPACE));
+        assert!(
+            permissions.allows(&lease),
+            "denied in the release namespace: {lease:?}"
+        );
+    }
+    for namespace in [None, Some("kube-system"), Some("apps")] {
+        let lease = request("create", "coordination.k8s.io", "leases", namespace);
+        assert!(
+            !permissions.allows(&lease),
+            "allowed outside the release namespace: {lease:?}"
+        );
+    }
+    assert!(!permissions.allows(&request(
+        "delete",
+        "coordination.k8s.io",
+        "leases",
+        Some(NAMESPACE)
+    )));
+}
+
+#[test]
+fn watch_namespace_should_grant_a_role_in_that_namespace_and_no_cluster_role() {
+    let rendering = Rendering::new(WATCH_NAMESPACE);
+    assert!(
+        rendering.of_kind("ClusterRole").is_empty(),
+        "{:?}",
+        rendering.names_of("ClusterRole")
+    );
+    assert!(rendering.of_kind("ClusterRoleBinding").is_empty());
+    let permissions = permissions(WATCH_NAMESPACE);
+    for request in operator_requests(Some("apps")) {
+        assert!(
+            permissions.allows(&request),
+            "denied in the watched namespace: {request:?}"
+        );
+    }
+    for request in operator_requests(Some("other"))
+        .into_iter()
+        .chain(operator_requests(None))
+    {
+        assert!(
+            !permissions.allows(&request),
+            "allowed outside the watched namespace: {request:?}"
+        );
+    }
+    let lease = request("update", "coordination.k8s.io", "leases", Some(NAMESPACE));
+    assert!(
+        permissions.allows(&lease),
+        "the Lease stays in the release namespace"
+    );
+}
+
+#[test]
+fn leader_election_off_should_grant_no_lease_access() {
+    let permissions = permissions(LEADER_ELECTION_OFF);
+    assert!(!permissions.allows(&request("get", "coordination.k8s.io", "leases", Some(NAMESPACE))));
+}
+
+#[test]
+fn rbac_and_service_account_off_should_grant_nothing_and_use_the_named_account() {
+    let rendering = Rendering::new(&[
+        "rbac.create=false",
+        "serviceAccount.create=false",
+        "serviceAccount.name=ops",
+    ]);
+    for kind in [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "ServiceAccount",
+    ] {
+        assert!(
+            rendering.of_kind(kind).is_empty(),
+            "{kind} rendered with rbac.create=false"
+        );
+    }
+    assert_eq!(
+        pod_spec(&deployment(&rendering)).service_account_name.as_deref(),
+        Some("ops")
+    );
+}
