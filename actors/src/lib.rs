@@ -29,6 +29,7 @@
 //! - [`queue_view`]: what a queue publishes and how it is configured.
 //! - [`introspection`]: the actor-tree dump (JSON and text).
 //! - [`metrics`]: controller-runtime compatible Prometheus metrics.
+//! - [`lease_source`]: plugs the Lease leadership actor into the supervisor.
 //! - [`runtime`]: the builder, `run`, the handles and `RuntimeError`.
 //!
 //! # Layout
@@ -56,6 +57,7 @@ pub mod introspection;
 pub mod key;
 pub mod leadership;
 pub mod lease_rules;
+pub mod lease_source;
 pub mod mailbox;
 pub mod metrics;
 pub mod queue_state;

@@ -283,7 +283,7 @@ impl SupervisorState {
             .expect("exit cell poisoned")
             .get_or_insert(exit.clone());
         let controllers = self.controllers.clone();
-        let leadership = self.leadership.clone();
+        let leadership = self.leadership.clone().zip(self.args.leadership.clone());
         let timeout = self.args.stop_timeout;
         let myself = myself.clone();
         tokio::spawn(async move {
@@ -293,8 +293,10 @@ impl SupervisorState {
                     .stop_and_wait(Some("runtime stopping".into()), Some(timeout))
                     .await;
             }
-            if let Some(l) = leadership {
-                let _ = l
+            if let Some((cell, source)) = leadership {
+                source.release(cell.clone(), timeout).await;
+                // A timeout here means the actor was killed instead; the lease then expires.
+                let _ = cell
                     .stop_and_wait(Some("runtime stopping".into()), Some(timeout))
                     .await;
             }
