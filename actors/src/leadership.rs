@@ -15,8 +15,9 @@
 //! - No Lease call can freeze the actor: each runs in a task under [`Timings::api_timeout`] and
 //!   its result comes back as a message; the renew deadline is checked on every tick, even
 //!   while a call hangs.
-//! - `Release` stops the controllers first, then frees the Lease (if we hold it) so a standby
-//!   acquires it at its next retry. After `Release` the actor never competes again.
+//! - `Release`, or a graceful stop (`post_stop`), stops the controllers first, then frees the
+//!   Lease (if we hold it) so a standby acquires it at its next retry. After `Release` the
+//!   actor never competes again.
 //! - Leader election disabled: leader from `post_start` until `Release`.
 //!
 //! # Invariants
@@ -35,19 +36,20 @@ use std::{
     time::{Duration, SystemTime},
 };
 
+use futures::future::BoxFuture;
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::{
     Api, Client,
     api::{ObjectMeta, PostParams},
 };
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
 use crate::{
     lease_rules::{self, Decision, LeaseRecord, Observed, Timings},
     mailbox::{self, CountedRef, MailboxStats},
-    seams::{LeadershipHooks, LeaseStatus, Role},
+    seams::{LeadershipHooks, LeadershipSource, LeaseStatus, Role},
 };
 
 /// Messages of the leadership actor.
@@ -120,6 +122,43 @@ pub struct LeadershipArgs {
     pub hooks: Arc<dyn LeadershipHooks>,
     /// Where every status change is published.
     pub status: watch::Sender<LeaseStatus>,
+}
+
+/// The runtime's way to (re)spawn the leadership actor: flags plus the client for the Lease.
+pub struct LeaseLeadership {
+    /// Flags (`enabled` should be `true`: the runtime handles disabled election itself).
+    pub config: LeaderElectionConfig,
+    /// The client used for the Lease.
+    pub client: Client,
+}
+
+impl LeadershipSource for LeaseLeadership {
+    fn lease_name(&self) -> &str {
+        &self.config.lease_name
+    }
+
+    fn identity(&self) -> &str {
+        &self.config.identity
+    }
+
+    fn spawn_linked(
+        &self,
+        supervisor: ActorCell,
+        hooks: Arc<dyn LeadershipHooks>,
+        status: watch::Sender<LeaseStatus>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        let args = LeadershipArgs {
+            config: self.config.clone(),
+            client: self.client.clone(),
+            hooks,
+            status,
+        };
+        Box::pin(async move {
+            // Unnamed: several runtimes may share a process (tests); the directory names it.
+            let (actor, _) = Actor::spawn_linked(None, Leadership, args, supervisor).await?;
+            Ok(actor.get_cell())
+        })
+    }
 }
 
 /// Where this replica stands.
@@ -245,8 +284,9 @@ impl Actor for Leadership {
         myself: ActorRef<Self::Msg>,
         state: &mut State,
     ) -> Result<(), ActorProcessingErr> {
-        if let Some(call) = state.in_flight.take() {
-            call.task.abort();
+        match state.phase {
+            Phase::Candidate | Phase::Leader { .. } | Phase::Unelected => state.release().await,
+            Phase::Released => {}
         }
         mailbox::unregister(myself.get_id());
         Ok(())

@@ -8,16 +8,16 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use common::{HookCall, RecordingHooks, eventually, init_tracing};
+use common::{HookCall, RecordingHooks, eventually, init_tracing, recording_supervisor};
 use controller_actors::{
-    leadership::{LeaderElectionConfig, Leadership, LeadershipArgs, LeadershipMsg},
+    leadership::{LeaderElectionConfig, LeadershipMsg, LeaseLeadership},
     lease_rules::Timings,
-    seams::{LeaseStatus, Role},
+    seams::{LeadershipSource, LeaseStatus, Role},
 };
 use ferrvault_operator::sim::kube::{AuditEntry, KubeSim};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
-use ractor::{Actor, ActorRef};
+use ractor::ActorRef;
 use tokio::sync::watch;
 
 const NAMESPACE: &str = "kube-system";
@@ -41,6 +41,8 @@ struct Candidate {
     actor: ActorRef<LeadershipMsg>,
     status: watch::Receiver<LeaseStatus>,
     hooks: Arc<RecordingHooks>,
+    /// Keeps the supervisor (and so the link) alive for the test.
+    _supervisor: ActorRef<()>,
 }
 
 impl Candidate {
@@ -67,20 +69,22 @@ impl Candidate {
             transitions: 0,
         });
         let hooks = RecordingHooks::new(stop_takes);
-        let args = LeadershipArgs {
+        // Spawned the way the runtime does it: through the LeadershipSource, under a supervisor.
+        let source = LeaseLeadership {
             config,
             client: sim.client_as(identity),
-            hooks: hooks.clone(),
-            status: tx,
         };
-        let (actor, _) = Actor::spawn(None, Leadership, args)
+        let (supervisor, _) = recording_supervisor().await;
+        let cell = source
+            .spawn_linked(supervisor.get_cell(), hooks.clone(), tx)
             .await
             .expect("spawn leadership");
         Self {
             identity: identity.into(),
-            actor,
+            actor: cell.into(),
             status,
             hooks,
+            _supervisor: supervisor,
         }
     }
 
@@ -405,5 +409,49 @@ async fn disabled_leader_election_should_lead_at_once_without_a_lease() {
     assert!(
         lease_requests_by(&sim, &lease, "pod-a").is_empty(),
         "no Lease traffic without election"
+    );
+}
+
+#[tokio::test]
+async fn graceful_stop_should_stop_controllers_then_release_so_a_standby_takes_over_at_once() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let lease = format!("lease-{}", uuid::Uuid::new_v4().simple());
+    let leader = Candidate::spawn(&sim, "pod-a", &lease, true, Duration::from_millis(300)).await;
+    eventually(SOON, "the first candidate leading", || {
+        leader.leads().then_some(())
+    })
+    .await;
+    let standby = Candidate::spawn(&sim, "pod-b", &lease, true, Duration::ZERO).await;
+    eventually(SOON, "the standby seeing the holder", || {
+        (standby.status.borrow().holder.as_deref() == Some("pod-a")).then_some(())
+    })
+    .await;
+
+    // What the supervisor does on shutdown or escalation.
+    leader
+        .actor
+        .stop_and_wait(Some("runtime stopping".into()), Some(SOON))
+        .await
+        .expect("stopped");
+    let stopped_at = tokio::time::Instant::now();
+    assert!(
+        matches!(
+            leader.hooks.calls().as_slice(),
+            [HookCall::Started(_), HookCall::Stopped(..)]
+        ),
+        "controllers stopped before the actor finished stopping: {:?}",
+        leader.hooks.calls()
+    );
+    eventually(
+        TIMINGS.retry_period + SLACK + SLACK,
+        "the standby leading",
+        || standby.leads().then_some(()),
+    )
+    .await;
+    let took = stopped_at.elapsed();
+    assert!(
+        took <= TIMINGS.retry_period + SLACK,
+        "takeover took {took:?}, more than one retry period"
     );
 }

@@ -35,7 +35,8 @@ pub struct Counters {
     pub vaults: BTreeMap<String, u64>,
     /// Requests per endpoint ([`Endpoint::as_str`]).
     pub endpoints: BTreeMap<String, u64>,
-    /// Answers per HTTP status (`"reset"` for connections closed without one).
+    /// Answers per HTTP status; `"reset"` for connections reset by a fault, `"abandoned"` for
+    /// requests whose client hung up (or whose server shut down) before the answer.
     pub statuses: BTreeMap<String, u64>,
 }
 
@@ -44,7 +45,8 @@ pub struct Counters {
 pub struct SimStats {
     /// All requests together.
     pub total: Counters,
-    /// Per token label or fingerprint; [`ANONYMOUS`] for requests without a token.
+    /// Per token label or fingerprint; `oidc:<cluster_id>` for OIDC exchanges; [`ANONYMOUS`] for
+    /// other requests without a token.
     pub tokens: BTreeMap<String, Counters>,
 }
 
@@ -113,6 +115,7 @@ impl Accounting {
         InFlight {
             accounting: Arc::clone(self),
             key: key.to_owned(),
+            is_finished: false,
         }
     }
 
@@ -197,6 +200,8 @@ impl Accounting {
 pub struct InFlight {
     accounting: Arc<Accounting>,
     key: String,
+    /// Whether an outcome was recorded; a request dropped without one counts as abandoned.
+    is_finished: bool,
 }
 
 impl InFlight {
@@ -206,7 +211,8 @@ impl InFlight {
     }
 
     /// The request ended with `outcome`.
-    pub fn finished(&self, outcome: Outcome) {
+    pub fn finished(&mut self, outcome: Outcome) {
+        self.is_finished = true;
         let label = outcome.label();
         self.update(|c| {
             *c.statuses.entry(label.clone()).or_default() += 1;
@@ -228,7 +234,13 @@ impl InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.update(|c| c.in_flight = c.in_flight.saturating_sub(1));
+        let is_abandoned = !self.is_finished;
+        self.update(|c| {
+            c.in_flight = c.in_flight.saturating_sub(1);
+            if is_abandoned {
+                *c.statuses.entry("abandoned".to_owned()).or_default() += 1;
+            }
+        });
     }
 }
 
@@ -239,14 +251,14 @@ mod tests {
     #[test]
     fn accounting_should_count_per_token_and_in_total_and_track_peak_concurrency() {
         let accounting = Arc::new(Accounting::default());
-        let first = accounting.begin("prod-sat", Endpoint::Reveal, Some("prod"));
-        let second = accounting.begin("prod-sat", Endpoint::Reveal, Some("prod"));
+        let mut first = accounting.begin("prod-sat", Endpoint::Reveal, Some("prod"));
+        let mut second = accounting.begin("prod-sat", Endpoint::Reveal, Some("prod"));
         second.accepted();
         second.finished(Outcome::Status(200));
         first.finished(Outcome::Status(429));
         drop((first, second));
-        let third = accounting.begin(ANONYMOUS, Endpoint::Healthz, None);
-        drop(third);
+        let abandoned = accounting.begin(ANONYMOUS, Endpoint::Healthz, None);
+        drop(abandoned);
 
         let stats = accounting.snapshot();
         let sat = stats.token("prod-sat");
@@ -257,6 +269,7 @@ mod tests {
         assert_eq!(stats.total.endpoints.get("healthz"), Some(&1));
         assert_eq!(stats.total.statuses.get("429"), Some(&1));
         assert_eq!(stats.token(ANONYMOUS).vaults.len(), 0);
+        assert_eq!(stats.token(ANONYMOUS).statuses.get("abandoned"), Some(&1));
     }
 
     #[tokio::test]

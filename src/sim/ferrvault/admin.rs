@@ -88,10 +88,7 @@ pub fn routes(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
         .and(warp::body::json())
         .and(with_state.clone())
         .map(|key: String, limit: RateLimit, s: Arc<SimState>| {
-            with_valid(limit, |limit| {
-                s.limiter
-                    .set_token_limit(&decode_segment(&key), limit, Instant::now())
-            })
+            with_valid(limit, |limit| s.set_token_limit(&decode_segment(&key), limit))
         });
     let set_default_limit = base
         .and(warp::path!("rate-limits"))

@@ -28,6 +28,14 @@ impl Redacted {
     }
 }
 
+/// Lets maps keyed by `Redacted` be looked up with a `&str`. Consistent with `Hash`/`Eq`: both are
+/// derived from the inner `String`, which hashes and compares like its `str`.
+impl std::borrow::Borrow<str> for Redacted {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl fmt::Debug for Redacted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("<redacted>")

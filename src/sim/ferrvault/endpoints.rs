@@ -125,7 +125,7 @@ pub fn oidc_exchange(state: &SimState, request: Option<&ExchangeRequest>) -> Rep
     };
     match state
         .tokens
-        .exchange(&request.cluster_id, &request.token, Instant::now())
+        .exchange(&request.cluster_id, request.token.expose(), Instant::now())
     {
         Some(minted) => Reply::json(
             200,

@@ -11,6 +11,7 @@
 //!   the limiter; the exchange carries no bearer).
 
 use std::{
+    borrow::Cow,
     sync::{Arc, Mutex},
     time::SystemTime,
 };
@@ -19,11 +20,11 @@ use tokio::time::Instant;
 
 use super::{
     accounting::{Accounting, InFlight},
-    config::{RetryAfterFormat, SimConfig},
+    config::{Redacted, RetryAfterFormat, SimConfig},
     endpoints,
     faults::{Disruption, Endpoint, FerrVaultFaults},
     identity::{Caller, Tokens},
-    rate_limit::{Admission, RateLimiter},
+    rate_limit::{Admission, RateLimit, RateLimiter},
     reply::Reply,
     vaults::VaultStore,
     wire::{ExchangeRequest, RevealRequest},
@@ -49,18 +50,29 @@ pub struct SimState {
 impl SimState {
     /// The state `config` describes (assumed validated).
     pub fn new(config: &SimConfig) -> Self {
+        let tokens = Tokens::new(config);
+        let overrides = config
+            .token_rate_limits
+            .iter()
+            .map(|(key, limit)| (tokens.canonical_key(key), *limit));
         Self {
             vaults: VaultStore::new(config),
-            tokens: Tokens::new(config),
             limiter: RateLimiter::new(
                 config.rate_limit,
-                config.token_rate_limits.clone().into_iter().collect(),
+                overrides.collect(),
                 config.rejected_requests_spend_budget,
             ),
+            tokens,
             faults: FerrVaultFaults::new(config.fault_seed),
             accounting: Arc::new(Accounting::default()),
             retry_after: Mutex::new(config.retry_after),
         }
+    }
+
+    /// Sets one token's bucket, addressed by label or fingerprint.
+    pub fn set_token_limit(&self, label_or_fingerprint: &str, limit: RateLimit) {
+        let key = self.tokens.canonical_key(label_or_fingerprint);
+        self.limiter.set_token_limit(&key, limit, Instant::now());
     }
 
     fn retry_after_format(&self) -> RetryAfterFormat {
@@ -79,14 +91,14 @@ pub enum Call {
     /// `POST /operator/secrets/reveal`.
     Reveal {
         /// Bearer token, if any.
-        bearer: Option<String>,
+        bearer: Option<Redacted>,
         /// The parsed body; `None` when it was not `{vault, names?}` (answered 400 after counting).
         request: Option<RevealRequest>,
     },
     /// `GET /api/v1/orgs/{org}/projects/{project}/vaults/by-name/{vault}/secrets/reveal`.
     CloudReveal {
         /// Bearer token, if any.
-        bearer: Option<String>,
+        bearer: Option<Redacted>,
         /// `X-FerrVault-Namespace`, if any.
         namespace: Option<String>,
         /// Decoded `{org}`.
@@ -117,8 +129,24 @@ impl Call {
 
     fn bearer(&self) -> Option<&str> {
         match self {
-            Self::Reveal { bearer, .. } | Self::CloudReveal { bearer, .. } => bearer.as_deref(),
+            Self::Reveal { bearer, .. } | Self::CloudReveal { bearer, .. } => {
+                bearer.as_ref().map(Redacted::expose)
+            }
             Self::Healthz | Self::OidcExchange { .. } => None,
+        }
+    }
+
+    /// Who the counters attribute the request to: the caller's label or fingerprint, or
+    /// `oidc:<cluster_id>` for an exchange (it carries no bearer; the cluster id is not a secret).
+    fn accounting_key<'a>(&self, caller: &'a Caller) -> Cow<'a, str> {
+        match self {
+            Self::OidcExchange {
+                request: Some(request),
+            } => Cow::Owned(format!("oidc:{}", request.cluster_id)),
+            Self::Healthz
+            | Self::Reveal { .. }
+            | Self::CloudReveal { .. }
+            | Self::OidcExchange { request: None } => Cow::Borrowed(caller.key()),
         }
     }
 
@@ -136,7 +164,9 @@ impl Call {
 pub async fn handle(state: Arc<SimState>, call: Call) -> warp::reply::Response {
     let endpoint = call.endpoint();
     let caller = state.tokens.identify(call.bearer(), Instant::now());
-    let request = state.accounting.begin(caller.key(), endpoint, call.vault());
+    let mut request = state
+        .accounting
+        .begin(&call.accounting_key(&caller), endpoint, call.vault());
     let plan = state.faults.plan(endpoint);
     state.faults.delay(endpoint, &plan).await;
     let reply = answer(&state, &call, &caller, &request, plan.disruption);

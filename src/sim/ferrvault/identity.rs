@@ -6,7 +6,7 @@ use std::{collections::HashMap, sync::Mutex, time::Duration};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use super::config::{OidcCluster, SimConfig};
+use super::config::{OidcCluster, Redacted, SimConfig};
 
 /// The printable name of a token that has no label: the first 8 hex characters of its SHA-256.
 ///
@@ -87,12 +87,15 @@ pub struct MintedToken {
 /// Every credential the simulator accepts.
 #[derive(Debug)]
 pub struct Tokens {
-    /// token → (key, vault).
-    service_accounts: HashMap<String, (String, String)>,
+    /// token → (key, vault). Keys are [`Redacted`] so `Debug` never prints a token.
+    service_accounts: HashMap<Redacted, (String, String)>,
     /// token → (key, org).
-    orgs: HashMap<String, (String, String)>,
+    orgs: HashMap<Redacted, (String, String)>,
     clusters: Vec<OidcCluster>,
-    minted: Mutex<HashMap<String, Minted>>,
+    /// fingerprint → label, for labelled tokens: settings addressed by fingerprint reach the label.
+    labels_by_fingerprint: HashMap<String, String>,
+    /// minted token → its cluster and expiry.
+    minted: Mutex<HashMap<Redacted, Minted>>,
     ttl: Duration,
 }
 
@@ -107,7 +110,7 @@ impl Tokens {
                 .iter()
                 .map(|t| {
                     (
-                        t.token.expose().to_owned(),
+                        t.token.clone(),
                         (key(t.token.expose(), &t.label), t.vault.clone()),
                     )
                 })
@@ -115,14 +118,16 @@ impl Tokens {
             orgs: config
                 .org_tokens
                 .iter()
-                .map(|t| {
-                    (
-                        t.token.expose().to_owned(),
-                        (key(t.token.expose(), &t.label), t.org.clone()),
-                    )
-                })
+                .map(|t| (t.token.clone(), (key(t.token.expose(), &t.label), t.org.clone())))
                 .collect(),
             clusters: config.oidc_clusters.clone(),
+            labels_by_fingerprint: config
+                .service_account_tokens
+                .iter()
+                .map(|t| (&t.token, &t.label))
+                .chain(config.org_tokens.iter().map(|t| (&t.token, &t.label)))
+                .filter_map(|(token, label)| Some((token_fingerprint(token.expose()), label.clone()?)))
+                .collect(),
             minted: Mutex::new(HashMap::new()),
             ttl: config.cluster_token_ttl_duration(),
         }
@@ -156,6 +161,13 @@ impl Tokens {
         }
     }
 
+    /// The key a token is known by in stats and rate limits, given its label or fingerprint: a
+    /// labelled token's fingerprint resolves to its label; anything else is already canonical.
+    pub fn canonical_key(&self, label_or_fingerprint: &str) -> String {
+        let label = self.labels_by_fingerprint.get(label_or_fingerprint);
+        label.map_or(label_or_fingerprint, String::as_str).to_owned()
+    }
+
     /// Mints a cluster token when `(cluster_id, jwt)` is configured.
     pub fn exchange(&self, cluster_id: &str, jwt: &str, now: Instant) -> Option<MintedToken> {
         let cluster = self
@@ -171,7 +183,8 @@ impl Tokens {
             cluster: cluster.clone(),
             expires: now + self.ttl,
         };
-        self.lock_minted().insert(access_token.clone(), minted);
+        self.lock_minted()
+            .insert(Redacted::new(access_token.clone()), minted);
         Some(MintedToken {
             access_token,
             expires_at,
@@ -183,7 +196,7 @@ impl Tokens {
         self.lock_minted().clear();
     }
 
-    fn lock_minted(&self) -> std::sync::MutexGuard<'_, HashMap<String, Minted>> {
+    fn lock_minted(&self) -> std::sync::MutexGuard<'_, HashMap<Redacted, Minted>> {
         // The map holds plain data; a panic elsewhere cannot leave it half-updated.
         self.minted
             .lock()
@@ -259,5 +272,14 @@ mod tests {
         assert_eq!(fp.len(), 8);
         assert!(fp.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(fp, token_fingerprint("fvsat_secret2"));
+    }
+
+    #[test]
+    fn canonical_key_should_resolve_a_labelled_tokens_fingerprint_to_its_label() {
+        let tokens = Tokens::new(&config());
+        assert_eq!(tokens.canonical_key(&token_fingerprint("fvsat_prod")), "prod-sat");
+        assert_eq!(tokens.canonical_key("prod-sat"), "prod-sat");
+        let unlabelled = token_fingerprint("fft_org");
+        assert_eq!(tokens.canonical_key(&unlabelled), unlabelled);
     }
 }

@@ -120,6 +120,13 @@ impl FerrVaultSim {
         self.state.accounting.snapshot()
     }
 
+    /// One token's counters, addressed by label or fingerprint (a labelled token's fingerprint
+    /// resolves to its label); zero when it never called.
+    pub fn token_stats(&self, token_label_or_fingerprint: &str) -> Counters {
+        self.stats()
+            .token(&self.state.tokens.canonical_key(token_label_or_fingerprint))
+    }
+
     /// Zeroes the counters (requests still in flight stay counted as in flight).
     pub fn reset_stats(&self) {
         self.state.accounting.reset();
@@ -148,14 +155,13 @@ impl FerrVaultSim {
     }
 
     /// Sets one token's bucket from now on; the bucket keeps what it earned, capped at `burst`.
+    /// A labelled token can be addressed by its label or its fingerprint.
     ///
     /// # Panics
     /// When `per_second` is not finite and positive or `burst` is 0: a test setup bug.
     pub fn set_rate_limit(&self, token_label_or_fingerprint: &str, per_second: f64, burst: u32) {
         let limit = valid_limit(per_second, burst);
-        self.state
-            .limiter
-            .set_token_limit(token_label_or_fingerprint, limit, Instant::now());
+        self.state.set_token_limit(token_label_or_fingerprint, limit);
     }
 
     /// Sets the bucket of every token without its own limit.

@@ -11,8 +11,8 @@ use super::{accounting::Outcome, config::RetryAfterFormat, faults::Disruption};
 #[derive(Clone, Copy, Debug)]
 pub struct ResetConnection;
 
-/// What the simulator answers.
-#[derive(Debug)]
+/// What the simulator answers. Its `Debug` shows the status and body size, never the body (it may
+/// hold secret values).
 pub enum Reply {
     /// An HTTP response.
     Http {
@@ -25,6 +25,24 @@ pub enum Reply {
     },
     /// Close the connection without a response.
     Reset,
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Http {
+                status,
+                body,
+                retry_after,
+            } => f
+                .debug_struct("Http")
+                .field("status", status)
+                .field("body_bytes", &body.len())
+                .field("retry_after", retry_after)
+                .finish(),
+            Self::Reset => f.write_str("Reset"),
+        }
+    }
 }
 
 impl Reply {

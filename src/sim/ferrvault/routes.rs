@@ -9,6 +9,7 @@ use warp::{Filter, Rejection, Reply, filters::BoxedFilter, http::StatusCode};
 
 use super::{
     admin,
+    config::Redacted,
     handlers::{Call, SimState, handle},
 };
 
@@ -32,8 +33,7 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
     let reveal = warp::path!("operator" / "secrets" / "reveal")
         .and(warp::post())
         .and(bearer())
-        .and(warp::body::content_length_limit(MAX_REQUEST_BODY))
-        .and(warp::body::bytes())
+        .and(small_body())
         .map(|bearer, body: Bytes| Call::Reveal {
             bearer,
             request: serde_json::from_slice(&body).ok(),
@@ -75,8 +75,7 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
         );
     let oidc_exchange = warp::path!("api" / "v1" / "clusters" / "oidc-exchange")
         .and(warp::post())
-        .and(warp::body::content_length_limit(MAX_REQUEST_BODY))
-        .and(warp::body::bytes())
+        .and(small_body())
         .map(|body: Bytes| Call::OidcExchange {
             request: serde_json::from_slice(&body).ok(),
         });
@@ -91,18 +90,39 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
         .boxed()
 }
 
+/// A request declared a body larger than [`MAX_REQUEST_BODY`].
+#[derive(Debug)]
+struct BodyTooLarge;
+
+impl warp::reject::Reject for BodyTooLarge {}
+
+/// The request body, refused with 413 when its declared length exceeds [`MAX_REQUEST_BODY`].
+/// Unlike `warp::body::content_length_limit`, a chunked body (no `Content-Length`) is accepted, as a
+/// real server would.
+fn small_body() -> impl Filter<Extract = (Bytes,), Error = Rejection> + Clone {
+    warp::header::optional::<u64>("content-length")
+        .and_then(|length: Option<u64>| async move {
+            match length {
+                Some(length) if length > MAX_REQUEST_BODY => Err(warp::reject::custom(BodyTooLarge)),
+                Some(_) | None => Ok(()),
+            }
+        })
+        .untuple_one()
+        .and(warp::body::bytes())
+}
+
 /// The bearer of `Authorization: Bearer <token>` (scheme case-insensitive), if any.
-fn bearer() -> impl Filter<Extract = (Option<String>,), Error = Infallible> + Clone {
+fn bearer() -> impl Filter<Extract = (Option<Redacted>,), Error = Infallible> + Clone {
     warp::header::optional::<String>("authorization")
         .or(warp::any().map(|| None))
         .unify()
         .map(|header: Option<String>| header.as_deref().and_then(parse_bearer))
 }
 
-fn parse_bearer(header: &str) -> Option<String> {
+fn parse_bearer(header: &str) -> Option<Redacted> {
     let (scheme, token) = header.split_once(' ')?;
     let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_owned())
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| Redacted::new(token))
 }
 
 /// Percent-decodes one path segment (`%2F` stays inside the segment as `/`).
@@ -125,7 +145,7 @@ async fn answer_rejection(rejection: Rejection) -> Result<warp::reply::Response,
         StatusCode::NOT_FOUND
     } else if rejection.find::<warp::reject::MethodNotAllowed>().is_some() {
         StatusCode::METHOD_NOT_ALLOWED
-    } else if rejection.find::<warp::reject::PayloadTooLarge>().is_some() {
+    } else if rejection.find::<BodyTooLarge>().is_some() {
         StatusCode::PAYLOAD_TOO_LARGE
     } else {
         StatusCode::BAD_REQUEST
@@ -141,8 +161,8 @@ mod tests {
 
     #[test]
     fn parse_bearer_should_accept_any_scheme_case_and_refuse_other_schemes() {
-        assert_eq!(parse_bearer("Bearer fvsat_x"), Some("fvsat_x".to_owned()));
-        assert_eq!(parse_bearer("bearer  fvsat_x "), Some("fvsat_x".to_owned()));
+        assert_eq!(parse_bearer("Bearer fvsat_x"), Some(Redacted::new("fvsat_x")));
+        assert_eq!(parse_bearer("bearer  fvsat_x "), Some(Redacted::new("fvsat_x")));
         assert_eq!(parse_bearer("Basic abc"), None);
         assert_eq!(parse_bearer("Bearer "), None);
     }

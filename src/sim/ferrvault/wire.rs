@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::config::Redacted;
+
 /// `POST /operator/secrets/reveal` request.
 #[derive(Debug, Deserialize)]
 pub struct RevealRequest {
@@ -16,7 +18,7 @@ pub struct RevealRequest {
 }
 
 /// One revealed secret (ferrvault mode).
-#[derive(Debug, Serialize)]
+#[derive(Serialize)]
 pub struct Hit<'a> {
     /// Secret name.
     pub name: &'a str,
@@ -29,7 +31,7 @@ pub struct Hit<'a> {
 }
 
 /// `POST /operator/secrets/reveal` response.
-#[derive(Debug, Serialize)]
+#[derive(Serialize)]
 pub struct RevealResponse<'a> {
     /// Found secrets.
     pub hits: Vec<Hit<'a>>,
@@ -49,7 +51,7 @@ pub struct VaultMeta<'a> {
 }
 
 /// Cloud-mode reveal response.
-#[derive(Debug, Serialize)]
+#[derive(Serialize)]
 pub struct CloudRevealResponse<'a> {
     /// Name → value.
     pub secrets: BTreeMap<&'a str, &'a str>,
@@ -65,11 +67,11 @@ pub struct ExchangeRequest {
     /// The configured cluster id.
     pub cluster_id: String,
     /// The projected ServiceAccount JWT.
-    pub token: String,
+    pub token: Redacted,
 }
 
 /// `POST /api/v1/clusters/oidc-exchange` response.
-#[derive(Debug, Serialize)]
+#[derive(Serialize)]
 pub struct ExchangeResponse {
     /// The minted `ffclust_…` bearer.
     pub access_token: String,

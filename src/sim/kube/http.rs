@@ -11,6 +11,7 @@ use super::{
     gc::Propagation,
     list::ListQuery,
     metadata::View,
+    openapi,
     patch::PatchType,
     request::{ResourcePath, Route, route, verb},
     selectors::{FieldSelector, LabelSelector, Selectors},
@@ -125,6 +126,8 @@ async fn non_resource(shared: &Shared, server_address: &str, route: Route, metho
         Route::Groups => Some(discovery::group_list(&store.registry)),
         Route::Group(g) => discovery::group(&store.registry, &g),
         Route::Resources { group, version } => discovery::resource_list(&store.registry, &group, &version),
+        Route::OpenApiV3(rest) if rest.is_empty() => Some(openapi::index(&store.registry)),
+        Route::OpenApiV3(rest) => openapi::document_at(&store.registry, &rest),
         Route::Health => return warp::reply::with_status("ok", StatusCode::OK).into_response(),
         Route::Admin(_) | Route::Resource(_) | Route::Unknown => None,
     };
