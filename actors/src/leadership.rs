@@ -3,7 +3,7 @@
 //!
 //! Who sends to it: itself (a `Tick` every retry period, the results of the Lease calls it runs
 //! in tasks) and the supervisor (`Release`, or a graceful stop, on shutdown or escalation; it
-//! spawns the actor through [`LeaseLeadership`], a [`LeadershipSource`]). What it sends: a
+//! spawns the actor through [`crate::lease_source::LeaseLeadership`], a [`LeadershipSource`]). What it sends: a
 //! [`LeaseStatus`] on every change (a `tokio::sync::watch` channel) and the
 //! [`LeadershipHooks`] calls.
 //!
@@ -34,18 +34,17 @@
 
 use std::{sync::Arc, time::SystemTime};
 
-use futures::future::BoxFuture;
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
-use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
 use crate::{
     lease_api::{LeaseApi, LeaseCallError},
     lease_rules::{self, Decision, LeaseRecord, Observed, Timings},
     mailbox::{self, CountedRef, MailboxStats},
-    seams::{LeadershipHooks, LeadershipSource, LeaseStatus, Role},
+    seams::{LeadershipHooks, LeaseStatus, Role},
 };
 
 /// Messages of the leadership actor.
@@ -104,43 +103,6 @@ pub struct LeadershipArgs {
     pub hooks: Arc<dyn LeadershipHooks>,
     /// Where every status change is published.
     pub status: watch::Sender<LeaseStatus>,
-}
-
-/// The runtime's way to (re)spawn the leadership actor: flags plus the client for the Lease.
-pub struct LeaseLeadership {
-    /// Flags (`enabled` should be `true`: the runtime handles disabled election itself).
-    pub config: LeaderElectionConfig,
-    /// The client used for the Lease.
-    pub client: Client,
-}
-
-impl LeadershipSource for LeaseLeadership {
-    fn lease_name(&self) -> &str {
-        &self.config.lease_name
-    }
-
-    fn identity(&self) -> &str {
-        &self.config.identity
-    }
-
-    fn spawn_linked(
-        &self,
-        supervisor: ActorCell,
-        hooks: Arc<dyn LeadershipHooks>,
-        status: watch::Sender<LeaseStatus>,
-    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
-        let args = LeadershipArgs {
-            config: self.config.clone(),
-            client: self.client.clone(),
-            hooks,
-            status,
-        };
-        Box::pin(async move {
-            // Unnamed: several runtimes may share a process (tests); the directory names it.
-            let (actor, _) = Actor::spawn_linked(None, Leadership, args, supervisor).await?;
-            Ok(actor.get_cell())
-        })
-    }
 }
 
 /// Where this replica stands.

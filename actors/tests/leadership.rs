@@ -10,8 +10,9 @@ use std::{
 
 use common::{HookCall, RecordingHooks, eventually, init_tracing, recording_supervisor};
 use controller_actors::{
-    leadership::{LeaderElectionConfig, LeadershipMsg, LeaseLeadership},
+    leadership::{LeaderElectionConfig, LeadershipMsg},
     lease_rules::Timings,
+    lease_source::LeaseLeadership,
     seams::{LeadershipSource, LeaseStatus, Role},
 };
 use ferrvault_operator::sim::kube::{AuditEntry, KubeSim};
@@ -70,10 +71,7 @@ impl Candidate {
         });
         let hooks = RecordingHooks::new(stop_takes);
         // Spawned the way the runtime does it: through the LeadershipSource, under a supervisor.
-        let source = LeaseLeadership {
-            config,
-            client: sim.client_as(identity),
-        };
+        let source = LeaseLeadership::new(config, sim.client_as(identity));
         let (supervisor, _) = recording_supervisor().await;
         let cell = source
             .spawn_linked(supervisor.get_cell(), hooks.clone(), tx)
