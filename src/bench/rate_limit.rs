@@ -48,6 +48,11 @@ use crate::{
 const SERVER_RATE: f64 = 1.0;
 /// Server burst modelled.
 const SERVER_BURST: u32 = 5;
+/// Printed under the table: how to read a limiter 429 in a scaled run.
+const SCALE_NOTE: &str = "note: at --time-scale S the client's one token of headroom absorbs only 1/S of the \
+send-time jitter it absorbs at real speed, and the server's whole-second Retry-After costs S simulated \
+seconds; a limiter 429 in a scaled run is that artefact (the zero-429 proof runs at real speed in \
+tests/ferrvault_client_rate_limit.rs).";
 /// Shortest run before giving up, in simulated seconds: long enough for the 5s→5m backoff to
 /// reach its cap (5s + 10s + … + 300s ≈ 10 minutes) and show whether it then converges.
 const MIN_BUDGET_SECONDS: f64 = 1800.0;
@@ -196,6 +201,7 @@ pub async fn run(args: &RateLimitArgs) -> Result<Report, String> {
     let path = args.out.join("rate-limit.json");
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(&path, json).map_err(|e| format!("write {}: {e}", path.display()))?;
+    println!("\n{SCALE_NOTE}");
     println!(
         "\nwritten to {}\nreproduce with: {}",
         path.display(),
