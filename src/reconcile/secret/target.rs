@@ -95,10 +95,13 @@ pub fn desired_target(
                 });
             }
             owners.retain(|o| o.uid != uid);
-            owners.push(
-                cr.controller_owner_ref(&())
-                    .expect("a stored FerrVaultSecret has a name and uid"),
-            );
+            let owner = cr
+                .controller_owner_ref(&())
+                .expect("a stored FerrVaultSecret has a name and uid");
+            owners.push(OwnerReference {
+                block_owner_deletion: Some(true),
+                ..owner
+            });
         }
         Ownership::Unowned => owners.retain(|o| o.uid != uid),
     }
