@@ -504,3 +504,35 @@ pub fn controlled_by(secret: &Secret, owner: &FerrVaultSecret) -> bool {
             && Some(&o.uid) == owner.metadata.uid.as_ref()
     })
 }
+
+impl Harness {
+    /// A cloud-mode connection (organization `acme`) authenticating by OIDC workload identity
+    /// with the projected token file of this harness.
+    pub fn oidc_connection_spec(&self) -> FerrVaultConnectionSpec {
+        FerrVaultConnectionSpec {
+            mode: ferrvault_operator::api::ConnectionMode::Cloud,
+            url: self.fv.url(),
+            organization: Some("acme".into()),
+            token_secret_ref: None,
+            oidc: Some(ferrvault_operator::api::OidcSpec {
+                cluster_id: CLUSTER_ID.into(),
+                token_path: Some(self.oidc_token_file.path().display().to_string()),
+                audience: None,
+            }),
+            ca_bundle_secret_ref: None,
+        }
+    }
+
+    /// Reveal requests the FerrVault simulator received (both modes).
+    pub fn reveals(&self) -> u64 {
+        let endpoints = self.fv.stats().total.endpoints;
+        endpoints.get("reveal").copied().unwrap_or(0) + endpoints.get("cloud_reveal").copied().unwrap_or(0)
+    }
+
+    /// The value of the metric sample whose line starts with `series` (name and labels).
+    pub fn metric(&self, series: &str) -> Option<f64> {
+        self.metrics_text()
+            .lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+    }
+}
