@@ -26,13 +26,16 @@ pub mod content_hash;
 pub mod context;
 pub mod duration;
 pub mod events;
+pub mod finalizer;
 pub mod guards;
 pub mod json_expand;
+pub mod kube_errors;
 pub mod messages;
 pub mod metrics;
 pub mod operator;
 pub mod rollout_rules;
 pub mod secret;
+pub mod token;
 pub mod transforms;
 pub mod watches;
 
