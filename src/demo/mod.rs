@@ -15,7 +15,7 @@
 //!   stopped gracefully); 1 when they did not within `--ready-timeout`, naming those that
 //!   were not.
 
-mod fixtures;
+pub mod fixtures;
 mod progress;
 
 use std::{path::PathBuf, time::Duration};
@@ -24,7 +24,7 @@ use clap::Parser;
 use kube::{Api, Client, api::ListParams};
 use tokio::time::Instant;
 
-pub use fixtures::{NAMESPACE, VAULT, VAULT_SECRETS, manifests, sample_tokens};
+pub use fixtures::{NAMESPACE, VAULT, VAULT_SECRETS};
 use progress::{Progress, ResourceState, all_ready};
 
 use crate::{
