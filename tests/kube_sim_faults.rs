@@ -174,3 +174,21 @@ async fn audit_should_name_each_writer_and_record_reads() {
     let debug = format!("{audit:?}");
     assert!(!debug.contains("sim-"), "tokens never appear in the audit log");
 }
+
+#[tokio::test]
+async fn debug_output_should_reveal_neither_tokens_nor_secret_values() {
+    let sim = sim().await;
+    let token = sim.register_identity("someone");
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let s: Secret = serde_json::from_value(
+        json!({"metadata": {"name": "s"}, "stringData": {"password": "hunter2-value"}}),
+    )
+    .expect("secret");
+    secrets.create(&PostParams::default(), &s).await.expect("create");
+    let dump = format!("{sim:?} {:?}", sim.faults());
+    assert!(!dump.contains(&token), "token leaked: {dump}");
+    assert!(
+        !dump.contains("hunter2") && !dump.contains("aHVudGVyMi12YWx1ZQ"),
+        "secret value leaked: {dump}"
+    );
+}

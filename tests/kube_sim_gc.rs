@@ -228,3 +228,23 @@ async fn delete_collection_should_delete_only_selected_objects() {
         .collect();
     assert_eq!(left, ["c"]);
 }
+
+#[tokio::test]
+async fn default_namespaces_should_refuse_deletion() {
+    let sim = sim().await;
+    let namespaces: Api<Namespace> = Api::all(sim.client());
+    let err = namespaces
+        .delete("kube-system", &DeleteParams::default())
+        .await
+        .expect_err("protected");
+    assert!(matches!(&err, kube::Error::Api(s) if s.code == 403), "{err:?}");
+    assert!(
+        namespaces
+            .get("kube-system")
+            .await
+            .expect("still there")
+            .metadata
+            .deletion_timestamp
+            .is_none()
+    );
+}

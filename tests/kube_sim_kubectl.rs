@@ -345,3 +345,71 @@ async fn kubectl_imperative_create_should_be_refused_because_it_sends_protobuf()
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn sim_kube_subcommand_should_serve_kubectl_through_the_kubeconfig_it_writes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_ferrvault-operator"))
+        .args(["sim", "kube", "--port", "0", "--kubeconfig-out"])
+        .arg(&kubeconfig)
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("binary starts");
+    eventually("the subcommand writes its kubeconfig", || async {
+        kubeconfig.exists().then_some(())
+    })
+    .await;
+    let out = within(
+        "kubectl get namespaces",
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--cache-dir")
+            .arg(dir.path().join("cache"))
+            .args(["get", "namespaces", "-o", "name"])
+            .output(),
+    )
+    .await
+    .expect("kubectl runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let names = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        names.lines().collect::<Vec<_>>(),
+        [
+            "namespace/default",
+            "namespace/kube-public",
+            "namespace/kube-system"
+        ]
+    );
+    server.kill().await.expect("stop the simulator");
+}
+
+#[tokio::test]
+async fn kubectl_with_an_identity_kubeconfig_should_be_audited_under_that_name() {
+    let sim = sim().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    sim.write_kubeconfig_as(&kubeconfig, "alice").expect("kubeconfig");
+    let out = within(
+        "kubectl get secrets",
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--cache-dir")
+            .arg(dir.path().join("cache"))
+            .args(["get", "secrets"])
+            .output(),
+    )
+    .await
+    .expect("kubectl runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let audit = sim.audit();
+    assert!(
+        audit
+            .iter()
+            .any(|e| e.identity == "alice" && e.verb == "list" && e.resource == "secrets"),
+        "{audit:?}"
+    );
+}

@@ -109,6 +109,12 @@ impl TreeHandle {
         self.root.get().map(|root| self.node(root, None, now))
     }
 
+    /// The root cell (tests crash a runtime through it).
+    #[cfg(test)]
+    pub(crate) fn root(&self) -> Option<ActorCell> {
+        self.root.get().cloned()
+    }
+
     /// The current tree as JSON.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self.snapshot()).unwrap_or(serde_json::Value::Null)

@@ -1,5 +1,5 @@
-//! Whole-runtime tests against the Kubernetes simulator: a test-only ConfigMap watch feeds the
-//! runtime, reconcilers read objects back through the API.
+//! Whole-runtime tests against the Kubernetes simulator: the runtime's own watcher over
+//! ConfigMaps feeds the queue, reconcilers read objects back through the API.
 
 use std::{
     collections::HashMap,
@@ -8,100 +8,39 @@ use std::{
 };
 
 use ferrvault_operator::sim::kube::KubeSim;
-use futures::{StreamExt, future::BoxFuture};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{
     Api, ResourceExt,
     api::{Patch, PatchParams, PostParams},
-    runtime::{WatchStreamExt, watcher},
+    runtime::watcher,
 };
-use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
 use serde_json::json;
-use tokio::{task::JoinHandle, time::Instant};
+use tokio::time::Instant;
 
 use super::{fixtures::Running, *};
 use crate::{
     key::ObjectKey,
     reconciler::{Outcome, ReconcileContext, Reconciler},
-    seams::{KeySink, WatchState},
     test_support::eventually,
+    watch_spec::WatchSpec,
 };
 
 const HANG: Duration = Duration::from_secs(30);
 
-/// Watches ConfigMaps of one namespace and enqueues `test:<ns>/<name>` for each change.
-#[derive(Clone)]
-struct ConfigMapWatch {
-    client: kube::Client,
-    namespace: String,
-}
-
-struct WatchActor;
-
-impl Actor for WatchActor {
-    type Msg = ();
-    type State = JoinHandle<()>;
-    type Arguments = (ConfigMapWatch, Arc<dyn KeySink>, Arc<dyn WatchReporter>);
-
-    async fn pre_start(
-        &self,
-        _: ActorRef<()>,
-        (spec, sink, reporter): Self::Arguments,
-    ) -> Result<JoinHandle<()>, ActorProcessingErr> {
-        let api: Api<ConfigMap> = Api::namespaced(spec.client, &spec.namespace);
-        Ok(tokio::spawn(async move {
-            let mut stream = std::pin::pin!(watcher(api, watcher::Config::default()).default_backoff());
-            while let Some(event) = stream.next().await {
-                let objects = match event {
-                    Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => vec![o],
-                    Ok(watcher::Event::InitDone) => {
-                        reporter.report(WatchState {
-                            name: "ConfigMaps".into(),
-                            connected: true,
-                            last_event_at: None,
-                            events: 0,
-                            errors: 0,
-                            last_error: None,
-                        });
-                        vec![]
-                    }
-                    _ => vec![],
-                };
-                for o in objects {
-                    sink.enqueue(ObjectKey::namespaced(
-                        "test",
-                        o.namespace().unwrap_or_default(),
-                        o.name_any(),
-                    ));
-                }
-            }
-        }))
-    }
-
-    async fn post_stop(&self, _: ActorRef<()>, task: &mut JoinHandle<()>) -> Result<(), ActorProcessingErr> {
-        task.abort();
-        Ok(())
-    }
-}
-
-impl WatchSource for ConfigMapWatch {
-    fn name(&self) -> &str {
-        "ConfigMaps"
-    }
-
-    fn spawn_linked(
-        &self,
-        supervisor: ActorCell,
-        sink: Arc<dyn KeySink>,
-        reporter: Arc<dyn WatchReporter>,
-    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
-        let spec = self.clone();
-        Box::pin(async move {
-            let (actor, _) =
-                Actor::spawn_linked(None, WatchActor, (spec, sink, reporter), supervisor).await?;
-            Ok(actor.get_cell())
+/// The runtime's real watcher over the ConfigMaps of `namespace`, every change mattering.
+fn config_map_watch(client: kube::Client, namespace: &str) -> Box<dyn WatchSource> {
+    let api: Api<ConfigMap> = Api::namespaced(client, namespace);
+    let (spec, _store) = WatchSpec::full("ConfigMaps", api, watcher::Config::default());
+    let spec = spec
+        .map(|cm: &ConfigMap| {
+            vec![ObjectKey::namespaced(
+                "test",
+                cm.namespace().unwrap_or_default(),
+                cm.name_any(),
+            )]
         })
-    }
+        .matters(|_, _| true);
+    Box::new(spec)
 }
 
 /// Reads each ConfigMap's `data.v`, records what it saw and when, and catches overlaps.
@@ -186,14 +125,11 @@ async fn runtime_should_serialise_and_coalesce_a_thousand_simulator_events_for_t
     let sim = KubeSim::start().await.expect("simulator");
     let api = namespace_with_config_maps(&sim, "coalesce", 10).await;
     let rec = read_back(&sim);
-    let watch = ConfigMapWatch {
-        client: sim.client(),
-        namespace: "coalesce".into(),
-    };
+    let watch = config_map_watch(sim.client(), "coalesce");
     let r = rec.clone();
     let running = Running::start(|reg| {
         fixtures::quick_builder(r, reg)
-            .watch(Box::new(watch))
+            .watch(watch)
             .max_concurrent_reconciles(4)
     });
     eventually(HANG, "the first pass reconciled every key", || {
@@ -230,15 +166,12 @@ async fn a_restart_should_spread_its_first_pass_over_the_configured_window() {
     let sim = KubeSim::start().await.expect("simulator");
     namespace_with_config_maps(&sim, "spread", 40).await;
     let rec = read_back(&sim);
-    let watch = ConfigMapWatch {
-        client: sim.client(),
-        namespace: "spread".into(),
-    };
+    let watch = config_map_watch(sim.client(), "spread");
     let r = rec.clone();
     let started = Instant::now();
     let running = Running::start(|reg| {
         fixtures::quick_builder(r, reg)
-            .watch(Box::new(watch))
+            .watch(watch)
             .max_concurrent_reconciles(8)
             .backoff(crate::backoff::BackoffConfig {
                 first_pass_spread: Duration::from_secs(2),

@@ -72,6 +72,9 @@ impl Target {
     }
 }
 
+/// Namespaces the real server's admission refuses to delete.
+const PROTECTED_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
 /// GET one object.
 pub fn get(shared: &Shared, t: &Target, view: View) -> Result<Value, ApiError> {
     let obj = shared
@@ -212,6 +215,15 @@ pub fn delete(shared: &Shared, t: &Target, opts: &DeleteOpts) -> Result<Value, A
         let current = store
             .get(&t.rt.id(), &t.key())
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
+        if t.rt.group.is_empty()
+            && t.rt.plural == "namespaces"
+            && PROTECTED_NAMESPACES.contains(&name_of(&current))
+        {
+            return Err(ApiError::forbidden(format!(
+                "namespaces \"{}\" is forbidden: this namespace may not be deleted",
+                name_of(&current)
+            )));
+        }
         let meta = |f: &str| current["metadata"][f].as_str().unwrap_or_default().to_string();
         if opts.uid.as_ref().is_some_and(|u| *u != meta("uid"))
             || opts

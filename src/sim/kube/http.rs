@@ -90,6 +90,7 @@ async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Respon
         return admin::handle(&shared, &req.method, segments, &req.query, &req.body);
     }
     let identity = shared.audit.identity(
+        req.headers.get("impersonate-user").and_then(|v| v.to_str().ok()),
         header_str(&req.headers, header::AUTHORIZATION),
         header_str(&req.headers, header::USER_AGENT),
     );

@@ -234,6 +234,18 @@ impl KubeSim {
         })
     }
 
+    /// Writes a kubeconfig whose user impersonates `identity` (`as: identity`), so
+    /// kubectl's requests are audited under that name.
+    ///
+    /// NOTE: a bearer token would not do: kubectl sends no credentials to a plain-HTTP
+    /// server. Impersonation headers it does send.
+    ///
+    /// # Errors
+    /// [`SimError::WriteKubeconfig`] on I/O failure.
+    pub fn write_kubeconfig_as(&self, path: &Path, identity: &str) -> Result<(), SimError> {
+        write_atomically(path, &kubeconfig::render(&self.url(), Some(identity)))
+    }
+
     /// The fault-injection handle.
     pub fn faults(&self) -> Faults {
         Faults {
@@ -273,6 +285,16 @@ impl Drop for KubeSim {
     fn drop(&mut self) {
         self.shared.shutdown.cancel();
     }
+}
+
+fn write_atomically(path: &Path, content: &str) -> Result<(), SimError> {
+    let err = |source| SimError::WriteKubeconfig {
+        path: path.display().to_string(),
+        source,
+    };
+    let aside = path.with_extension("partial");
+    std::fs::write(&aside, content).map_err(err)?;
+    std::fs::rename(&aside, path).map_err(err)
 }
 
 fn bootstrap(shared: &Shared) -> Result<(), SimError> {
