@@ -55,6 +55,7 @@ pub mod request;
 pub mod selectors;
 pub mod state;
 pub mod store;
+pub mod table;
 pub mod watch;
 
 pub use audit::AuditEntry;

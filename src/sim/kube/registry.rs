@@ -5,6 +5,7 @@
 //!   one object store (the simulator does no version conversion, it only rewrites
 //!   `apiVersion` on the way out).
 
+use super::table::PrinterColumn;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -36,6 +37,8 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     /// Whether the kind has a `/status` subresource.
     pub has_status: bool,
+    /// `additionalPrinterColumns` of the storage version (CRDs only) for `kubectl get`.
+    pub printer_columns: Vec<PrinterColumn>,
 }
 
 /// Verbs every served resource supports.
@@ -96,6 +99,7 @@ impl ResourceType {
             namespaced,
             short_names: short.iter().map(|s| s.to_string()).collect(),
             has_status: status,
+            printer_columns: Vec::new(),
         }
     }
 
@@ -134,6 +138,9 @@ impl ResourceType {
             has_status: versions
                 .iter()
                 .any(|v| v.pointer("/subresources/status").is_some()),
+            printer_columns: ordered
+                .first()
+                .map_or_else(Vec::new, |v| PrinterColumn::from_crd_version(v)),
             kind,
         })
     }
