@@ -259,6 +259,11 @@ impl KubeSim {
         self.shared.audit.snapshot()
     }
 
+    /// Empties the audit log, so a test can look at what happens from now on.
+    pub fn clear_audit(&self) {
+        self.shared.audit.clear();
+    }
+
     /// The current cluster-wide resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.read().rv()
