@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use ferrvault_operator::{api::crdgen, sim};
+use ferrvault_operator::{api::crdgen, bench, sim};
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
@@ -19,21 +19,15 @@ enum Command {
     /// Run a simulator of a server the operator talks to (used by tests and the demo).
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Run a benchmark: prints a table and the command that reproduces it.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Print both CRDs as multi-document YAML, or write the chart's CRD files with --out-dir.
     Crdgen {
         /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
         #[arg(long)]
         out_dir: Option<PathBuf>,
     },
-    /// Run a benchmark and print its table.
-    #[command(subcommand)]
-    Bench(BenchCommand),
-}
-
-#[derive(clap::Subcommand, Debug)]
-enum BenchCommand {
-    /// List and watch fan-out throughput of the Kubernetes API simulator.
-    KubeSim(ferrvault_operator::bench::kube_sim::KubeSimBenchArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -44,25 +38,36 @@ enum SimCommand {
     Ferrvault(sim::ferrvault::cli::SimFerrVaultArgs),
 }
 
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// List and watch fan-out throughput of the Kubernetes API simulator.
+    KubeSim(bench::kube_sim::KubeSimBenchArgs),
+    /// N resources on one FerrVault token: this client's limiter against the Go operator's retry policies.
+    RateLimit(bench::rate_limit::RateLimitArgs),
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
+    let runtime = || tokio::runtime::Runtime::new();
     match cli.command {
-        Command::Sim(SimCommand::Kube(args)) => {
-            tokio::runtime::Runtime::new()?.block_on(sim::kube::cli::run(args))?
+        Command::Sim(SimCommand::Kube(args)) => runtime()?.block_on(sim::kube::cli::run(args))?,
+        Command::Sim(SimCommand::Ferrvault(args)) => runtime()?.block_on(args.run())?,
+        Command::Bench(BenchCommand::KubeSim(args)) => runtime()?.block_on(bench::kube_sim::run(args))?,
+        Command::Bench(BenchCommand::RateLimit(args)) => {
+            // The report is already printed and written; main only needs success or the reason.
+            runtime()?
+                .block_on(bench::rate_limit::run(&args))
+                .map_err(anyhow::Error::msg)?;
         }
-        Command::Sim(SimCommand::Ferrvault(args)) => tokio::runtime::Runtime::new()?.block_on(args.run())?,
         Command::Crdgen { out_dir: None } => print!("{}", crdgen::all_crds_yaml()?),
         Command::Crdgen { out_dir: Some(dir) } => {
             for path in crdgen::write_chart_crd_files(&dir)? {
                 println!("wrote {}", path.display());
             }
-        }
-        Command::Bench(BenchCommand::KubeSim(args)) => {
-            tokio::runtime::Runtime::new()?.block_on(ferrvault_operator::bench::kube_sim::run(args))?
         }
     }
     Ok(())

@@ -460,7 +460,8 @@ impl QueueActorState {
             }
         }
         self.arm_timer(now);
-        let view = self.view(now);
+        let view = self.view();
+        view.record_gauges(self.controller, self.directory.metrics(), now);
         self.stats.send_replace(view);
     }
 
@@ -504,23 +505,7 @@ impl QueueActorState {
         }
     }
 
-    fn view(&self, now: Instant) -> QueueStats {
-        let running: Vec<f64> = self
-            .slots
-            .iter()
-            .filter_map(|s| {
-                s.run
-                    .as_ref()
-                    .map(|r| now.saturating_duration_since(r.since).as_secs_f64())
-            })
-            .collect();
-        self.directory.metrics().queue_gauges(
-            self.controller,
-            self.queue.depth(),
-            running.len(),
-            running.iter().sum(),
-            running.iter().copied().fold(0.0, f64::max),
-        );
+    fn view(&self) -> QueueStats {
         QueueStats {
             active: true,
             started_at: self.queue.started_at(),

@@ -42,6 +42,9 @@ struct Inner {
     pub(super) oidc: OidcCache,
 }
 
+/// A credential's pacer is forgotten after this long unused (when nothing else is pending).
+pub const PACER_IDLE_EVICTION: Duration = Duration::from_secs(30 * 60);
+
 /// What makes two reveals the same request.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct FlightKey {
@@ -218,6 +221,12 @@ impl FerrVault {
     fn pacer(&self, endpoint: &Endpoint, credential: &Credential) -> Arc<Pacer> {
         let key = (endpoint.base_url().to_owned(), credential.clone());
         let mut pacers = self.lock_pacers();
+        if !pacers.contains_key(&key) {
+            let now = Instant::now();
+            // Only pacers no call holds (strong count 1: the map's) can go.
+            pacers
+                .retain(|_, pacer| Arc::strong_count(pacer) > 1 || !pacer.is_idle(PACER_IDLE_EVICTION, now));
+        }
         pacers
             .entry(key)
             .or_insert_with(|| {
