@@ -168,6 +168,17 @@ async fn three_runtimes_should_keep_one_leader_and_hand_over_on_shutdown_and_cra
         "takeover after shutdown took {took:?}"
     );
 
+    let writes_by = |who: &str| {
+        let who = who.to_owned();
+        let sim = &sim;
+        move || {
+            sim.audit()
+                .iter()
+                .any(|e| e.verb == "patch" && e.resource == "configmaps" && e.identity == who)
+        }
+    };
+    eventually(HANG, "the second leader writes", writes_by(&second)).await;
+
     // Crash: nothing is released; another replica leads after the lease expires.
     let j = names.iter().position(|n| *n == second).unwrap();
     let crashed_at = Instant::now();
@@ -183,12 +194,7 @@ async fn three_runtimes_should_keep_one_leader_and_hand_over_on_shutdown_and_cra
         took >= TIMINGS.lease_duration / 2,
         "took over before the crashed leader's lease could expire: {took:?}"
     );
-    eventually(HANG, "the new leader writes", || {
-        sim.audit()
-            .iter()
-            .any(|e| e.verb == "patch" && e.resource == "configmaps" && e.identity == third)
-    })
-    .await;
+    eventually(HANG, "the new leader writes", writes_by(&third)).await;
 
     // The audit log: writers form one block each, in leadership order; never interleaved.
     let writers: Vec<String> = sim
