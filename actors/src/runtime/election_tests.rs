@@ -164,7 +164,8 @@ async fn three_runtimes_should_keep_one_leader_and_hand_over_on_shutdown_and_cra
     let second = one_leader(&live(&names, &replicas), HANG).await;
     let took = stopped_at.elapsed();
     assert!(
-        took <= TIMINGS.retry_period * 2 + Duration::from_millis(700),
+        // One retry period plus the release round trip; the slack absorbs a loaded CI machine.
+        took <= TIMINGS.retry_period * 2 + Duration::from_millis(1200),
         "takeover after shutdown took {took:?}"
     );
 
