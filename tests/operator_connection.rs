@@ -167,3 +167,70 @@ async fn probe_status_writes_should_not_resync_dependent_secrets() {
     h.fv.faults().clear(Endpoint::Healthz);
     h.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_secret_created_later_should_make_the_connection_reachable_at_once() {
+    let h = Harness::start().await;
+    h.create_connection("conn", connection_spec(&h.fv.url(), "late-token"))
+        .await;
+    h.wait_connection_reason("conn", "TokenUnreadable").await;
+    h.put_secret("late-token", &[("token", PROD_TOKEN)]).await;
+    h.wait_connection_reason("conn", "Reachable").await;
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_or_invalid_ca_bundle_should_be_reported() {
+    let h = Harness::start().await;
+    h.put_secret("conn-token", &[("token", PROD_TOKEN)]).await;
+    let mut spec = connection_spec(&h.fv.url(), "conn-token");
+    spec.ca_bundle_secret_ref = Some(ferrvault_operator::api::SecretKeyRef {
+        name: "ca".into(),
+        key: "ca.crt".into(),
+    });
+    h.create_connection("conn", spec).await;
+    h.wait_connection_reason("conn", "CaBundleUnreadable").await;
+    h.put_secret("ca", &[("ca.crt", "not a certificate")]).await;
+    h.wait_connection_reason("conn", "InvalidConnection").await;
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_namespace_should_limit_the_operator_to_that_namespace() {
+    let mut settings = test_settings();
+    settings.watch_namespace = Some("team".into());
+    let h = Harness::start_with(settings).await;
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(h.client.clone());
+    let team: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "team"}})).unwrap();
+    namespaces.create(&Default::default(), &team).await.unwrap();
+    // In the watched namespace: reconciled.
+    let team_conns: kube::Api<ferrvault_operator::api::FerrVaultConnection> =
+        kube::Api::namespaced(h.client.clone(), "team");
+    let team_secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(h.client.clone(), "team");
+    let token: k8s_openapi::api::core::v1::Secret =
+        serde_json::from_value(json!({"metadata": {"name": "t"}, "stringData": {"token": PROD_TOKEN}}))
+            .unwrap();
+    team_secrets.create(&Default::default(), &token).await.unwrap();
+    team_conns
+        .create(
+            &Default::default(),
+            &ferrvault_operator::api::FerrVaultConnection::new("conn", connection_spec(&h.fv.url(), "t")),
+        )
+        .await
+        .unwrap();
+    // Outside it: untouched.
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    eventually("the team connection probed", || async {
+        let c = team_conns.get("conn").await.ok()?;
+        (ready(c.status.as_ref().map(|s| s.conditions.as_slice()))?.reason == "Reachable").then_some(())
+    })
+    .await;
+    let outside = h.fvc().get("conn").await.unwrap();
+    assert!(
+        outside.status.is_none() && outside.finalizers().is_empty(),
+        "default namespace ignored"
+    );
+    h.finish().await;
+}
