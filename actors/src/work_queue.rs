@@ -290,8 +290,18 @@ impl QueueActorState {
         self.directory
             .metrics()
             .reconciled(self.controller, label, secs, error, timeout);
-        if let Next::RetryAt(_) = self.queue.finish(&key, &finish, now, random_unit()) {
+        let next = self.queue.finish(&key, &finish, now, random_unit());
+        if let Next::RetryAt(at) = next {
             self.directory.metrics().queue_retried(self.controller);
+            // The reason is a fixed label; the reconciler's message is not logged here.
+            let reason = match &finish {
+                Finish::Reconciled(Outcome::Error { reason, .. }) => reason,
+                Finish::Reconciled(Outcome::RateLimited { .. }) => &"rate_limited",
+                Finish::TimedOut => &"timed_out",
+                Finish::Aborted(cause) => &cause.as_str(),
+                Finish::Reconciled(Outcome::Done { .. } | Outcome::RequeueAfter(_)) => &"none",
+            };
+            tracing::info!(%key, reason, attempts = self.queue.attempts(&key), retry_in = ?at - now, "reconcile failed; retrying");
         }
         replacements
     }

@@ -148,7 +148,8 @@ async fn leader_with_due_work_and_no_progress_should_fail_within_threshold_plus_
     eventually(HANG, "liveness failed", || !running.health.liveness().ok).await;
     let took = due_at.elapsed();
     assert!(
-        took <= Duration::from_millis(1000 + 100 + 250),
+        // threshold + one probe period, plus slack for polling and a loaded machine.
+        took <= Duration::from_millis(1000 + 100 + 500),
         "failed after {took:?}, want ≤ threshold + probe"
     );
     assert!(took >= Duration::from_millis(900), "failed too early: {took:?}");
