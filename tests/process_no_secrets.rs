@@ -134,6 +134,7 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     shown.push(("logs (debug)".into(), operator.output()));
 
     readme_usage_should_match(&shown);
+    debug_queue_should_show_keys_and_limiters(&shown);
 
     for needle in needles(&manifests) {
         for (source, text) in &shown {
@@ -207,4 +208,38 @@ fn readme_usage_should_match(shown: &[(String, String)]) {
             "README shows actor {actor:?}, the tree does not:\n{tree}"
         );
     }
+}
+
+/// `/debug/queue` after the sync: each sample key waits for its refresh, and the credential's
+/// limiter is shown by fingerprint.
+fn debug_queue_should_show_keys_and_limiters(shown: &[(String, String)]) {
+    let (_, body) = shown
+        .iter()
+        .find(|(url, _)| url.ends_with("/debug/queue"))
+        .expect("/debug/queue was read");
+    let queue: serde_json::Value = serde_json::from_str(body).expect("JSON");
+    let keys: Vec<serde_json::Value> = queue["controllers"]
+        .as_array()
+        .expect("controllers")
+        .iter()
+        .flat_map(|c| c["keys"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let app = keys
+        .iter()
+        .find(|k| {
+            k["key"]
+                .as_str()
+                .is_some_and(|key| key.ends_with("demo/app-config"))
+        })
+        .unwrap_or_else(|| panic!("no demo/app-config key in {queue:#}"));
+    assert_eq!(app["state"], "delayed", "{app}");
+    assert_eq!(app["attempts"], 0, "{app}");
+    assert!(app["due_in_secs"].as_f64().is_some_and(|due| due > 0.0), "{app}");
+    let limiters = queue["limiters"].as_array().expect("limiters");
+    assert!(
+        limiters
+            .iter()
+            .any(|l| l["credential"].as_str().is_some_and(|c| c.len() >= 8) && l["burst"] == 5),
+        "{queue:#}"
+    );
 }
