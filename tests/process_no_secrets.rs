@@ -133,6 +133,10 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     assert_eq!(exit.code(), Some(0), "{}", operator.output());
     shown.push(("logs (debug)".into(), operator.output()));
 
+    let (_, scrape) = &shown[0];
+    if let Err(complaint) = process_support::promtool_check_metrics(scrape) {
+        panic!("promtool check metrics on a synced run's scrape:\n{complaint}");
+    }
     readme_usage_should_match(&shown);
     debug_queue_should_show_keys_and_limiters(&shown);
 

@@ -76,6 +76,24 @@ async fn run_should_serve_probes_metrics_and_debug_endpoints_then_exit_zero_on_s
     if let Err(complaint) = promtool_check_metrics(&scrape) {
         panic!("promtool check metrics complained:\n{complaint}\n--- scrape\n{scrape}");
     }
+    let openmetrics = process_support::http()
+        .get(format!("http://{}/metrics", at.metrics))
+        .header(
+            "accept",
+            "application/openmetrics-text;version=1.0.0,text/plain;q=0.5",
+        )
+        .send()
+        .await
+        .expect("scrape as Prometheus does");
+    let content_type = openmetrics.headers()["content-type"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let body = openmetrics.text().await.expect("body");
+    assert!(
+        content_type.starts_with("application/openmetrics-text") && body.ends_with("# EOF\n"),
+        "Prometheus asks for OpenMetrics and gets it: {content_type}"
+    );
 
     let (status, tree) = get(&format!("http://{admin}/debug/actors")).await;
     assert_eq!(status, 200);
