@@ -10,7 +10,7 @@ use std::{
 use clap::Parser;
 use ferrvault_operator::cli::{
     RunArgs,
-    run::Operator,
+    run::OperatorProcess,
     settings::{ProcessEnv, RunSettings},
 };
 
@@ -52,7 +52,7 @@ fn probes_should_answer_while_the_operator_runtime_is_blocked() {
         // Nothing listens here; the operator is built but never run, so it makes no call.
         let config = kube::Config::new("http://127.0.0.1:9".parse().expect("uri"));
         let client = kube::Client::try_from(config).expect("client");
-        let operator = Operator::start(&settings, client).expect("operator starts");
+        let operator = OperatorProcess::start(&settings, client).expect("operator starts");
         let probes = operator.addresses().probes;
         let prober =
             std::thread::spawn(move || [status_line(probes, "/healthz"), status_line(probes, "/readyz")]);
