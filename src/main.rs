@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use ferrvault_operator::{api::crdgen, bench, sim};
+use ferrvault_operator::{api::crdgen, bench, cli, demo, sim};
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
@@ -16,6 +16,12 @@ struct Cli {
 /// What the binary does.
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run the operator (the container's entrypoint). A flag given twice takes its last value,
+    /// so the chart's `extraArgs` (passed last) override its defaults.
+    #[command(args_override_self = true)]
+    Run(Box<cli::RunArgs>),
+    /// The operator against in-process Kubernetes and FerrVault simulators, with sample resources.
+    Demo(demo::DemoArgs),
     /// Run a simulator of a server the operator talks to (used by tests and the demo).
     #[command(subcommand)]
     Sim(SimCommand),
@@ -48,12 +54,19 @@ enum BenchCommand {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // `run` and `demo` set up their own logging from their flags and own their exit code.
+    match cli.command {
+        Command::Run(args) => std::process::exit(cli::run::main(*args)),
+        Command::Demo(args) => std::process::exit(demo::main(args)),
+        _ => {}
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let runtime = || tokio::runtime::Runtime::new();
     match cli.command {
+        Command::Run(_) | Command::Demo(_) => unreachable!("handled above"),
         Command::Sim(SimCommand::Kube(args)) => runtime()?.block_on(sim::kube::cli::run(args))?,
         Command::Sim(SimCommand::Ferrvault(args)) => runtime()?.block_on(args.run())?,
         Command::Bench(BenchCommand::KubeSim(args)) => runtime()?.block_on(bench::kube_sim::run(args))?,

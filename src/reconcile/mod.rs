@@ -11,17 +11,33 @@
 //! - [`rollout_rules`]: when workloads must be restarted, and the patch that restarts them.
 //! - [`guards`]: missing-keys, token-target and cloud-scope guards; requeue policy.
 //! - [`messages`]: the human-readable condition messages, in one place.
+//!
+//! The reconcilers themselves (I/O):
+//! - [`operator`]: the seam the process uses (`Operator::new`, `install`).
+//! - [`context`]: what both reconcilers share. [`watches`]: which changes enqueue which keys.
+//! - [`secret`]: the FerrVaultSecret reconciler. [`connection`]: the FerrVaultConnection reconciler.
+//! - [`token`]: credentials and CA bundles of a connection. [`events`], [`metrics`].
 
 use std::collections::BTreeMap;
 
 pub mod conditions;
+pub mod connection;
 pub mod content_hash;
+pub mod context;
 pub mod duration;
+pub mod events;
+pub mod finalizer;
 pub mod guards;
 pub mod json_expand;
+pub mod kube_errors;
 pub mod messages;
+pub mod metrics;
+pub mod operator;
 pub mod rollout_rules;
+pub mod secret;
+pub mod token;
 pub mod transforms;
+pub mod watches;
 
 /// Secret content as the operator handles it: key to raw bytes, sorted by key.
 ///

@@ -189,6 +189,12 @@ pub fn patch(
     let Some(_) = existing else {
         if kind == PatchType::Apply && t.subresource.is_none() {
             let mut body = patch_doc;
+            if !body.is_object() {
+                return Err(ApiError::bad_request("an apply patch must be an object"));
+            }
+            if !body["metadata"].is_object() {
+                body["metadata"] = json!({});
+            }
             body["metadata"]["name"] = json!(t.name);
             return create(shared, t, body, dry_run).map(|o| (201, o));
         }

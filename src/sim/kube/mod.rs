@@ -55,6 +55,7 @@ pub mod request;
 pub mod selectors;
 pub mod state;
 pub mod store;
+pub mod table;
 pub mod watch;
 
 pub use audit::AuditEntry;
@@ -256,6 +257,11 @@ impl KubeSim {
     /// Every request answered so far (reads included), oldest first.
     pub fn audit(&self) -> Vec<AuditEntry> {
         self.shared.audit.snapshot()
+    }
+
+    /// Empties the audit log, so a test can look at what happens from now on.
+    pub fn clear_audit(&self) {
+        self.shared.audit.clear();
     }
 
     /// The current cluster-wide resourceVersion.

@@ -1,0 +1,235 @@
+//! The FerrVaultConnection reconciler (reference §4, without §8 items 3 and 8).
+//!
+//! One pass: read → deletion (blocked while FerrVaultSecrets reference it) or finalizer
+//! (added, then the same pass probes: a new connection is probed at once) → OIDC cache
+//! invalidated when the spec changed → endpoint and credential → `GET /healthz` → status.
+//!
+//! # Guarantees
+//! - A 429 on the probe leaves the condition and `lastCheckedAt` as they are.
+//! - Deletion waits until no FerrVaultSecret references the connection, naming up to five of
+//!   them in a `DeletionBlocked` condition and Event; the OIDC bearer is forgotten on deletion
+//!   and on every spec change, so an edited connection never keeps using an old bearer.
+//! - `ferrvault_connection_ready` follows each non-429 probe and is removed with the object.
+
+use std::{sync::Arc, time::Duration};
+
+use controller_actors::{
+    key::ObjectKey,
+    reconciler::{Outcome, ReconcileContext, Reconciler},
+};
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::{
+    Api, Resource, ResourceExt,
+    api::{ListParams, Patch, PatchParams},
+};
+use serde_json::json;
+use tokio::time::Instant;
+use tracing::{Instrument, info, info_span};
+
+use super::{
+    conditions::{ConditionUpdate, find_condition, upsert_condition},
+    context::Context,
+    events::EventKind,
+    finalizer,
+    guards::DELETION_BLOCKED_REQUEUE,
+    kube_errors::{api_error, kube_error_text},
+    messages, token,
+};
+use crate::api::{
+    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Reason,
+    names::CONNECTION_FINALIZER,
+};
+
+/// Bound of one probe (reference: 15s), within the reconcile's own deadline.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Reconciles one FerrVaultConnection: probe, deletion blocking, OIDC invalidation.
+pub struct ConnectionReconciler {
+    ctx: Arc<Context>,
+}
+
+impl ConnectionReconciler {
+    /// A reconciler over the shared context.
+    pub fn new(ctx: Arc<Context>) -> Self {
+        Self { ctx }
+    }
+
+    async fn run(&self, key: &ObjectKey, rc: &ReconcileContext) -> Outcome {
+        let ctx = &self.ctx;
+        let namespace = key.namespace.clone().unwrap_or_default();
+        let api: Api<FerrVaultConnection> = Api::namespaced(ctx.client.clone(), &namespace);
+        let connection = match api.get_opt(&key.name).await {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                ctx.metrics.forget_connection(&namespace, &key.name);
+                ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                return Outcome::done();
+            }
+            Err(e) => return api_error(format!("read FerrVaultConnection: {}", kube_error_text(&e))),
+        };
+        if connection.meta().deletion_timestamp.is_some() {
+            return self.on_delete(&api, &connection).await;
+        }
+        let connection = if finalizer::has_finalizer(&connection, CONNECTION_FINALIZER) {
+            connection
+        } else {
+            match finalizer::add(&api, &connection, CONNECTION_FINALIZER).await {
+                Ok(updated) => updated,
+                Err(e) => return api_error(format!("add finalizer: {}", kube_error_text(&e))),
+            }
+        };
+        let previous = connection.status.clone().unwrap_or_default();
+        if spec_changed_since_last_probe(&previous, connection.meta().generation) {
+            ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+        }
+        let deadline = rc.deadline.min(Instant::now() + PROBE_TIMEOUT);
+        let (holds, reason, message) = match self.probe(&connection, deadline).await {
+            Ok(()) => (true, Reason::Reachable, messages::reachable(&connection.spec.url)),
+            Err(Probe::RateLimited(retry_after)) => {
+                info!(?retry_after, "probe rate limited, condition left as-is");
+                return Outcome::RateLimited { retry_after };
+            }
+            Err(Probe::Failed(reason, message)) => (false, reason, message),
+        };
+        info!(ready = holds, reason = %reason, "probe finished");
+        let mut status = previous.clone();
+        status.last_checked_at = Some(Time(Timestamp::now()));
+        upsert_condition(
+            &mut status.conditions,
+            ready(
+                ConditionStatus::from_bool(holds),
+                reason,
+                message,
+                connection.meta().generation,
+            ),
+            Timestamp::now(),
+        );
+        if let Err(e) = write_status(&api, &key.name, &status).await {
+            return api_error(format!("update status: {}", kube_error_text(&e)));
+        }
+        ctx.metrics.set_connection_ready(&namespace, &key.name, holds);
+        Outcome::done_refresh_in(ctx.settings.connection_probe_interval)
+    }
+
+    async fn probe(&self, connection: &FerrVaultConnection, deadline: Instant) -> Result<(), Probe> {
+        let ctx = &self.ctx;
+        let failed = |e: token::AccessError| Probe::Failed(e.reason, e.message);
+        let endpoint = token::endpoint(&ctx.client, connection).await.map_err(failed)?;
+        token::credential(&ctx.client, &ctx.ferrvault, connection, &endpoint, deadline)
+            .await
+            .map_err(failed)?;
+        ctx.ferrvault.probe(&endpoint, deadline).await.map_err(|e| {
+            if e.is_rate_limited() {
+                Probe::RateLimited(e.retry_after())
+            } else {
+                Probe::Failed(Reason::Unreachable, e.to_string())
+            }
+        })
+    }
+
+    /// Deletion: blocked while FerrVaultSecrets reference the connection.
+    async fn on_delete(&self, api: &Api<FerrVaultConnection>, connection: &FerrVaultConnection) -> Outcome {
+        let ctx = &self.ctx;
+        let (namespace, name) = (connection.namespace().unwrap_or_default(), connection.name_any());
+        ctx.ferrvault.invalidate_oidc(&namespace, &name);
+        let secrets: Api<FerrVaultSecret> = Api::namespaced(ctx.client.clone(), &namespace);
+        let dependants = match secrets.list(&ListParams::default()).await {
+            Ok(list) => {
+                let mut names: Vec<String> = list
+                    .items
+                    .iter()
+                    .filter(|s| s.spec.connection_ref.name == name)
+                    .map(ResourceExt::name_any)
+                    .collect();
+                names.sort();
+                names
+            }
+            Err(e) => return api_error(format!("list FerrVaultSecrets: {}", kube_error_text(&e))),
+        };
+        if dependants.is_empty() {
+            info!("no dependants remain, removing finalizer");
+            ctx.metrics.forget_connection(&namespace, &name);
+            ctx.events.forget(&connection.uid().unwrap_or_default());
+            if let Err(e) = finalizer::remove(api, connection, CONNECTION_FINALIZER).await {
+                return api_error(format!("remove finalizer: {}", kube_error_text(&e)));
+            }
+            return Outcome::done();
+        }
+        let message = messages::deletion_blocked(&dependants);
+        info!(dependants = dependants.len(), "delete blocked");
+        let mut status = connection.status.clone().unwrap_or_default();
+        status.last_checked_at = Some(Time(Timestamp::now()));
+        upsert_condition(
+            &mut status.conditions,
+            ready(
+                ConditionStatus::False,
+                Reason::DeletionBlocked,
+                message.clone(),
+                connection.meta().generation,
+            ),
+            Timestamp::now(),
+        );
+        if let Err(e) = write_status(api, &name, &status).await {
+            return api_error(format!("update status: {}", kube_error_text(&e)));
+        }
+        ctx.events
+            .publish(&connection.object_ref(&()), EventKind::DeletionBlocked, message)
+            .await;
+        Outcome::RequeueAfter(DELETION_BLOCKED_REQUEUE)
+    }
+}
+
+impl Reconciler for ConnectionReconciler {
+    async fn reconcile(&self, key: &ObjectKey, rc: &ReconcileContext) -> Outcome {
+        let span = info_span!(
+            "reconcile",
+            ferrvaultconnection = %format!("{}/{}", key.namespace.as_deref().unwrap_or_default(), key.name)
+        );
+        self.run(key, rc).instrument(span).await
+    }
+}
+
+/// Why a probe did not succeed.
+enum Probe {
+    /// 429: leave the condition as it is.
+    RateLimited(Option<Duration>),
+    /// A condition reason and message.
+    Failed(Reason, String),
+}
+
+/// Whether the spec changed since the Ready condition was last written (its
+/// `observedGeneration` differs), which is when a cached OIDC bearer must be forgotten.
+pub fn spec_changed_since_last_probe(status: &FerrVaultConnectionStatus, generation: Option<i64>) -> bool {
+    find_condition(&status.conditions, ConditionType::Ready)
+        .is_none_or(|c| c.observed_generation != generation)
+}
+
+fn ready(
+    status: ConditionStatus,
+    reason: Reason,
+    message: String,
+    generation: Option<i64>,
+) -> ConditionUpdate {
+    ConditionUpdate {
+        type_: ConditionType::Ready,
+        status,
+        reason,
+        message,
+        observed_generation: generation,
+    }
+}
+
+async fn write_status(
+    api: &Api<FerrVaultConnection>,
+    name: &str,
+    status: &FerrVaultConnectionStatus,
+) -> Result<(), kube::Error> {
+    api.patch_status(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": status })),
+    )
+    .await
+    .map(|_| ())
+}

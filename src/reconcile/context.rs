@@ -1,0 +1,24 @@
+//! What both reconcilers share: the Kubernetes client, the FerrVault client, the settings,
+//! metrics and the Event sink.
+
+use std::sync::Arc;
+
+use crate::ferrvault::FerrVault;
+
+use super::{events::EventSink, metrics::SyncMetrics, operator::OperatorSettings, watches::OwnWrites};
+
+/// The shared context of both reconcilers (controller-rs's `Context`).
+pub struct Context {
+    /// The Kubernetes client (CRs, target and token Secrets, workloads, Events).
+    pub client: kube::Client,
+    /// The one FerrVault client: its pacers make the per-credential budget one budget.
+    pub ferrvault: FerrVault,
+    /// Flags that shape the reconcilers.
+    pub settings: OperatorSettings,
+    /// `ferrvault_secret_*` and `ferrvault_connection_ready`.
+    pub metrics: SyncMetrics,
+    /// Events on the custom resources, deduplicated.
+    pub events: EventSink,
+    /// Resource versions of our own target writes, read by the Secret watch filter.
+    pub own_writes: Arc<OwnWrites>,
+}

@@ -1,0 +1,194 @@
+//! The reconcilers' Prometheus metrics, with the Go operator's names and semantics
+//! (reference §5.4) so its dashboards and PrometheusRule keep working.
+//!
+//! | name | type | labels |
+//! |---|---|---|
+//! | `ferrvault_secret_sync_duration_seconds` | histogram | `result` = `success` \| `failure` |
+//! | `ferrvault_secret_sync_errors_total` | counter | `reason` (a [`Reason`], incl. `RateLimited`) |
+//! | `ferrvault_secret_last_sync_timestamp_seconds` | gauge | `namespace`, `name` |
+//! | `ferrvault_secret_refresh_interval_seconds` | gauge | `namespace`, `name` |
+//! | `ferrvault_connection_ready` | gauge | `namespace`, `name` |
+//!
+//! # Guarantees
+//! - Labels are a fixed reason set or object coordinates: never a value, a token or an error text.
+//! - The last-sync and refresh-interval series are set and removed together, so the staleness
+//!   alert `(time() - last_sync) > 2 * refresh + 300` never sees one without the other.
+
+use std::{
+    sync::atomic::AtomicU64,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use prometheus_client::{
+    encoding::EncodeLabelSet,
+    metrics::{counter::Counter, family::Family, gauge::Gauge, histogram::Histogram},
+    registry::Registry,
+};
+
+use crate::api::Reason;
+
+/// `result` label of the sync duration histogram.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabel {
+    /// `success` or `failure`.
+    pub result: &'static str,
+}
+
+/// `reason` label of the sync error counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabel {
+    /// A [`Reason`] string.
+    pub reason: &'static str,
+}
+
+/// `namespace`/`name` of one custom resource.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ObjectLabels {
+    /// The object's namespace.
+    pub namespace: String,
+    /// The object's name.
+    pub name: String,
+}
+
+impl ObjectLabels {
+    fn new(namespace: &str, name: &str) -> Self {
+        Self {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+}
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// Handles to the reconcilers' metrics; methods are named by intent.
+#[derive(Clone, Debug)]
+pub struct SyncMetrics {
+    duration: Family<ResultLabel, Histogram>,
+    errors: Family<ReasonLabel, Counter>,
+    last_sync: Family<ObjectLabels, FloatGauge>,
+    refresh_interval: Family<ObjectLabels, FloatGauge>,
+    connection_ready: Family<ObjectLabels, Gauge>,
+}
+
+/// The Go client's default histogram buckets (5ms … 10s).
+const DURATION_BUCKETS: [f64; 11] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+impl SyncMetrics {
+    /// Registers every series family in `registry`.
+    pub fn register(registry: &mut Registry) -> Self {
+        let metrics = Self {
+            duration: Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS)),
+            errors: Family::default(),
+            last_sync: Family::default(),
+            refresh_interval: Family::default(),
+            connection_ready: Family::default(),
+        };
+        registry.register(
+            "ferrvault_secret_sync_duration_seconds",
+            "Duration of FerrVaultSecret reconciles, by result (success or failure)",
+            metrics.duration.clone(),
+        );
+        registry.register(
+            "ferrvault_secret_sync_errors",
+            "FerrVaultSecret reconciles that did not fully sync, by reason (RateLimited included)",
+            metrics.errors.clone(),
+        );
+        registry.register(
+            "ferrvault_secret_last_sync_timestamp_seconds",
+            "Unix time of the last full sync of a FerrVaultSecret",
+            metrics.last_sync.clone(),
+        );
+        registry.register(
+            "ferrvault_secret_refresh_interval_seconds",
+            "Resolved refresh interval of a FerrVaultSecret, in seconds",
+            metrics.refresh_interval.clone(),
+        );
+        registry.register(
+            "ferrvault_connection_ready",
+            "1 when the FerrVaultConnection's last probe succeeded, else 0",
+            metrics.connection_ready.clone(),
+        );
+        metrics
+    }
+
+    /// Records one FerrVaultSecret reconcile's duration.
+    pub fn observe_sync(&self, success: bool, took: Duration) {
+        let result = if success { "success" } else { "failure" };
+        self.duration
+            .get_or_create(&ResultLabel { result })
+            .observe(took.as_secs_f64());
+    }
+
+    /// Counts one sync that ended with `reason`.
+    pub fn count_sync_error(&self, reason: Reason) {
+        self.errors
+            .get_or_create(&ReasonLabel {
+                reason: reason.as_str(),
+            })
+            .inc();
+    }
+
+    /// Stamps a full sync of `namespace/name` now, with its resolved refresh interval.
+    pub fn mark_synced(&self, namespace: &str, name: &str, refresh: Duration) {
+        let labels = ObjectLabels::new(namespace, name);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
+        self.last_sync.get_or_create(&labels).set(now);
+        self.refresh_interval
+            .get_or_create(&labels)
+            .set(refresh.as_secs_f64());
+    }
+
+    /// Drops the last-sync and refresh-interval series of a FerrVaultSecret that is gone.
+    pub fn forget_secret(&self, namespace: &str, name: &str) {
+        let labels = ObjectLabels::new(namespace, name);
+        self.last_sync.remove(&labels);
+        self.refresh_interval.remove(&labels);
+    }
+
+    /// Sets `ferrvault_connection_ready` of a connection after a probe.
+    pub fn set_connection_ready(&self, namespace: &str, name: &str, ready: bool) {
+        self.connection_ready
+            .get_or_create(&ObjectLabels::new(namespace, name))
+            .set(i64::from(ready));
+    }
+
+    /// Drops the ready series of a connection that is gone.
+    pub fn forget_connection(&self, namespace: &str, name: &str) {
+        self.connection_ready.remove(&ObjectLabels::new(namespace, name));
+    }
+}
+
+/// Records a FerrVaultSecret reconcile's duration when dropped (controller-rs
+/// `ReconcileMeasurer`), so every exit path is measured; `failure` unless [`SyncTimer::succeed`].
+pub struct SyncTimer<'a> {
+    metrics: &'a SyncMetrics,
+    started: tokio::time::Instant,
+    success: bool,
+}
+
+impl<'a> SyncTimer<'a> {
+    /// Starts timing.
+    pub fn start(metrics: &'a SyncMetrics) -> Self {
+        Self {
+            metrics,
+            started: tokio::time::Instant::now(),
+            success: false,
+        }
+    }
+
+    /// Marks the reconcile a success.
+    pub fn succeed(&mut self) {
+        self.success = true;
+    }
+}
+
+impl Drop for SyncTimer<'_> {
+    fn drop(&mut self) {
+        let took = tokio::time::Instant::now().saturating_duration_since(self.started);
+        self.metrics.observe_sync(self.success, took);
+    }
+}

@@ -1,0 +1,504 @@
+//! The FerrVaultSecret reconciler (reference §3.2, without the defects of §8).
+//!
+//! One pass: read the CR → finalizer (added, then the same pass continues) or pre-delete
+//! cleanup → refresh interval → connection → endpoint and credential → cloud-scope guard →
+//! reveal (paced, single-flight) → transforms → size, token-target and missing-keys guards →
+//! ownership check → pending rollout recorded → target written → workloads restarted → status.
+//!
+//! # Guarantees
+//! - A 429 (or running out of deadline while waiting for the credential's budget) writes no
+//!   status and returns [`Outcome::RateLimited`].
+//! - Any failure before the write leaves the target as it was: workloads keep the last good
+//!   values. Status says why (Ready=False, a fixed [`Reason`]) and the key is retried on a
+//!   timer even with `refreshInterval: 0s`.
+//! - No value or token reaches a log line, an Event, a status message or an error: values
+//!   only travel from the reveal into the target's `data`.
+//!
+//! # Layout
+//! `target.rs` (the target Secret), `rollout.rs` (workload restarts), `status.rs` (status).
+
+mod rollout;
+mod status;
+pub mod target;
+
+use std::{sync::Arc, time::Duration};
+
+use controller_actors::{
+    key::ObjectKey,
+    reconciler::{Outcome, ReconcileContext, Reconciler},
+};
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, Resource, ResourceExt};
+use tracing::{Instrument, info, info_span, warn};
+
+use self::{
+    status::SyncedState,
+    target::{MAX_SECRET_BYTES, Ownership},
+};
+use super::{
+    content_hash::content_hash,
+    context::Context,
+    events::EventKind,
+    finalizer,
+    guards::{
+        MissingKeysDecision, RequeueCase, TokenTargetDecision, missing_cloud_scope, missing_keys_decision,
+        requeue_after, resolve_refresh_interval, token_target_decision,
+    },
+    kube_errors::{api_error, kube_error_text},
+    messages,
+    metrics::SyncTimer,
+    rollout_rules::{last_rollout_hash_after, pending_rollout_hash, rollout_due},
+    secret_data_from_strings, token,
+    transforms::apply_transforms,
+};
+use crate::{
+    api::{
+        ConnectionMode, FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Reason,
+        names::SECRET_FINALIZER,
+    },
+    ferrvault::{FerrVaultError, KeySelector, RevealRequest, RevealScope},
+};
+
+/// Reconciles one FerrVaultSecret: reveal, transform, guard, write the target, restart workloads.
+pub struct SecretReconciler {
+    ctx: Arc<Context>,
+}
+
+/// A failure reported through status: Ready=False with `reason`, retried per `case`.
+struct Failure {
+    reason: Reason,
+    message: String,
+    case: RequeueCase,
+    /// The MissingKeys guard also records the missing keys and the observed generation.
+    missing: Option<Vec<String>>,
+}
+
+impl Failure {
+    fn new(reason: Reason, message: impl Into<String>, case: RequeueCase) -> Self {
+        Self {
+            reason,
+            message: message.into(),
+            case,
+            missing: None,
+        }
+    }
+}
+
+/// Why a pass stopped before its status write.
+enum Stop {
+    /// Report through status and Events.
+    Fail(Failure),
+    /// Throttled: no status write.
+    RateLimited(Option<Duration>),
+    /// A Kubernetes API call outside the reported steps failed: retried with backoff.
+    Api(String),
+}
+
+impl From<Failure> for Stop {
+    fn from(failure: Failure) -> Self {
+        Stop::Fail(failure)
+    }
+}
+
+/// What the write step leaves for the status and the outcome.
+struct Written {
+    state: SyncedState,
+    rollout_failed: bool,
+}
+
+impl SecretReconciler {
+    /// A reconciler over the shared context.
+    pub fn new(ctx: Arc<Context>) -> Self {
+        Self { ctx }
+    }
+
+    async fn run(&self, key: &ObjectKey, rc: &ReconcileContext, timer: &mut SyncTimer<'_>) -> Outcome {
+        let ctx = &self.ctx;
+        let namespace = key.namespace.clone().unwrap_or_default();
+        let api: Api<FerrVaultSecret> = Api::namespaced(ctx.client.clone(), &namespace);
+        let cr = match api.get_opt(&key.name).await {
+            Ok(Some(cr)) => cr,
+            Ok(None) => {
+                ctx.metrics.forget_secret(&namespace, &key.name);
+                timer.succeed();
+                return Outcome::done();
+            }
+            Err(e) => return api_error(format!("read FerrVaultSecret: {}", kube_error_text(&e))),
+        };
+        if cr.meta().deletion_timestamp.is_some() {
+            info!("running pre-delete cleanup");
+            ctx.metrics.forget_secret(&namespace, &key.name);
+            ctx.events.forget(&cr.uid().unwrap_or_default());
+            if finalizer::has_finalizer(&cr, SECRET_FINALIZER)
+                && let Err(e) = finalizer::remove(&api, &cr, SECRET_FINALIZER).await
+            {
+                return api_error(format!("remove finalizer: {}", kube_error_text(&e)));
+            }
+            timer.succeed();
+            return Outcome::done();
+        }
+        let cr = if finalizer::has_finalizer(&cr, SECRET_FINALIZER) {
+            cr
+        } else {
+            match finalizer::add(&api, &cr, SECRET_FINALIZER).await {
+                Ok(updated) => updated,
+                Err(e) => return api_error(format!("add finalizer: {}", kube_error_text(&e))),
+            }
+        };
+        let previous = cr.status.clone().unwrap_or_default();
+        let refresh = match resolve_refresh_interval(
+            &cr.spec.refresh_interval,
+            ctx.settings.default_refresh_interval,
+        ) {
+            Ok(refresh) => refresh,
+            Err(e) => {
+                let failure = Failure::new(
+                    Reason::InvalidRefreshInterval,
+                    messages::invalid_refresh_interval(&e.to_string()),
+                    RequeueCase::InvalidSpec,
+                );
+                return self.fail(&api, &cr, &previous, failure, Duration::ZERO).await;
+            }
+        };
+        match self.sync(&cr, &previous, rc).await {
+            Ok(written) => self.finish(&api, &cr, &previous, written, refresh, timer).await,
+            Err(Stop::Fail(failure)) => self.fail(&api, &cr, &previous, failure, refresh).await,
+            Err(Stop::RateLimited(retry_after)) => {
+                info!(?retry_after, "rate limited by the FerrVault API, backing off");
+                ctx.metrics.count_sync_error(Reason::RateLimited);
+                Outcome::RateLimited { retry_after }
+            }
+            Err(Stop::Api(message)) => api_error(message),
+        }
+    }
+
+    /// Steps 3–17: everything up to the status write.
+    async fn sync(
+        &self,
+        cr: &FerrVaultSecret,
+        previous: &FerrVaultSecretStatus,
+        rc: &ReconcileContext,
+    ) -> Result<Written, Stop> {
+        let ctx = &self.ctx;
+        let namespace = cr.namespace().unwrap_or_default();
+        let target_name = cr
+            .spec
+            .target_name(&cr.metadata.name.clone().unwrap_or_default())
+            .to_owned();
+        let connection_name = &cr.spec.connection_ref.name;
+        let connection = Api::<FerrVaultConnection>::namespaced(ctx.client.clone(), &namespace)
+            .get(connection_name)
+            .await
+            .map_err(|e| {
+                Failure::new(
+                    Reason::ConnectionNotFound,
+                    messages::connection_not_found(connection_name, &kube_error_text(&e)),
+                    RequeueCase::Failed,
+                )
+            })?;
+        let access = |e: token::AccessError| Failure::new(e.reason, e.message, RequeueCase::Failed);
+        let endpoint = token::endpoint(&ctx.client, &connection).await.map_err(access)?;
+        let credential = token::credential(&ctx.client, &ctx.ferrvault, &connection, &endpoint, rc.deadline)
+            .await
+            .map_err(access)?;
+        let mode = connection.spec.mode;
+        let organization = connection.spec.organization.clone();
+        if missing_cloud_scope(mode, organization.as_deref(), cr.spec.project.as_deref()) {
+            return Err(Failure::new(
+                Reason::MissingCloudScope,
+                messages::MISSING_CLOUD_SCOPE,
+                RequeueCase::Failed,
+            )
+            .into());
+        }
+        let scope = match mode {
+            ConnectionMode::Ferrvault => RevealScope::FerrVault,
+            ConnectionMode::Cloud => RevealScope::Cloud {
+                organization: organization.unwrap_or_default(),
+                project: cr.spec.project.clone().unwrap_or_default(),
+                namespace: namespace.clone(),
+            },
+        };
+        let request = RevealRequest {
+            scope,
+            vault: cr.spec.vault.clone(),
+            keys: KeySelector::from_names(cr.spec.selected_names().iter().cloned()),
+        };
+        let revealed = ctx
+            .ferrvault
+            .reveal(&endpoint, &credential, request, rc.deadline)
+            .await
+            .map_err(reveal_failure)?;
+        let missing = revealed.missing.clone();
+        let raw = secret_data_from_strings(revealed.secrets.into_iter().map(|(k, v)| (k, v.into_exposed())));
+        let data = apply_transforms(&raw, &cr.spec.transforms)
+            .map_err(|e| Failure::new(Reason::TransformError, e.to_string(), RequeueCase::Failed))?;
+        let size = target::payload_bytes(&data);
+        if size > MAX_SECRET_BYTES {
+            return Err(Failure::new(
+                Reason::SecretWriteFailed,
+                format!(
+                    "the synced content is {size} bytes, over the {MAX_SECRET_BYTES}-byte limit of a Secret: {target_name} left unchanged"
+                ),
+                RequeueCase::Failed,
+            )
+            .into());
+        }
+        let ownership =
+            match token_target_decision(connection.spec.token_secret_ref.as_ref(), &target_name, &data) {
+                TokenTargetDecision::Owned => Ownership::Owned,
+                TokenTargetDecision::Unowned => Ownership::Unowned,
+                TokenTargetDecision::TokenKeyMissing { key } => {
+                    return Err(Failure::new(
+                        Reason::TokenKeyMissing,
+                        messages::token_key_missing(&target_name, connection_name, &key),
+                        RequeueCase::KeysMissing,
+                    )
+                    .into());
+                }
+            };
+        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+        let existing = secrets.get_opt(&target_name).await.map_err(|e| {
+            Failure::new(
+                Reason::SecretReadFailed,
+                format!("read Secret {target_name}: {}", kube_error_text(&e)),
+                RequeueCase::Failed,
+            )
+        })?;
+        if missing_keys_decision(&missing, existing.is_some(), &data)
+            == MissingKeysDecision::LeaveTargetUnchanged
+        {
+            let mut failure = Failure::new(
+                Reason::MissingKeys,
+                messages::missing_keys_target_unchanged(&missing, &target_name),
+                RequeueCase::KeysMissing,
+            );
+            failure.missing = Some(missing);
+            return Err(failure.into());
+        }
+        let hash = content_hash(&data);
+        let previous_hash = target::recorded_hash(existing.as_ref());
+        let desired = target::desired_target(
+            existing.as_ref(),
+            cr,
+            &target_name,
+            cr.spec.target_type(),
+            &data,
+            &hash,
+            ownership,
+        )
+        .map_err(|e| Failure::new(Reason::SecretWriteFailed, e.to_string(), RequeueCase::Failed))?;
+        let has_rollout = !cr.spec.rollout_restart.is_empty();
+        let mut recorded = previous.last_rollout_hash.clone();
+        if let Some(pending) =
+            pending_rollout_hash(has_rollout, recorded.as_deref(), previous_hash.as_deref(), &hash)
+        {
+            let mut status = previous.clone();
+            status.last_rollout_hash = Some(pending.clone());
+            let api = Api::<FerrVaultSecret>::namespaced(ctx.client.clone(), &namespace);
+            status::write(&api, &cr.name_any(), previous, &status)
+                .await
+                .map_err(|e| Stop::Api(format!("record pending rollout: {}", kube_error_text(&e))))?;
+            recorded = Some(pending);
+        }
+        let content_changed = previous_hash.as_deref() != Some(hash.as_str());
+        if target::needs_write(existing.as_ref(), &desired) {
+            let written = target::write(&secrets, existing.as_ref(), &desired)
+                .await
+                .map_err(|e| {
+                    if matches!(&e, kube::Error::Api(s) if s.code == 409) {
+                        Stop::Api(format!("write Secret {target_name}: conflict, retrying"))
+                    } else {
+                        Failure::new(
+                            Reason::SecretWriteFailed,
+                            format!("write Secret {target_name}: {}", kube_error_text(&e)),
+                            RequeueCase::Failed,
+                        )
+                        .into()
+                    }
+                })?;
+            ctx.own_writes.record(
+                &namespace,
+                &target_name,
+                written.metadata.resource_version.as_deref(),
+            );
+        }
+        let synced_keys: Vec<String> = data.keys().cloned().collect();
+        info!(
+            target = %target_name,
+            keys = synced_keys.len(),
+            missing = missing.len(),
+            transforms = cr.spec.transforms.len(),
+            content_changed,
+            "synced secret"
+        );
+        let reference = cr.object_ref(&());
+        if content_changed {
+            let note = format!(
+                "{} (content hash {})",
+                messages::synced(synced_keys.len(), &target_name),
+                short(&hash)
+            );
+            ctx.events.publish(&reference, EventKind::Synced, note).await;
+        }
+        let mut rollout_error = None;
+        if has_rollout && rollout_due(recorded.as_deref(), previous_hash.as_deref(), &hash) {
+            let report = rollout::restart_workloads(
+                &ctx.client,
+                &namespace,
+                &cr.uid().unwrap_or_default(),
+                &cr.spec.rollout_restart,
+                &hash,
+            )
+            .await;
+            for workload in &report.restarted {
+                let note = format!("restarted {workload} for content hash {}", short(&hash));
+                ctx.events
+                    .publish(&reference, EventKind::RolloutTriggered, note)
+                    .await;
+            }
+            if let Some(error) = &report.first_error {
+                warn!(error = %error, "rollout restart failed, will retry");
+                ctx.events
+                    .publish(&reference, EventKind::RolloutFailed, error.clone())
+                    .await;
+            }
+            rollout_error = report.first_error;
+        }
+        let rollout_failed = rollout_error.is_some();
+        let last_rollout_hash =
+            last_rollout_hash_after(has_rollout, rollout_failed, recorded.as_deref(), &hash);
+        Ok(Written {
+            state: SyncedState {
+                synced_keys,
+                missing_keys: missing,
+                target: target_name,
+                last_rollout_hash,
+                rollout: has_rollout.then_some(rollout_error),
+            },
+            rollout_failed,
+        })
+    }
+
+    /// Steps 18–19: status after a write, metrics and the outcome.
+    async fn finish(
+        &self,
+        api: &Api<FerrVaultSecret>,
+        cr: &FerrVaultSecret,
+        previous: &FerrVaultSecretStatus,
+        written: Written,
+        refresh: Duration,
+        timer: &mut SyncTimer<'_>,
+    ) -> Outcome {
+        let ctx = &self.ctx;
+        let (namespace, name) = (cr.namespace().unwrap_or_default(), cr.name_any());
+        let all_found = written.state.missing_keys.is_empty();
+        let rollout_message = written.state.rollout.clone().flatten();
+        let status = status::after_sync(previous, written.state, cr.meta().generation, Timestamp::now());
+        if let Err(e) = status::write(api, &name, previous, &status).await {
+            return api_error(format!("update status: {}", kube_error_text(&e)));
+        }
+        if all_found {
+            ctx.metrics.mark_synced(&namespace, &name, refresh);
+        }
+        if written.rollout_failed {
+            ctx.metrics.count_sync_error(Reason::RolloutFailed);
+            return Outcome::Error {
+                reason: Reason::RolloutFailed.as_str(),
+                message: format!("rollout restart: {}", rollout_message.unwrap_or_default()),
+            };
+        }
+        if !all_found {
+            ctx.metrics.count_sync_error(Reason::MissingKeys);
+            let reference = cr.object_ref(&());
+            let note = format!(
+                "{}: {}",
+                Reason::MissingKeys,
+                messages::missing_keys(&status.missing_keys)
+            );
+            ctx.events.publish(&reference, EventKind::SyncFailed, note).await;
+            return requeue(RequeueCase::KeysMissing, refresh);
+        }
+        timer.succeed();
+        requeue(RequeueCase::Synced, refresh)
+    }
+
+    /// A reported failure: count it, Ready=False in status, a (deduplicated) Event, a timer.
+    async fn fail(
+        &self,
+        api: &Api<FerrVaultSecret>,
+        cr: &FerrVaultSecret,
+        previous: &FerrVaultSecretStatus,
+        failure: Failure,
+        refresh: Duration,
+    ) -> Outcome {
+        let ctx = &self.ctx;
+        warn!(reason = %failure.reason, message = %failure.message, "sync failed");
+        ctx.metrics.count_sync_error(failure.reason);
+        let generation = cr.meta().generation;
+        let mut status = status::after_failure(
+            previous,
+            failure.reason,
+            failure.message.clone(),
+            generation,
+            Timestamp::now(),
+        );
+        if let Some(missing) = failure.missing {
+            status.missing_keys = missing;
+            status.observed_generation = generation;
+        }
+        if let Err(e) = status::write(api, &cr.name_any(), previous, &status).await {
+            return api_error(format!(
+                "update status with {}: {}",
+                failure.reason,
+                kube_error_text(&e)
+            ));
+        }
+        let note = format!("{}: {}", failure.reason, failure.message);
+        ctx.events
+            .publish(&cr.object_ref(&()), EventKind::SyncFailed, note)
+            .await;
+        requeue(failure.case, refresh)
+    }
+}
+
+impl Reconciler for SecretReconciler {
+    async fn reconcile(&self, key: &ObjectKey, rc: &ReconcileContext) -> Outcome {
+        let span = info_span!(
+            "reconcile",
+            ferrvaultsecret = %format!("{}/{}", key.namespace.as_deref().unwrap_or_default(), key.name)
+        );
+        let mut timer = SyncTimer::start(&self.ctx.metrics);
+        self.run(key, rc, &mut timer).instrument(span).await
+    }
+}
+
+/// Maps a reveal failure to its condition (reference §2.3), or to the rate-limited path.
+fn reveal_failure(error: FerrVaultError) -> Stop {
+    if error.is_rate_limited() {
+        return Stop::RateLimited(error.retry_after());
+    }
+    let (reason, case) = if error.is_auth() {
+        (Reason::AuthFailed, RequeueCase::AuthFailed)
+    } else if error.is_not_found() {
+        (Reason::VaultNotFound, RequeueCase::Failed)
+    } else {
+        (Reason::Unreachable, RequeueCase::Failed)
+    };
+    Failure::new(reason, error.to_string(), case).into()
+}
+
+/// The outcome for `case`: a timed requeue, or done (with a refresh when synced).
+fn requeue(case: RequeueCase, refresh: Duration) -> Outcome {
+    match (case, requeue_after(case, refresh)) {
+        (RequeueCase::Synced, after) => Outcome::Done { refresh_after: after },
+        (_, Some(after)) => Outcome::RequeueAfter(after),
+        (_, None) => Outcome::done(),
+    }
+}
+
+/// The first 12 hex digits of a content hash, for Events.
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
