@@ -2,7 +2,7 @@
 //!
 //! # Layout
 //! - [`api`]: the `ferrvault.com/v1alpha1` custom resource types.
-//! - [`bench`]: benchmarks behind `ferrvault-operator bench <name>`.
+//! - [`bench`](mod@bench): benchmarks behind `ferrvault-operator bench <name>`.
 //! - [`ferrvault`]: the FerrVault HTTP client (per-credential pacing, single-flight reveals).
 //! - [`reconcile`]: pure reconcile rules (transforms, hashing, conditions, durations, guards).
 //! - [`sim`]: faithful simulators of the Kubernetes API and FerrVault, for tests, benchmarks and `demo`.
