@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use ferrvault_operator::{api::crdgen, sim};
+use ferrvault_operator::{api::crdgen, bench, cli, demo, sim};
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
@@ -16,9 +16,18 @@ struct Cli {
 /// What the binary does.
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run the operator (the container's entrypoint). A flag given twice takes its last value,
+    /// so the chart's `extraArgs` (passed last) override its defaults.
+    #[command(args_override_self = true)]
+    Run(Box<cli::RunArgs>),
+    /// The operator against in-process Kubernetes and FerrVault simulators, with sample resources.
+    Demo(demo::DemoArgs),
     /// Run a simulator of a server the operator talks to (used by tests and the demo).
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Run a benchmark: prints a table and the command that reproduces it.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Print both CRDs as multi-document YAML, or write the chart's CRD files with --out-dir.
     Crdgen {
         /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
@@ -35,17 +44,38 @@ enum SimCommand {
     Ferrvault(sim::ferrvault::cli::SimFerrVaultArgs),
 }
 
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// List and watch fan-out throughput of the Kubernetes API simulator.
+    KubeSim(bench::kube_sim::KubeSimBenchArgs),
+    /// N resources on one FerrVault token: this client's limiter against the Go operator's retry policies.
+    RateLimit(bench::rate_limit::RateLimitArgs),
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // `run` and `demo` set up their own logging from their flags and own their exit code.
+    match cli.command {
+        Command::Run(args) => std::process::exit(cli::run::main(*args)),
+        Command::Demo(args) => std::process::exit(demo::main(args)),
+        _ => {}
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
+    let runtime = || tokio::runtime::Runtime::new();
     match cli.command {
-        Command::Sim(SimCommand::Kube(args)) => {
-            tokio::runtime::Runtime::new()?.block_on(sim::kube::cli::run(args))?
+        Command::Run(_) | Command::Demo(_) => unreachable!("handled above"),
+        Command::Sim(SimCommand::Kube(args)) => runtime()?.block_on(sim::kube::cli::run(args))?,
+        Command::Sim(SimCommand::Ferrvault(args)) => runtime()?.block_on(args.run())?,
+        Command::Bench(BenchCommand::KubeSim(args)) => runtime()?.block_on(bench::kube_sim::run(args))?,
+        Command::Bench(BenchCommand::RateLimit(args)) => {
+            // The report is already printed and written; main only needs success or the reason.
+            runtime()?
+                .block_on(bench::rate_limit::run(&args))
+                .map_err(anyhow::Error::msg)?;
         }
-        Command::Sim(SimCommand::Ferrvault(args)) => tokio::runtime::Runtime::new()?.block_on(args.run())?,
         Command::Crdgen { out_dir: None } => print!("{}", crdgen::all_crds_yaml()?),
         Command::Crdgen { out_dir: Some(dir) } => {
             for path in crdgen::write_chart_crd_files(&dir)? {

@@ -40,6 +40,12 @@ async fn secret_should_round_trip_with_string_data_folded_into_data() {
     let fetched = secrets.get(&name).await.expect("get");
     assert_eq!(fetched.resource_version(), created.resource_version());
     assert!(secrets.get_opt("missing").await.expect("get_opt").is_none());
+    let meta = secrets.get_metadata(&name).await.expect("metadata-only get");
+    assert_eq!(
+        meta.types.as_ref().map(|t| t.kind.as_str()),
+        Some("PartialObjectMetadata")
+    );
+    assert_eq!(meta.metadata.uid, created.metadata.uid);
     let listed = secrets
         .list(&ListParams::default().labels("app=demo"))
         .await
@@ -257,4 +263,49 @@ async fn custom_resource_should_keep_spec_and_status_apart() {
         .expect("delete");
     assert!(deleted.is_left(), "custom resources return the deleted object");
     assert!(widgets.get_opt(&name).await.expect("get_opt").is_none());
+}
+
+#[tokio::test]
+async fn event_recorder_should_create_then_patch_a_series() {
+    use k8s_openapi::api::events::v1::Event as K8sEvent;
+    use kube::{
+        Resource,
+        runtime::events::{Event, EventType, Recorder, Reporter},
+    };
+    let sim = sim().await;
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let s = secrets
+        .create(&PostParams::default(), &secret(&unique("s")))
+        .await
+        .expect("create");
+    let recorder = Recorder::new(
+        sim.client(),
+        Reporter {
+            controller: "sim-test".into(),
+            instance: None,
+        },
+    );
+    let ev = Event {
+        type_: EventType::Normal,
+        reason: "Synced".into(),
+        note: Some("ok".into()),
+        action: "Sync".into(),
+        secondary: None,
+    };
+    recorder
+        .publish(&ev, &s.object_ref(&()))
+        .await
+        .expect("first publish creates");
+    recorder
+        .publish(&ev, &s.object_ref(&()))
+        .await
+        .expect("second publish patches the series");
+    let events: Vec<K8sEvent> = Api::namespaced(sim.client(), "default")
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].series.as_ref().map(|s| s.count), Some(2));
+    assert_eq!(events[0].reason.as_deref(), Some("Synced"));
 }

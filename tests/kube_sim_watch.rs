@@ -299,3 +299,15 @@ async fn watch_should_end_after_timeout_seconds() {
         .collect();
     assert!(objects.is_empty(), "no Secrets exist in default: {objects:?}");
 }
+
+#[tokio::test]
+async fn shutdown_should_end_open_watches() {
+    let sim = fast_bookmarks().await;
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let stream = secrets.watch(&WatchParams::default(), "0").await.expect("watch");
+    let drained = tokio::spawn(stream.collect::<Vec<_>>());
+    within("shutdown", sim.shutdown()).await;
+    within("the watch stream ends after shutdown", drained)
+        .await
+        .expect("task");
+}

@@ -353,5 +353,6 @@ impl ControllersState {
         for id in self.children.keys() {
             self.args.directory.forget(*id);
         }
+        self.args.directory.clear_watches();
     }
 }

@@ -137,6 +137,11 @@ impl Directory {
             .insert(state.name.clone(), state);
     }
 
+    /// Forget every watch state (the controllers subtree stopped; the next term reports anew).
+    pub fn clear_watches(&self) {
+        self.watches.lock().expect("directory poisoned").clear();
+    }
+
     /// Latest states of every watch seen.
     pub fn watches(&self) -> BTreeMap<String, WatchState> {
         self.watches.lock().expect("directory poisoned").clone()

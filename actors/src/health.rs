@@ -141,6 +141,11 @@ impl HealthArgs {
     fn refresh_metrics(&self) {
         let metrics = self.directory.metrics();
         metrics.leading(&self.lease_name, self.lease.borrow().role == Role::Leader);
+        // Running times grow without any queue message: refresh them here too.
+        let now = Instant::now();
+        for (name, rx) in &self.queues {
+            rx.borrow().record_gauges(name, metrics, now);
+        }
         self.tree
             .for_each_mailbox(|name, depth, handled| metrics.mailbox(name, depth, handled));
     }

@@ -30,6 +30,8 @@ pub struct ActorNode {
     pub id: String,
     /// ractor status (`Running`, `Stopping`, …).
     pub status: String,
+    /// The supervisor's id (`None` for the root).
+    pub parent: Option<String>,
     /// Messages waiting or being handled (this incarnation).
     pub mailbox_depth: Option<u64>,
     /// Messages handled (this incarnation).
@@ -104,7 +106,13 @@ impl TreeHandle {
     /// The current tree, or `None` before the runtime started.
     pub fn snapshot(&self) -> Option<ActorNode> {
         let now = Instant::now();
-        self.root.get().map(|root| self.node(root, now))
+        self.root.get().map(|root| self.node(root, None, now))
+    }
+
+    /// The root cell (tests crash a runtime through it).
+    #[cfg(test)]
+    pub(crate) fn root(&self) -> Option<ActorCell> {
+        self.root.get().cloned()
     }
 
     /// The current tree as JSON.
@@ -138,7 +146,7 @@ impl TreeHandle {
         }
     }
 
-    fn node(&self, cell: &ActorCell, now: Instant) -> ActorNode {
+    fn node(&self, cell: &ActorCell, parent: Option<String>, now: Instant) -> ActorNode {
         let id = cell.get_id();
         let (name, kind) = match self.directory.lookup(id) {
             Some((name, kind)) => (name, Some(kind)),
@@ -146,7 +154,11 @@ impl TreeHandle {
         };
         let stats = mailbox::lookup(id);
         let restart = self.directory.restarts(&name);
-        let mut children: Vec<ActorNode> = cell.get_children().iter().map(|c| self.node(c, now)).collect();
+        let mut children: Vec<ActorNode> = cell
+            .get_children()
+            .iter()
+            .map(|c| self.node(c, Some(id.to_string()), now))
+            .collect();
         children.sort_by(|a, b| a.name.cmp(&b.name));
         ActorNode {
             detail: kind.and_then(|k| self.detail(k, &name, now)),
@@ -154,6 +166,7 @@ impl TreeHandle {
             kind,
             id: id.to_string(),
             status: format!("{:?}", cell.get_status()),
+            parent,
             mailbox_depth: stats.as_ref().map(|s| s.depth()),
             handled: stats.as_ref().map(|s| s.handled()),
             restarts: restart.as_ref().map_or(0, |r| r.count),

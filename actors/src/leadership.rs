@@ -2,7 +2,8 @@
 //! starts the controllers while it holds the lease and stops them before anyone else may take it.
 //!
 //! Who sends to it: itself (a `Tick` every retry period, the results of the Lease calls it runs
-//! in tasks) and the supervisor (`Release` on shutdown or escalation). What it sends: a
+//! in tasks) and the supervisor (`Release`, or a graceful stop, on shutdown or escalation; it
+//! spawns the actor through [`crate::lease_source::LeaseLeadership`], a [`LeadershipSource`]). What it sends: a
 //! [`LeaseStatus`] on every change (a `tokio::sync::watch` channel) and the
 //! [`LeadershipHooks`] calls.
 //!
@@ -15,8 +16,9 @@
 //! - No Lease call can freeze the actor: each runs in a task under [`Timings::api_timeout`] and
 //!   its result comes back as a message; the renew deadline is checked on every tick, even
 //!   while a call hangs.
-//! - `Release` stops the controllers first, then frees the Lease (if we hold it) so a standby
-//!   acquires it at its next retry. After `Release` the actor never competes again.
+//! - `Release`, or a graceful stop (`post_stop`), stops the controllers first, then frees the
+//!   Lease (if we hold it) so a standby acquires it at its next retry. After `Release` the
+//!   actor never competes again.
 //! - Leader election disabled: leader from `post_start` until `Release`.
 //!
 //! # Invariants
@@ -30,21 +32,16 @@
 //! the hook must be idempotent. A kill does not release the Lease: others take over after it
 //! expires.
 
-use std::{
-    sync::Arc,
-    time::{Duration, SystemTime},
-};
+use std::{sync::Arc, time::SystemTime};
 
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
-use kube::{
-    Api, Client,
-    api::{ObjectMeta, PostParams},
-};
+use kube::Client;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
 use crate::{
+    lease_api::{LeaseApi, LeaseCallError},
     lease_rules::{self, Decision, LeaseRecord, Observed, Timings},
     mailbox::{self, CountedRef, MailboxStats},
     seams::{LeadershipHooks, LeaseStatus, Role},
@@ -73,20 +70,6 @@ pub enum LeadershipMsg {
     /// Sent by the supervisor on shutdown or escalation: stop the controllers, free the Lease,
     /// never compete again. The reply comes once both are done (or the API call timed out).
     Release(RpcReplyPort<()>),
-}
-
-/// Why a Lease API call failed. Carries no object content, only codes and reasons.
-#[derive(Debug, thiserror::Error)]
-pub enum LeaseCallError {
-    /// The call did not finish within [`Timings::api_timeout`].
-    #[error("lease call timed out after {0:?}")]
-    Timeout(Duration),
-    /// 409: another candidate created or updated the Lease first.
-    #[error("lease changed concurrently (409)")]
-    Conflict,
-    /// Any other API or transport error.
-    #[error("lease call failed: {0}")]
-    Api(String),
 }
 
 /// What the operator's flags say about leader election.
@@ -155,8 +138,8 @@ struct InFlight {
 pub struct State {
     /// Flags.
     config: LeaderElectionConfig,
-    /// The Lease API in the configured namespace.
-    api: Api<Lease>,
+    /// The Lease calls, each under the API timeout.
+    lease_api: LeaseApi,
     /// Winning/losing callbacks.
     hooks: Arc<dyn LeadershipHooks>,
     /// Status channel.
@@ -192,10 +175,15 @@ impl Actor for Leadership {
         args.config.timings.validate()?;
         let stats = Arc::new(MailboxStats::default());
         mailbox::register(myself.get_id(), stats.clone());
-        let api = Api::namespaced(args.client, &args.config.lease_namespace);
+        let lease_api = LeaseApi::new(
+            args.client,
+            &args.config.lease_namespace,
+            &args.config.lease_name,
+            args.config.timings.api_timeout(),
+        );
         Ok(State {
             config: args.config,
-            api,
+            lease_api,
             hooks: args.hooks,
             status: args.status,
             phase: Phase::Candidate,
@@ -245,8 +233,9 @@ impl Actor for Leadership {
         myself: ActorRef<Self::Msg>,
         state: &mut State,
     ) -> Result<(), ActorProcessingErr> {
-        if let Some(call) = state.in_flight.take() {
-            call.task.abort();
+        match state.phase {
+            Phase::Candidate | Phase::Leader { .. } | Phase::Unelected => state.release().await,
+            Phase::Released => {}
         }
         mailbox::unregister(myself.get_id());
         Ok(())
@@ -304,8 +293,8 @@ impl State {
             self.timings(),
         );
         match decision {
-            Decision::Create(record) => self.start_write(record, true, now),
-            Decision::Write { record, .. } => self.start_write(record, false, now),
+            // Create exactly when nothing was read (`observed` and `lease` are both `None`).
+            Decision::Create(record) | Decision::Write { record, .. } => self.start_write(record, now),
             Decision::Wait { .. } => self.publish(Role::Standby),
             Decision::Lost { holder } => {
                 tracing::warn!(%holder, "lease taken by another candidate: stepping down");
@@ -357,12 +346,7 @@ impl State {
             self.hooks.stopped_leading().await;
         }
         if self.config.enabled {
-            let call = free_lease(
-                self.api.clone(),
-                self.config.lease_name.clone(),
-                self.config.identity.clone(),
-            );
-            match bounded(self.timings().api_timeout(), call).await {
+            match self.lease_api.release(&self.config.identity).await {
                 Ok(()) => tracing::info!(identity = %self.config.identity, "lease released"),
                 Err(error) => tracing::warn!(%error, "releasing the lease failed; it will expire"),
             }
@@ -380,40 +364,18 @@ impl State {
     }
 
     fn start_read(&mut self) {
-        let (api, name) = (self.api.clone(), self.config.lease_name.clone());
-        self.spawn_call(Instant::now(), move |attempt, timeout, mailbox| async move {
-            let result = bounded(timeout, async move { api.get_opt(&name).await.map_err(classify) }).await;
+        let api = self.lease_api.clone();
+        self.spawn_call(Instant::now(), move |attempt, mailbox| async move {
+            let result = api.read().await;
             // A failed cast means the actor is gone: nobody wants the answer.
             let _ = mailbox.cast(LeadershipMsg::Read { attempt, result });
         });
     }
 
-    fn start_write(&mut self, record: LeaseRecord, create: bool, decided_at: Instant) {
-        let api = self.api.clone();
-        let mut lease = match (&self.lease, create) {
-            (Some(lease), false) => lease.clone(),
-            (None, _) | (Some(_), true) => Lease {
-                metadata: ObjectMeta {
-                    name: Some(self.config.lease_name.clone()),
-                    namespace: Some(self.config.lease_namespace.clone()),
-                    ..ObjectMeta::default()
-                },
-                spec: None,
-            },
-        };
-        record.write_to(lease.spec.get_or_insert_default());
-        self.spawn_call(decided_at, move |attempt, timeout, mailbox| async move {
-            let call = async move {
-                let pp = PostParams::default();
-                let name = lease.metadata.name.clone().unwrap_or_default();
-                let written = if create {
-                    api.create(&pp, &lease).await
-                } else {
-                    api.replace(&name, &pp, &lease).await
-                };
-                written.map_err(classify)
-            };
-            let result = bounded(timeout, call).await;
+    fn start_write(&mut self, record: LeaseRecord, decided_at: Instant) {
+        let (api, base) = (self.lease_api.clone(), self.lease.clone());
+        self.spawn_call(decided_at, move |attempt, mailbox| async move {
+            let result = api.write(base, &record).await;
             // A failed cast means the actor is gone: nobody wants the answer.
             let _ = mailbox.cast(LeadershipMsg::Written { attempt, result });
         });
@@ -421,7 +383,7 @@ impl State {
 
     fn spawn_call<F, Fut>(&mut self, decided_at: Instant, call: F)
     where
-        F: FnOnce(u64, Duration, CountedRef<LeadershipMsg>) -> Fut,
+        F: FnOnce(u64, CountedRef<LeadershipMsg>) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         debug_assert!(
@@ -429,11 +391,7 @@ impl State {
             "at most one lease call in flight violated"
         );
         self.attempts += 1;
-        let task = tokio::spawn(call(
-            self.attempts,
-            self.timings().api_timeout(),
-            self.mailbox.clone(),
-        ));
+        let task = tokio::spawn(call(self.attempts, self.mailbox.clone()));
         self.in_flight = Some(InFlight {
             attempt: self.attempts,
             decided_at,
@@ -466,37 +424,14 @@ impl State {
     }
 }
 
-/// Run a Lease call under `timeout`.
-async fn bounded<T>(
-    timeout: Duration,
-    call: impl Future<Output = Result<T, LeaseCallError>>,
-) -> Result<T, LeaseCallError> {
-    tokio::time::timeout(timeout, call)
-        .await
-        .unwrap_or(Err(LeaseCallError::Timeout(timeout)))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Read the Lease and, if it names `identity`, write the released record over it.
-async fn free_lease(api: Api<Lease>, name: String, identity: String) -> Result<(), LeaseCallError> {
-    let Some(mut lease) = api.get_opt(&name).await.map_err(classify)? else {
-        return Ok(());
-    };
-    let current = LeaseRecord::from_spec(lease.spec.as_ref());
-    if !current.is_held_by(&identity) {
-        return Ok(());
-    }
-    lease_rules::released(&current, Timestamp::now()).write_to(lease.spec.get_or_insert_default());
-    api.replace(&name, &PostParams::default(), &lease)
-        .await
-        .map_err(classify)?;
-    Ok(())
-}
-
-/// The one place that sorts Lease call failures: 409 is a lost race, the rest are errors.
-fn classify(error: kube::Error) -> LeaseCallError {
-    match error {
-        kube::Error::Api(status) if status.code == 409 => LeaseCallError::Conflict,
-        kube::Error::Api(status) => LeaseCallError::Api(format!("{} {}", status.code, status.reason)),
-        other => LeaseCallError::Api(other.to_string()),
+    #[test]
+    fn identity_should_start_with_the_pod_name_and_differ_per_process() {
+        let (a, b) = (identity("operator-0"), identity("operator-0"));
+        assert!(a.starts_with("operator-0_"), "{a}");
+        assert_ne!(a, b, "a restarted pod with the same name is a new candidate");
     }
 }

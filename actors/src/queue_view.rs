@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::{backoff::BackoffConfig, queue_state::QueueCounters};
+use crate::{backoff::BackoffConfig, metrics::RuntimeMetrics, queue_state::QueueCounters};
 
 /// Queue and pool settings (runtime flags).
 #[derive(Clone, Debug)]
@@ -80,5 +80,24 @@ impl QueueStats {
             abandoned: 0,
             unreplaceable: Vec::new(),
         }
+    }
+}
+
+impl QueueStats {
+    /// Set the queue gauges of `controller` from these figures as of `now`.
+    pub fn record_gauges(&self, controller: &str, metrics: &RuntimeMetrics, now: Instant) {
+        let running: Vec<f64> = self
+            .workers
+            .iter()
+            .filter_map(|w| w.since.map(|s| now.saturating_duration_since(s).as_secs_f64()))
+            .collect();
+        let longest = running.iter().copied().fold(0.0, f64::max);
+        metrics.queue_gauges(
+            controller,
+            self.depth,
+            running.len(),
+            running.iter().sum(),
+            longest,
+        );
     }
 }

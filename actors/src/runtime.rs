@@ -34,6 +34,8 @@ use crate::{
     health::{EscalationCell, HealthArgs, HealthHandle},
     health_rules::{HealthConfig, Verdict},
     introspection::TreeHandle,
+    leadership::LeaderElectionConfig,
+    lease_source::LeaseLeadership,
     mailbox::{self, CountedRef, MailboxStats},
     metrics::RuntimeMetrics,
     queue_state::KeyInfo,
@@ -79,13 +81,17 @@ impl RuntimeError {
 pub enum LeaderElection {
     /// Leader immediately (single replica, or tests).
     Disabled,
-    /// Compete for a Lease through this leadership implementation.
+    /// The Lease election of [`crate::leadership`] with these flags, through the builder's
+    /// [`client`](RuntimeBuilder::client) (`enabled: false` means leader at once).
+    Lease(LeaderElectionConfig),
+    /// Compete through another leadership implementation.
     Enabled(Arc<dyn LeadershipSource>),
 }
 
 /// Builds a [`Runtime`]; every setting has a default except the reconcilers.
 #[must_use]
 pub struct RuntimeBuilder {
+    client: Option<kube::Client>,
     controllers: Vec<(&'static str, SharedReconciler)>,
     watches: Vec<Arc<dyn WatchSource>>,
     leader_election: LeaderElection,
@@ -105,6 +111,12 @@ impl RuntimeBuilder {
     pub const DEFAULT_RECONCILE_TIMEOUT: Duration = Duration::from_secs(60);
     /// Default `--stall-threshold`.
     pub const DEFAULT_STALL_THRESHOLD: Duration = Duration::from_secs(15 * 60);
+
+    /// The Kubernetes client used for the Lease (watches and reconcilers carry their own).
+    pub fn client(mut self, client: kube::Client) -> Self {
+        self.client = Some(client);
+        self
+    }
 
     /// Add a controller named `name` (the `controller` of its keys and of metric labels).
     pub fn reconciler<R: Reconciler>(mut self, name: &'static str, reconciler: Arc<R>) -> Self {
@@ -194,12 +206,20 @@ impl RuntimeBuilder {
     /// Validate and assemble.
     ///
     /// # Errors
-    /// `InvalidConfig` for no controller, a duplicate controller or watch name, zero workers,
+    /// `InvalidConfig` for an enabled Lease election without a client, no controller, a duplicate controller or watch name, zero workers,
     /// or a zero reconcile timeout / stall threshold / probe period.
     pub fn build(self) -> Result<Runtime, RuntimeError> {
         let invalid = |why: &str| Err(RuntimeError::InvalidConfig(why.to_owned()));
         if self.controllers.is_empty() {
             return invalid("no reconciler registered");
+        }
+        if let LeaderElection::Lease(config) = &self.leader_election {
+            if let Err(err) = config.timings.validate() {
+                return Err(RuntimeError::InvalidConfig(format!("leader election: {err}")));
+            }
+            if config.enabled && self.client.is_none() {
+                return invalid("leader election needs a Kubernetes client (RuntimeBuilder::client)");
+            }
         }
         if self
             .controllers
@@ -345,6 +365,7 @@ impl Runtime {
     /// threshold, 1s probe period, 30s shutdown grace, leader election disabled.
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder {
+            client: None,
             controllers: Vec::new(),
             watches: Vec::new(),
             leader_election: LeaderElection::Disabled,
@@ -378,6 +399,14 @@ impl Runtime {
                 let identity = b.identity.unwrap_or_else(default_identity);
                 (None, "disabled".to_owned(), identity)
             }
+            LeaderElection::Lease(config) => match b.client {
+                Some(client) if config.enabled => {
+                    let (name, identity) = (config.lease_name.clone(), config.identity.clone());
+                    let source: Arc<dyn LeadershipSource> = Arc::new(LeaseLeadership::new(config, client));
+                    (Some(source), name, identity)
+                }
+                _ => (None, config.lease_name, config.identity),
+            },
             LeaderElection::Enabled(source) => {
                 let (name, identity) = (source.lease_name().to_owned(), source.identity().to_owned());
                 (Some(source), name, identity)
@@ -530,6 +559,10 @@ fn default_identity() -> String {
 }
 
 #[cfg(test)]
+mod election_tests;
+#[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod sim_tests;
 #[cfg(test)]
 mod tests;

@@ -104,8 +104,8 @@ pub trait WatchSource: Send + Sync + 'static {
 /// - Publishes its [`LeaseStatus`] on `status` on every change.
 /// - Calls `hooks.started_leading()` on winning and awaits `hooks.stopped_leading()` before
 ///   competing again after a lost renewal.
-/// - On a graceful stop (shutdown, escalation) calls `stopped_leading` if leading, then
-///   releases the lease, in its `post_stop`.
+/// - On [`LeadershipSource::release`] (shutdown, escalation) calls `stopped_leading` if
+///   leading, then frees the lease, and never competes again.
 pub trait LeadershipSource: Send + Sync + 'static {
     /// The Lease's name (the `name` label of `leader_election_master_status`).
     fn lease_name(&self) -> &str;
@@ -118,4 +118,11 @@ pub trait LeadershipSource: Send + Sync + 'static {
         hooks: std::sync::Arc<dyn LeadershipHooks>,
         status: tokio::sync::watch::Sender<LeaseStatus>,
     ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>>;
+    /// Ask the actor `leadership` (spawned by this source) to release the lease; resolves once
+    /// it has (or gave up within `timeout`). The supervisor stops the actor afterwards.
+    fn release(
+        &self,
+        leadership: ractor::ActorCell,
+        timeout: std::time::Duration,
+    ) -> futures::future::BoxFuture<'static, ()>;
 }

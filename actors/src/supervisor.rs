@@ -234,6 +234,11 @@ impl Actor for Supervisor {
 // === impl SupervisorState ===
 
 impl SupervisorState {
+    /// Our own mailbox, counted.
+    fn myself(&self, myself: &ActorRef<SupervisorMsg>) -> CountedRef<SupervisorMsg> {
+        CountedRef::new(myself.clone(), self.args.mailbox.clone())
+    }
+
     async fn on_start_controllers(&mut self, myself: &ActorRef<SupervisorMsg>) {
         if self.phase != Phase::Running {
             return;
@@ -283,7 +288,7 @@ impl SupervisorState {
             .expect("exit cell poisoned")
             .get_or_insert(exit.clone());
         let controllers = self.controllers.clone();
-        let leadership = self.leadership.clone();
+        let leadership = self.leadership.clone().zip(self.args.leadership.clone());
         let timeout = self.args.stop_timeout;
         let myself = myself.clone();
         tokio::spawn(async move {
@@ -293,8 +298,10 @@ impl SupervisorState {
                     .stop_and_wait(Some("runtime stopping".into()), Some(timeout))
                     .await;
             }
-            if let Some(l) = leadership {
-                let _ = l
+            if let Some((cell, source)) = leadership {
+                source.release(cell.clone(), timeout).await;
+                // A timeout here means the actor was killed instead; the lease then expires.
+                let _ = cell
                     .stop_and_wait(Some("runtime stopping".into()), Some(timeout))
                     .await;
             }
@@ -328,9 +335,20 @@ impl SupervisorState {
             RootChild::Leadership
         } else if self.controllers.as_ref().is_some_and(|c| c.get_id() == id) {
             self.controllers = None;
+            let requested = !self.stop_waiters.is_empty();
             for reply in self.stop_waiters.drain(..) {
                 // The hook may have timed out waiting: fine.
                 let _ = reply.send(());
+            }
+            if requested && self.wants_controllers && self.phase == Phase::Running {
+                // Leadership came back while the subtree was stopping: start it again now.
+                // A failed cast means we are stopping ourselves: nothing to start then.
+                let _ = self
+                    .myself(myself)
+                    .cast(SupervisorMsg::Restart(RootChild::Controllers));
+            }
+            if requested {
+                return;
             }
             RootChild::Controllers
         } else {
@@ -381,8 +399,10 @@ impl SupervisorState {
                     })
             }
             RootChild::Controllers => {
-                let me = CountedRef::new(myself.clone(), self.args.mailbox.clone());
-                let args = self.args.factory.controllers_args(me, stats.clone());
+                let args = self
+                    .args
+                    .factory
+                    .controllers_args(self.myself(myself), stats.clone());
                 Actor::spawn_linked(None, Controllers, args, myself.get_cell())
                     .await
                     .map(|(c, _)| {
@@ -396,7 +416,7 @@ impl SupervisorState {
                     .leadership
                     .clone()
                     .expect("leadership restarted only when enabled");
-                let supervisor = CountedRef::new(myself.clone(), self.args.mailbox.clone());
+                let supervisor = self.myself(myself);
                 let hooks: Arc<dyn LeadershipHooks> = Arc::new(RuntimeHooks {
                     supervisor,
                     stop_timeout: self.args.stop_timeout,

@@ -18,6 +18,12 @@
 //! - Reports are throttled to one per [`REPORT_INTERVAL`] (a trailing report follows a burst);
 //!   connection changes and errors are reported at once.
 //!
+//! # Caveats
+//! `connected` turns false on a stream error and true again at the next completed list or
+//! object event. An error the watcher recovers from without a re-list (a failed watch start
+//! followed by a good one) leaves no trace in the stream, so on a quiet namespace the state
+//! keeps saying "disconnected" until the next event; `last_error` and `errors` say why.
+//!
 //! # Failure
 //! A panicking mapper fails the actor; a stream task that ends (panic in the filter, or the
 //! stream finishing) makes the actor return `Err`. Either way the supervisor sees

@@ -290,8 +290,18 @@ impl QueueActorState {
         self.directory
             .metrics()
             .reconciled(self.controller, label, secs, error, timeout);
-        if let Next::RetryAt(_) = self.queue.finish(&key, &finish, now, random_unit()) {
+        let next = self.queue.finish(&key, &finish, now, random_unit());
+        if let Next::RetryAt(at) = next {
             self.directory.metrics().queue_retried(self.controller);
+            // The reason is a fixed label; the reconciler's message is not logged here.
+            let reason = match &finish {
+                Finish::Reconciled(Outcome::Error { reason, .. }) => reason,
+                Finish::Reconciled(Outcome::RateLimited { .. }) => &"rate_limited",
+                Finish::TimedOut => &"timed_out",
+                Finish::Aborted(cause) => &cause.as_str(),
+                Finish::Reconciled(Outcome::Done { .. } | Outcome::RequeueAfter(_)) => &"none",
+            };
+            tracing::info!(%key, reason, attempts = self.queue.attempts(&key), retry_in = ?at - now, "reconcile failed; retrying");
         }
         replacements
     }
@@ -460,7 +470,8 @@ impl QueueActorState {
             }
         }
         self.arm_timer(now);
-        let view = self.view(now);
+        let view = self.view();
+        view.record_gauges(self.controller, self.directory.metrics(), now);
         self.stats.send_replace(view);
     }
 
@@ -504,23 +515,7 @@ impl QueueActorState {
         }
     }
 
-    fn view(&self, now: Instant) -> QueueStats {
-        let running: Vec<f64> = self
-            .slots
-            .iter()
-            .filter_map(|s| {
-                s.run
-                    .as_ref()
-                    .map(|r| now.saturating_duration_since(r.since).as_secs_f64())
-            })
-            .collect();
-        self.directory.metrics().queue_gauges(
-            self.controller,
-            self.queue.depth(),
-            running.len(),
-            running.iter().sum(),
-            running.iter().copied().fold(0.0, f64::max),
-        );
+    fn view(&self) -> QueueStats {
         QueueStats {
             active: true,
             started_at: self.queue.started_at(),

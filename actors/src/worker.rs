@@ -192,3 +192,6 @@ impl WorkerState {
         });
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,16 +8,17 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use common::{HookCall, RecordingHooks, eventually, init_tracing};
+use common::{HookCall, RecordingHooks, eventually, init_tracing, recording_supervisor};
 use controller_actors::{
-    leadership::{LeaderElectionConfig, Leadership, LeadershipArgs, LeadershipMsg},
+    leadership::{LeaderElectionConfig, LeadershipMsg},
     lease_rules::Timings,
-    seams::{LeaseStatus, Role},
+    lease_source::LeaseLeadership,
+    seams::{LeadershipSource, LeaseStatus, Role},
 };
 use ferrvault_operator::sim::kube::{AuditEntry, KubeSim};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
-use ractor::{Actor, ActorRef};
+use ractor::ActorRef;
 use tokio::sync::watch;
 
 const NAMESPACE: &str = "kube-system";
@@ -41,6 +42,8 @@ struct Candidate {
     actor: ActorRef<LeadershipMsg>,
     status: watch::Receiver<LeaseStatus>,
     hooks: Arc<RecordingHooks>,
+    /// Keeps the supervisor (and so the link) alive for the test.
+    _supervisor: ActorRef<()>,
 }
 
 impl Candidate {
@@ -67,20 +70,19 @@ impl Candidate {
             transitions: 0,
         });
         let hooks = RecordingHooks::new(stop_takes);
-        let args = LeadershipArgs {
-            config,
-            client: sim.client_as(identity),
-            hooks: hooks.clone(),
-            status: tx,
-        };
-        let (actor, _) = Actor::spawn(None, Leadership, args)
+        // Spawned the way the runtime does it: through the LeadershipSource, under a supervisor.
+        let source = LeaseLeadership::new(config, sim.client_as(identity));
+        let (supervisor, _) = recording_supervisor().await;
+        let cell = source
+            .spawn_linked(supervisor.get_cell(), hooks.clone(), tx)
             .await
             .expect("spawn leadership");
         Self {
             identity: identity.into(),
-            actor,
+            actor: cell.into(),
             status,
             hooks,
+            _supervisor: supervisor,
         }
     }
 
@@ -144,6 +146,26 @@ fn lease_requests_by(sim: &KubeSim, lease: &str, identity: &str) -> Vec<(String,
         .collect()
 }
 
+/// The simulator's audit shows no overlap of Lease writes from two identities: a new
+/// identity writes only once the previous writer's last write is a lease duration old, or
+/// was its release (`released_by` lists the identities whose last write is a release).
+fn assert_no_overlap(sim: &KubeSim, lease: &str, released_by: &[&str]) {
+    let writes = lease_writes(sim, lease);
+    for pair in writes.windows(2) {
+        let ((before, before_at), (after, after_at)) = (&pair[0], &pair[1]);
+        if before == after {
+            continue;
+        }
+        let was_release = released_by.contains(&before.as_str())
+            && !writes.iter().any(|(who, at)| who == before && at > before_at);
+        let gap = after_at.duration_since(*before_at).unwrap_or_default();
+        assert!(
+            was_release || gap >= TIMINGS.lease_duration,
+            "{after} wrote the Lease {gap:?} after {before} did: two holders overlap ({writes:?})"
+        );
+    }
+}
+
 fn parse_time(rfc3339: &str) -> SystemTime {
     let ts: jiff::Timestamp = rfc3339.parse().expect("audit time is RFC 3339");
     SystemTime::from(ts)
@@ -189,6 +211,7 @@ async fn three_candidates_should_elect_exactly_one_leader_at_any_time() {
         writers.iter().all(|w| *w == candidates[leader].identity),
         "only the leader writes: {writers:?}"
     );
+    assert_no_overlap(&sim, &lease, &[]);
 }
 
 #[tokio::test]
@@ -215,25 +238,7 @@ async fn killing_the_leader_should_hand_over_within_lease_duration_plus_retry_pe
         took <= TIMINGS.lease_duration + TIMINGS.retry_period + SLACK,
         "takeover took {took:?}, more than lease duration + retry period"
     );
-    let writes = lease_writes(&sim, &lease);
-    let last_of_killed = writes
-        .iter()
-        .rev()
-        .find(|(who, _)| *who == killed.identity)
-        .expect("killed leader wrote")
-        .1;
-    let first_of_next = writes
-        .iter()
-        .find(|(who, _)| *who == candidates[next].identity)
-        .expect("new leader wrote")
-        .1;
-    let gap = first_of_next
-        .duration_since(last_of_killed)
-        .expect("new leader writes after the old one");
-    assert!(
-        gap >= TIMINGS.lease_duration,
-        "the new leader took a valid lease: only {gap:?} after the last renew"
-    );
+    assert_no_overlap(&sim, &lease, &[]);
     assert_eq!(
         holder(&sim, &lease).await.as_deref(),
         Some(candidates[next].identity.as_str())
@@ -283,6 +288,7 @@ async fn graceful_release_should_hand_over_within_one_retry_period() {
         1,
         "exactly one write after stopping: the release"
     );
+    assert_no_overlap(&sim, &lease, &[leaving.identity.as_str()]);
 }
 
 /// A single candidate leading for a few renewals, whose `stopped_leading` takes `stop_takes`.
@@ -406,4 +412,72 @@ async fn disabled_leader_election_should_lead_at_once_without_a_lease() {
         lease_requests_by(&sim, &lease, "pod-a").is_empty(),
         "no Lease traffic without election"
     );
+}
+
+#[tokio::test]
+async fn graceful_stop_should_stop_controllers_then_release_so_a_standby_takes_over_at_once() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let lease = format!("lease-{}", uuid::Uuid::new_v4().simple());
+    let leader = Candidate::spawn(&sim, "pod-a", &lease, true, Duration::from_millis(300)).await;
+    eventually(SOON, "the first candidate leading", || {
+        leader.leads().then_some(())
+    })
+    .await;
+    let standby = Candidate::spawn(&sim, "pod-b", &lease, true, Duration::ZERO).await;
+    eventually(SOON, "the standby seeing the holder", || {
+        (standby.status.borrow().holder.as_deref() == Some("pod-a")).then_some(())
+    })
+    .await;
+
+    // What the supervisor does on shutdown or escalation.
+    leader
+        .actor
+        .stop_and_wait(Some("runtime stopping".into()), Some(SOON))
+        .await
+        .expect("stopped");
+    let stopped_at = tokio::time::Instant::now();
+    assert!(
+        matches!(
+            leader.hooks.calls().as_slice(),
+            [HookCall::Started(_), HookCall::Stopped(..)]
+        ),
+        "controllers stopped before the actor finished stopping: {:?}",
+        leader.hooks.calls()
+    );
+    eventually(
+        TIMINGS.retry_period + SLACK + SLACK,
+        "the standby leading",
+        || standby.leads().then_some(()),
+    )
+    .await;
+    let took = stopped_at.elapsed();
+    assert!(
+        took <= TIMINGS.retry_period + SLACK,
+        "takeover took {took:?}, more than one retry period"
+    );
+    assert_no_overlap(&sim, &lease, &["pod-a"]);
+}
+
+#[tokio::test]
+async fn release_should_answer_within_the_api_deadlines_when_the_api_hangs() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let (_lease, leader) = established_leader(&sim, Duration::ZERO).await;
+    sim.faults().hang(None, Some("leases"));
+    let asked = tokio::time::Instant::now();
+    leader.release().await;
+    // At most one in-flight call plus the release exchange, each under the API timeout.
+    let bound = 2 * TIMINGS.api_timeout() + SLACK;
+    assert!(
+        asked.elapsed() <= bound,
+        "release took {:?}, more than {bound:?}",
+        asked.elapsed()
+    );
+    assert!(!leader.leads());
+    assert!(
+        matches!(leader.hooks.calls().last(), Some(HookCall::Stopped(..))),
+        "controllers stopped"
+    );
+    sim.faults().unhang();
 }

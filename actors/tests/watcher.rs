@@ -18,11 +18,14 @@ use controller_actors::{
 use ferrvault_operator::sim::kube::KubeSim;
 use k8s_openapi::{
     ByteString,
-    api::core::v1::{Namespace, Secret},
+    api::{
+        apps::v1::Deployment,
+        core::v1::{Namespace, Secret},
+    },
 };
 use kube::{
     Api, ResourceExt,
-    api::{DeleteParams, ObjectMeta, PostParams},
+    api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
     core::PartialObjectMeta,
     runtime::{reflector::Store, watcher},
 };
@@ -225,7 +228,7 @@ async fn typed_watcher_should_enqueue_exactly_the_changes_its_filter_lets_throug
 }
 
 #[tokio::test]
-async fn metadata_watcher_should_enqueue_creates_updates_and_deletes_and_store_only_metadata() {
+async fn metadata_watcher_should_enqueue_creates_updates_and_deletes() {
     init_tracing();
     let sim = KubeSim::start().await.expect("simulator starts");
     let ns = namespace(&sim).await;
@@ -378,4 +381,50 @@ async fn mapper_panic_should_fail_the_watcher_and_a_restart_should_resume_with_t
     );
     assert_eq!(w.sink.names(), ["fine"]);
     restarted.stop(None);
+}
+
+fn deployment(name: &str, replicas: i32) -> Deployment {
+    serde_json::from_value(serde_json::json!({
+        "metadata": { "name": name },
+        "spec": {
+            "replicas": replicas,
+            "selector": { "matchLabels": { "app": name } },
+            "template": {
+                "metadata": { "labels": { "app": name } },
+                "spec": { "containers": [{ "name": "app", "image": "example/app:1" }] }
+            }
+        }
+    }))
+    .expect("a valid Deployment")
+}
+
+#[tokio::test]
+async fn default_filter_should_skip_status_writes_and_enqueue_spec_changes() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api: Api<Deployment> = Api::namespaced(sim.client(), &ns);
+    let (spec, _store) = WatchSpec::full("Deployment", api.clone(), watcher::Config::default());
+    let w = Running::start(&spec.map(|d: &Deployment| key_of(&d.metadata))).await;
+    let pp = PostParams::default();
+
+    api.create(&pp, &deployment("web", 1)).await.expect("create");
+    w.wait_enqueued("web", 1).await;
+    let status = serde_json::json!({ "status": { "observedGeneration": 1, "replicas": 1 } });
+    api.patch_status("web", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("status write");
+    // Events of one watch arrive in order: once the marker is seen, the status write was judged.
+    api.create(&pp, &deployment("marker", 1))
+        .await
+        .expect("create marker");
+    w.wait_enqueued("marker", 1).await;
+    assert_eq!(w.sink.count("web"), 1, "a status-only write must not enqueue");
+
+    let scale = serde_json::json!({ "spec": { "replicas": 3 } });
+    api.patch("web", &PatchParams::default(), &Patch::Merge(&scale))
+        .await
+        .expect("spec change");
+    w.wait_enqueued("web", 2).await;
+    assert_eq!(w.sink.names(), ["web", "marker", "web"]);
 }

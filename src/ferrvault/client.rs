@@ -42,6 +42,9 @@ struct Inner {
     pub(super) oidc: OidcCache,
 }
 
+/// A credential's pacer is forgotten after this long unused (when nothing else is pending).
+pub const PACER_IDLE_EVICTION: Duration = Duration::from_secs(30 * 60);
+
 /// What makes two reveals the same request.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct FlightKey {
@@ -85,6 +88,12 @@ impl FerrVault {
     ///
     /// # Errors
     /// Any [`FerrVaultError`]; [`FerrVaultError::is_rate_limited`] ones mean "try later".
+    ///
+    /// # Caveats
+    /// - Every reveal waits [`ClientConfig::coalesce_window`] (25ms by default) for company
+    ///   before asking for a token.
+    /// - A 429 is returned, not retried: the credential is paused, so asking again right away
+    ///   simply waits for the pause to end (within the new call's deadline).
     pub async fn reveal(
         &self,
         endpoint: &Endpoint,
@@ -218,6 +227,12 @@ impl FerrVault {
     fn pacer(&self, endpoint: &Endpoint, credential: &Credential) -> Arc<Pacer> {
         let key = (endpoint.base_url().to_owned(), credential.clone());
         let mut pacers = self.lock_pacers();
+        if !pacers.contains_key(&key) {
+            let now = Instant::now();
+            // Only pacers no call holds (strong count 1: the map's) can go.
+            pacers
+                .retain(|_, pacer| Arc::strong_count(pacer) > 1 || !pacer.is_idle(PACER_IDLE_EVICTION, now));
+        }
         pacers
             .entry(key)
             .or_insert_with(|| {

@@ -36,7 +36,7 @@ mod reveal;
 mod single_flight;
 mod snapshot;
 
-pub use client::FerrVault;
+pub use client::{FerrVault, PACER_IDLE_EVICTION};
 pub use config::ClientConfig;
 pub use credential::{Credential, Fingerprint};
 pub use endpoint::Endpoint;

@@ -57,6 +57,8 @@ struct PacerState {
     /// Waiters in arrival order: (id, its wake-up handle).
     queue: VecDeque<(u64, Arc<Notify>)>,
     next_id: u64,
+    /// When a caller last asked for a token; idle pacers are dropped by the registry.
+    last_used: Instant,
 }
 
 impl Pacer {
@@ -66,6 +68,7 @@ impl Pacer {
             bucket: TokenBucket::new(rate, burst, Instant::now()),
             queue: VecDeque::new(),
             next_id: 0,
+            last_used: Instant::now(),
         };
         Self {
             fingerprint,
@@ -86,6 +89,7 @@ impl Pacer {
             let mut state = self.lock();
             let id = state.next_id;
             state.next_id += 1;
+            state.last_used = Instant::now();
             state.queue.push_back((id, notify.clone()));
             id
         };
@@ -148,6 +152,18 @@ impl Pacer {
             "FerrVault throttled this credential: pausing it and slowing down"
         );
         wake_head(&state);
+    }
+
+    /// Whether forgetting this pacer loses nothing but counters: unused for `idle_for`, nobody
+    /// waiting, not paused and back at the configured rate. OIDC bearers rotate every few
+    /// minutes, so without this the registry (and the metric series) would grow forever.
+    pub(crate) fn is_idle(&self, idle_for: Duration, now: Instant) -> bool {
+        let mut state = self.lock();
+        let rate_restored = state.bucket.rate() >= state.bucket.configured_rate();
+        now.saturating_duration_since(state.last_used) >= idle_for
+            && state.queue.is_empty()
+            && state.bucket.paused_until(now).is_none()
+            && rate_restored
     }
 
     /// Counts one completed request.
@@ -314,5 +330,24 @@ mod tests {
         pacer.acquire(&far).await.unwrap();
         // paused 4s, then one token at the halved rate (0.5/s) = 2s.
         assert_eq!(Instant::now() - start, Duration::from_secs(6));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pacer_should_count_as_idle_only_when_unused_unpaused_and_at_full_rate() {
+        let pacer = pacer(1.0, 5);
+        let start = Instant::now();
+        let idle = Duration::from_secs(60);
+        let permit = pacer.acquire(&Deadline::new(start + idle)).await.unwrap();
+        assert!(!pacer.is_idle(idle, start + Duration::from_secs(59)));
+        pacer.on_rate_limited(permit, Some(Duration::from_secs(120)));
+        assert!(!pacer.is_idle(idle, start + Duration::from_secs(100)), "paused");
+        assert!(
+            !pacer.is_idle(idle, start + Duration::from_secs(200)),
+            "rate still cut"
+        );
+        for _ in 0..500 {
+            pacer.on_success();
+        }
+        assert!(pacer.is_idle(idle, start + Duration::from_secs(200)));
     }
 }

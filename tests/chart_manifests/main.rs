@@ -5,23 +5,24 @@
 //!
 //! Tools come from `.ci/install-tools`; a missing one fails the test ("run bash .ci/install-tools").
 //!
-//! # Still to come (needs `ferrvault-operator run`)
-//! - Start the real binary with the rendered command line: `launch::ContainerLaunch::from_deployment`
-//!   gives the argv (the Dockerfile's `ENTRYPOINT` subcommand + the container `args`) and the env
-//!   (downward API resolved); `with_flag` rebinds ports or adds `--kubeconfig` for the simulator.
-//! - Apply the rendered CRDs, RBAC, ServiceAccount and Deployment to the Kubernetes simulator and check
-//!   every call the operator made against `rbac::Permissions::allows`.
+//! The real binary: `operator_run` starts `ferrvault-operator run` with the rendered command line
+//! (`launch::ContainerLaunch::from_deployment`, ports rebound to free loopback ports, `--kubeconfig`
+//! for the Kubernetes simulator) and holds `RUN_FLAGS` to `run --help`.
 
 mod command_line;
 mod crds;
 mod launch;
 mod monitoring;
+mod operator_run;
 mod permissions;
 mod pod;
 mod rbac;
 mod readme;
 mod render;
 mod tools;
+
+#[path = "../process_support/mod.rs"]
+mod process_support;
 
 use k8s_openapi::api::{
     apps::v1::Deployment,

@@ -70,7 +70,12 @@ where
 
 /// Runs `fut`, failing with `what` if it takes longer than [`DEADLINE`].
 pub async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
-    tokio::time::timeout(DEADLINE, fut)
+    within_for(DEADLINE, what, fut).await
+}
+
+/// Runs `fut`, failing with `what` if it takes longer than `limit`.
+pub async fn within_for<T>(limit: Duration, what: &str, fut: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, fut)
         .await
-        .unwrap_or_else(|_| panic!("{what} did not finish: likely deadlocked"))
+        .unwrap_or_else(|_| panic!("{what} did not finish in {limit:?}: likely deadlocked"))
 }

@@ -17,7 +17,6 @@ use super::*;
 use crate::{
     key::ObjectKey,
     seams::{KeySink, LeadershipHooks, WatchState},
-    test_support::Scripted,
 };
 
 /// A watcher actor that does nothing but can be told to panic.
@@ -116,9 +115,10 @@ impl WatchSource for FakeWatch {
     }
 }
 
-struct FakeLeader;
+/// An actor that does nothing (stands in for leadership and seed watchers).
+pub struct Idle;
 
-impl Actor for FakeLeader {
+impl Actor for Idle {
     type Msg = ();
     type State = ();
     type Arguments = ();
@@ -162,6 +162,10 @@ impl FakeLeadership {
 }
 
 impl LeadershipSource for FakeLeadership {
+    fn release(&self, _: ActorCell, _: Duration) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+
     fn lease_name(&self) -> &str {
         "test-lease"
     }
@@ -178,7 +182,7 @@ impl LeadershipSource for FakeLeadership {
     ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
         let this = self.clone();
         Box::pin(async move {
-            let (actor, _) = Actor::spawn_linked(None, FakeLeader, (), supervisor).await?;
+            let (actor, _) = Actor::spawn_linked(None, Idle, (), supervisor).await?;
             *this.hooks.lock().unwrap() = Some(hooks);
             *this.status.lock().unwrap() = Some(status);
             Ok(actor.get_cell())
@@ -188,6 +192,7 @@ impl LeadershipSource for FakeLeadership {
 
 /// A runtime running in a task, with its handles.
 pub struct Running {
+    pub lease: watch::Receiver<LeaseStatus>,
     pub health: HealthHandle,
     pub tree: TreeHandle,
     pub queues: QueueHandle,
@@ -197,7 +202,7 @@ pub struct Running {
 }
 
 /// A builder with the scripted reconciler, small thresholds and a metrics registry.
-pub fn quick_builder(rec: Arc<Scripted>, registry: &mut Registry) -> RuntimeBuilder {
+pub fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> RuntimeBuilder {
     Runtime::builder()
         .reconciler("test", rec)
         .max_concurrent_reconciles(2)
@@ -221,11 +226,13 @@ impl Running {
         let runtime = builder(&mut registry).build().expect("valid config");
         let (tx, rx) = oneshot::channel();
         let (health, tree, queues) = (runtime.health(), runtime.tree(), runtime.queues());
+        let lease = runtime.lease();
         let run = tokio::spawn(runtime.run(async move {
             // A dropped sender also means stop.
             let _ = rx.await;
         }));
         Self {
+            lease,
             health,
             tree,
             queues,
@@ -239,6 +246,11 @@ impl Running {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("encodes");
         out
+    }
+
+    /// Kill the whole tree at once (a crash: nothing is released).
+    pub fn kill(&self) {
+        self.tree.root().expect("runtime started").kill();
     }
 
     /// Signal shutdown and wait for `run` to return.

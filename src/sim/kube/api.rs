@@ -72,6 +72,9 @@ impl Target {
     }
 }
 
+/// Namespaces the real server's admission refuses to delete.
+const PROTECTED_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
 /// GET one object.
 pub fn get(shared: &Shared, t: &Target, view: View) -> Result<Value, ApiError> {
     let obj = shared
@@ -186,6 +189,12 @@ pub fn patch(
     let Some(_) = existing else {
         if kind == PatchType::Apply && t.subresource.is_none() {
             let mut body = patch_doc;
+            if !body.is_object() {
+                return Err(ApiError::bad_request("an apply patch must be an object"));
+            }
+            if !body["metadata"].is_object() {
+                body["metadata"] = json!({});
+            }
             body["metadata"]["name"] = json!(t.name);
             return create(shared, t, body, dry_run).map(|o| (201, o));
         }
@@ -212,6 +221,15 @@ pub fn delete(shared: &Shared, t: &Target, opts: &DeleteOpts) -> Result<Value, A
         let current = store
             .get(&t.rt.id(), &t.key())
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
+        if t.rt.group.is_empty()
+            && t.rt.plural == "namespaces"
+            && PROTECTED_NAMESPACES.contains(&name_of(&current))
+        {
+            return Err(ApiError::forbidden(format!(
+                "namespaces \"{}\" is forbidden: this namespace may not be deleted",
+                name_of(&current)
+            )));
+        }
         let meta = |f: &str| current["metadata"][f].as_str().unwrap_or_default().to_string();
         if opts.uid.as_ref().is_some_and(|u| *u != meta("uid"))
             || opts

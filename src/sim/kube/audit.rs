@@ -4,6 +4,11 @@
 //! - A bearer token never appears in the log: registered tokens map to their user name,
 //!   unknown ones to `token:<first 8 hex digits of sha256(token)>`; without a token the
 //!   identity is the User-Agent (`anonymous` without one either).
+//! - An `Impersonate-User` header (what `kubectl --as NAME` or a kubeconfig user with
+//!   `as: NAME` sends) names the effective user and takes precedence, as the real server
+//!   authorizes and audits impersonated requests as that user. kubectl never sends bearer
+//!   tokens over plain HTTP (clientcmd applies user credentials only for TLS servers), so
+//!   impersonation is how a kubectl caller gets a name here.
 //! - Entries are in the order requests were answered (for watches: when the stream
 //!   started); the log keeps the most recent [`AUDIT_CAPACITY`] entries.
 
@@ -45,10 +50,23 @@ pub struct AuditEntry {
 }
 
 /// Maps bearer tokens to identities and keeps the audit entries.
-#[derive(Debug, Default)]
+///
+/// `Debug` prints counts only, never a token.
+#[derive(Default)]
 pub struct AuditLog {
     entries: Mutex<VecDeque<AuditEntry>>,
     tokens: Mutex<HashMap<String, String>>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entries = self.entries.lock().map_or(0, |e| e.len());
+        let tokens = self.tokens.lock().map_or(0, |t| t.len());
+        f.debug_struct("AuditLog")
+            .field("entries", &entries)
+            .field("tokens", &tokens)
+            .finish()
+    }
 }
 
 impl AuditLog {
@@ -60,8 +78,17 @@ impl AuditLog {
             .insert(token, identity.to_string());
     }
 
-    /// The identity of a caller from its `Authorization` and `User-Agent` headers.
-    pub fn identity(&self, authorization: Option<&str>, user_agent: Option<&str>) -> String {
+    /// The identity of a caller from its `Impersonate-User`, `Authorization` and
+    /// `User-Agent` headers.
+    pub fn identity(
+        &self,
+        impersonate: Option<&str>,
+        authorization: Option<&str>,
+        user_agent: Option<&str>,
+    ) -> String {
+        if let Some(user) = impersonate.filter(|u| !u.is_empty()) {
+            return user.to_string();
+        }
         match authorization
             .and_then(|a| a.strip_prefix("Bearer "))
             .map(str::trim)
@@ -84,6 +111,11 @@ impl AuditLog {
             entries.pop_front();
         }
         entries.push_back(entry);
+    }
+
+    /// Forgets every entry (token identities stay).
+    pub fn clear(&self) {
+        self.entries.lock().expect("audit lock poisoned").clear();
     }
 
     /// A copy of all retained entries, oldest first.
@@ -112,11 +144,18 @@ mod tests {
     fn identity_should_never_reveal_an_unknown_token() {
         let log = AuditLog::default();
         log.register_token("known-token".into(), "leader-a");
-        assert_eq!(log.identity(Some("Bearer known-token"), Some("ua")), "leader-a");
-        let unknown = log.identity(Some("Bearer s3cr3t-value"), Some("ua"));
+        assert_eq!(
+            log.identity(None, Some("Bearer known-token"), Some("ua")),
+            "leader-a"
+        );
+        let unknown = log.identity(None, Some("Bearer s3cr3t-value"), Some("ua"));
         assert!(unknown.starts_with("token:") && unknown.len() == 14, "{unknown}");
         assert!(!unknown.contains("s3cr3t"));
-        assert_eq!(log.identity(None, Some("kubectl/v1.32")), "kubectl/v1.32");
-        assert_eq!(log.identity(None, None), "anonymous");
+        assert_eq!(log.identity(None, None, Some("kubectl/v1.32")), "kubectl/v1.32");
+        assert_eq!(log.identity(None, None, None), "anonymous");
+        assert_eq!(
+            log.identity(Some("alice"), Some("Bearer known-token"), None),
+            "alice"
+        );
     }
 }

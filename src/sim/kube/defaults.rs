@@ -31,6 +31,33 @@ pub fn normalize(rt: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
     }
 }
 
+/// Refuses content changes to Secrets and ConfigMaps marked `immutable: true`, as the
+/// real validation does (metadata may still change; deletion is the only way out).
+///
+/// # Errors
+/// 422 Invalid naming the first changed field.
+pub fn check_immutable(rt: &ResourceType, old: &Value, new: &Value) -> Result<(), ApiError> {
+    let fields: &[&str] = match (rt.group.as_str(), rt.plural.as_str()) {
+        ("", "secrets") => &["data", "type", "immutable"],
+        ("", "configmaps") => &["data", "binaryData", "immutable"],
+        _ => return Ok(()),
+    };
+    if old.get("immutable").and_then(Value::as_bool) != Some(true) {
+        return Ok(());
+    }
+    match fields.iter().find(|f| old.get(**f) != new.get(**f)) {
+        None => Ok(()),
+        Some(field) => Err(ApiError::invalid(
+            &rt.kind,
+            old.pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            field,
+            "Forbidden: field is immutable when `immutable` is set",
+        )),
+    }
+}
+
 fn normalize_secret(obj: &mut Value) -> Result<(), ApiError> {
     let name = obj
         .pointer("/metadata/name")
@@ -137,6 +164,21 @@ mod tests {
             e.message.contains("illegal base64 data at input byte 3"),
             "{}",
             e.message
+        );
+    }
+
+    #[test]
+    fn immutable_secret_should_refuse_data_changes_but_allow_labels() {
+        let old =
+            json!({"metadata": {"name": "s"}, "data": {"a": "eA=="}, "immutable": true, "type": "Opaque"});
+        let mut relabelled = old.clone();
+        relabelled["metadata"]["labels"] = json!({"x": "y"});
+        assert!(check_immutable(&secret_type(), &old, &relabelled).is_ok());
+        let mut changed = old.clone();
+        changed["data"]["a"] = json!("eQ==");
+        assert_eq!(
+            check_immutable(&secret_type(), &old, &changed).unwrap_err().code,
+            422
         );
     }
 

@@ -11,6 +11,7 @@ use super::{
     gc::Propagation,
     list::ListQuery,
     metadata::View,
+    openapi,
     patch::PatchType,
     request::{ResourcePath, Route, route, verb},
     selectors::{FieldSelector, LabelSelector, Selectors},
@@ -89,6 +90,7 @@ async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Respon
         return admin::handle(&shared, &req.method, segments, &req.query, &req.body);
     }
     let identity = shared.audit.identity(
+        req.headers.get("impersonate-user").and_then(|v| v.to_str().ok()),
         header_str(&req.headers, header::AUTHORIZATION),
         header_str(&req.headers, header::USER_AGENT),
     );
@@ -125,6 +127,8 @@ async fn non_resource(shared: &Shared, server_address: &str, route: Route, metho
         Route::Groups => Some(discovery::group_list(&store.registry)),
         Route::Group(g) => discovery::group(&store.registry, &g),
         Route::Resources { group, version } => discovery::resource_list(&store.registry, &group, &version),
+        Route::OpenApiV3(rest) if rest.is_empty() => Some(openapi::index(&store.registry)),
+        Route::OpenApiV3(rest) => openapi::document_at(&store.registry, &rest),
         Route::Health => return warp::reply::with_status("ok", StatusCode::OK).into_response(),
         Route::Admin(_) | Route::Resource(_) | Route::Unknown => None,
     };

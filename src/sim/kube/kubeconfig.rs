@@ -2,11 +2,12 @@
 
 use serde_json::json;
 
-/// The kubeconfig YAML for a server at `url`, optionally with a bearer `token`.
-pub fn render(url: &str, token: Option<&str>) -> String {
+/// The kubeconfig YAML for a server at `url`, optionally impersonating `user_as`
+/// (`users[].user.as`, sent as `Impersonate-User` by kubectl and kube-rs alike).
+pub fn render(url: &str, user_as: Option<&str>) -> String {
     let mut user = json!({});
-    if let Some(t) = token {
-        user["token"] = json!(t);
+    if let Some(name) = user_as {
+        user["as"] = json!(name);
     }
     let doc = json!({
         "apiVersion": "v1",

@@ -11,7 +11,7 @@
 //!   `/status` changes nothing but `status`.
 
 use super::{
-    defaults::normalize,
+    defaults::{check_immutable, normalize},
     errors::{ApiError, Subject},
     registry::ResourceType,
 };
@@ -211,6 +211,7 @@ pub fn prepare_update(
         }
     }
     normalize(rt, &mut new)?;
+    check_immutable(rt, old, &new)?;
     let generation = old
         .pointer("/metadata/generation")
         .and_then(Value::as_i64)

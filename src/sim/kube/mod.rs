@@ -15,7 +15,7 @@
 //!   GC, namespace teardown) and [`crd`] (CRD registration and status).
 //! - [`list`] + [`selectors`] serve lists, [`watch`] serves watches, [`metadata`] renders
 //!   full, metadata-only and Table views, [`discovery`] the discovery documents over the
-//!   [`registry`] of resource types.
+//!   [`registry`] of resource types, [`openapi`] the little OpenAPI kubectl needs.
 //! - [`faults`] and [`audit`] are the observation and injection points; [`cli`] is the
 //!   `sim kube` subcommand.
 //!
@@ -27,8 +27,9 @@
 //! # Caveats
 //! - No protobuf: kubectl commands that send protobuf bodies (`kubectl create secret …`)
 //!   get 415; `kubectl apply -f`, `get`, `patch`, `replace`, `delete` use JSON and work.
-//! - No OpenAPI documents (`/openapi/v2`, `/openapi/v3` are 404); kubectl falls back to
-//!   its compiled-in types.
+//! - No OpenAPI schemas: `/openapi/v2` is 404 and `/openapi/v3` only advertises
+//!   server-side field validation (see [`openapi`]); kubectl computes patches from its
+//!   compiled-in types. Unknown fields are accepted, not rejected.
 //! - Garbage collection and namespace teardown run synchronously after the triggering
 //!   delete, not in a separate controller.
 
@@ -47,12 +48,14 @@ pub mod kubeconfig;
 pub mod list;
 pub mod meta;
 pub mod metadata;
+pub mod openapi;
 pub mod patch;
 pub mod registry;
 pub mod request;
 pub mod selectors;
 pub mod state;
 pub mod store;
+pub mod table;
 pub mod watch;
 
 pub use audit::AuditEntry;
@@ -179,13 +182,19 @@ impl KubeSim {
         format!("http://{}", self.addr)
     }
 
-    fn config(&self) -> kube::Config {
+    /// The `kube::Config` behind [`KubeSim::client`], for callers that need to adjust it.
+    ///
+    /// NOTE: kube 5 clients retry 429, 503 and 504 by themselves (up to 15 times,
+    /// honouring `Retry-After`; `Config::default_retry`). A test that wants to see
+    /// injected 429/503 as errors sets `default_retry = false` and builds its own client.
+    pub fn config(&self) -> kube::Config {
         let mut config = kube::Config::new(self.url().parse().expect("the simulator URL is a valid URI"));
         config.default_namespace = "default".into();
         config
     }
 
     /// A client for this simulator (plain HTTP, no credentials; audited by User-Agent).
+    /// It retries injected 429/503 like any kube 5 client (see [`KubeSim::config`]).
     ///
     /// # Panics
     /// Outside a tokio runtime (kube's client needs one).
@@ -226,6 +235,18 @@ impl KubeSim {
         })
     }
 
+    /// Writes a kubeconfig whose user impersonates `identity` (`as: identity`), so
+    /// kubectl's requests are audited under that name.
+    ///
+    /// NOTE: a bearer token would not do: kubectl sends no credentials to a plain-HTTP
+    /// server. Impersonation headers it does send.
+    ///
+    /// # Errors
+    /// [`SimError::WriteKubeconfig`] on I/O failure.
+    pub fn write_kubeconfig_as(&self, path: &Path, identity: &str) -> Result<(), SimError> {
+        write_atomically(path, &kubeconfig::render(&self.url(), Some(identity)))
+    }
+
     /// The fault-injection handle.
     pub fn faults(&self) -> Faults {
         Faults {
@@ -236,6 +257,11 @@ impl KubeSim {
     /// Every request answered so far (reads included), oldest first.
     pub fn audit(&self) -> Vec<AuditEntry> {
         self.shared.audit.snapshot()
+    }
+
+    /// Empties the audit log, so a test can look at what happens from now on.
+    pub fn clear_audit(&self) {
+        self.shared.audit.clear();
     }
 
     /// The current cluster-wide resourceVersion.
@@ -265,6 +291,16 @@ impl Drop for KubeSim {
     fn drop(&mut self) {
         self.shared.shutdown.cancel();
     }
+}
+
+fn write_atomically(path: &Path, content: &str) -> Result<(), SimError> {
+    let err = |source| SimError::WriteKubeconfig {
+        path: path.display().to_string(),
+        source,
+    };
+    let aside = path.with_extension("partial");
+    std::fs::write(&aside, content).map_err(err)?;
+    std::fs::rename(&aside, path).map_err(err)
 }
 
 fn bootstrap(shared: &Shared) -> Result<(), SimError> {

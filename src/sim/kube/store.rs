@@ -56,7 +56,9 @@ pub struct Change {
 }
 
 /// The simulator's state: all objects, the resource registry and the change history.
-#[derive(Debug)]
+///
+/// `Debug` prints counts only: objects include Secrets, whose values must never reach
+/// a log line or a debug dump.
 pub struct Store {
     /// Last committed resourceVersion.
     rv: u64,
@@ -70,6 +72,18 @@ pub struct Store {
     capacity: usize,
     /// Served resource types.
     pub registry: Registry,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let objects: usize = self.objects.values().map(BTreeMap::len).sum();
+        f.debug_struct("Store")
+            .field("rv", &self.rv)
+            .field("floor", &self.floor)
+            .field("objects", &objects)
+            .field("history", &self.history.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Default number of changes kept for watch replay.

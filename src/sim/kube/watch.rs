@@ -265,7 +265,9 @@ impl WatchTask {
             (EventType::Modified, true, false) | (EventType::Deleted, true, _) => {
                 Some(("DELETED", &c.object))
             }
-            _ => None,
+            (EventType::Added, _, false)
+            | (EventType::Modified, false, false)
+            | (EventType::Deleted, false, _) => None,
         }
     }
 

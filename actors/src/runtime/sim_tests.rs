@@ -1,0 +1,197 @@
+//! Whole-runtime tests against the Kubernetes simulator: the runtime's own watcher over
+//! ConfigMaps feeds the queue, reconcilers read objects back through the API.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use ferrvault_operator::sim::kube::KubeSim;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::{
+    Api, ResourceExt,
+    api::{Patch, PatchParams, PostParams},
+    runtime::watcher,
+};
+use serde_json::json;
+use tokio::time::Instant;
+
+use super::{fixtures::Running, *};
+use crate::{
+    key::ObjectKey,
+    reconciler::{Outcome, ReconcileContext, Reconciler},
+    test_support::eventually,
+    watch_spec::WatchSpec,
+};
+
+const HANG: Duration = Duration::from_secs(30);
+
+/// The runtime's real watcher over the ConfigMaps of `namespace`, every change mattering.
+fn config_map_watch(client: kube::Client, namespace: &str) -> Box<dyn WatchSource> {
+    let api: Api<ConfigMap> = Api::namespaced(client, namespace);
+    let (spec, _store) = WatchSpec::full("ConfigMaps", api, watcher::Config::default());
+    let spec = spec
+        .map(|cm: &ConfigMap| {
+            vec![ObjectKey::namespaced(
+                "test",
+                cm.namespace().unwrap_or_default(),
+                cm.name_any(),
+            )]
+        })
+        .matters(|_, _| true);
+    Box::new(spec)
+}
+
+/// Reads each ConfigMap's `data.v`, records what it saw and when, and catches overlaps.
+struct ReadBack {
+    client: kube::Client,
+    seen: Mutex<HashMap<String, Vec<(Instant, String)>>>,
+    running: Mutex<HashMap<String, bool>>,
+    overlap: Mutex<bool>,
+}
+
+impl Reconciler for ReadBack {
+    async fn reconcile(&self, key: &ObjectKey, _: &ReconcileContext) -> Outcome {
+        if self.running.lock().unwrap().insert(key.name.clone(), true) == Some(true) {
+            *self.overlap.lock().unwrap() = true;
+        }
+        let api: Api<ConfigMap> =
+            Api::namespaced(self.client.clone(), key.namespace.as_deref().unwrap_or_default());
+        let outcome = match api.get(&key.name).await {
+            Ok(cm) => {
+                let v = cm.data.unwrap_or_default().remove("v").unwrap_or_default();
+                self.seen
+                    .lock()
+                    .unwrap()
+                    .entry(key.name.clone())
+                    .or_default()
+                    .push((Instant::now(), v));
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                Outcome::done()
+            }
+            Err(_) => Outcome::Error {
+                reason: "get_failed",
+                message: "get failed".into(),
+            },
+        };
+        self.running.lock().unwrap().insert(key.name.clone(), false);
+        outcome
+    }
+}
+
+impl ReadBack {
+    fn last_seen(&self, name: &str) -> Option<String> {
+        self.seen
+            .lock()
+            .unwrap()
+            .get(name)
+            .and_then(|v| v.last().map(|(_, s)| s.clone()))
+    }
+
+    fn runs(&self) -> usize {
+        self.seen.lock().unwrap().values().map(Vec::len).sum()
+    }
+}
+
+async fn namespace_with_config_maps(sim: &KubeSim, ns: &str, n: usize) -> Api<ConfigMap> {
+    let client = sim.client();
+    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("namespace");
+    let api: Api<ConfigMap> = Api::namespaced(client, ns);
+    for i in 0..n {
+        let cm: ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": format!("k{i}")}, "data": {"v": "0"}}))
+                .unwrap();
+        api.create(&PostParams::default(), &cm).await.expect("config map");
+    }
+    api
+}
+
+fn read_back(sim: &KubeSim) -> Arc<ReadBack> {
+    Arc::new(ReadBack {
+        client: sim.client(),
+        seen: Mutex::default(),
+        running: Mutex::default(),
+        overlap: Mutex::default(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn runtime_should_serialise_and_coalesce_a_thousand_simulator_events_for_ten_keys() {
+    let sim = KubeSim::start().await.expect("simulator");
+    let api = namespace_with_config_maps(&sim, "coalesce", 10).await;
+    let rec = read_back(&sim);
+    let watch = config_map_watch(sim.client(), "coalesce");
+    let r = rec.clone();
+    let running = Running::start(|reg| {
+        fixtures::quick_builder(r, reg)
+            .watch(watch)
+            .max_concurrent_reconciles(4)
+    });
+    eventually(HANG, "the first pass reconciled every key", || {
+        (0..10).all(|i| rec.last_seen(&format!("k{i}")).is_some())
+    })
+    .await;
+    for round in 1..=100 {
+        for i in 0..10 {
+            let patch = Patch::Merge(json!({"data": {"v": round.to_string()}}));
+            api.patch(&format!("k{i}"), &PatchParams::default(), &patch)
+                .await
+                .expect("patch");
+        }
+    }
+    eventually(HANG, "every key's last reconcile saw its last write", || {
+        (0..10).all(|i| rec.last_seen(&format!("k{i}")).as_deref() == Some("100"))
+    })
+    .await;
+    assert!(
+        !*rec.overlap.lock().unwrap(),
+        "a key was reconciled twice at once"
+    );
+    assert!(
+        rec.runs() < 1000,
+        "1000 events must coalesce, got {} runs",
+        rec.runs()
+    );
+    running.shutdown().await.expect("graceful shutdown");
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_restart_should_spread_its_first_pass_over_the_configured_window() {
+    let sim = KubeSim::start().await.expect("simulator");
+    namespace_with_config_maps(&sim, "spread", 40).await;
+    let rec = read_back(&sim);
+    let watch = config_map_watch(sim.client(), "spread");
+    let r = rec.clone();
+    let started = Instant::now();
+    let running = Running::start(|reg| {
+        fixtures::quick_builder(r, reg)
+            .watch(watch)
+            .max_concurrent_reconciles(8)
+            .backoff(crate::backoff::BackoffConfig {
+                first_pass_spread: Duration::from_secs(2),
+                ..Default::default()
+            })
+    });
+    eventually(HANG, "every key reconciled once", || rec.runs() == 40).await;
+    let mut buckets = [0usize; 6];
+    for runs in rec.seen.lock().unwrap().values() {
+        let at = runs[0].0.saturating_duration_since(started);
+        buckets[(at.as_millis() / 500).min(5) as usize] += 1;
+    }
+    assert!(
+        buckets.iter().all(|&n| n <= 20),
+        "first pass bunched up: {buckets:?} (per 500ms)"
+    );
+    assert!(
+        buckets.iter().filter(|&&n| n > 0).count() >= 3,
+        "first pass not spread: {buckets:?}"
+    );
+    running.shutdown().await.expect("graceful shutdown");
+    sim.shutdown().await;
+}

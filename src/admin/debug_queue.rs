@@ -1,0 +1,98 @@
+//! The `/debug/queue` document: every controller's queue (figures and keys) and every
+//! FerrVault credential's limiter, as JSON. Pure: built from values the handler collected.
+
+use controller_actors::{queue_state::KeyInfo, queue_view::QueueStats};
+use serde_json::{Value, json};
+
+use crate::{ferrvault::LimiterSnapshot, reconcile::messages::redact_userinfo};
+
+/// One controller's queue as collected by the handler.
+pub struct QueueReport {
+    /// The controller's name.
+    pub controller: &'static str,
+    /// Its published figures.
+    pub stats: Option<QueueStats>,
+    /// Its keys; `None` when no queue runs (standby) or it did not answer.
+    pub keys: Option<Vec<KeyInfo>>,
+}
+
+/// The whole document.
+pub fn document(queues: &[QueueReport], limiters: &[LimiterSnapshot]) -> Value {
+    json!({
+        "controllers": queues.iter().map(queue).collect::<Vec<_>>(),
+        "limiters": limiters.iter().map(limiter).collect::<Vec<_>>(),
+    })
+}
+
+fn queue(report: &QueueReport) -> Value {
+    let stats = report.stats.as_ref();
+    json!({
+        "controller": report.controller,
+        "active": stats.is_some_and(|s| s.active),
+        "depth": stats.map(|s| s.depth),
+        "delayed": stats.map(|s| s.delayed),
+        "processing": stats.map(|s| s.processing),
+        "keys": report.keys,
+    })
+}
+
+fn limiter(snapshot: &LimiterSnapshot) -> Value {
+    let requests: serde_json::Map<String, Value> = snapshot
+        .requests
+        .iter()
+        .map(|(result, count)| (result.as_str().to_owned(), json!(count)))
+        .collect();
+    json!({
+        "credential": snapshot.credential.to_string(),
+        "baseUrl": redact_userinfo(&snapshot.base_url),
+        "tokens": snapshot.tokens,
+        "rate": snapshot.rate,
+        "configuredRate": snapshot.configured_rate,
+        "burst": snapshot.burst,
+        "pausedForSeconds": snapshot.paused_for.map(|d| d.as_secs_f64()),
+        "waiters": snapshot.waiters,
+        "rateLimitedTotal": snapshot.rate_limited_total,
+        "requests": requests,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_standby_queue_should_show_inactive_with_no_keys() {
+        let doc = document(
+            &[QueueReport {
+                controller: "ferrvaultsecret",
+                stats: Some(QueueStats::inactive()),
+                keys: None,
+            }],
+            &[],
+        );
+        assert_eq!(doc["controllers"][0]["active"], false);
+        assert_eq!(doc["controllers"][0]["keys"], Value::Null);
+        assert_eq!(doc["limiters"], json!([]));
+    }
+
+    #[test]
+    fn keys_should_carry_state_attempts_and_due_time() {
+        let doc = document(
+            &[QueueReport {
+                controller: "c",
+                stats: None,
+                keys: Some(vec![KeyInfo {
+                    key: "demo/app".into(),
+                    state: "delayed",
+                    attempts: 2,
+                    due_in_secs: Some(4.5),
+                }]),
+            }],
+            &[],
+        );
+        assert_eq!(
+            doc["controllers"][0]["keys"][0],
+            json!({"key": "demo/app", "state": "delayed", "attempts": 2, "due_in_secs": 4.5})
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! One warp filter per server. Each server is a single handler that dispatches on the path, so
+//! the method rule (GET/HEAD, else 405) and the 404 are decided in one place.
+
+use std::{future::Future, sync::Arc};
+
+use controller_actors::{health::HealthHandle, introspection::TreeHandle, runtime::QueueHandle};
+use http::{Method, StatusCode, header};
+use prometheus_client::registry::Registry;
+use warp::{
+    Filter, Reply,
+    filters::{BoxedFilter, path::FullPath},
+    reply::Response,
+};
+
+use super::debug_queue::{self, QueueReport};
+use crate::ferrvault::FerrVault;
+
+/// The OpenMetrics text format that `prometheus-client` writes (Prometheus and promtool read it).
+pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+const TEXT: &str = "text/plain; charset=utf-8";
+const JSON: &str = "application/json";
+
+/// `/metrics`: every registered metric, encoded at scrape time.
+pub fn metrics(registry: Arc<Registry>) -> BoxedFilter<(Response,)> {
+    server(move |path, _query| {
+        let registry = registry.clone();
+        async move {
+            if path != "/metrics" {
+                return not_found();
+            }
+            let mut body = String::new();
+            match prometheus_client::encoding::text::encode(&mut body, &registry) {
+                Ok(()) => reply(StatusCode::OK, OPENMETRICS_CONTENT_TYPE, body),
+                Err(error) => reply(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    TEXT,
+                    format!("encoding metrics failed: {error}\n"),
+                ),
+            }
+        }
+    })
+}
+
+/// `/healthz` (liveness) and `/readyz` (readiness, with the role): 200 or 503, one line per
+/// check saying what passed or failed and why.
+pub fn probes(health: HealthHandle) -> BoxedFilter<(Response,)> {
+    server(move |path, _query| {
+        let report = match path.as_str() {
+            "/healthz" => Some(health.liveness()),
+            "/readyz" => Some(health.readiness()),
+            _ => None,
+        };
+        async move {
+            match report {
+                Some(report) => reply(
+                    if report.ok {
+                        StatusCode::OK
+                    } else {
+                        StatusCode::SERVICE_UNAVAILABLE
+                    },
+                    TEXT,
+                    report.body,
+                ),
+                None => not_found(),
+            }
+        }
+    })
+}
+
+/// `/debug/actors` (JSON; `?format=text` for an indented tree) and `/debug/queue`.
+pub fn debug(tree: TreeHandle, queues: QueueHandle, ferrvault: FerrVault) -> BoxedFilter<(Response,)> {
+    server(move |path, query| {
+        let (tree, queues, ferrvault) = (tree.clone(), queues.clone(), ferrvault.clone());
+        async move {
+            match path.as_str() {
+                "/debug/actors" if wants_text(&query) => reply(StatusCode::OK, TEXT, tree.to_text()),
+                "/debug/actors" => reply(StatusCode::OK, JSON, tree.to_json().to_string()),
+                "/debug/queue" => {
+                    let mut reports = Vec::new();
+                    for controller in queues.controllers() {
+                        reports.push(QueueReport {
+                            controller,
+                            stats: queues.stats(controller),
+                            keys: queues.keys(controller).await,
+                        });
+                    }
+                    let document = debug_queue::document(&reports, &ferrvault.limiter_snapshots());
+                    reply(StatusCode::OK, JSON, document.to_string())
+                }
+                _ => not_found(),
+            }
+        }
+    })
+}
+
+/// A server made of one handler `(path, raw query) -> response`, behind the method rule.
+fn server<H, F>(handler: H) -> BoxedFilter<(Response,)>
+where
+    H: Fn(String, String) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Response> + Send + 'static,
+{
+    let raw_query = warp::query::raw().or(warp::any().map(String::new)).unify();
+    warp::method()
+        .and(warp::path::full())
+        .and(raw_query)
+        .then(move |method: Method, path: FullPath, query: String| {
+            let handler = handler.clone();
+            async move {
+                if method == Method::GET || method == Method::HEAD {
+                    handler(path.as_str().to_owned(), query).await
+                } else {
+                    let mut response = reply(
+                        StatusCode::METHOD_NOT_ALLOWED,
+                        TEXT,
+                        format!("method {method} not allowed: this server only answers GET and HEAD\n"),
+                    );
+                    response
+                        .headers_mut()
+                        .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
+                    response
+                }
+            }
+        })
+        .boxed()
+}
+
+fn wants_text(query: &str) -> bool {
+    query.split('&').any(|pair| pair == "format=text")
+}
+
+fn reply(status: StatusCode, content_type: &'static str, body: String) -> Response {
+    warp::reply::with_status(
+        warp::reply::with_header(body, header::CONTENT_TYPE, content_type),
+        status,
+    )
+    .into_response()
+}
+
+fn not_found() -> Response {
+    reply(StatusCode::NOT_FOUND, TEXT, "not found\n".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_format_text_pair_should_select_text() {
+        assert!(wants_text("format=text"));
+        assert!(wants_text("a=1&format=text"));
+        assert!(!wants_text("format=json"));
+        assert!(!wants_text(""));
+    }
+}

@@ -1,0 +1,154 @@
+//! Binds the listeners, then serves them on a dedicated thread with its own single-threaded
+//! tokio runtime.
+//!
+//! # Guarantees
+//! - Every listener is bound (and the runtime built) before [`Servers::start`] returns, on the
+//!   calling thread: a port in use or a bad address fails startup, never a background task.
+//! - Work on the operator's runtime, however heavy, cannot delay a probe: the servers share
+//!   nothing with it but the snapshots they read.
+//! - [`Servers::stop`] (or drop) ends serving; `stop` waits for the thread.
+
+use std::{
+    net::{SocketAddr, TcpListener},
+    thread::JoinHandle,
+};
+
+use tokio_util::sync::CancellationToken;
+use warp::{filters::BoxedFilter, reply::Response};
+
+use super::{Sources, routes};
+
+/// Where each server listens (`admin: None` = disabled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Addresses {
+    /// `/metrics`.
+    pub metrics: SocketAddr,
+    /// `/healthz`, `/readyz`.
+    pub probes: SocketAddr,
+    /// `/debug/*`.
+    pub admin: Option<SocketAddr>,
+}
+
+/// Why the servers could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A listener could not be bound.
+    #[error("cannot listen on {addr} for {server}: {source}")]
+    Bind {
+        /// `metrics`, `health probes` or `admin`.
+        server: &'static str,
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The servers' runtime or thread could not be created.
+    #[error("cannot start the HTTP server thread: {0}")]
+    Thread(#[source] std::io::Error),
+}
+
+/// The running servers.
+pub struct Servers {
+    bound: Addresses,
+    stop: CancellationToken,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Servers {
+    /// Binds every address in `requested`, then serves on a new thread.
+    ///
+    /// # Errors
+    /// [`ServeError::Bind`] naming the server and address; [`ServeError::Thread`].
+    pub fn start(requested: Addresses, sources: Sources) -> Result<Self, ServeError> {
+        let metrics = bind("metrics", requested.metrics)?;
+        let probes = bind("health probes", requested.probes)?;
+        let admin = requested.admin.map(|addr| bind("admin", addr)).transpose()?;
+        let local = |listener: &TcpListener, server, addr| {
+            listener
+                .local_addr()
+                .map_err(|source| ServeError::Bind { server, addr, source })
+        };
+        let bound = Addresses {
+            metrics: local(&metrics, "metrics", requested.metrics)?,
+            probes: local(&probes, "health probes", requested.probes)?,
+            admin: match (&admin, requested.admin) {
+                (Some(listener), Some(addr)) => Some(local(listener, "admin", addr)?),
+                _ => None,
+            },
+        };
+        let mut served: Vec<(TcpListener, BoxedFilter<(Response,)>)> = vec![
+            (metrics, routes::metrics(sources.registry.clone())),
+            (probes, routes::probes(sources.health.clone())),
+        ];
+        if let Some(listener) = admin {
+            served.push((
+                listener,
+                routes::debug(sources.tree, sources.queues, sources.ferrvault),
+            ));
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(ServeError::Thread)?;
+        let stop = CancellationToken::new();
+        let token = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("http-servers".into())
+            .spawn(move || runtime.block_on(serve_all(served, token)))
+            .map_err(ServeError::Thread)?;
+        Ok(Self {
+            bound,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The addresses actually bound (ports resolved when `:0` was asked for).
+    pub fn addresses(&self) -> Addresses {
+        self.bound
+    }
+
+    /// Stops serving and waits for the thread to end.
+    pub fn stop(mut self) {
+        self.stop.cancel();
+        if let Some(thread) = self.thread.take() {
+            // A panic in a handler thread was already printed; there is nothing left to stop.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+fn bind(server: &'static str, addr: SocketAddr) -> Result<TcpListener, ServeError> {
+    let listener = TcpListener::bind(addr).map_err(|source| ServeError::Bind { server, addr, source })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|source| ServeError::Bind { server, addr, source })?;
+    Ok(listener)
+}
+
+async fn serve_all(served: Vec<(TcpListener, BoxedFilter<(Response,)>)>, stop: CancellationToken) {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (listener, filter) in served {
+        let listener = match tokio::net::TcpListener::from_std(listener) {
+            Ok(listener) => listener,
+            Err(error) => {
+                tracing::error!(%error, "cannot serve a bound listener");
+                continue;
+            }
+        };
+        tasks.spawn(
+            warp::serve(filter)
+                .incoming(listener)
+                .graceful(stop.clone().cancelled_owned())
+                .run(),
+        );
+    }
+    while tasks.join_next().await.is_some() {}
+}

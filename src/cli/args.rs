@@ -1,0 +1,176 @@
+//! `ferrvault-operator run`'s flags, exactly the ones the Helm chart passes (`RUN_FLAGS` in
+//! `tests/chart_manifests/main.rs` is held equal to this list by a test).
+//!
+//! Every flag can also come from the environment variable `FERRVAULT_<FLAG_IN_UPPER_SNAKE>`
+//! (`--reconcile-timeout` ↔ `FERRVAULT_RECONCILE_TIMEOUT`); a flag on the command line wins.
+//! Durations use Go syntax (`90s`, `1h30m`), parsed by
+//! [`parse_go_duration`](crate::reconcile::duration::parse_go_duration), so the chart's values
+//! mean the same here as in the Go operator. Cross-flag rules are checked by
+//! [`super::settings::RunSettings::from_args`], not here.
+
+use std::{path::PathBuf, time::Duration};
+
+use crate::reconcile::duration::parse_go_duration;
+
+/// Flags of `ferrvault-operator run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Where `/metrics` listens (`:8080` = every interface).
+    #[arg(long, env = "FERRVAULT_METRICS_BIND_ADDRESS", default_value = ":8080")]
+    pub metrics_bind_address: String,
+    /// Where `/healthz` and `/readyz` listen.
+    #[arg(long, env = "FERRVAULT_HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
+    pub health_probe_bind_address: String,
+    /// Where `/debug/actors` and `/debug/queue` listen; an empty value disables them.
+    #[arg(long, env = "FERRVAULT_ADMIN_BIND_ADDRESS", default_value = "127.0.0.1:8082")]
+    pub admin_bind_address: String,
+    /// Compete for a Lease so that only one replica reconciles.
+    #[arg(long, env = "FERRVAULT_LEADER_ELECT")]
+    pub leader_elect: bool,
+    /// Name of the Lease.
+    #[arg(
+        long,
+        env = "FERRVAULT_LEADER_ELECT_ID",
+        default_value = "ferrvault-operator.ferrvault.com"
+    )]
+    pub leader_elect_id: String,
+    /// Namespace of the Lease (default: $POD_NAMESPACE, else the in-cluster namespace, else
+    /// `default`).
+    #[arg(long, env = "FERRVAULT_LEADER_ELECT_NAMESPACE")]
+    pub leader_elect_namespace: Option<String>,
+    /// How long a Lease lasts without renewal (whole seconds).
+    #[arg(long, env = "FERRVAULT_LEADER_ELECT_LEASE_DURATION", default_value = "15s", value_parser = duration)]
+    pub leader_elect_lease_duration: Duration,
+    /// How long the leader keeps trying to renew before it stops leading.
+    #[arg(long, env = "FERRVAULT_LEADER_ELECT_RENEW_DEADLINE", default_value = "10s", value_parser = duration)]
+    pub leader_elect_renew_deadline: Duration,
+    /// How often candidates try to acquire and the leader renews.
+    #[arg(long, env = "FERRVAULT_LEADER_ELECT_RETRY_PERIOD", default_value = "2s", value_parser = duration)]
+    pub leader_elect_retry_period: Duration,
+    /// Refresh interval of a FerrVaultSecret whose spec has none.
+    #[arg(long, env = "FERRVAULT_DEFAULT_REFRESH_INTERVAL", default_value = "1h", value_parser = duration)]
+    pub default_refresh_interval: Duration,
+    /// Only watch this namespace (default: the whole cluster).
+    #[arg(long, env = "FERRVAULT_WATCH_NAMESPACE")]
+    pub watch_namespace: Option<String>,
+    /// Liveness fails when due work sees no completed reconcile for this long. Must exceed
+    /// --reconcile-timeout.
+    #[arg(long, env = "FERRVAULT_STALL_THRESHOLD", default_value = "15m", value_parser = duration)]
+    pub stall_threshold: Duration,
+    /// Deadline of one reconcile; refused below the longest FerrVault call (about 31s).
+    #[arg(long, env = "FERRVAULT_RECONCILE_TIMEOUT", default_value = "2m", value_parser = duration)]
+    pub reconcile_timeout: Duration,
+    /// Reconciles running at once, per controller.
+    #[arg(long, env = "FERRVAULT_MAX_CONCURRENT_RECONCILES", default_value_t = 4)]
+    pub max_concurrent_reconciles: usize,
+    /// FerrVault requests per second allowed per credential (decimal, e.g. 0.5).
+    #[arg(long, env = "FERRVAULT_FERRVAULT_RATE", default_value_t = 1.0)]
+    pub ferrvault_rate: f64,
+    /// FerrVault burst per credential.
+    #[arg(long, env = "FERRVAULT_FERRVAULT_BURST", default_value_t = 5)]
+    pub ferrvault_burst: u32,
+    /// How often each FerrVaultConnection is probed.
+    #[arg(long, env = "FERRVAULT_CONNECTION_PROBE_INTERVAL", default_value = "10m", value_parser = duration)]
+    pub connection_probe_interval: Duration,
+    /// How long in-flight reconciles may finish after SIGTERM.
+    #[arg(long, env = "FERRVAULT_SHUTDOWN_GRACE_PERIOD", default_value = "30s", value_parser = duration)]
+    pub shutdown_grace_period: Duration,
+    /// Log level or `tracing` filter directives (`info`, `debug,kube=info`).
+    #[arg(long, env = "FERRVAULT_LOG_LEVEL", default_value = "info")]
+    pub log_level: String,
+    /// Log line format.
+    #[arg(long, env = "FERRVAULT_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
+    pub log_format: LogFormat,
+    /// Kubeconfig file (default: in-cluster config, then $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, env = "FERRVAULT_KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One JSON object per line (for log pipelines).
+    Json,
+    /// Human-readable lines.
+    Text,
+}
+
+/// Clap value parser for Go-syntax durations.
+fn duration(value: &str) -> Result<Duration, String> {
+    parse_go_duration(value).map_err(|error| error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Harness {
+        #[command(flatten)]
+        args: RunArgs,
+    }
+
+    #[test]
+    fn defaults_should_match_the_chart_and_the_reference() {
+        let args = Harness::try_parse_from(["x"]).expect("no flag is required").args;
+        assert_eq!(args.metrics_bind_address, ":8080");
+        assert_eq!(args.health_probe_bind_address, ":8081");
+        assert_eq!(args.admin_bind_address, "127.0.0.1:8082");
+        assert!(!args.leader_elect);
+        assert_eq!(args.leader_elect_id, "ferrvault-operator.ferrvault.com");
+        assert_eq!(args.leader_elect_lease_duration, Duration::from_secs(15));
+        assert_eq!(args.leader_elect_renew_deadline, Duration::from_secs(10));
+        assert_eq!(args.leader_elect_retry_period, Duration::from_secs(2));
+        assert_eq!(args.default_refresh_interval, Duration::from_secs(3600));
+        assert_eq!(args.stall_threshold, Duration::from_secs(900));
+        assert_eq!(args.reconcile_timeout, Duration::from_secs(120));
+        assert_eq!(args.max_concurrent_reconciles, 4);
+        assert!((args.ferrvault_rate - 1.0).abs() < f64::EPSILON);
+        assert_eq!(args.ferrvault_burst, 5);
+        assert_eq!(args.connection_probe_interval, Duration::from_secs(600));
+        assert_eq!(args.shutdown_grace_period, Duration::from_secs(30));
+        assert_eq!(args.log_level, "info");
+        assert_eq!(args.log_format, LogFormat::Json);
+        assert_eq!(args.kubeconfig, None);
+    }
+
+    #[test]
+    fn every_flag_should_be_settable_from_its_ferrvault_environment_variable() {
+        let command = Harness::command();
+        for arg in command.get_arguments() {
+            let long = arg.get_long().expect("every run flag is a long flag");
+            let expected = format!("FERRVAULT_{}", long.to_uppercase().replace('-', "_"));
+            assert_eq!(
+                arg.get_env().and_then(|env| env.to_str()),
+                Some(expected.as_str()),
+                "--{long}"
+            );
+        }
+    }
+
+    #[test]
+    fn go_durations_and_decimal_rates_should_parse() {
+        let args = Harness::try_parse_from([
+            "x",
+            "--reconcile-timeout=1m30s",
+            "--ferrvault-rate",
+            "0.5",
+            "--leader-elect",
+        ])
+        .expect("valid flags")
+        .args;
+        assert_eq!(args.reconcile_timeout, Duration::from_secs(90));
+        assert!((args.ferrvault_rate - 0.5).abs() < f64::EPSILON);
+        assert!(args.leader_elect);
+    }
+
+    #[test]
+    fn a_bad_duration_should_be_refused_naming_the_value() {
+        let error = Harness::try_parse_from(["x", "--stall-threshold=soon"]).expect_err("not a duration");
+        assert!(error.to_string().contains("soon"), "{error}");
+        let error = Harness::try_parse_from(["x", "--reconcile-timeout=-1m"]).expect_err("signed");
+        assert!(error.to_string().contains("-1m"), "{error}");
+    }
+}

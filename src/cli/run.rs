@@ -1,0 +1,229 @@
+//! `ferrvault-operator run`: the operator process.
+//!
+//! Order of startup, each step failing the process before the next begins:
+//! flags → settings (every rule, exit 2) → logging → kube client → operator and runtime
+//! (exit 2 on a refused runtime configuration) → HTTP servers bound (exit 1 on a port in use) →
+//! the runtime runs until SIGTERM or SIGINT, then stops gracefully within
+//! `--shutdown-grace-period` (exit 0), or exits with [`RuntimeError::exit_code`] when it
+//! escalates.
+//!
+//! [`Operator::start`] is shared with `demo`, which runs the same process in-process against
+//! the simulators.
+
+use std::{future::Future, path::Path, sync::Arc};
+
+use controller_actors::{
+    health::HealthHandle,
+    leadership::{LeaderElectionConfig, identity},
+    runtime::{LeaderElection, Runtime, RuntimeError},
+};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use prometheus_client::registry::Registry;
+
+use super::{args::RunArgs, logging, settings::ConfigError, settings::ProcessEnv, settings::RunSettings};
+use crate::{
+    admin::{
+        Sources,
+        server::{Addresses, ServeError, Servers},
+    },
+    reconcile::operator::{self, OperatorSettings},
+};
+
+/// Why `run` stopped with an error; each maps to an exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A flag was refused.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Logging could not be set up.
+    #[error(transparent)]
+    Logging(#[from] logging::LoggingError),
+    /// No Kubernetes configuration could be loaded.
+    #[error("cannot load the Kubernetes configuration: {0}")]
+    KubeConfig(String),
+    /// The HTTP servers could not start.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    /// The runtime refused its configuration or stopped abnormally.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The process runtime or signal handlers could not be set up.
+    #[error("cannot start: {0}")]
+    Process(#[source] std::io::Error),
+}
+
+impl RunError {
+    /// The process exit code: 2 for refused configuration (like a usage error), the runtime's
+    /// own code for runtime failures, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Config(_) | RunError::Logging(_) => 2,
+            RunError::Runtime(error) => error.exit_code(),
+            RunError::KubeConfig(_) | RunError::Serve(_) | RunError::Process(_) => 1,
+        }
+    }
+}
+
+/// Runs `ferrvault-operator run` to completion and returns the process exit code. Errors are
+/// logged (or printed, before logging exists).
+pub fn main(args: RunArgs) -> i32 {
+    match run(args) {
+        Ok(()) => 0,
+        Err(error) => {
+            let code = error.exit_code();
+            match &error {
+                RunError::Config(_) | RunError::Logging(_) => eprintln!("error: {error}"),
+                _ => tracing::error!(exit_code = code, "{error}"),
+            }
+            code
+        }
+    }
+}
+
+fn run(args: RunArgs) -> Result<(), RunError> {
+    let settings = RunSettings::from_args(args, &ProcessEnv::read())?;
+    logging::init(&settings.log_level, settings.log_format)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(RunError::Process)?;
+    runtime.block_on(async {
+        let shutdown = shutdown_signal().map_err(RunError::Process)?;
+        let client = kube_client(settings.kubeconfig.as_deref()).await?;
+        Operator::start(&settings, client)?.run(shutdown).await
+    })
+}
+
+/// A started operator: the runtime built and the HTTP servers listening.
+pub struct Operator {
+    runtime: Runtime,
+    servers: Servers,
+}
+
+impl Operator {
+    /// Builds the operator and its runtime from `settings` and binds the servers.
+    ///
+    /// # Errors
+    /// `Runtime` for a configuration the runtime refuses; `Serve` for an address that cannot be
+    /// bound.
+    pub fn start(settings: &RunSettings, client: kube::Client) -> Result<Self, RunError> {
+        // kube and reqwest use rustls with ring; installing fails only when another part of the
+        // process installed a provider first, which is just as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut registry = Registry::default();
+        let reconcilers = operator::Operator::new(
+            client.clone(),
+            OperatorSettings {
+                default_refresh_interval: settings.default_refresh_interval,
+                connection_probe_interval: settings.connection_probe_interval,
+                watch_namespace: settings.watch_namespace.clone(),
+                ferrvault: settings.ferrvault.clone(),
+            },
+            &mut registry,
+        );
+        let builder = Runtime::builder()
+            .max_concurrent_reconciles(settings.max_concurrent_reconciles)
+            .reconcile_timeout(settings.reconcile_timeout)
+            .stall_threshold(settings.stall_threshold)
+            .shutdown_grace(settings.shutdown_grace)
+            .client(client)
+            .leader_election(LeaderElection::Lease(LeaderElectionConfig {
+                enabled: settings.leader_elect,
+                lease_namespace: settings.lease_namespace.clone(),
+                lease_name: settings.lease_name.clone(),
+                identity: identity(&settings.pod_name),
+                timings: settings.timings,
+            }))
+            .registry(&mut registry);
+        let runtime = reconcilers.install(builder).build()?;
+        let sources = Sources {
+            health: runtime.health(),
+            tree: runtime.tree(),
+            queues: runtime.queues(),
+            registry: Arc::new(registry),
+            ferrvault: reconcilers.ferrvault().clone(),
+        };
+        let servers = Servers::start(
+            Addresses {
+                metrics: settings.metrics_addr,
+                probes: settings.probe_addr,
+                admin: settings.admin_addr,
+            },
+            sources,
+        )?;
+        let bound = servers.addresses();
+        tracing::info!(
+            metrics = %bound.metrics,
+            probes = %bound.probes,
+            admin = %bound.admin.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
+            "http servers listening"
+        );
+        tracing::info!(
+            watch_namespace = settings.watch_namespace.as_deref().unwrap_or("<cluster-wide>"),
+            leader_elect = settings.leader_elect,
+            default_refresh_interval = ?settings.default_refresh_interval,
+            stall_threshold = ?settings.stall_threshold,
+            reconcile_timeout = ?settings.reconcile_timeout,
+            max_concurrent_reconciles = settings.max_concurrent_reconciles,
+            "starting operator"
+        );
+        Ok(Self { runtime, servers })
+    }
+
+    /// Where the servers listen.
+    pub fn addresses(&self) -> Addresses {
+        self.servers.addresses()
+    }
+
+    /// Liveness and readiness, as the probes see them.
+    pub fn health(&self) -> HealthHandle {
+        self.runtime.health()
+    }
+
+    /// Runs until `shutdown` resolves (graceful stop) or the runtime escalates, then stops the
+    /// servers.
+    ///
+    /// # Errors
+    /// The runtime's error (see [`RuntimeError::exit_code`]).
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
+        let result = self.runtime.run(shutdown).await;
+        self.servers.stop();
+        result.map_err(RunError::from)
+    }
+}
+
+/// `--kubeconfig` when given, else kube's inference (in-cluster, `$KUBECONFIG`, `~/.kube/config`).
+///
+/// # Errors
+/// [`RunError::KubeConfig`] with kube's reason (no file content is included).
+pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, RunError> {
+    let _ = rustls::crypto::ring::default_provider().install_default(); // see Operator::start
+    let fail = |error: &dyn std::fmt::Display| RunError::KubeConfig(error.to_string());
+    let config = match kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| fail(&e))?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| fail(&e))?
+        }
+        None => kube::Config::infer().await.map_err(|e| fail(&e))?,
+    };
+    kube::Client::try_from(config).map_err(|e| fail(&e))
+}
+
+/// Resolves on the first SIGTERM or SIGINT. Handlers are installed now, so a signal that
+/// arrives during startup is not lost.
+///
+/// # Errors
+/// The handlers could not be installed.
+pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    })
+}

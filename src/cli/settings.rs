@@ -1,0 +1,245 @@
+//! From flags to a checked configuration: every cross-flag rule of `run`, as pure functions of
+//! the flags and the process environment, so each rule is unit-tested without a process.
+//!
+//! # Guarantees
+//! - [`RunSettings::from_args`] either returns settings every later step accepts, or a
+//!   [`ConfigError`] whose message names the flag, the value and the rule.
+//! - `--reconcile-timeout` below the FerrVault client's longest call is refused (reference
+//!   §5.1): a shorter deadline cancels healthy reveals, and 0 would disable the guardrail.
+
+use std::{net::SocketAddr, time::Duration};
+
+use controller_actors::lease_rules::{Timings, TimingsError};
+
+use super::{
+    address::{AddressError, BindAddress},
+    args::{LogFormat, RunArgs},
+};
+use crate::{
+    ferrvault::{ClientConfig, FerrVault},
+    reconcile::duration::format_go_duration,
+};
+
+/// Where the in-cluster namespace of the pod's ServiceAccount is mounted.
+pub const IN_CLUSTER_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/// What `run` reads from its surroundings besides flags (passed in, so rules stay pure).
+#[derive(Debug, Clone, Default)]
+pub struct ProcessEnv {
+    /// `$POD_NAME` (downward API), part of the leader-election identity.
+    pub pod_name: Option<String>,
+    /// `$POD_NAMESPACE` (downward API), the default Lease namespace.
+    pub pod_namespace: Option<String>,
+    /// Contents of [`IN_CLUSTER_NAMESPACE_FILE`], when it exists.
+    pub in_cluster_namespace: Option<String>,
+}
+
+impl ProcessEnv {
+    /// Reads the environment variables and the in-cluster namespace file.
+    pub fn read() -> Self {
+        let non_empty = |value: String| Some(value.trim().to_owned()).filter(|v| !v.is_empty());
+        Self {
+            pod_name: std::env::var("POD_NAME").ok().and_then(non_empty),
+            pod_namespace: std::env::var("POD_NAMESPACE").ok().and_then(non_empty),
+            in_cluster_namespace: std::fs::read_to_string(IN_CLUSTER_NAMESPACE_FILE)
+                .ok()
+                .and_then(non_empty),
+        }
+    }
+}
+
+/// A flag value `run` refuses. The message names the flag and the rule broken.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A bind address that is neither `:port`, `ip:port` nor `localhost:port`.
+    #[error("invalid --{flag}: {source}")]
+    Address {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong.
+        #[source]
+        source: AddressError,
+    },
+    /// The reconcile deadline would cancel healthy FerrVault calls.
+    #[error(
+        "invalid --reconcile-timeout: {value} is below {floor}, the longest one FerrVault API call can \
+         legitimately take with its retries; 0 would disable the guardrail and anything shorter cancels \
+         healthy reveals"
+    )]
+    ReconcileTimeoutBelowFloor {
+        /// The value given, Go syntax.
+        value: String,
+        /// The floor, Go syntax.
+        floor: String,
+    },
+    /// The stall threshold would fail liveness while a healthy reconcile still runs.
+    #[error(
+        "invalid --stall-threshold: {value} must be longer than --reconcile-timeout ({timeout}), or \
+         liveness fails while a reconcile is still allowed to run"
+    )]
+    StallThresholdTooShort {
+        /// The value given, Go syntax.
+        value: String,
+        /// `--reconcile-timeout`, Go syntax.
+        timeout: String,
+    },
+    /// Lease timings that break client-go's constraints.
+    #[error(
+        "invalid --leader-elect-lease-duration/--leader-elect-renew-deadline/--leader-elect-retry-period: \
+         {0}"
+    )]
+    LeaseTimings(#[source] TimingsError),
+    /// `--ferrvault-rate` or `--ferrvault-burst` out of range.
+    #[error("invalid --ferrvault-rate/--ferrvault-burst: {0}")]
+    FerrVault(String),
+    /// No worker would ever run.
+    #[error("invalid --max-concurrent-reconciles: must be at least 1")]
+    NoWorkers,
+    /// A refresh or probe interval of zero would spin.
+    #[error("invalid --{0}: must be positive")]
+    ZeroInterval(&'static str),
+    /// An empty Lease name.
+    #[error("invalid --leader-elect-id: must not be empty")]
+    EmptyLeaseName,
+}
+
+/// The checked configuration of `run`.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// `/metrics`.
+    pub metrics_addr: SocketAddr,
+    /// `/healthz`, `/readyz`.
+    pub probe_addr: SocketAddr,
+    /// `/debug/*`, `None` when disabled.
+    pub admin_addr: Option<SocketAddr>,
+    /// Whether to compete for the Lease.
+    pub leader_elect: bool,
+    /// Lease namespace (resolved).
+    pub lease_namespace: String,
+    /// Lease name.
+    pub lease_name: String,
+    /// Lease timings (validated).
+    pub timings: Timings,
+    /// `--default-refresh-interval`.
+    pub default_refresh_interval: Duration,
+    /// `--watch-namespace` (`None`: cluster-wide).
+    pub watch_namespace: Option<String>,
+    /// `--stall-threshold`.
+    pub stall_threshold: Duration,
+    /// `--reconcile-timeout` (at least the FerrVault floor).
+    pub reconcile_timeout: Duration,
+    /// `--max-concurrent-reconciles`.
+    pub max_concurrent_reconciles: usize,
+    /// The FerrVault client's configuration (validated).
+    pub ferrvault: ClientConfig,
+    /// `--connection-probe-interval`.
+    pub connection_probe_interval: Duration,
+    /// `--shutdown-grace-period`.
+    pub shutdown_grace: Duration,
+    /// `--log-level`.
+    pub log_level: String,
+    /// `--log-format`.
+    pub log_format: LogFormat,
+    /// `--kubeconfig`.
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// `$POD_NAME`, or `local` outside a pod; the leader identity adds a per-process uid.
+    pub pod_name: String,
+}
+
+impl RunSettings {
+    /// Resolves defaults that depend on the environment and checks every rule.
+    ///
+    /// # Errors
+    /// The first rule broken, as a [`ConfigError`].
+    pub fn from_args(args: RunArgs, env: &ProcessEnv) -> Result<Self, ConfigError> {
+        let address = |flag: &'static str, value: &str| {
+            BindAddress::parse(value)
+                .map_err(|source| ConfigError::Address { flag, source })
+                .map(BindAddress::socket_addr)
+        };
+        let metrics_addr = address("metrics-bind-address", &args.metrics_bind_address)?;
+        let probe_addr = address("health-probe-bind-address", &args.health_probe_bind_address)?;
+        let admin_addr = match args.admin_bind_address.trim() {
+            "" => None,
+            value => Some(address("admin-bind-address", value)?),
+        };
+        let timings = Timings {
+            lease_duration: args.leader_elect_lease_duration,
+            renew_deadline: args.leader_elect_renew_deadline,
+            retry_period: args.leader_elect_retry_period,
+        };
+        timings.validate().map_err(ConfigError::LeaseTimings)?;
+        if args.leader_elect_id.trim().is_empty() {
+            return Err(ConfigError::EmptyLeaseName);
+        }
+        let ferrvault = ClientConfig {
+            rate_per_second: args.ferrvault_rate,
+            burst: args.ferrvault_burst,
+            ..ClientConfig::default()
+        };
+        ferrvault.validate().map_err(ConfigError::FerrVault)?;
+        check_reconcile_timeout(args.reconcile_timeout, &ferrvault)?;
+        if args.stall_threshold <= args.reconcile_timeout {
+            return Err(ConfigError::StallThresholdTooShort {
+                value: format_go_duration(args.stall_threshold),
+                timeout: format_go_duration(args.reconcile_timeout),
+            });
+        }
+        if args.max_concurrent_reconciles == 0 {
+            return Err(ConfigError::NoWorkers);
+        }
+        for (flag, value) in [
+            ("default-refresh-interval", args.default_refresh_interval),
+            ("connection-probe-interval", args.connection_probe_interval),
+        ] {
+            if value.is_zero() {
+                return Err(ConfigError::ZeroInterval(flag));
+            }
+        }
+        let lease_namespace = args
+            .leader_elect_namespace
+            .filter(|ns| !ns.trim().is_empty())
+            .or_else(|| env.pod_namespace.clone())
+            .or_else(|| env.in_cluster_namespace.clone())
+            .unwrap_or_else(|| "default".to_owned());
+        Ok(Self {
+            metrics_addr,
+            probe_addr,
+            admin_addr,
+            leader_elect: args.leader_elect,
+            lease_namespace,
+            lease_name: args.leader_elect_id,
+            timings,
+            default_refresh_interval: args.default_refresh_interval,
+            watch_namespace: args.watch_namespace.filter(|ns| !ns.trim().is_empty()),
+            stall_threshold: args.stall_threshold,
+            reconcile_timeout: args.reconcile_timeout,
+            max_concurrent_reconciles: args.max_concurrent_reconciles,
+            ferrvault,
+            connection_probe_interval: args.connection_probe_interval,
+            shutdown_grace: args.shutdown_grace_period,
+            log_level: args.log_level,
+            log_format: args.log_format,
+            kubeconfig: args.kubeconfig,
+            pod_name: env.pod_name.clone().unwrap_or_else(|| "local".to_owned()),
+        })
+    }
+}
+
+/// Refuses a reconcile deadline below the longest legitimate FerrVault call.
+///
+/// # Errors
+/// [`ConfigError::ReconcileTimeoutBelowFloor`] with both values in Go syntax.
+pub fn check_reconcile_timeout(timeout: Duration, ferrvault: &ClientConfig) -> Result<(), ConfigError> {
+    let floor = FerrVault::new(ferrvault.clone()).longest_call();
+    if timeout < floor {
+        return Err(ConfigError::ReconcileTimeoutBelowFloor {
+            value: format_go_duration(timeout),
+            floor: format_go_duration(floor),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,108 @@
+use clap::Parser;
+
+use super::*;
+
+#[derive(Debug, Parser)]
+struct Harness {
+    #[command(flatten)]
+    args: RunArgs,
+}
+
+fn settings(flags: &[&str], env: &ProcessEnv) -> Result<RunSettings, ConfigError> {
+    let argv = std::iter::once("run").chain(flags.iter().copied());
+    RunSettings::from_args(Harness::try_parse_from(argv).expect("flags parse").args, env)
+}
+
+#[test]
+fn defaults_should_be_accepted_and_bind_every_interface_except_admin() {
+    let settings = settings(&[], &ProcessEnv::default()).expect("defaults are valid");
+    assert_eq!(settings.metrics_addr, "0.0.0.0:8080".parse().unwrap());
+    assert_eq!(settings.probe_addr, "0.0.0.0:8081".parse().unwrap());
+    assert_eq!(settings.admin_addr, Some("127.0.0.1:8082".parse().unwrap()));
+    assert_eq!(settings.reconcile_timeout, Duration::from_secs(120));
+    assert_eq!(settings.lease_namespace, "default");
+    assert_eq!(settings.pod_name, "local");
+}
+
+#[test]
+fn reconcile_timeout_should_be_refused_below_the_ferrvault_floor_with_the_reference_message() {
+    for value in ["0s", "5s", "20s", "30s"] {
+        let flag = format!("--reconcile-timeout={value}");
+        let error = settings(&[&flag], &ProcessEnv::default()).expect_err(value);
+        let message = error.to_string();
+        assert!(
+            matches!(error, ConfigError::ReconcileTimeoutBelowFloor { .. }),
+            "{message}"
+        );
+        assert!(
+            message.contains("is below 30.65s")
+                && message.contains("longest one FerrVault API call")
+                && message.contains("0 would disable the guardrail"),
+            "{message}"
+        );
+    }
+    settings(&["--reconcile-timeout=31s"], &ProcessEnv::default()).expect("31s is above the floor");
+}
+
+#[test]
+fn stall_threshold_should_be_longer_than_the_reconcile_timeout() {
+    let error = settings(&["--stall-threshold=2m"], &ProcessEnv::default()).expect_err("equal");
+    assert!(error.to_string().contains("--stall-threshold: 2m0s"), "{error}");
+}
+
+#[test]
+fn lease_namespace_should_come_from_the_flag_then_pod_namespace_then_the_in_cluster_file() {
+    let env = ProcessEnv {
+        pod_name: Some("op-1".into()),
+        pod_namespace: Some("from-env".into()),
+        in_cluster_namespace: Some("from-file".into()),
+    };
+    let flagged = settings(&["--leader-elect-namespace=from-flag"], &env).unwrap();
+    assert_eq!(flagged.lease_namespace, "from-flag");
+    assert_eq!(settings(&[], &env).unwrap().lease_namespace, "from-env");
+    let file_only = ProcessEnv {
+        pod_namespace: None,
+        ..env.clone()
+    };
+    assert_eq!(settings(&[], &file_only).unwrap().lease_namespace, "from-file");
+    assert_eq!(settings(&[], &env).unwrap().pod_name, "op-1");
+}
+
+#[test]
+fn an_empty_admin_address_should_disable_the_admin_server() {
+    let settings = settings(&["--admin-bind-address="], &ProcessEnv::default()).unwrap();
+    assert_eq!(settings.admin_addr, None);
+}
+
+#[test]
+fn each_broken_rule_should_name_its_flag() {
+    for (flags, fragment) in [
+        (&["--metrics-bind-address=8080"][..], "--metrics-bind-address"),
+        (
+            &["--health-probe-bind-address=:x"][..],
+            "--health-probe-bind-address",
+        ),
+        (
+            &["--leader-elect-renew-deadline=20s"][..],
+            "--leader-elect-lease-duration",
+        ),
+        (&["--ferrvault-rate=0"][..], "--ferrvault-rate"),
+        (&["--ferrvault-burst=0"][..], "--ferrvault-burst"),
+        (
+            &["--max-concurrent-reconciles=0"][..],
+            "--max-concurrent-reconciles",
+        ),
+        (
+            &["--default-refresh-interval=0s"][..],
+            "--default-refresh-interval",
+        ),
+        (
+            &["--connection-probe-interval=0s"][..],
+            "--connection-probe-interval",
+        ),
+        (&["--leader-elect-id="][..], "--leader-elect-id"),
+    ] {
+        let error = settings(flags, &ProcessEnv::default()).expect_err(fragment);
+        assert!(error.to_string().contains(fragment), "{flags:?}: {error}");
+    }
+}
