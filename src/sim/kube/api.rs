@@ -269,10 +269,10 @@ pub fn delete_collection(
     };
     let policy = opts.propagation.unwrap_or(Propagation::Background);
     let (deleted, rv) = shared.write(|store| {
-        let deleted: Vec<Value> = selected
-            .iter()
-            .filter_map(|key| match gc::delete(store, &t.rt, key, policy)? {
-                Deleted::Gone(o) | Deleted::Pending(o) => Some((*o).clone()),
+        let deleted: Vec<Value> = gc::delete_many(store, &t.rt, &selected, policy)
+            .into_iter()
+            .map(|d| match d {
+                Deleted::Gone(o) | Deleted::Pending(o) => (*o).clone(),
             })
             .collect();
         (deleted, store.rv())
