@@ -5,7 +5,9 @@
 //! - Rate limiting: `rate_base` doubling to `rate_max`, jittered uniformly over `[d/2, d)` so
 //!   many throttled keys do not retry in lockstep, and never sooner than the server asked.
 //! - Refresh: the requested interval ±10%.
-//! - First pass after a start: uniformly spread over `first_pass_spread`.
+//! - First pass after a start: key number k gets the slot `(k + unit) · first_pass_gap`, wrapped
+//!   into `first_pass_spread`: a small cluster starts at once (10 keys within 100ms), a large one
+//!   fires evenly over the window instead of all in the same second.
 //!
 //! Per-key failure counts live in the work queue; both are forgotten on success.
 
@@ -24,9 +26,13 @@ pub struct BackoffConfig {
     pub rate_max: Duration,
     /// Relative refresh jitter (default 0.1 = ±10%).
     pub refresh_jitter: f64,
-    /// Keys seen for the first time within this long after a queue starts are delayed by a
-    /// uniform random part of it, so a restart does not fire every object in the same second.
+    /// Keys seen for the first time within this long after a queue starts are spread over it, so
+    /// a restart does not fire every object in the same second (default 10s).
     pub first_pass_spread: Duration,
+    /// Distance between the first-pass slots of consecutive new keys (default 10ms: at most about
+    /// 100 first passes a second). A fixed gap, not a fixed window, so that a failover with a
+    /// handful of objects resumes syncing at once instead of waiting up to the whole window.
+    pub first_pass_gap: Duration,
 }
 
 impl Default for BackoffConfig {
@@ -38,6 +44,7 @@ impl Default for BackoffConfig {
             rate_max: Self::DEFAULT_MAX,
             refresh_jitter: 0.1,
             first_pass_spread: Duration::from_secs(10),
+            first_pass_gap: Duration::from_millis(10),
         }
     }
 }
@@ -72,9 +79,14 @@ impl BackoffConfig {
         )
     }
 
-    /// Where in the first-pass window a newly seen key runs.
-    pub fn first_pass_delay(&self, unit: f64) -> Duration {
-        scale(self.first_pass_spread, unit)
+    /// Where in the first-pass window the `index`-th newly seen key (0-based) runs.
+    pub fn first_pass_delay(&self, index: u64, unit: f64) -> Duration {
+        let window = self.first_pass_spread.as_nanos();
+        if window == 0 {
+            return Duration::ZERO;
+        }
+        let slot = self.first_pass_gap.mul_f64(index as f64 + unit.clamp(0.0, 1.0));
+        Duration::from_nanos((slot.as_nanos() % window) as u64)
     }
 }
 

@@ -153,6 +153,8 @@ pub struct QueueState {
     config: BackoffConfig,
     /// When this queue incarnation started (first-pass window, progress baseline).
     started_at: Instant,
+    /// New keys given a first-pass slot so far (the next one's slot index).
+    first_pass_keys: u64,
     /// Monotonic tie-breaker: FIFO order within a lane and within one due time.
     seq: u64,
     /// Every key that waits, runs, or still carries backoff.
@@ -182,6 +184,7 @@ impl QueueState {
         Self {
             config,
             started_at: now,
+            first_pass_keys: 0,
             seq: 0,
             records: HashMap::new(),
             ready: BTreeMap::new(),
@@ -212,7 +215,8 @@ impl QueueState {
                 },
             );
             if in_first_pass {
-                let due = now + self.config.first_pass_delay(unit);
+                let due = now + self.config.first_pass_delay(self.first_pass_keys, unit);
+                self.first_pass_keys += 1;
                 self.set_delayed(&key, due, lane, true);
             } else {
                 self.set_ready(&key, lane, now);

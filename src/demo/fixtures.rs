@@ -139,19 +139,27 @@ pub async fn apply(client: &Client, manifests: &[Value]) -> Result<(), FixtureEr
     apply_samples(client, manifests).await
 }
 
-/// Creates the samples' namespace and every manifest (the CRDs must exist).
+/// Creates the samples' namespace (unless it exists, e.g. made by a chart watching it) and every
+/// manifest (the CRDs must exist).
 ///
 /// # Errors
 /// The first create the API server refused.
 pub async fn apply_samples(client: &Client, manifests: &[Value]) -> Result<(), FixtureError> {
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": NAMESPACE}})).expect("a Namespace literal");
-    create(
+    match create(
         &Api::all(client.clone()),
         &namespace,
         format!("Namespace {NAMESPACE}"),
     )
-    .await?;
+    .await
+    {
+        Err(FixtureError::Create {
+            source: kube::Error::Api(status),
+            ..
+        }) if status.code == 409 => {}
+        other => other?,
+    }
     for manifest in manifests {
         let kind = manifest["kind"].as_str().unwrap_or_default();
         let resource = match kind {

@@ -4,9 +4,8 @@
 //! target Secret write, rollout restart, status patches, Events, the Lease), and every request the
 //! simulator audited under that identity must be allowed by [`Permissions`].
 //!
-//! NOTE: the simulator serves no `rbac.authorization.k8s.io` types, ServiceAccounts or Services
-//! and does not enforce RBAC; those objects are checked from the rendering (exactly what `kubectl
-//! apply` would send) by [`Permissions`], which decides like the RBAC authorizer.
+//! NOTE: the simulator stores the RBAC objects `kubectl apply` sends but has no authorizer; the
+//! rendered rules are evaluated by [`Permissions`], which decides like the RBAC authorizer.
 
 use std::{collections::BTreeSet, process::Command, time::Duration};
 
@@ -27,16 +26,6 @@ use crate::{
     process_support::{free_port, wait_for_200},
     *,
 };
-
-/// Kinds of the rendering the simulator does not serve (checked from the rendering instead).
-const NOT_SERVED: [&str; 6] = [
-    "ServiceAccount",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "Role",
-    "RoleBinding",
-    "Service",
-];
 
 /// `kubectl apply -f -` of one object; `Err` with kubectl's output.
 fn kubectl_apply(kubeconfig: &str, object: &serde_json::Value) -> Result<(), String> {
@@ -106,31 +95,43 @@ async fn check_every_call_is_allowed(sets: &[&str]) {
     let identity = format!("system:serviceaccount:{NAMESPACE}:{}", account[0]);
     let permissions = Permissions::of_service_account(&rendering.objects, NAMESPACE, &account[0]);
 
-    // The cluster: the release namespace, then every rendered object the simulator serves.
+    // The cluster: the namespaces the rendering lives in (the release namespace and, with
+    // `watchNamespace`, the watched one: Helm does not create them), then every rendered object,
+    // RBAC included.
     let sim = KubeSim::start().await.expect("the simulator starts");
     let dir = tempfile::tempdir().expect("temp dir");
     let admin_kubeconfig = dir.path().join("admin.kubeconfig");
     sim.write_kubeconfig(&admin_kubeconfig).expect("kubeconfig");
     let admin_kubeconfig = admin_kubeconfig.display().to_string();
-    kubectl_apply(
-        &admin_kubeconfig,
-        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}),
-    )
-    .expect("release namespace applied");
+    let namespaces: BTreeSet<&str> = rendering
+        .objects
+        .iter()
+        .filter_map(|object| object["metadata"]["namespace"].as_str())
+        .chain([NAMESPACE])
+        .collect();
+    for namespace in namespaces {
+        kubectl_apply(
+            &admin_kubeconfig,
+            &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+        )
+        .unwrap_or_else(|error| panic!("namespace {namespace} applied: {error}"));
+    }
     let mut applied = BTreeSet::new();
     for object in &rendering.objects {
         let kind = object["kind"].as_str().unwrap_or_default();
-        if NOT_SERVED.contains(&kind) {
-            continue;
-        }
         kubectl_apply(&admin_kubeconfig, object)
             .unwrap_or_else(|error| panic!("kubectl apply {kind}: {error}"));
         applied.insert(kind.to_owned());
     }
-    assert!(
-        applied.contains("CustomResourceDefinition") && applied.contains("Deployment"),
-        "{applied:?}"
-    );
+    for kind in [
+        "CustomResourceDefinition",
+        "Deployment",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+    ] {
+        assert!(applied.contains(kind), "{kind} not applied: {applied:?}");
+    }
 
     // The samples of the demo, against a FerrVault simulator.
     let mut manifests = fixtures::manifests().expect("samples parse");

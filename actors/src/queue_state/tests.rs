@@ -137,6 +137,7 @@ fn queue_should_spread_the_first_pass_after_a_start() {
     let t0 = Instant::now();
     let config = BackoffConfig {
         first_pass_spread: S(10),
+        first_pass_gap: Duration::from_millis(50),
         ..BackoffConfig::default()
     };
     let mut q = QueueState::new(config, t0);
@@ -163,10 +164,39 @@ fn queue_should_spread_the_first_pass_after_a_start() {
 }
 
 #[test]
+fn queue_should_start_a_small_first_pass_at_once() {
+    let t0 = Instant::now();
+    let mut q = QueueState::new(BackoffConfig::default(), t0);
+    for i in 0..10 {
+        q.add(key(i), Lane::Changed, t0, 0.99);
+    }
+    assert_eq!(
+        q.promote_due(t0 + Duration::from_millis(100)),
+        10,
+        "ten objects after a failover should all be due within 100ms, not spread over 10s"
+    );
+}
+
+#[test]
+fn queue_should_wrap_a_large_first_pass_evenly_into_the_window() {
+    let t0 = Instant::now();
+    let mut q = QueueState::new(BackoffConfig::default(), t0);
+    for i in 0..10_000 {
+        q.add(key(i), Lane::Changed, t0, 0.5);
+    }
+    let per_second: Vec<usize> = (0..10).map(|s| q.promote_due(t0 + S(s + 1))).collect();
+    assert!(
+        per_second.iter().all(|&n| n == 1000),
+        "10,000 keys should fire 1,000 a second: {per_second:?}"
+    );
+}
+
+#[test]
 fn queue_should_keep_a_first_pass_slot_when_events_repeat() {
     let t0 = Instant::now();
     let config = BackoffConfig {
         first_pass_spread: S(10),
+        first_pass_gap: S(10),
         ..BackoffConfig::default()
     };
     let mut q = QueueState::new(config, t0);

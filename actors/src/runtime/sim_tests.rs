@@ -175,6 +175,7 @@ async fn a_restart_should_spread_its_first_pass_over_the_configured_window() {
             .max_concurrent_reconciles(8)
             .backoff(crate::backoff::BackoffConfig {
                 first_pass_spread: Duration::from_secs(2),
+                first_pass_gap: Duration::from_millis(50),
                 ..Default::default()
             })
     });
