@@ -63,8 +63,15 @@ impl Running {
             supervisor,
             children,
         };
-        running.wait_connected().await;
+        running.wait_synced().await;
         running
+    }
+
+    async fn wait_synced(&self) {
+        eventually(SOON, "the watch reporting its initial list done", || {
+            self.reporter.latest().filter(|s| s.synced).map(|_| ())
+        })
+        .await;
     }
 
     async fn wait_connected(&self) {
@@ -291,6 +298,42 @@ async fn watcher_should_reconnect_after_a_forced_410_and_report_it() {
         !w.cell.get_status().ge(&ractor::ActorStatus::Stopping),
         "the watcher survived"
     );
+}
+
+#[tokio::test]
+async fn watcher_should_stay_synced_through_an_error_in_a_quiet_namespace() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api = secrets(&sim, &ns);
+    let (spec, _store) = metadata_spec(&sim, &ns);
+    let w = Running::start(&spec).await;
+
+    // The watch ends and its restart fails: the stream resumes from its resourceVersion
+    // without a re-list, and nothing happens in the namespace, so no event follows.
+    sim.faults().fail(Some("watch"), Some("secrets"), 1.0, 500);
+    sim.faults().drop_watches();
+    let failed = eventually(SOON, "a reported watch error", || {
+        w.reporter.states().into_iter().find(|s| s.errors > 0)
+    })
+    .await;
+    sim.faults().clear();
+    assert!(
+        failed.synced,
+        "an error must not unsync a listed watch: {failed:?}"
+    );
+
+    create(&api, "after", "v1").await;
+    w.wait_enqueued("after", 1).await;
+    let unsynced: Vec<_> = w
+        .reporter
+        .states()
+        .into_iter()
+        .skip_while(|s| !s.synced)
+        .filter(|s| !s.synced)
+        .collect();
+    assert!(unsynced.is_empty(), "synced went back to false: {unsynced:?}");
+    assert_eq!(w.sink.count("after"), 1, "the resumed watch delivers new objects");
 }
 
 #[tokio::test]

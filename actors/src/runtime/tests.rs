@@ -58,7 +58,7 @@ async fn runtime_should_reconcile_watched_keys_and_show_them_in_tree_and_metrics
     ] {
         assert!(text.contains(node), "tree lacks {node}:\n{text}");
     }
-    assert!(text.contains("connected=true"), "{text}");
+    assert!(text.contains("synced=true connected=true"), "{text}");
     let json = running.tree.to_json();
     assert_eq!(json["name"], "supervisor");
     assert_eq!(
