@@ -211,11 +211,7 @@ impl<K: Watched> State<K> {
         match self.throttle.on_change(urgent, Instant::now()) {
             ReportNow::Send => self.reporter.report(self.watch.clone()),
             ReportNow::FlushAfter(delay) => {
-                let stats = self.mailbox.stats().clone();
-                self.mailbox.actor().send_after(delay, move || {
-                    stats.record_enqueued();
-                    WatcherMsg::FlushReport
-                });
+                self.mailbox.send_after(delay, || WatcherMsg::FlushReport);
             }
             ReportNow::Nothing => {}
         }
