@@ -70,6 +70,14 @@ impl Kubectl {
         stdout.into_owned()
     }
 
+    /// `kubectl patch widget <name> <extra…> --type <patch_type> -p <patch>`, asserting success.
+    async fn patch_widget(&self, name: &str, extra: &[&str], patch_type: &str, patch: &str) -> String {
+        let mut args = vec!["patch", "widget", name];
+        args.extend_from_slice(extra);
+        args.extend(["--type", patch_type, "-p", patch]);
+        self.ok(&args).await
+    }
+
     /// Runs kubectl, asserts failure and returns stderr.
     async fn fails(&self, args: &[&str]) -> String {
         let out = self.run(args).await;
@@ -225,16 +233,7 @@ async fn kubectl_get_watch_should_print_added_modified_and_deleted_events() {
     };
     next_event(&mut seen).await; // header
     next_event(&mut seen).await;
-    k.ok(&[
-        "patch",
-        "widget",
-        "w1",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"spec":{"size":2}}"#,
-    ])
-    .await;
+    k.patch_widget("w1", &[], "merge", r#"{"spec":{"size":2}}"#).await;
     next_event(&mut seen).await;
     k.ok(&["delete", "widget", "w1"]).await;
     next_event(&mut seen).await;
@@ -246,27 +245,19 @@ async fn kubectl_patch_should_change_spec_and_status_through_their_own_endpoints
     let sim = sim().await;
     let k = Kubectl::new(&sim);
     widget(&sim, "w1").await;
-    k.ok(&[
-        "patch",
-        "widget",
+    k.patch_widget(
         "w1",
-        "--type",
+        &[],
         "merge",
-        "-p",
         r#"{"spec":{"size":3},"status":{"observed":9}}"#,
-    ])
+    )
     .await;
-    k.ok(&[
-        "patch",
-        "widget",
+    k.patch_widget(
         "w1",
-        "--subresource",
-        "status",
-        "--type",
+        &["--subresource", "status"],
         "merge",
-        "-p",
         r#"{"spec":{"size":7},"status":{"observed":3}}"#,
-    ])
+    )
     .await;
     let w = Api::<Widget>::namespaced(sim.client(), "default")
         .get("w1")
@@ -301,15 +292,12 @@ async fn kubectl_delete_should_wait_for_the_finalizer_and_finish_when_it_is_rele
     let sim = sim().await;
     let k = Kubectl::new(&sim);
     widget(&sim, "w1").await;
-    k.ok(&[
-        "patch",
-        "widget",
+    k.patch_widget(
         "w1",
-        "--type",
+        &[],
         "merge",
-        "-p",
         r#"{"metadata":{"finalizers":["sim.ferrvault.dev/hold"]}}"#,
-    ])
+    )
     .await;
     let mut delete = k.spawn(&["delete", "widget", "w1", "--timeout=20s"]);
     let widgets: Api<Widget> = Api::namespaced(sim.client(), "default");
@@ -325,15 +313,12 @@ async fn kubectl_delete_should_wait_for_the_finalizer_and_finish_when_it_is_rele
         delete.try_wait().expect("poll kubectl").is_none(),
         "kubectl delete must wait for the finalizer"
     );
-    k.ok(&[
-        "patch",
-        "widget",
+    k.patch_widget(
         "w1",
-        "--type",
+        &[],
         "json",
-        "-p",
         r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
-    ])
+    )
     .await;
     let out = within("kubectl delete finishes", delete.wait_with_output())
         .await
