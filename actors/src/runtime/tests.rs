@@ -51,6 +51,16 @@ async fn start_leading(
     (running, watch, leadership)
 }
 
+/// Emit `k2` until the controllers reconcile it: after a hand-over the new watcher's first list
+/// would resend everything, so emulate that until the new queue is up.
+async fn runs_again(watch: &FakeWatch, rec: &Scripted, what: &str) {
+    eventually(HANG, what, || {
+        watch.emit("k2");
+        rec.calls_of("k2") >= 1
+    })
+    .await;
+}
+
 /// Check liveness every 50ms for `span`; fail on the first 503 with its body.
 async fn stays_live(running: &Running, span: Duration, what: &str) {
     let end = tokio::time::Instant::now() + span;
@@ -378,12 +388,7 @@ async fn losing_leadership_should_stop_the_controllers_before_the_hook_returns()
     })
     .await;
     leadership.lead().await;
-    // The new watcher's first list would resend everything; emulate it until the new queue is up.
-    eventually(HANG, "leading again runs keys", || {
-        watch.emit("k2");
-        rec.calls_of("k2") >= 1
-    })
-    .await;
+    runs_again(&watch, &rec, "leading again runs keys").await;
     running.shutdown().await.expect("graceful shutdown");
 }
 
@@ -400,11 +405,7 @@ async fn leadership_regained_while_stopping_should_restart_the_controllers_witho
         tokio::time::sleep(MS(50)).await;
         relead.lead().await;
     });
-    eventually(HANG, "the controllers run again", || {
-        watch.emit("k2");
-        rec.calls_of("k2") >= 1
-    })
-    .await;
+    runs_again(&watch, &rec, "the controllers run again").await;
     let text = running.tree.to_text();
     assert!(
         text.contains("controllers [controllers]") && !text.contains("restarts="),
@@ -445,10 +446,6 @@ async fn a_failed_leadership_actor_should_stop_the_controllers_and_be_restarted(
         "{text}"
     );
     leadership.lead().await;
-    eventually(HANG, "leading again runs keys", || {
-        watch.emit("k2");
-        rec.calls_of("k2") >= 1
-    })
-    .await;
+    runs_again(&watch, &rec, "leading again runs keys").await;
     running.shutdown().await.expect("graceful shutdown");
 }
