@@ -16,6 +16,7 @@ use tokio::{
 use super::*;
 use crate::{
     key::ObjectKey,
+    reconciler::Reconciler,
     seams::{KeySink, LeadershipHooks, WatchState},
 };
 
