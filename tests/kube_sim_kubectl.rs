@@ -134,6 +134,14 @@ metadata: {name: s1, labels: {tier: gold}}
 stringData: {user: admin}
 "#;
 
+/// A simulator holding the widget `name`, and kubectl pointed at it.
+async fn sim_with_widget(name: &str) -> (KubeSim, Kubectl) {
+    let sim = sim().await;
+    let k = Kubectl::new(&sim);
+    widget(&sim, name).await;
+    (sim, k)
+}
+
 async fn widget(sim: &KubeSim, name: &str) -> Widget {
     install_widget_crd(&sim.client()).await;
     let widgets: Api<Widget> = Api::namespaced(sim.client(), "default");
@@ -218,9 +226,7 @@ async fn kubectl_apply_should_create_a_crd_then_custom_resources_and_secrets_tha
 
 #[tokio::test]
 async fn kubectl_get_watch_should_print_added_modified_and_deleted_events() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    widget(&sim, "w1").await;
+    let (_sim, k) = sim_with_widget("w1").await;
     let mut watch = k.spawn(&["get", "widgets", "-w", "--output-watch-events"]);
     let mut lines = BufReader::new(watch.stdout.take().expect("stdout")).lines();
     let mut seen = Vec::new();
@@ -242,9 +248,7 @@ async fn kubectl_get_watch_should_print_added_modified_and_deleted_events() {
 
 #[tokio::test]
 async fn kubectl_patch_should_change_spec_and_status_through_their_own_endpoints() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    widget(&sim, "w1").await;
+    let (sim, k) = sim_with_widget("w1").await;
     k.patch_widget(
         "w1",
         &[],
@@ -271,9 +275,7 @@ async fn kubectl_patch_should_change_spec_and_status_through_their_own_endpoints
 
 #[tokio::test]
 async fn kubectl_replace_should_fail_the_second_time_with_a_stale_resource_version() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    widget(&sim, "w1").await;
+    let (_sim, k) = sim_with_widget("w1").await;
     let mut current: Value =
         serde_json::from_str(&k.ok(&["get", "widget", "w1", "-o", "json"]).await).expect("json");
     current["spec"]["size"] = json!(5);
@@ -289,9 +291,7 @@ async fn kubectl_replace_should_fail_the_second_time_with_a_stale_resource_versi
 
 #[tokio::test]
 async fn kubectl_delete_should_wait_for_the_finalizer_and_finish_when_it_is_released() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    widget(&sim, "w1").await;
+    let (sim, k) = sim_with_widget("w1").await;
     k.patch_widget(
         "w1",
         &[],
