@@ -69,6 +69,28 @@ impl Fixture {
         self.reveal(Some(PROD_SAT), json!({ "vault": "prod" })).await
     }
 
+    /// The request `reveal_prod` sends, built on `client`, for tests that send it themselves.
+    fn reveal_prod_request(&self, client: &reqwest::Client) -> reqwest::RequestBuilder {
+        client
+            .post(self.url("/operator/secrets/reveal"))
+            .bearer_auth(PROD_SAT)
+            .json(&json!({ "vault": "prod" }))
+    }
+
+    /// Make reveals hang, send a prod reveal in the background, and hand it back once the
+    /// simulator holds it.
+    async fn hanging_reveal(&self) -> tokio::task::JoinHandle<reqwest::Result<reqwest::Response>> {
+        self.sim
+            .faults()
+            .set(Endpoint::Reveal, FaultSpec::default().with_hang());
+        let pending = tokio::spawn(self.reveal_prod_request(&self.http).send());
+        self.sim
+            .wait_for_requests(1, HANG_GUARD)
+            .await
+            .expect("the request should reach the simulator");
+        pending
+    }
+
     async fn cloud(&self, token: &str, namespace: Option<&str>, path_and_query: &str) -> reqwest::Response {
         let mut request = self.http.get(self.url(path_and_query)).bearer_auth(token);
         if let Some(namespace) = namespace {
@@ -448,19 +470,7 @@ async fn latency_fault_should_delay_answers_of_its_endpoint_only() {
 #[tokio::test]
 async fn hang_fault_should_hold_requests_until_cleared() {
     let fx = Fixture::start(config()).await;
-    fx.sim
-        .faults()
-        .set(Endpoint::Reveal, FaultSpec::default().with_hang());
-    let request = fx
-        .http
-        .post(fx.url("/operator/secrets/reveal"))
-        .bearer_auth(PROD_SAT)
-        .json(&json!({ "vault": "prod" }));
-    let pending = tokio::spawn(request.send());
-    fx.sim
-        .wait_for_requests(1, HANG_GUARD)
-        .await
-        .expect("the request should reach the simulator");
+    let pending = fx.hanging_reveal().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!pending.is_finished(), "a hanging request should not be answered");
     assert_eq!(fx.sim.stats().total.in_flight, 1);
@@ -495,12 +505,8 @@ async fn connection_reset_fault_should_close_the_connection_without_a_response()
         Endpoint::Reveal,
         FaultSpec::default().with_connection_reset().times(1),
     );
-    let request = fx
-        .http
-        .post(fx.url("/operator/secrets/reveal"))
-        .bearer_auth(PROD_SAT)
-        .json(&json!({ "vault": "prod" }));
-    let error = request
+    let error = fx
+        .reveal_prod_request(&fx.http)
         .send()
         .await
         .expect_err("a reset connection should not yield a response");
@@ -843,19 +849,7 @@ async fn simulator_debug_should_not_print_tokens_minted_tokens_or_secret_values(
 #[tokio::test]
 async fn shutdown_should_end_hanging_requests_and_free_the_port() {
     let fx = Fixture::start(config()).await;
-    fx.sim
-        .faults()
-        .set(Endpoint::Reveal, FaultSpec::default().with_hang());
-    let request = fx
-        .http
-        .post(fx.url("/operator/secrets/reveal"))
-        .bearer_auth(PROD_SAT)
-        .json(&json!({ "vault": "prod" }));
-    let pending = tokio::spawn(request.send());
-    fx.sim
-        .wait_for_requests(1, HANG_GUARD)
-        .await
-        .expect("the request should reach the simulator");
+    let pending = fx.hanging_reveal().await;
     let addr = fx.sim.addr();
     fx.sim.shutdown().await;
     let outcome = tokio::time::timeout(HANG_GUARD, pending)
@@ -948,12 +942,8 @@ async fn a_client_giving_up_on_a_hanging_request_should_end_its_in_flight_period
         .timeout(Duration::from_millis(300))
         .build()
         .expect("client");
-    let request = impatient
-        .post(fx.url("/operator/secrets/reveal"))
-        .bearer_auth(PROD_SAT)
-        .json(&json!({ "vault": "prod" }));
     assert!(
-        request
+        fx.reveal_prod_request(&impatient)
             .send()
             .await
             .expect_err("the client should time out")

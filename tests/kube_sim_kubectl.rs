@@ -70,6 +70,14 @@ impl Kubectl {
         stdout.into_owned()
     }
 
+    /// `kubectl patch widget <name> <extra…> --type <patch_type> -p <patch>`, asserting success.
+    async fn patch_widget(&self, name: &str, extra: &[&str], patch_type: &str, patch: &str) -> String {
+        let mut args = vec!["patch", "widget", name];
+        args.extend_from_slice(extra);
+        args.extend(["--type", patch_type, "-p", patch]);
+        self.ok(&args).await
+    }
+
     /// Runs kubectl, asserts failure and returns stderr.
     async fn fails(&self, args: &[&str]) -> String {
         let out = self.run(args).await;
@@ -125,6 +133,14 @@ kind: Secret
 metadata: {name: s1, labels: {tier: gold}}
 stringData: {user: admin}
 "#;
+
+/// A simulator holding the widget `name`, and kubectl pointed at it.
+async fn sim_with_widget(name: &str) -> (KubeSim, Kubectl) {
+    let sim = sim().await;
+    let k = Kubectl::new(&sim);
+    widget(&sim, name).await;
+    (sim, k)
+}
 
 async fn widget(sim: &KubeSim, name: &str) -> Widget {
     install_widget_crd(&sim.client()).await;
@@ -210,9 +226,7 @@ async fn kubectl_apply_should_create_a_crd_then_custom_resources_and_secrets_tha
 
 #[tokio::test]
 async fn kubectl_get_watch_should_print_added_modified_and_deleted_events() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    widget(&sim, "w1").await;
+    let (_sim, k) = sim_with_widget("w1").await;
     let mut watch = k.spawn(&["get", "widgets", "-w", "--output-watch-events"]);
     let mut lines = BufReader::new(watch.stdout.take().expect("stdout")).lines();
     let mut seen = Vec::new();
@@ -225,16 +239,7 @@ async fn kubectl_get_watch_should_print_added_modified_and_deleted_events() {
     };
     next_event(&mut seen).await; // header
     next_event(&mut seen).await;
-    k.ok(&[
-        "patch",
-        "widget",
-        "w1",
-        "--type",
-        "merge",
-        "-p",
-        r#"{"spec":{"size":2}}"#,
-    ])
-    .await;
+    k.patch_widget("w1", &[], "merge", r#"{"spec":{"size":2}}"#).await;
     next_event(&mut seen).await;
     k.ok(&["delete", "widget", "w1"]).await;
     next_event(&mut seen).await;
@@ -243,30 +248,20 @@ async fn kubectl_get_watch_should_print_added_modified_and_deleted_events() {
 
 #[tokio::test]
 async fn kubectl_patch_should_change_spec_and_status_through_their_own_endpoints() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    widget(&sim, "w1").await;
-    k.ok(&[
-        "patch",
-        "widget",
+    let (sim, k) = sim_with_widget("w1").await;
+    k.patch_widget(
         "w1",
-        "--type",
+        &[],
         "merge",
-        "-p",
         r#"{"spec":{"size":3},"status":{"observed":9}}"#,
-    ])
+    )
     .await;
-    k.ok(&[
-        "patch",
-        "widget",
+    k.patch_widget(
         "w1",
-        "--subresource",
-        "status",
-        "--type",
+        &["--subresource", "status"],
         "merge",
-        "-p",
         r#"{"spec":{"size":7},"status":{"observed":3}}"#,
-    ])
+    )
     .await;
     let w = Api::<Widget>::namespaced(sim.client(), "default")
         .get("w1")
@@ -280,9 +275,7 @@ async fn kubectl_patch_should_change_spec_and_status_through_their_own_endpoints
 
 #[tokio::test]
 async fn kubectl_replace_should_fail_the_second_time_with_a_stale_resource_version() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    widget(&sim, "w1").await;
+    let (_sim, k) = sim_with_widget("w1").await;
     let mut current: Value =
         serde_json::from_str(&k.ok(&["get", "widget", "w1", "-o", "json"]).await).expect("json");
     current["spec"]["size"] = json!(5);
@@ -298,18 +291,13 @@ async fn kubectl_replace_should_fail_the_second_time_with_a_stale_resource_versi
 
 #[tokio::test]
 async fn kubectl_delete_should_wait_for_the_finalizer_and_finish_when_it_is_released() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    widget(&sim, "w1").await;
-    k.ok(&[
-        "patch",
-        "widget",
+    let (sim, k) = sim_with_widget("w1").await;
+    k.patch_widget(
         "w1",
-        "--type",
+        &[],
         "merge",
-        "-p",
         r#"{"metadata":{"finalizers":["sim.ferrvault.dev/hold"]}}"#,
-    ])
+    )
     .await;
     let mut delete = k.spawn(&["delete", "widget", "w1", "--timeout=20s"]);
     let widgets: Api<Widget> = Api::namespaced(sim.client(), "default");
@@ -325,15 +313,12 @@ async fn kubectl_delete_should_wait_for_the_finalizer_and_finish_when_it_is_rele
         delete.try_wait().expect("poll kubectl").is_none(),
         "kubectl delete must wait for the finalizer"
     );
-    k.ok(&[
-        "patch",
-        "widget",
+    k.patch_widget(
         "w1",
-        "--type",
+        &[],
         "json",
-        "-p",
         r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
-    ])
+    )
     .await;
     let out = within("kubectl delete finishes", delete.wait_with_output())
         .await

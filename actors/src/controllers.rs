@@ -29,7 +29,7 @@ use crate::{
     key::{Lane, ObjectKey},
     mailbox::{self, CountedRef, MailboxStats},
     reconciler::SharedReconciler,
-    restart_policy::{RestartDecision, RestartLog, RestartPolicy},
+    restart_policy::{RestartDecision, RestartLog, RestartPolicy, exit_of},
     seams::{KeySink, WatchReporter, WatchSource},
     supervisor::SupervisorMsg,
     work_queue::{QueueArgs, QueueConfig, QueueMsg, QueueStats, WorkQueue},
@@ -185,27 +185,11 @@ impl Actor for Controllers {
         evt: SupervisionEvent,
         state: &mut ControllersState,
     ) -> Result<(), ActorProcessingErr> {
-        let (cell, reason) = match evt {
-            SupervisionEvent::ActorTerminated(cell, _, reason) => {
-                (cell, reason.unwrap_or_else(|| "stopped".into()))
-            }
-            SupervisionEvent::ActorFailed(cell, err) => (cell, format!("failed: {err}")),
-            _ => return Ok(()),
+        let Some((cell, reason)) = exit_of(evt) else {
+            return Ok(());
         };
         if let Some(child) = state.on_child_exit(&cell) {
-            match state.decide(child, &reason, Instant::now()) {
-                RestartDecision::RestartAfter(delay) => {
-                    let stats = state.args.mailbox.clone();
-                    myself.send_after(delay, move || {
-                        stats.record_enqueued();
-                        ControllersMsg::Restart(child)
-                    });
-                }
-                RestartDecision::Escalate(why) => {
-                    // The supervisor may already be stopping: then escalation is moot.
-                    let _ = state.args.supervisor.cast(SupervisorMsg::Escalate(why));
-                }
-            }
+            state.restart_or_escalate(&myself, child, &reason);
         }
         Ok(())
     }
@@ -240,14 +224,28 @@ impl ControllersState {
         Some(child)
     }
 
-    fn decide(&mut self, child: Child, reason: &str, now: Instant) -> RestartDecision {
+    /// Count a failure of `child` against the restart policy, then schedule its restart or
+    /// escalate to the supervisor.
+    fn restart_or_escalate(&mut self, myself: &ActorRef<ControllersMsg>, child: Child, reason: &str) {
         let name = self.name_of(child);
         self.args.directory.restarted(&name, reason);
-        self.args
+        let decision = self
+            .args
             .restarts
             .lock()
             .expect("restart log poisoned")
-            .on_failure(&self.args.policy, &name, now)
+            .on_failure(&self.args.policy, &name, Instant::now());
+        match decision {
+            RestartDecision::RestartAfter(delay) => {
+                mailbox::send_counted_after(myself, self.args.mailbox.clone(), delay, move || {
+                    ControllersMsg::Restart(child)
+                });
+            }
+            RestartDecision::Escalate(why) => {
+                // The supervisor may already be stopping: then escalation is moot.
+                let _ = self.args.supervisor.cast(SupervisorMsg::Escalate(why));
+            }
+        }
     }
 
     async fn start(&mut self, myself: &ActorRef<ControllersMsg>, child: Child) {
@@ -270,17 +268,7 @@ impl ControllersState {
             Err(err) => {
                 // No supervision event for a failed start: count it and retry like a failure.
                 tracing::warn!(child = %name, %err, "child failed to start");
-                let decision = self.decide(child, &format!("start failed: {err}"), Instant::now());
-                let stats = self.args.mailbox.clone();
-                match decision {
-                    RestartDecision::RestartAfter(delay) => drop(myself.send_after(delay, move || {
-                        stats.record_enqueued();
-                        ControllersMsg::Restart(child)
-                    })),
-                    RestartDecision::Escalate(why) => {
-                        drop(self.args.supervisor.cast(SupervisorMsg::Escalate(why)))
-                    }
-                }
+                self.restart_or_escalate(myself, child, &format!("start failed: {err}"));
             }
         }
     }

@@ -27,7 +27,7 @@ use crate::{
     directory::Directory,
     health_rules::{HealthConfig, HealthInputs, ProbeReport, Verdict, evaluate},
     introspection::TreeHandle,
-    mailbox::MailboxStats,
+    mailbox::{self, MailboxStats},
     seams::{LeaseStatus, Role},
     work_queue::QueueStats,
 };
@@ -104,11 +104,12 @@ impl Actor for Health {
         match msg {
             HealthMsg::Tick => {
                 state.refresh_metrics();
-                let stats = state.mailbox.clone();
-                myself.send_after(state.config.probe_period, move || {
-                    stats.record_enqueued();
-                    HealthMsg::Tick
-                });
+                mailbox::send_counted_after(
+                    &myself,
+                    state.mailbox.clone(),
+                    state.config.probe_period,
+                    || HealthMsg::Tick,
+                );
             }
             HealthMsg::Nudge => {}
         }

@@ -9,7 +9,9 @@
 //! - the supervisor escalated.
 //!
 //! It never fails a standby, an idle queue, or a queue whose keys all wait for a later refresh.
-//! Readiness: leader → every watch has synced; standby → ready (it only watches the lease).
+//! Readiness: leader → every watch has synced (its current incarnation completed its initial
+//! list once; a later stream error does not unsync it, see [`WatchState::synced`]);
+//! standby → ready (it only watches the lease).
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -250,7 +252,7 @@ fn progress(queues: &[(&'static str, QueueStats)], threshold: Duration, now: Ins
 fn watches_synced(expected: &[String], states: &BTreeMap<String, WatchState>) -> Check {
     let pending: Vec<&str> = expected
         .iter()
-        .filter(|name| !states.get(*name).is_some_and(|s| s.connected))
+        .filter(|name| !states.get(*name).is_some_and(|s| s.synced))
         .map(String::as_str)
         .collect();
     if pending.is_empty() {

@@ -283,8 +283,8 @@ fn render(node: &ActorNode, depth: usize, out: &mut String) {
         Some(Detail::Watch(w)) => {
             let _ = write!(
                 out,
-                " connected={} events={} errors={}",
-                w.connected, w.events, w.errors
+                " synced={} connected={} events={} errors={}",
+                w.synced, w.connected, w.events, w.errors
             );
         }
         None => {}

@@ -260,13 +260,8 @@ impl State {
         if self.in_flight.is_none() {
             self.start_read();
         }
-        let stats = self.mailbox.stats().clone();
         self.mailbox
-            .actor()
-            .send_after(self.timings().retry_period, move || {
-                stats.record_enqueued();
-                LeadershipMsg::Tick
-            });
+            .send_after(self.timings().retry_period, || LeadershipMsg::Tick);
     }
 
     async fn on_read(&mut self, attempt: u64, result: Result<Option<Lease>, LeaseCallError>) {

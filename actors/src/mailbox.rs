@@ -12,9 +12,11 @@ use std::{
         Arc, LazyLock, Mutex,
         atomic::{AtomicU64, Ordering},
     },
+    time::Duration,
 };
 
 use ractor::{ActorId, ActorRef, Message, MessagingErr};
+use tokio::task::JoinHandle;
 
 /// Message counters of one actor incarnation.
 #[derive(Debug, Default)]
@@ -81,6 +83,15 @@ impl<M: Message> CountedRef<M> {
         sent
     }
 
+    /// Send `msg()` after `delay` (see [`send_counted_after`]).
+    pub fn send_after(
+        &self,
+        delay: Duration,
+        msg: impl FnOnce() -> M + Send + 'static,
+    ) -> JoinHandle<Result<(), MessagingErr<M>>> {
+        send_counted_after(&self.actor, self.stats.clone(), delay, msg)
+    }
+
     /// The wrapped actor (for `call`, supervision, `get_cell`).
     pub fn actor(&self) -> &ActorRef<M> {
         &self.actor
@@ -90,6 +101,21 @@ impl<M: Message> CountedRef<M> {
     pub fn stats(&self) -> &Arc<MailboxStats> {
         &self.stats
     }
+}
+
+/// Send `msg()` to `actor` after `delay`, counting it as enqueued when the timer fires, so a
+/// message still waiting on its timer is not in the depth. For an actor sending to itself from
+/// `handle` (it holds its own stats, not a [`CountedRef`]). Aborting the handle cancels it.
+pub fn send_counted_after<M: Message>(
+    actor: &ActorRef<M>,
+    stats: Arc<MailboxStats>,
+    delay: Duration,
+    msg: impl FnOnce() -> M + Send + 'static,
+) -> JoinHandle<Result<(), MessagingErr<M>>> {
+    actor.send_after(delay, move || {
+        stats.record_enqueued();
+        msg()
+    })
 }
 
 static INDEX: LazyLock<Mutex<HashMap<ActorId, Arc<MailboxStats>>>> = LazyLock::new(Default::default);

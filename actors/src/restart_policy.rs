@@ -10,6 +10,7 @@ use std::{
     time::Duration,
 };
 
+use ractor::{ActorCell, SupervisionEvent};
 use tokio::time::Instant;
 
 /// Restart settings (flags).
@@ -43,6 +44,18 @@ pub enum RestartDecision {
     RestartAfter(Duration),
     /// Too many restarts: escalate, with this reason.
     Escalate(String),
+}
+
+/// The child a supervision event says exited, and why (`stopped`, the stop reason, or
+/// `failed: <error>`); `None` for events that are not an exit.
+pub(crate) fn exit_of(event: SupervisionEvent) -> Option<(ActorCell, String)> {
+    match event {
+        SupervisionEvent::ActorTerminated(cell, _, reason) => {
+            Some((cell, reason.unwrap_or_else(|| "stopped".into())))
+        }
+        SupervisionEvent::ActorFailed(cell, err) => Some((cell, format!("failed: {err}"))),
+        _ => None,
+    }
 }
 
 /// Restart history within the window.

@@ -26,6 +26,7 @@ use std::{
 
 use futures::future::BoxFuture;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+
 use tokio::{sync::watch, time::Instant};
 
 use crate::{
@@ -33,7 +34,7 @@ use crate::{
     directory::{ActorKind, Directory},
     health::{EscalationCell, Health, HealthArgs, HealthMsg},
     mailbox::{self, CountedRef, MailboxStats},
-    restart_policy::{RestartDecision, RestartLog, RestartPolicy},
+    restart_policy::{RestartDecision, RestartLog, RestartPolicy, exit_of},
     seams::{LeadershipHooks, LeadershipSource, LeaseStatus, Role},
 };
 
@@ -205,14 +206,9 @@ impl Actor for Supervisor {
         evt: SupervisionEvent,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
-        let (cell, reason) = match evt {
-            SupervisionEvent::ActorTerminated(cell, _, reason) => {
-                (cell, reason.unwrap_or_else(|| "stopped".into()))
-            }
-            SupervisionEvent::ActorFailed(cell, err) => (cell, format!("failed: {err}")),
-            _ => return Ok(()),
-        };
-        state.on_child_exit(&myself, &cell, reason);
+        if let Some((cell, reason)) = exit_of(evt) {
+            state.on_child_exit(&myself, &cell, reason);
+        }
         Ok(())
     }
 
@@ -367,7 +363,13 @@ impl SupervisorState {
                 c.stop(Some("leadership actor failed".into()));
             }
         }
-        self.args.directory.restarted(child.name(), &reason);
+        self.restart_or_escalate(myself, child, reason);
+    }
+
+    /// Count a failure of `child` against the restart policy, then schedule its restart or
+    /// escalate.
+    fn restart_or_escalate(&mut self, myself: &ActorRef<SupervisorMsg>, child: RootChild, reason: String) {
+        self.args.directory.restarted(child.name(), reason);
         let decision = self
             .args
             .restarts
@@ -376,9 +378,7 @@ impl SupervisorState {
             .on_failure(&self.args.policy, child.name(), Instant::now());
         match decision {
             RestartDecision::RestartAfter(delay) => {
-                let stats = self.args.mailbox.clone();
-                myself.send_after(delay, move || {
-                    stats.record_enqueued();
+                mailbox::send_counted_after(myself, self.args.mailbox.clone(), delay, move || {
                     SupervisorMsg::Restart(child)
                 });
             }
@@ -440,25 +440,7 @@ impl SupervisorState {
             Err(err) => {
                 // No supervision event follows a failed start: treat it as a failure now.
                 tracing::warn!(child = child.name(), %err, "child failed to start");
-                self.args
-                    .directory
-                    .restarted(child.name(), format!("start failed: {err}"));
-                let decision = self
-                    .args
-                    .restarts
-                    .lock()
-                    .expect("restart log poisoned")
-                    .on_failure(&self.args.policy, child.name(), Instant::now());
-                match decision {
-                    RestartDecision::RestartAfter(delay) => {
-                        let stats = self.args.mailbox.clone();
-                        myself.send_after(delay, move || {
-                            stats.record_enqueued();
-                            SupervisorMsg::Restart(child)
-                        });
-                    }
-                    RestartDecision::Escalate(why) => self.on_escalate(myself, why),
-                }
+                self.restart_or_escalate(myself, child, format!("start failed: {err}"));
             }
         }
     }

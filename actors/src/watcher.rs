@@ -16,13 +16,17 @@
 //!   the filter sees the previous version from the store, read before the event is applied.
 //! - The reported state is secret-free: errors are reduced to variant, HTTP code and reason.
 //! - Reports are throttled to one per [`REPORT_INTERVAL`] (a trailing report follows a burst);
-//!   connection changes and errors are reported at once.
+//!   the first completed list, connection changes and errors are reported at once.
+//! - `synced` (what readiness checks) turns true at the first completed list and stays true
+//!   for the life of this incarnation: stream errors are retried by the stream itself, which
+//!   resumes from its resourceVersion or re-lists.
 //!
 //! # Caveats
-//! `connected` turns false on a stream error and true again at the next completed list or
-//! object event. An error the watcher recovers from without a re-list (a failed watch start
-//! followed by a good one) leaves no trace in the stream, so on a quiet namespace the state
-//! keeps saying "disconnected" until the next event; `last_error` and `errors` say why.
+//! `connected` is informative: it turns false on a stream error and true again at the next
+//! completed list. An error the watcher recovers from without a re-list (a failed watch start
+//! followed by a good one) leaves no trace in the stream, so it may keep saying
+//! "disconnected" while the watch works; `last_error` and `errors` say why. That is why
+//! readiness looks at `synced`, not `connected`.
 //!
 //! # Failure
 //! A panicking mapper fails the actor; a stream task that ends (panic in the filter, or the
@@ -142,14 +146,7 @@ impl<K: Watched> Actor for Watcher<K> {
     ) -> Result<Self::State, ActorProcessingErr> {
         let stats = Arc::new(MailboxStats::default());
         mailbox::register(myself.get_id(), stats.clone());
-        let watch = WatchState {
-            name: args.spec.name.clone(),
-            connected: false,
-            last_event_at: None,
-            events: 0,
-            errors: 0,
-            last_error: None,
-        };
+        let watch = WatchState::starting(args.spec.name.clone());
         Ok(State {
             spec: args.spec,
             sink: args.sink,
@@ -214,11 +211,7 @@ impl<K: Watched> State<K> {
         match self.throttle.on_change(urgent, Instant::now()) {
             ReportNow::Send => self.reporter.report(self.watch.clone()),
             ReportNow::FlushAfter(delay) => {
-                let stats = self.mailbox.stats().clone();
-                self.mailbox.actor().send_after(delay, move || {
-                    stats.record_enqueued();
-                    WatcherMsg::FlushReport
-                });
+                self.mailbox.send_after(delay, || WatcherMsg::FlushReport);
             }
             ReportNow::Nothing => {}
         }
@@ -237,12 +230,16 @@ impl<K: Watched> State<K> {
 }
 
 /// Fold one stream item into the reported state; `true` when the change must be reported now
-/// (connection state changed, or an error).
+/// (first sync, connection state changed, or an error).
 fn record<K>(watch: &mut WatchState, item: &StreamItem<K>, at: std::time::SystemTime) -> bool {
     watch.events += 1;
     watch.last_event_at = Some(at);
     match item {
-        StreamItem::Listed { .. } => !std::mem::replace(&mut watch.connected, true),
+        StreamItem::Listed { .. } => {
+            let first_sync = !std::mem::replace(&mut watch.synced, true);
+            let reconnected = !std::mem::replace(&mut watch.connected, true);
+            first_sync || reconnected
+        }
         StreamItem::Failed(error) => {
             watch.errors += 1;
             watch.last_error = Some(error.clone());

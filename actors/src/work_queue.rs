@@ -512,14 +512,12 @@ impl QueueActorState {
             old.abort();
         }
         if let Some(at) = wake {
-            let stats = self.mailbox.clone();
-            let handle = self
-                .myself
-                .actor()
-                .send_after(at.saturating_duration_since(now), move || {
-                    stats.record_enqueued();
-                    QueueMsg::Tick
-                });
+            let handle = mailbox::send_counted_after(
+                self.myself.actor(),
+                self.mailbox.clone(),
+                at.saturating_duration_since(now),
+                || QueueMsg::Tick,
+            );
             self.timer = Some((at, handle));
         }
     }

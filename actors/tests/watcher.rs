@@ -63,8 +63,15 @@ impl Running {
             supervisor,
             children,
         };
-        running.wait_connected().await;
+        running.wait_synced().await;
         running
+    }
+
+    async fn wait_synced(&self) {
+        eventually(SOON, "the watch reporting its initial list done", || {
+            self.reporter.latest().filter(|s| s.synced).map(|_| ())
+        })
+        .await;
     }
 
     async fn wait_connected(&self) {
@@ -112,6 +119,15 @@ async fn namespace(sim: &KubeSim) -> String {
         .await
         .expect("create namespace");
     name
+}
+
+/// A started simulator, a fresh namespace in it, and that namespace's Secrets.
+async fn fresh_namespace() -> (KubeSim, String, Api<Secret>) {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let ns = namespace(&sim).await;
+    let api = secrets(&sim, &ns);
+    (sim, ns, api)
 }
 
 async fn create(api: &Api<Secret>, name: &str, value: &str) {
@@ -171,10 +187,7 @@ fn metadata_spec(
 
 #[tokio::test]
 async fn typed_watcher_should_enqueue_exactly_the_changes_its_filter_lets_through() {
-    init_tracing();
-    let sim = KubeSim::start().await.expect("simulator starts");
-    let ns = namespace(&sim).await;
-    let api = secrets(&sim, &ns);
+    let (sim, ns, api) = fresh_namespace().await;
     create(&api, "existing", "v1").await;
     let (spec, store) = typed_spec(&sim, &ns);
     let w = Running::start(&spec).await;
@@ -229,10 +242,7 @@ async fn typed_watcher_should_enqueue_exactly_the_changes_its_filter_lets_throug
 
 #[tokio::test]
 async fn metadata_watcher_should_enqueue_creates_updates_and_deletes() {
-    init_tracing();
-    let sim = KubeSim::start().await.expect("simulator starts");
-    let ns = namespace(&sim).await;
-    let api = secrets(&sim, &ns);
+    let (sim, ns, api) = fresh_namespace().await;
     let (spec, store) = metadata_spec(&sim, &ns);
     let w = Running::start(&spec).await;
 
@@ -258,10 +268,7 @@ async fn metadata_watcher_should_enqueue_creates_updates_and_deletes() {
 
 #[tokio::test]
 async fn watcher_should_reconnect_after_a_forced_410_and_report_it() {
-    init_tracing();
-    let sim = KubeSim::start().await.expect("simulator starts");
-    let ns = namespace(&sim).await;
-    let api = secrets(&sim, &ns);
+    let (sim, ns, api) = fresh_namespace().await;
     create(&api, "steady", "v1").await;
     let (spec, _store) = metadata_spec(&sim, &ns);
     let w = Running::start(&spec).await;
@@ -294,11 +301,41 @@ async fn watcher_should_reconnect_after_a_forced_410_and_report_it() {
 }
 
 #[tokio::test]
+async fn watcher_should_stay_synced_through_an_error_in_a_quiet_namespace() {
+    let (sim, ns, api) = fresh_namespace().await;
+    let (spec, _store) = metadata_spec(&sim, &ns);
+    let w = Running::start(&spec).await;
+
+    // The watch ends and its restart fails: the stream resumes from its resourceVersion
+    // without a re-list, and nothing happens in the namespace, so no event follows.
+    sim.faults().fail(Some("watch"), Some("secrets"), 1.0, 500);
+    sim.faults().drop_watches();
+    let failed = eventually(SOON, "a reported watch error", || {
+        w.reporter.states().into_iter().find(|s| s.errors > 0)
+    })
+    .await;
+    sim.faults().clear();
+    assert!(
+        failed.synced,
+        "an error must not unsync a listed watch: {failed:?}"
+    );
+
+    create(&api, "after", "v1").await;
+    w.wait_enqueued("after", 1).await;
+    let unsynced: Vec<_> = w
+        .reporter
+        .states()
+        .into_iter()
+        .skip_while(|s| !s.synced)
+        .filter(|s| !s.synced)
+        .collect();
+    assert!(unsynced.is_empty(), "synced went back to false: {unsynced:?}");
+    assert_eq!(w.sink.count("after"), 1, "the resumed watch delivers new objects");
+}
+
+#[tokio::test]
 async fn watcher_should_enqueue_objects_deleted_while_its_watch_was_down() {
-    init_tracing();
-    let sim = KubeSim::start().await.expect("simulator starts");
-    let ns = namespace(&sim).await;
-    let api = secrets(&sim, &ns);
+    let (sim, ns, api) = fresh_namespace().await;
     create(&api, "kept", "v1").await;
     create(&api, "gone", "v1").await;
     let (spec, _store) = metadata_spec(&sim, &ns);
@@ -325,10 +362,7 @@ async fn watcher_should_enqueue_objects_deleted_while_its_watch_was_down() {
 
 #[tokio::test]
 async fn watcher_should_survive_dropped_watches() {
-    init_tracing();
-    let sim = KubeSim::start().await.expect("simulator starts");
-    let ns = namespace(&sim).await;
-    let api = secrets(&sim, &ns);
+    let (sim, ns, api) = fresh_namespace().await;
     let (spec, _store) = typed_spec(&sim, &ns);
     let w = Running::start(&spec).await;
 
@@ -343,10 +377,7 @@ async fn watcher_should_survive_dropped_watches() {
 
 #[tokio::test]
 async fn mapper_panic_should_fail_the_watcher_and_a_restart_should_resume_with_the_same_store() {
-    init_tracing();
-    let sim = KubeSim::start().await.expect("simulator starts");
-    let ns = namespace(&sim).await;
-    let api = secrets(&sim, &ns);
+    let (sim, ns, api) = fresh_namespace().await;
     let (spec, store) = metadata_spec(&sim, &ns);
     let w = Running::start(&spec).await;
 
@@ -400,9 +431,7 @@ fn deployment(name: &str, replicas: i32) -> Deployment {
 
 #[tokio::test]
 async fn default_filter_should_skip_status_writes_and_enqueue_spec_changes() {
-    init_tracing();
-    let sim = KubeSim::start().await.expect("simulator starts");
-    let ns = namespace(&sim).await;
+    let (sim, ns, _) = fresh_namespace().await;
     let api: Api<Deployment> = Api::namespaced(sim.client(), &ns);
     let (spec, _store) = WatchSpec::full("Deployment", api.clone(), watcher::Config::default());
     let w = Running::start(&spec.map(|d: &Deployment| key_of(&d.metadata))).await;

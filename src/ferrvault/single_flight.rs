@@ -289,6 +289,22 @@ mod tests {
         KeySelector::from_names(list.iter().copied())
     }
 
+    /// A caller revealing `want` from "vault" in a task of its own, through [`fake_fetch`].
+    fn spawn_reveal(
+        flights: &Arc<SingleFlight<&'static str>>,
+        calls: &Arc<AtomicUsize>,
+        want: KeySelector,
+        deadline: Instant,
+        fetch_takes: Duration,
+    ) -> tokio::task::JoinHandle<Result<Revealed, FerrVaultError>> {
+        let (flights, calls) = (flights.clone(), calls.clone());
+        tokio::spawn(async move {
+            flights
+                .reveal("vault", want, deadline, fake_fetch(calls, fetch_takes))
+                .await
+        })
+    }
+
     type FakeRequest = std::pin::Pin<Box<dyn Future<Output = Result<Revealed, FerrVaultError>> + Send>>;
 
     /// A fetch that answers every key except those starting with `missing`, after `delay`.
@@ -334,17 +350,13 @@ mod tests {
         ];
         let mut handles = Vec::new();
         for want in selectors.clone() {
-            let (flights, calls) = (flights.clone(), calls.clone());
-            handles.push(tokio::spawn(async move {
-                flights
-                    .reveal(
-                        "vault",
-                        want,
-                        deadline,
-                        fake_fetch(calls, Duration::from_millis(50)),
-                    )
-                    .await
-            }));
+            handles.push(spawn_reveal(
+                &flights,
+                &calls,
+                want,
+                deadline,
+                Duration::from_millis(50),
+            ));
         }
         let results: Vec<_> = futures::future::join_all(handles)
             .await
@@ -372,19 +384,7 @@ mod tests {
         let flights = Arc::new(SingleFlight::new(Duration::ZERO));
         let calls = Arc::new(AtomicUsize::new(0));
         let deadline = Instant::now() + Duration::from_secs(5);
-        let first = {
-            let (flights, calls) = (flights.clone(), calls.clone());
-            tokio::spawn(async move {
-                flights
-                    .reveal(
-                        "vault",
-                        names(&["a"]),
-                        deadline,
-                        fake_fetch(calls, Duration::ZERO),
-                    )
-                    .await
-            })
-        };
+        let first = spawn_reveal(&flights, &calls, names(&["a"]), deadline, Duration::ZERO);
         tokio::time::sleep(Duration::from_millis(1)).await;
         let covered = flights.reveal(
             "vault",
@@ -403,19 +403,13 @@ mod tests {
         let flights = Arc::new(SingleFlight::new(Duration::ZERO));
         let calls = Arc::new(AtomicUsize::new(0));
         let now = Instant::now();
-        let patient = {
-            let (flights, calls) = (flights.clone(), calls.clone());
-            tokio::spawn(async move {
-                flights
-                    .reveal(
-                        "vault",
-                        names(&["a"]),
-                        now + Duration::from_secs(10),
-                        fake_fetch(calls, Duration::from_secs(2)),
-                    )
-                    .await
-            })
-        };
+        let patient = spawn_reveal(
+            &flights,
+            &calls,
+            names(&["a"]),
+            now + Duration::from_secs(10),
+            Duration::from_secs(2),
+        );
         tokio::task::yield_now().await;
         let impatient = flights
             .reveal(
@@ -432,19 +426,13 @@ mod tests {
         );
         assert_eq!(calls.load(Ordering::SeqCst), 1);
 
-        let abandoned = {
-            let (flights, calls) = (flights.clone(), calls.clone());
-            tokio::spawn(async move {
-                flights
-                    .reveal(
-                        "vault",
-                        names(&["a"]),
-                        now + Duration::from_secs(60),
-                        fake_fetch(calls, Duration::from_secs(30)),
-                    )
-                    .await
-            })
-        };
+        let abandoned = spawn_reveal(
+            &flights,
+            &calls,
+            names(&["a"]),
+            now + Duration::from_secs(60),
+            Duration::from_secs(30),
+        );
         tokio::time::sleep(Duration::from_secs(1)).await;
         abandoned.abort();
         tokio::time::sleep(Duration::from_secs(60)).await;

@@ -181,13 +181,10 @@ fn a_stale_verdict_should_fail_liveness() {
 fn a_leader_should_be_ready_only_once_every_watch_synced() {
     let t0 = Instant::now();
     let expected = vec!["A".to_owned(), "B".to_owned()];
-    let state = |name: &str, connected| WatchState {
-        name: name.into(),
-        connected,
-        last_event_at: None,
-        events: 0,
-        errors: 0,
-        last_error: None,
+    let state = |name: &str, synced| WatchState {
+        synced,
+        connected: synced,
+        ..WatchState::starting(name)
     };
     let mut watches = BTreeMap::from([("A".to_owned(), state("A", true))]);
     let ready = |watches: &BTreeMap<String, WatchState>, role| {
@@ -208,6 +205,38 @@ fn a_leader_should_be_ready_only_once_every_watch_synced() {
         r.body
     );
     assert!(ready(&watches, Role::Standby).ok);
+    watches.insert("B".into(), state("B", false));
+    assert!(
+        !ready(&watches, Role::Leader).ok,
+        "a reported watch that never listed is not synced"
+    );
     watches.insert("B".into(), state("B", true));
     assert!(ready(&watches, Role::Leader).ok);
+}
+
+#[test]
+fn a_leader_should_stay_ready_when_a_synced_watch_reports_an_error() {
+    let expected = vec!["A".to_owned()];
+    let errored = WatchState {
+        synced: true,
+        connected: false,
+        errors: 1,
+        last_error: Some("watch start failed: 500 InternalError".into()),
+        ..WatchState::starting("A")
+    };
+    let watches = BTreeMap::from([("A".to_owned(), errored)]);
+    let inputs = HealthInputs {
+        role: Role::Leader,
+        queues: &[],
+        escalation: None,
+        expected_watches: &expected,
+        watches: &watches,
+    };
+    let ready = evaluate(&inputs, &config(), Instant::now()).readiness();
+    assert!(ready.ok, "{}", ready.body);
+    assert!(
+        ready.body.contains("ok watches: 1 watches synced"),
+        "{}",
+        ready.body
+    );
 }

@@ -17,6 +17,11 @@ fn held_by(holder: &str, transitions: i32) -> LeaseRecord {
     }
 }
 
+/// [`decide`] for us (`ME`) with the default timings.
+fn decide_as_me(observed: Option<&Observed>, leading: bool, now: Instant, wall_now: Timestamp) -> Decision {
+    decide(observed, ME, leading, now, wall_now, &Timings::DEFAULT)
+}
+
 fn observed(record: LeaseRecord, at: Instant) -> Observed {
     Observed {
         record,
@@ -87,7 +92,7 @@ fn timings_should_refuse_client_go_violations() {
 #[test]
 fn absent_lease_should_be_created_naming_us_with_zero_transitions() {
     let now = Instant::now();
-    let d = decide(None, ME, false, now, wall(10), &Timings::DEFAULT);
+    let d = decide_as_me(None, false, now, wall(10));
     assert_eq!(
         d,
         Decision::Create(LeaseRecord {
@@ -104,14 +109,7 @@ fn absent_lease_should_be_created_naming_us_with_zero_transitions() {
 fn valid_lease_of_another_should_make_us_wait_until_its_local_expiry() {
     let seen = Instant::now();
     let o = observed(held_by(OTHER, 3), seen);
-    let d = decide(
-        Some(&o),
-        ME,
-        false,
-        seen + Duration::from_secs(14),
-        wall(100),
-        &Timings::DEFAULT,
-    );
+    let d = decide_as_me(Some(&o), false, seen + Duration::from_secs(14), wall(100));
     assert_eq!(
         d,
         Decision::Wait {
@@ -129,14 +127,7 @@ fn expiry_should_be_judged_by_local_observation_not_by_renew_time() {
     let mut record = held_by(OTHER, 1);
     record.renew_time = Some(wall(-3600));
     let o = observed(record, seen);
-    let d = decide(
-        Some(&o),
-        ME,
-        false,
-        seen + Duration::from_secs(1),
-        wall(0),
-        &Timings::DEFAULT,
-    );
+    let d = decide_as_me(Some(&o), false, seen + Duration::from_secs(1), wall(0));
     assert!(matches!(d, Decision::Wait { .. }), "{d:?}");
 }
 
@@ -144,14 +135,7 @@ fn expiry_should_be_judged_by_local_observation_not_by_renew_time() {
 fn expired_lease_of_another_should_be_acquired_with_one_more_transition() {
     let seen = Instant::now();
     let o = observed(held_by(OTHER, 3), seen);
-    let d = decide(
-        Some(&o),
-        ME,
-        false,
-        seen + Duration::from_secs(15),
-        wall(40),
-        &Timings::DEFAULT,
-    );
+    let d = decide_as_me(Some(&o), false, seen + Duration::from_secs(15), wall(40));
     assert_eq!(
         d,
         Decision::Write {
@@ -171,7 +155,7 @@ fn expired_lease_of_another_should_be_acquired_with_one_more_transition() {
 fn released_lease_should_be_acquired_at_once() {
     let now = Instant::now();
     let o = observed(released(&held_by(OTHER, 2), wall(1)), now);
-    let d = decide(Some(&o), ME, false, now, wall(1), &Timings::DEFAULT);
+    let d = decide_as_me(Some(&o), false, now, wall(1));
     assert!(
         matches!(&d, Decision::Write { acquiring: true, record } if record.transitions == 3 && record.is_held_by(ME)),
         "{d:?}"
@@ -183,14 +167,7 @@ fn our_own_lease_should_be_renewed_keeping_acquire_time_and_transitions() {
     let seen = Instant::now();
     let o = observed(held_by(ME, 7), seen);
     // Even long after expiry: it is still ours, nobody took it.
-    let d = decide(
-        Some(&o),
-        ME,
-        true,
-        seen + Duration::from_secs(60),
-        wall(99),
-        &Timings::DEFAULT,
-    );
+    let d = decide_as_me(Some(&o), true, seen + Duration::from_secs(60), wall(99));
     assert_eq!(
         d,
         Decision::Write {
@@ -208,7 +185,7 @@ fn leader_should_see_a_lease_taken_by_another_as_lost_even_if_expired() {
     let seen = Instant::now();
     let o = observed(held_by(OTHER, 1), seen);
     for later in [Duration::ZERO, Duration::from_secs(100)] {
-        let d = decide(Some(&o), ME, true, seen + later, wall(0), &Timings::DEFAULT);
+        let d = decide_as_me(Some(&o), true, seen + later, wall(0));
         assert_eq!(d, Decision::Lost { holder: OTHER.into() });
     }
 }

@@ -66,12 +66,10 @@ impl WatchSource for Seed {
             let (actor, _) = ractor::Actor::spawn_linked(None, super::fixtures::Idle, (), supervisor).await?;
             sink.enqueue(ObjectKey::namespaced("test", "elect", "shared"));
             reporter.report(crate::seams::WatchState {
-                name: "Seed".into(),
+                synced: true,
                 connected: true,
-                last_event_at: None,
                 events: 1,
-                errors: 0,
-                last_error: None,
+                ..crate::seams::WatchState::starting("Seed")
             });
             Ok(actor.get_cell())
         })

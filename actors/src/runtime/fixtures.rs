@@ -16,6 +16,7 @@ use tokio::{
 use super::*;
 use crate::{
     key::ObjectKey,
+    reconciler::Reconciler,
     seams::{KeySink, LeadershipHooks, WatchState},
 };
 
@@ -103,12 +104,9 @@ impl WatchSource for FakeWatch {
             *this.sink.lock().unwrap() = Some(sink);
             *this.actor.lock().unwrap() = Some(actor.clone());
             reporter.report(WatchState {
-                name: this.name.into(),
+                synced: true,
                 connected: true,
-                last_event_at: None,
-                events: 0,
-                errors: 0,
-                last_error: None,
+                ..WatchState::starting(this.name)
             });
             Ok(actor.get_cell())
         })

@@ -196,3 +196,39 @@ async fn a_restart_should_spread_its_first_pass_over_the_configured_window() {
     running.shutdown().await.expect("graceful shutdown");
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_transient_watch_error_in_a_quiet_namespace_should_not_leave_the_leader_unready() {
+    let sim = KubeSim::start().await.expect("simulator");
+    let api = namespace_with_config_maps(&sim, "quiet", 1).await;
+    let rec = read_back(&sim);
+    let watch = config_map_watch(sim.client(), "quiet");
+    let r = rec.clone();
+    let running = Running::start(|reg| fixtures::quick_builder(r, reg).watch(watch));
+    eventually(HANG, "the leader ready once its watch listed", || {
+        running.health.readiness().ok
+    })
+    .await;
+
+    // The watch ends and its restart fails once: the watcher resumes from its resourceVersion
+    // without a re-list, and nothing changes in the namespace, so no event follows the error.
+    sim.faults().fail(Some("watch"), Some("configmaps"), 1.0, 500);
+    sim.faults().drop_watches();
+    eventually(HANG, "the tree showing the watch error", || {
+        !running.tree.to_text().contains("errors=0")
+    })
+    .await;
+    sim.faults().clear();
+
+    // Readiness holds through the error and the resumed watch (the list completed once).
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "later"}})).unwrap();
+    api.create(&PostParams::default(), &cm).await.expect("config map");
+    eventually(HANG, "the resumed watch delivering a new object", || {
+        let ready = running.health.readiness();
+        assert!(ready.ok, "unready after a transient watch error:\n{}", ready.body);
+        rec.last_seen("later").is_some()
+    })
+    .await;
+    running.shutdown().await.expect("graceful shutdown");
+    sim.shutdown().await;
+}

@@ -14,6 +14,53 @@ fn done_quickly() -> std::sync::Arc<Scripted> {
     Scripted::new(|_, _, _| Step::Return(MS(2), Outcome::done()))
 }
 
+/// A runtime reconciling with `rec` over a fake watch "Things", its builder adjusted by `tune`.
+fn start_watching(
+    rec: std::sync::Arc<Scripted>,
+    tune: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
+) -> (Running, FakeWatch) {
+    let watch = FakeWatch::named("Things");
+    let w = watch.clone();
+    let running = Running::start(|r| tune(quick_builder(rec, r).watch(Box::new(w))));
+    (running, watch)
+}
+
+/// [`start_watching`], once the watch delivered the key `first`.
+async fn start_with_first_key(
+    rec: std::sync::Arc<Scripted>,
+    first: &str,
+    tune: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
+) -> (Running, FakeWatch) {
+    let (running, watch) = start_watching(rec, tune);
+    eventually(HANG, "the watcher started", || watch.emit(first)).await;
+    (running, watch)
+}
+
+/// [`start_watching`] with a fake election, once this replica won it.
+async fn start_leading(
+    rec: std::sync::Arc<Scripted>,
+    tune: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
+) -> (Running, FakeWatch, FakeLeadership) {
+    let leadership = FakeLeadership::default();
+    let l = leadership.clone();
+    let (running, watch) = start_watching(rec, |b| {
+        tune(b).leader_election(LeaderElection::Enabled(std::sync::Arc::new(l)))
+    });
+    eventually(HANG, "leadership spawned", || leadership.hooks_ready()).await;
+    leadership.lead().await;
+    (running, watch, leadership)
+}
+
+/// Emit `k2` until the controllers reconcile it: after a hand-over the new watcher's first list
+/// would resend everything, so emulate that until the new queue is up.
+async fn runs_again(watch: &FakeWatch, rec: &Scripted, what: &str) {
+    eventually(HANG, what, || {
+        watch.emit("k2");
+        rec.calls_of("k2") >= 1
+    })
+    .await;
+}
+
 /// Check liveness every 50ms for `span`; fail on the first 503 with its body.
 async fn stays_live(running: &Running, span: Duration, what: &str) {
     let end = tokio::time::Instant::now() + span;
@@ -27,10 +74,7 @@ async fn stays_live(running: &Running, span: Duration, what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn runtime_should_reconcile_watched_keys_and_show_them_in_tree_and_metrics() {
     let rec = done_quickly();
-    let watch = FakeWatch::named("Things");
-    let w = watch.clone();
-    let running = Running::start(|r| quick_builder(rec.clone(), r).watch(Box::new(w)));
-    eventually(HANG, "the watcher started", || watch.emit("a")).await;
+    let (running, watch) = start_with_first_key(rec.clone(), "a", |b| b).await;
     for i in 0..10 {
         watch.emit(&format!("k{i}"));
     }
@@ -58,7 +102,7 @@ async fn runtime_should_reconcile_watched_keys_and_show_them_in_tree_and_metrics
     ] {
         assert!(text.contains(node), "tree lacks {node}:\n{text}");
     }
-    assert!(text.contains("connected=true"), "{text}");
+    assert!(text.contains("synced=true connected=true"), "{text}");
     let json = running.tree.to_json();
     assert_eq!(json["name"], "supervisor");
     assert_eq!(
@@ -112,10 +156,7 @@ async fn idle_leader_should_stay_live() {
 async fn leader_with_only_slow_refresh_objects_should_stay_live() {
     let rec =
         Scripted::new(|_, _, _| Step::Return(MS(1), Outcome::done_refresh_in(Duration::from_secs(3600))));
-    let watch = FakeWatch::named("Things");
-    let w = watch.clone();
-    let running = Running::start(|r| quick_builder(rec.clone(), r).watch(Box::new(w)));
-    eventually(HANG, "the watcher started", || watch.emit("k0")).await;
+    let (running, watch) = start_with_first_key(rec.clone(), "k0", |b| b).await;
     for i in 1..20 {
         watch.emit(&format!("k{i}"));
     }
@@ -130,15 +171,11 @@ async fn leader_with_only_slow_refresh_objects_should_stay_live() {
 async fn leader_with_due_work_and_no_progress_should_fail_within_threshold_plus_a_probe_period() {
     // One worker held by a reconcile that never ends before its (long) deadline; a second key waits.
     let rec = Scripted::new(|_, _, _| Step::IgnoreCancel(Duration::from_secs(3600)));
-    let watch = FakeWatch::named("Things");
-    let w = watch.clone();
-    let running = Running::start(|r| {
-        quick_builder(rec.clone(), r)
-            .watch(Box::new(w))
-            .max_concurrent_reconciles(1)
+    let (running, watch) = start_with_first_key(rec.clone(), "hog", |b| {
+        b.max_concurrent_reconciles(1)
             .reconcile_timeout(Duration::from_secs(3600))
-    });
-    eventually(HANG, "the watcher started", || watch.emit("hog")).await;
+    })
+    .await;
     eventually(HANG, "the first key holds the only worker", || {
         rec.calls_of("hog") == 1
     })
@@ -161,10 +198,7 @@ async fn leader_with_due_work_and_no_progress_should_fail_within_threshold_plus_
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cpu_saturated_but_progressing_pool_should_stay_live() {
     let rec = Scripted::new(|_, _, _| Step::Block(MS(40)));
-    let watch = FakeWatch::named("Things");
-    let w = watch.clone();
-    let running = Running::start(|r| quick_builder(rec.clone(), r).watch(Box::new(w)));
-    eventually(HANG, "the watcher started", || watch.emit("k0")).await;
+    let (running, watch) = start_with_first_key(rec.clone(), "k0", |b| b).await;
     let end = tokio::time::Instant::now() + Duration::from_secs(3);
     let mut i = 0;
     while tokio::time::Instant::now() < end {
@@ -189,10 +223,7 @@ async fn a_reconcile_ignoring_cancellation_should_be_recovered_while_health_stay
         ("stuck", 0) => Step::Block(Duration::from_secs(3)), // 10x the 300ms deadline
         _ => Step::Return(MS(5), Outcome::done()),
     });
-    let watch = FakeWatch::named("Things");
-    let w = watch.clone();
-    let running = Running::start(|r| quick_builder(rec.clone(), r).watch(Box::new(w)));
-    eventually(HANG, "the watcher started", || watch.emit("stuck")).await;
+    let (running, watch) = start_with_first_key(rec.clone(), "stuck", |b| b).await;
     let mut round = 0;
     while rec.calls_of("stuck") < 2 {
         round += 1;
@@ -226,14 +257,8 @@ async fn a_reconcile_ignoring_cancellation_should_be_recovered_while_health_stay
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn health_should_fail_with_a_reason_when_a_stuck_worker_cannot_be_replaced() {
     let rec = Scripted::new(|_, _, _| Step::Block(Duration::from_secs(4)));
-    let watch = FakeWatch::named("Things");
-    let w = watch.clone();
-    let running = Running::start(|r| {
-        quick_builder(rec.clone(), r)
-            .watch(Box::new(w))
-            .max_abandoned_reconciles(0)
-    });
-    eventually(HANG, "the watcher started", || watch.emit("stuck")).await;
+    let (running, _watch) =
+        start_with_first_key(rec.clone(), "stuck", |b| b.max_abandoned_reconciles(0)).await;
     eventually(HANG, "liveness failed", || !running.health.liveness().ok).await;
     let body = running.health.liveness().body;
     assert!(
@@ -250,10 +275,7 @@ async fn panics_in_a_reconcile_and_in_a_watcher_should_be_survived_and_counted()
         ("boom", 0) => Step::Panic,
         _ => Step::Return(MS(1), Outcome::done()),
     });
-    let watch = FakeWatch::named("Things");
-    let w = watch.clone();
-    let running = Running::start(|r| quick_builder(rec.clone(), r).watch(Box::new(w)));
-    eventually(HANG, "the watcher started", || watch.emit("boom")).await;
+    let (running, watch) = start_with_first_key(rec.clone(), "boom", |b| b).await;
     eventually(HANG, "the panicking key was retried", || {
         rec.calls_of("boom") == 2
     })
@@ -331,14 +353,10 @@ async fn a_restart_storm_should_escalate_and_end_run_with_an_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn shutdown_should_let_in_flight_reconciles_finish() {
     let rec = Scripted::new(|_, _, _| Step::Return(MS(250), Outcome::done()));
-    let watch = FakeWatch::named("Things");
-    let w = watch.clone();
-    let running = Running::start(|r| {
-        quick_builder(rec.clone(), r)
-            .watch(Box::new(w))
-            .reconcile_timeout(Duration::from_secs(5))
-    });
-    eventually(HANG, "the watcher started", || watch.emit("slow")).await;
+    let (running, _watch) = start_with_first_key(rec.clone(), "slow", |b| {
+        b.reconcile_timeout(Duration::from_secs(5))
+    })
+    .await;
     eventually(HANG, "the reconcile started", || rec.calls_of("slow") == 1).await;
     let stats = running.queues.clone();
     running.shutdown().await.expect("graceful shutdown");
@@ -351,22 +369,8 @@ async fn shutdown_should_let_in_flight_reconciles_finish() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn losing_leadership_should_stop_the_controllers_before_the_hook_returns() {
     let rec = Scripted::new(|_, _, _| Step::Return(MS(300), Outcome::done()));
-    let leadership = FakeLeadership::default();
-    let watch = FakeWatch::named("Things");
-    let (l, w) = (leadership.clone(), watch.clone());
-    let running = Running::start(|r| {
-        quick_builder(rec.clone(), r)
-            .watch(Box::new(w))
-            .reconcile_timeout(Duration::from_secs(5))
-            .leader_election(LeaderElection::Enabled(std::sync::Arc::new(l)))
-    });
-    let mut spins = 0;
-    while !leadership.hooks_ready() {
-        spins += 1;
-        assert!(spins < 400, "leadership never spawned");
-        tokio::time::sleep(MS(20)).await;
-    }
-    leadership.lead().await;
+    let (running, watch, leadership) =
+        start_leading(rec.clone(), |b| b.reconcile_timeout(Duration::from_secs(5))).await;
     eventually(HANG, "the watcher started", || watch.emit("k")).await;
     eventually(HANG, "the reconcile started", || rec.calls_of("k") == 1).await;
     leadership.lose().await;
@@ -384,29 +388,15 @@ async fn losing_leadership_should_stop_the_controllers_before_the_hook_returns()
     })
     .await;
     leadership.lead().await;
-    // The new watcher's first list would resend everything; emulate it until the new queue is up.
-    eventually(HANG, "leading again runs keys", || {
-        watch.emit("k2");
-        rec.calls_of("k2") >= 1
-    })
-    .await;
+    runs_again(&watch, &rec, "leading again runs keys").await;
     running.shutdown().await.expect("graceful shutdown");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn leadership_regained_while_stopping_should_restart_the_controllers_without_counting_a_failure() {
     let rec = Scripted::new(|_, _, _| Step::Return(MS(300), Outcome::done()));
-    let leadership = FakeLeadership::default();
-    let watch = FakeWatch::named("Things");
-    let (l, w) = (leadership.clone(), watch.clone());
-    let running = Running::start(|r| {
-        quick_builder(rec.clone(), r)
-            .watch(Box::new(w))
-            .reconcile_timeout(Duration::from_secs(5))
-            .leader_election(LeaderElection::Enabled(std::sync::Arc::new(l)))
-    });
-    eventually(HANG, "leadership spawned", || leadership.hooks_ready()).await;
-    leadership.lead().await;
+    let (running, watch, leadership) =
+        start_leading(rec.clone(), |b| b.reconcile_timeout(Duration::from_secs(5))).await;
     eventually(HANG, "the watcher started", || watch.emit("k")).await;
     eventually(HANG, "the reconcile started", || rec.calls_of("k") == 1).await;
     // Lose (the subtree drains the 300ms reconcile) and win again before it has stopped.
@@ -415,11 +405,7 @@ async fn leadership_regained_while_stopping_should_restart_the_controllers_witho
         tokio::time::sleep(MS(50)).await;
         relead.lead().await;
     });
-    eventually(HANG, "the controllers run again", || {
-        watch.emit("k2");
-        rec.calls_of("k2") >= 1
-    })
-    .await;
+    runs_again(&watch, &rec, "the controllers run again").await;
     let text = running.tree.to_text();
     assert!(
         text.contains("controllers [controllers]") && !text.contains("restarts="),
@@ -431,16 +417,7 @@ async fn leadership_regained_while_stopping_should_restart_the_controllers_witho
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_leadership_actor_should_stop_the_controllers_and_be_restarted() {
     let rec = done_quickly();
-    let leadership = FakeLeadership::default();
-    let watch = FakeWatch::named("Things");
-    let (l, w) = (leadership.clone(), watch.clone());
-    let running = Running::start(|r| {
-        quick_builder(rec.clone(), r)
-            .watch(Box::new(w))
-            .leader_election(LeaderElection::Enabled(std::sync::Arc::new(l)))
-    });
-    eventually(HANG, "leadership spawned", || leadership.hooks_ready()).await;
-    leadership.lead().await;
+    let (running, watch, leadership) = start_leading(rec.clone(), |b| b).await;
     eventually(HANG, "the watcher started", || watch.emit("k")).await;
     eventually(HANG, "keys run while leading", || rec.calls_of("k") == 1).await;
     let first = leadership.cell.lock().unwrap().clone().expect("leadership actor");
@@ -469,10 +446,6 @@ async fn a_failed_leadership_actor_should_stop_the_controllers_and_be_restarted(
         "{text}"
     );
     leadership.lead().await;
-    eventually(HANG, "leading again runs keys", || {
-        watch.emit("k2");
-        rec.calls_of("k2") >= 1
-    })
-    .await;
+    runs_again(&watch, &rec, "leading again runs keys").await;
     running.shutdown().await.expect("graceful shutdown");
 }

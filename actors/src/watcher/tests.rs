@@ -3,14 +3,7 @@ use std::time::SystemTime;
 use super::*;
 
 fn fresh() -> WatchState {
-    WatchState {
-        name: "Secret".into(),
-        connected: false,
-        last_event_at: None,
-        events: 0,
-        errors: 0,
-        last_error: None,
-    }
+    WatchState::starting("Secret")
 }
 
 fn object(matters: bool) -> StreamItem<()> {
@@ -25,12 +18,15 @@ fn state_should_connect_after_the_list_and_disconnect_on_error() {
     let mut w = fresh();
     let at = SystemTime::UNIX_EPOCH + Duration::from_secs(5);
     assert!(!record(&mut w, &StreamItem::<()>::Relisting, at));
-    assert!(!w.connected, "not connected before the list completes");
+    assert!(
+        !w.connected && !w.synced,
+        "neither connected nor synced before the list completes"
+    );
     assert!(
         record(&mut w, &StreamItem::<()>::Listed { vanished: vec![] }, at),
         "connecting is urgent"
     );
-    assert!(w.connected);
+    assert!(w.connected && w.synced);
     assert!(!record(&mut w, &object(true), at));
     assert!(record(
         &mut w,
@@ -39,13 +35,20 @@ fn state_should_connect_after_the_list_and_disconnect_on_error() {
     ));
     assert_eq!(
         (
+            w.synced,
             w.connected,
             w.errors,
             w.events,
             w.last_error.as_deref(),
             w.last_event_at
         ),
-        (false, 1, 4, Some("watch error: 410 Expired"), Some(at))
+        (true, false, 1, 4, Some("watch error: 410 Expired"), Some(at)),
+        "an error disconnects but never unsyncs"
+    );
+    assert!(!record(&mut w, &object(true), at));
+    assert!(
+        w.synced && !w.connected,
+        "an event after an error resumed without a re-list keeps the watch synced"
     );
     assert!(
         record(&mut w, &StreamItem::<()>::Listed { vanished: vec![] }, at),

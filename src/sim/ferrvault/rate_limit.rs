@@ -225,46 +225,44 @@ impl RateLimiter {
 mod tests {
     use super::*;
 
-    const ONE_PER_SECOND_BURST_5: RateLimit = RateLimit {
-        per_second: 1.0,
-        burst: 5,
-    };
+    const ONE_PER_SECOND_BURST_5: RateLimit = limit(1.0, 5);
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)
     }
 
-    fn drain(bucket: &mut TokenBucket, now: Instant) {
+    /// A one-per-second bucket whose burst of 5 was just taken at `now`.
+    fn drained(now: Instant) -> TokenBucket {
+        let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, now);
         for _ in 0..5 {
             assert_eq!(bucket.try_acquire(now, false), Admission::Accepted);
+        }
+        bucket
+    }
+
+    const fn limit(per_second: f64, burst: u32) -> RateLimit {
+        RateLimit { per_second, burst }
+    }
+
+    fn rejected(retry_after_secs: f64) -> Admission {
+        Admission::Rejected {
+            retry_after: secs(retry_after_secs),
         }
     }
 
     #[test]
     fn bucket_should_admit_a_full_burst_then_reject_with_the_time_to_the_next_token() {
         let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, t0);
-        drain(&mut bucket, t0);
-        assert_eq!(
-            bucket.try_acquire(t0, false),
-            Admission::Rejected {
-                retry_after: secs(1.0)
-            }
-        );
+        let mut bucket = drained(t0);
+        assert_eq!(bucket.try_acquire(t0, false), rejected(1.0));
         let later = t0 + secs(0.25);
-        assert_eq!(
-            bucket.try_acquire(later, false),
-            Admission::Rejected {
-                retry_after: secs(0.75)
-            }
-        );
+        assert_eq!(bucket.try_acquire(later, false), rejected(0.75));
     }
 
     #[test]
     fn bucket_should_refill_at_its_rate_and_never_above_burst() {
         let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, t0);
-        drain(&mut bucket, t0);
+        let mut bucket = drained(t0);
         assert_eq!(bucket.try_acquire(t0 + secs(1.0), false), Admission::Accepted);
         assert!((bucket.tokens_at(t0 + secs(1000.0)) - 5.0).abs() < 1e-9);
     }
@@ -272,8 +270,7 @@ mod tests {
     #[test]
     fn bucket_without_debt_should_not_charge_rejected_requests() {
         let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, t0);
-        drain(&mut bucket, t0);
+        let mut bucket = drained(t0);
         for _ in 0..10 {
             assert!(matches!(
                 bucket.try_acquire(t0 + secs(0.5), false),
@@ -286,35 +283,18 @@ mod tests {
     #[test]
     fn bucket_in_debt_mode_should_charge_rejected_requests_and_push_retry_after_out() {
         let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, t0);
-        drain(&mut bucket, t0);
-        assert_eq!(
-            bucket.try_acquire(t0, true),
-            Admission::Rejected {
-                retry_after: secs(2.0)
-            }
-        );
-        assert_eq!(
-            bucket.try_acquire(t0, true),
-            Admission::Rejected {
-                retry_after: secs(3.0)
-            }
-        );
+        let mut bucket = drained(t0);
+        assert_eq!(bucket.try_acquire(t0, true), rejected(2.0));
+        assert_eq!(bucket.try_acquire(t0, true), rejected(3.0));
         assert!((bucket.tokens_at(t0) + 2.0).abs() < 1e-9);
         // One second later a non-debt bucket would admit; this one is still 2 tokens short.
-        assert_eq!(
-            bucket.try_acquire(t0 + secs(1.0), true),
-            Admission::Rejected {
-                retry_after: secs(3.0)
-            }
-        );
+        assert_eq!(bucket.try_acquire(t0 + secs(1.0), true), rejected(3.0));
     }
 
     #[test]
     fn bucket_in_debt_mode_should_livelock_clients_retrying_faster_than_the_refill() {
         let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, t0);
-        drain(&mut bucket, t0);
+        let mut bucket = drained(t0);
         // 1.45 requests/s against 1/s: the incident's arithmetic (reference §2.5).
         let accepted = (1..=1000)
             .map(|i| t0 + secs(f64::from(i) / 1.45))
@@ -330,88 +310,31 @@ mod tests {
     fn bucket_should_keep_earned_tokens_capped_at_the_new_burst_when_reconfigured() {
         let t0 = Instant::now();
         let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, t0);
-        bucket.reconfigure(
-            RateLimit {
-                per_second: 0.5,
-                burst: 2,
-            },
-            t0,
-        );
+        bucket.reconfigure(limit(0.5, 2), t0);
         assert!((bucket.tokens_at(t0) - 2.0).abs() < 1e-9);
         assert_eq!(bucket.try_acquire(t0, false), Admission::Accepted);
         assert_eq!(bucket.try_acquire(t0, false), Admission::Accepted);
-        assert_eq!(
-            bucket.try_acquire(t0, false),
-            Admission::Rejected {
-                retry_after: secs(2.0)
-            }
-        );
+        assert_eq!(bucket.try_acquire(t0, false), rejected(2.0));
     }
 
     #[test]
     fn limiter_should_keep_one_bucket_per_token_and_apply_overrides_at_runtime() {
         let t0 = Instant::now();
-        let limiter = RateLimiter::new(
-            RateLimit {
-                per_second: 1.0,
-                burst: 1,
-            },
-            HashMap::new(),
-            false,
-        );
+        let limiter = RateLimiter::new(limit(1.0, 1), HashMap::new(), false);
         assert_eq!(limiter.admit("a", t0), Admission::Accepted);
         assert_eq!(limiter.admit("b", t0), Admission::Accepted);
         assert!(matches!(limiter.admit("a", t0), Admission::Rejected { .. }));
-        limiter.set_token_limit(
-            "a",
-            RateLimit {
-                per_second: 0.5,
-                burst: 1,
-            },
-            t0,
-        );
-        assert_eq!(
-            limiter.admit("a", t0 + secs(1.0)),
-            Admission::Rejected {
-                retry_after: secs(1.0)
-            }
-        );
+        limiter.set_token_limit("a", limit(0.5, 1), t0);
+        assert_eq!(limiter.admit("a", t0 + secs(1.0)), rejected(1.0));
         assert_eq!(limiter.admit("a", t0 + secs(2.0)), Admission::Accepted);
-        assert_eq!(
-            limiter.limit_for("b"),
-            RateLimit {
-                per_second: 1.0,
-                burst: 1
-            }
-        );
+        assert_eq!(limiter.limit_for("b"), limit(1.0, 1));
     }
 
     #[test]
     fn rate_limit_should_refuse_zero_rate_and_zero_burst() {
-        assert!(
-            RateLimit {
-                per_second: 0.0,
-                burst: 5
-            }
-            .validate()
-            .is_err()
-        );
-        assert!(
-            RateLimit {
-                per_second: f64::NAN,
-                burst: 5
-            }
-            .validate()
-            .is_err()
-        );
-        assert!(
-            RateLimit {
-                per_second: 1.0,
-                burst: 0
-            }
-            .validate()
-            .is_err()
-        );
+        assert!(limit(0.0, 5).validate().is_err());
+        assert!(limit(f64::NAN, 5).validate().is_err());
+        assert!(limit(1.0, 0).validate().is_err());
         assert!(RateLimit::default().validate().is_ok());
     }
 }
