@@ -14,7 +14,8 @@ use std::{future::Future, path::Path, sync::Arc};
 
 use controller_actors::{
     health::HealthHandle,
-    leadership::{LeaderElectionConfig, LeaseLeadership, identity},
+    leadership::{LeaderElectionConfig, identity},
+    lease_source::LeaseLeadership,
     runtime::{LeaderElection, Runtime, RuntimeError},
 };
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -190,8 +191,8 @@ fn leader_election(settings: &RunSettings, client: kube::Client) -> LeaderElecti
     if !settings.leader_elect {
         return LeaderElection::Disabled;
     }
-    LeaderElection::Enabled(Arc::new(LeaseLeadership {
-        config: LeaderElectionConfig {
+    LeaderElection::Enabled(Arc::new(LeaseLeadership::new(
+        LeaderElectionConfig {
             enabled: true,
             lease_namespace: settings.lease_namespace.clone(),
             lease_name: settings.lease_name.clone(),
@@ -199,7 +200,7 @@ fn leader_election(settings: &RunSettings, client: kube::Client) -> LeaderElecti
             timings: settings.timings,
         },
         client,
-    }))
+    )))
 }
 
 /// `--kubeconfig` when given, else kube's inference (in-cluster, `$KUBECONFIG`, `~/.kube/config`).
