@@ -18,6 +18,7 @@ pub mod fixtures;
 #[path = "../process_support/mod.rs"]
 pub mod process;
 
+pub mod audit;
 pub mod cluster;
 pub mod leaks;
 pub mod operator;
