@@ -74,3 +74,8 @@ pub fn assert_no_overlapping_terms(terms: &[Term]) {
         );
     }
 }
+
+/// `to - from` as a [`std::time::Duration`] (zero when `to` is earlier).
+pub fn between(from: Timestamp, to: Timestamp) -> std::time::Duration {
+    std::time::Duration::try_from(to.duration_since(from)).unwrap_or_default()
+}
