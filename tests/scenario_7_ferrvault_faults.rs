@@ -45,13 +45,18 @@ async fn ferrvault_faults_should_read_unreachable_leave_the_last_good_secret_and
         "operator-0",
         &["--ferrvault-attempt-timeout=1s", "--reconcile-timeout=4s"],
     );
-    cluster.wait_reason(&names, "True", "Synced", Duration::from_secs(60)).await;
+    cluster
+        .wait_reason(&names, "True", "Synced", Duration::from_secs(60))
+        .await;
 
     let faults = [
         ("5xx burst", FaultSpec::default().with_server_errors(1.0, 503)),
         ("malformed JSON", FaultSpec::default().with_malformed_json()),
         ("connection reset", FaultSpec::default().with_connection_reset()),
-        ("slower than the attempt deadline", FaultSpec::default().with_latency(Duration::from_millis(1500))),
+        (
+            "slower than the attempt deadline",
+            FaultSpec::default().with_latency(Duration::from_millis(1500)),
+        ),
     ];
     for (what, spec) in faults {
         let before = targets(&cluster, &names).await;
@@ -67,24 +72,40 @@ async fn ferrvault_faults_should_read_unreachable_leave_the_last_good_secret_and
         let conditions = cluster.ready_conditions().await;
         eprintln!(
             "scenario 7: {what}: Unreachable — {}",
-            conditions[&names[0]].as_ref().map(|c| c.message.clone()).unwrap_or_default()
+            conditions[&names[0]]
+                .as_ref()
+                .map(|c| c.message.clone())
+                .unwrap_or_default()
         );
         if what == "connection reset" {
             // Rotated during an outage: must arrive once FerrVault answers again.
-            assert!(cluster.fv.put_secret(VAULT, "API_KEY", ROTATED), "rotate upstream");
+            assert!(
+                cluster.fv.put_secret(VAULT, "API_KEY", ROTATED),
+                "rotate upstream"
+            );
         }
         cluster.fv.faults().clear_all();
-        cluster.wait_reason(&names, "True", "Synced", Duration::from_secs(60)).await;
+        cluster
+            .wait_reason(&names, "True", "Synced", Duration::from_secs(60))
+            .await;
     }
-    poll_until("the rotated value in every target", Duration::from_secs(30), || async {
-        let targets = targets(&cluster, &names).await;
-        let stale: Vec<_> = targets
-            .iter()
-            .filter(|(_, (_, data))| data.get("API_KEY").map(Vec::as_slice) != Some(ROTATED.as_bytes()))
-            .map(|(name, _)| name.clone())
-            .collect();
-        if stale.is_empty() { Ok(()) } else { Err(format!("stale: {stale:?}")) }
-    })
+    poll_until(
+        "the rotated value in every target",
+        Duration::from_secs(30),
+        || async {
+            let targets = targets(&cluster, &names).await;
+            let stale: Vec<_> = targets
+                .iter()
+                .filter(|(_, (_, data))| data.get("API_KEY").map(Vec::as_slice) != Some(ROTATED.as_bytes()))
+                .map(|(name, _)| name.clone())
+                .collect();
+            if stale.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("stale: {stale:?}"))
+            }
+        },
+    )
     .await;
 
     operator.scrape().await;
@@ -97,12 +118,23 @@ async fn ferrvault_faults_should_read_unreachable_leave_the_last_good_secret_and
 }
 
 /// Each target Secret's resourceVersion and data.
-async fn targets(cluster: &Cluster, names: &[String]) -> BTreeMap<String, (String, BTreeMap<String, Vec<u8>>)> {
+async fn targets(
+    cluster: &Cluster,
+    names: &[String],
+) -> BTreeMap<String, (String, BTreeMap<String, Vec<u8>>)> {
     let mut all = BTreeMap::new();
     for name in names {
         let secret = cluster.secrets().get(name).await.expect("the target exists");
-        let data = secret.data.unwrap_or_default().into_iter().map(|(k, v)| (k, v.0)).collect();
-        all.insert(name.clone(), (secret.metadata.resource_version.unwrap_or_default(), data));
+        let data = secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.0))
+            .collect();
+        all.insert(
+            name.clone(),
+            (secret.metadata.resource_version.unwrap_or_default(), data),
+        );
     }
     all
 }

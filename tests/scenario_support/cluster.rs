@@ -10,6 +10,7 @@ use ferrvault_operator::{
     },
 };
 use k8s_openapi::{
+    api::apps::v1::Deployment,
     api::{core::v1::Secret, events::v1::Event},
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     apimachinery::pkg::apis::meta::v1::Condition,
@@ -119,6 +120,25 @@ impl Cluster {
             .create(&PostParams::default(), &secret)
             .await
             .expect("create Secret");
+    }
+
+    /// A minimal Deployment `name` for rollout restarts.
+    pub async fn create_deployment(&self, name: &str) {
+        let deployment: Deployment = serde_json::from_value(serde_json::json!({
+            "metadata": { "name": name },
+            "spec": {
+                "selector": { "matchLabels": { "app": name } },
+                "template": {
+                    "metadata": { "labels": { "app": name } },
+                    "spec": { "containers": [{ "name": "app", "image": "example/app:1" }] }
+                }
+            }
+        }))
+        .expect("a Deployment");
+        Api::<Deployment>::namespaced(self.client.clone(), NS)
+            .create(&PostParams::default(), &deployment)
+            .await
+            .expect("create Deployment");
     }
 
     /// The healthy path: token Secret [`TOKEN_SECRET`] and connection [`CONNECTION`].
