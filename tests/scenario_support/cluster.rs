@@ -149,10 +149,15 @@ impl Cluster {
 
     /// A ferrvault-mode connection reading its token from `token_secret`/`token`.
     pub async fn connection(&self, name: &str, token_secret: &str) {
+        self.connection_to(name, token_secret, &self.fv.url()).await;
+    }
+
+    /// A ferrvault-mode connection to the FerrVault at `url`.
+    pub async fn connection_to(&self, name: &str, token_secret: &str, url: &str) {
         self.fvc()
             .create(
                 &PostParams::default(),
-                &FerrVaultConnection::new(name, connection_spec(&self.fv.url(), token_secret)),
+                &FerrVaultConnection::new(name, connection_spec(url, token_secret)),
             )
             .await
             .expect("create FerrVaultConnection");
