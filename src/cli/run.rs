@@ -7,7 +7,7 @@
 //! `--shutdown-grace-period` (exit 0), or exits with [`RuntimeError::exit_code`] when it
 //! escalates.
 //!
-//! [`Operator::start`] is shared with `demo`, which runs the same process in-process against
+//! [`OperatorProcess::start`] is shared with `demo`, which runs the same process in-process against
 //! the simulators.
 
 use std::{future::Future, path::Path, sync::Arc};
@@ -15,7 +15,6 @@ use std::{future::Future, path::Path, sync::Arc};
 use controller_actors::{
     health::HealthHandle,
     leadership::{LeaderElectionConfig, identity},
-    lease_source::LeaseLeadership,
     runtime::{LeaderElection, Runtime, RuntimeError},
 };
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -91,17 +90,17 @@ fn run(args: RunArgs) -> Result<(), RunError> {
     runtime.block_on(async {
         let shutdown = shutdown_signal().map_err(RunError::Process)?;
         let client = kube_client(settings.kubeconfig.as_deref()).await?;
-        Operator::start(&settings, client)?.run(shutdown).await
+        OperatorProcess::start(&settings, client)?.run(shutdown).await
     })
 }
 
-/// A started operator: the runtime built and the HTTP servers listening.
-pub struct Operator {
+/// A started operator process: the runtime built and the HTTP servers listening.
+pub struct OperatorProcess {
     runtime: Runtime,
     servers: Servers,
 }
 
-impl Operator {
+impl OperatorProcess {
     /// Builds the operator and its runtime from `settings` and binds the servers.
     ///
     /// # Errors
@@ -127,8 +126,14 @@ impl Operator {
             .reconcile_timeout(settings.reconcile_timeout)
             .stall_threshold(settings.stall_threshold)
             .shutdown_grace(settings.shutdown_grace)
-            .leader_election(leader_election(settings, client))
-            .identity(identity(&settings.pod_name))
+            .client(client)
+            .leader_election(LeaderElection::Lease(LeaderElectionConfig {
+                enabled: settings.leader_elect,
+                lease_namespace: settings.lease_namespace.clone(),
+                lease_name: settings.lease_name.clone(),
+                identity: identity(&settings.pod_name),
+                timings: settings.timings,
+            }))
             .registry(&mut registry);
         let runtime = reconcilers.install(builder).build()?;
         let sources = Sources {
@@ -187,28 +192,12 @@ impl Operator {
     }
 }
 
-fn leader_election(settings: &RunSettings, client: kube::Client) -> LeaderElection {
-    if !settings.leader_elect {
-        return LeaderElection::Disabled;
-    }
-    LeaderElection::Enabled(Arc::new(LeaseLeadership::new(
-        LeaderElectionConfig {
-            enabled: true,
-            lease_namespace: settings.lease_namespace.clone(),
-            lease_name: settings.lease_name.clone(),
-            identity: identity(&settings.pod_name),
-            timings: settings.timings,
-        },
-        client,
-    )))
-}
-
 /// `--kubeconfig` when given, else kube's inference (in-cluster, `$KUBECONFIG`, `~/.kube/config`).
 ///
 /// # Errors
 /// [`RunError::KubeConfig`] with kube's reason (no file content is included).
 pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, RunError> {
-    let _ = rustls::crypto::ring::default_provider().install_default(); // see Operator::start
+    let _ = rustls::crypto::ring::default_provider().install_default(); // see OperatorProcess::start
     let fail = |error: &dyn std::fmt::Display| RunError::KubeConfig(error.to_string());
     let config = match kubeconfig {
         Some(path) => {

@@ -15,7 +15,7 @@
 //!   stopped gracefully); 1 when they did not within `--ready-timeout`, naming those that
 //!   were not.
 
-mod fixtures;
+pub mod fixtures;
 mod progress;
 
 use std::{path::PathBuf, time::Duration};
@@ -24,14 +24,14 @@ use clap::Parser;
 use kube::{Api, Client, api::ListParams};
 use tokio::time::Instant;
 
-pub use fixtures::{NAMESPACE, VAULT, VAULT_SECRETS, manifests, sample_tokens};
+pub use fixtures::{NAMESPACE, VAULT, VAULT_SECRETS};
 use progress::{Progress, ResourceState, all_ready};
 
 use crate::{
     api::{FerrVaultConnection, FerrVaultSecret},
     cli::{
         args::RunArgs,
-        run::{Operator, RunError},
+        run::{OperatorProcess, RunError},
         settings::{ProcessEnv, RunSettings},
     },
     reconcile::duration::parse_go_duration,
@@ -113,7 +113,7 @@ async fn run(args: DemoArgs) -> Result<(), DemoError> {
         "Applied the CRDs and {} sample manifests in namespace {NAMESPACE}.\n",
         manifests.len()
     );
-    let operator = Operator::start(&settings, client.clone())?;
+    let operator = OperatorProcess::start(&settings, client.clone())?;
     let addresses = operator.addresses();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
     let exit_when_ready = args.exit_when_ready;
@@ -175,7 +175,8 @@ fn operator_settings(args: &DemoArgs) -> Result<RunSettings, DemoError> {
         run: RunArgs,
     }
     let mut flags = Flags::try_parse_from(argv).map_err(|e| DemoError::Sim(e.to_string()))?;
-    flags.run.log_level = args.log_level.clone();
+    // The simulators' warp servers log every connection the operator drops at exit as an error.
+    flags.run.log_level = format!("{},warp::server=off", args.log_level);
     RunSettings::from_args(flags.run, &ProcessEnv::default()).map_err(|e| DemoError::Run(e.into()))
 }
 
