@@ -26,6 +26,16 @@ pub const DEFAULT_REFRESH_INTERVAL: &str = "1h";
 /// Secret `type` written when `target.type` is unset.
 pub const DEFAULT_TARGET_TYPE: &str = "Opaque";
 
+/// Reads `refreshInterval` as text whatever JSON it is (a number, a bool …): an object stored
+/// without schema validation then fails alone with `InvalidRefreshInterval` instead of failing
+/// the typed list of every FerrVaultSecret.
+fn lenient_interval<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::String(text) => text,
+        other => other.to_string(),
+    })
+}
+
 fn default_refresh_interval() -> String {
     DEFAULT_REFRESH_INTERVAL.to_owned()
 }
@@ -85,7 +95,7 @@ pub struct FerrVaultSecretSpec {
     pub target: Option<SecretTarget>,
     /// How often to re-read the vault, as a Go duration (`30s`, `1h30m`); `0s` disables scheduled
     /// refreshes (changes to this object, its connection or the target still resync at once).
-    #[serde(default = "default_refresh_interval")]
+    #[serde(default = "default_refresh_interval", deserialize_with = "lenient_interval")]
     #[schemars(regex(pattern = GO_DURATION_PATTERN))]
     pub refresh_interval: String,
     /// Workloads to restart (by a pod-template annotation) when the synced content changes.
@@ -224,6 +234,12 @@ pub enum TransformType {
     Base64Decode,
     /// Flatten the JSON object at `key` into upper-cased `KEY_SUBKEY` entries.
     JsonExpand,
+    /// Any other `type`, stored by an API server that did not validate the schema. Read as this
+    /// variant (not refused) so one such object fails alone with `TransformError` instead of
+    /// failing the typed list of every FerrVaultSecret. Not part of the CRD schema.
+    #[serde(other)]
+    #[schemars(skip)]
+    Unknown,
 }
 
 impl TransformType {
@@ -235,6 +251,7 @@ impl TransformType {
             Self::Rename => "rename",
             Self::Base64Decode => "base64Decode",
             Self::JsonExpand => "jsonExpand",
+            Self::Unknown => "unknown",
         }
     }
 }
@@ -268,4 +285,37 @@ pub struct FerrVaultSecretStatus {
     /// The `metadata.generation` last synced (or found to have missing keys).
     #[serde(default)]
     pub observed_generation: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_stored_without_schema_validation_should_still_deserialize_so_they_fail_alone() {
+        let cr: FerrVaultSecret = serde_json::from_value(serde_json::json!({
+            "apiVersion": "ferrvault.com/v1alpha1",
+            "kind": "FerrVaultSecret",
+            "metadata": { "name": "bad" },
+            "spec": {
+                "connectionRef": { "name": "c" },
+                "vault": "v",
+                "refreshInterval": 42,
+                "transforms": [{ "type": "rot13" }, { "type": "prefix", "value": "P_" }],
+            },
+        }))
+        .expect("a numeric interval and an unknown transform type still deserialize");
+        assert_eq!(cr.spec.refresh_interval, "42");
+        assert_eq!(cr.spec.transforms[0].type_, TransformType::Unknown);
+        assert_eq!(cr.spec.transforms[1].type_, TransformType::Prefix);
+    }
+
+    #[test]
+    fn the_crd_schema_should_not_offer_the_unknown_transform_type() {
+        let schema = serde_json::to_string(&schemars::schema_for!(TransformType)).expect("schema");
+        assert!(
+            schema.contains("jsonExpand") && !schema.contains("nknown"),
+            "{schema}"
+        );
+    }
 }

@@ -60,6 +60,10 @@ pub struct RunArgs {
     /// Deadline of one reconcile; refused below the longest FerrVault call (about 31s).
     #[arg(long, env = "FERRVAULT_RECONCILE_TIMEOUT", default_value = "2m", value_parser = duration)]
     pub reconcile_timeout: Duration,
+    /// Deadline of one FerrVault HTTP attempt (default 10s). Hidden: the reconcile-timeout floor
+    /// is derived from it, so scenario tests lower it to run with second-scale stall thresholds.
+    #[arg(long, env = "FERRVAULT_FERRVAULT_ATTEMPT_TIMEOUT", hide = true, value_parser = duration)]
+    pub ferrvault_attempt_timeout: Option<Duration>,
     /// Reconciles running at once, per controller.
     #[arg(long, env = "FERRVAULT_MAX_CONCURRENT_RECONCILES", default_value_t = 4)]
     pub max_concurrent_reconciles: usize,

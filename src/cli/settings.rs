@@ -175,6 +175,9 @@ impl RunSettings {
         let ferrvault = ClientConfig {
             rate_per_second: args.ferrvault_rate,
             burst: args.ferrvault_burst,
+            attempt_timeout: args
+                .ferrvault_attempt_timeout
+                .unwrap_or(ClientConfig::DEFAULT_ATTEMPT_TIMEOUT),
             ..ClientConfig::default()
         };
         ferrvault.validate().map_err(ConfigError::FerrVault)?;

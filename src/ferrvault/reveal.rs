@@ -263,6 +263,9 @@ pub(crate) fn decode(scope: &RevealScope, body: &[u8]) -> Result<Revealed, FerrV
 }
 
 #[cfg(test)]
+mod decode_props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

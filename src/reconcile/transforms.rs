@@ -37,6 +37,9 @@ pub struct TransformError {
 /// Why one transform failed. Texts follow the Go operator's; key names only, never values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TransformFailure {
+    /// A `type` outside the CRD's enum (stored without schema validation).
+    #[error("unknown transform type; expected prefix, suffix, rename, base64Decode or jsonExpand")]
+    UnknownType,
     /// `rename` without a non-empty `from` and `to`.
     #[error("rename requires both `from` and `to`")]
     RenameNeedsFromAndTo,
@@ -91,6 +94,7 @@ fn apply_one(data: SecretData, transform: &Transform) -> Result<SecretData, Tran
             Some(key) => json_expand::expand(data, key),
             None => Err(TransformFailure::JsonExpandNeedsKey),
         },
+        TransformType::Unknown => Err(TransformFailure::UnknownType),
     }
 }
 

@@ -105,6 +105,20 @@ impl Spawned {
         assert!(status.success(), "kill -TERM failed");
     }
 
+    /// Sends SIGKILL (a crash: no shutdown code runs).
+    pub fn sigkill(&self) {
+        let status = Command::new("kill")
+            .args(["-KILL", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -KILL failed");
+    }
+
+    /// Whether the process is still running.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Waits up to `within` for the process to exit.
     ///
     /// # Panics

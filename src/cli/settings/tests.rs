@@ -45,6 +45,21 @@ fn reconcile_timeout_should_be_refused_below_the_ferrvault_floor_with_the_refere
 }
 
 #[test]
+fn a_shorter_ferrvault_attempt_timeout_should_lower_the_reconcile_timeout_floor() {
+    // 3 attempts of 1s plus the two retry delays at their longest.
+    let flags = ["--ferrvault-attempt-timeout=1s", "--reconcile-timeout=3s"];
+    let error = settings(&flags, &ProcessEnv::default()).expect_err("below 3.65s");
+    assert!(error.to_string().contains("is below 3.65s"), "{error}");
+    let flags = [
+        "--ferrvault-attempt-timeout=1s",
+        "--reconcile-timeout=4s",
+        "--stall-threshold=5s",
+    ];
+    let settings = settings(&flags, &ProcessEnv::default()).expect("4s is above the floor");
+    assert_eq!(settings.ferrvault.attempt_timeout, Duration::from_secs(1));
+}
+
+#[test]
 fn stall_threshold_should_be_longer_than_the_reconcile_timeout() {
     let error = settings(&["--stall-threshold=2m"], &ProcessEnv::default()).expect_err("equal");
     assert!(error.to_string().contains("--stall-threshold: 2m0s"), "{error}");

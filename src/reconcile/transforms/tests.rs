@@ -216,3 +216,15 @@ fn sample_pipeline_should_produce_the_documented_keys() {
     );
     assert_eq!(out["APP_TLS_CERT"], vec![0x00, 0xff]);
 }
+
+#[test]
+fn an_unknown_transform_type_should_fail_alone_with_a_message_naming_the_valid_types() {
+    let steps = [prefix("P_"), step(TransformType::Unknown)];
+    let err = apply_transforms(&data(&[("a", "1")]), &steps).unwrap_err();
+    assert_eq!(err.index, 1);
+    assert_eq!(err.failure, TransformFailure::UnknownType);
+    assert_eq!(
+        err.to_string(),
+        "transforms[1] (unknown): unknown transform type; expected prefix, suffix, rename, base64Decode or jsonExpand"
+    );
+}

@@ -1,0 +1,130 @@
+//! Scenario 8 of issue 7: objects that bypass schema validation (the simulator, like an API
+//! server with a stale or missing CRD schema, stores them as sent). Each gets a clear
+//! `Ready=False` reason, nothing panics, and well-formed objects next to them still sync.
+
+mod scenario_support;
+
+use std::time::{Duration, Instant};
+
+use kube::api::{DynamicObject, PostParams};
+use scenario_support::{
+    cluster::{CONNECTION, Cluster, ferrvault_config, unlimited},
+    fixtures::sensitive_strings,
+    operator::OperatorProcess,
+    report_wall_time,
+};
+use serde_json::{Value, json};
+
+const HUGE_TOKEN: &str = "fvsat_LEAKCHECK_huge_token";
+const BIG_VALUE_PREFIX: &str = "LEAKCHECK-oversized-value-";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_disturbing_the_others() {
+    let started = Instant::now();
+    let big_value = format!("{BIG_VALUE_PREFIX}{}", "x".repeat(1024 * 1024 + 10));
+    let cluster = Cluster::start(
+        ferrvault_config(unlimited(), false)
+            .vault("huge", [("BLOB", big_value.as_str())])
+            .service_account_token(HUGE_TOKEN, "huge"),
+    )
+    .await;
+    cluster.healthy_connection().await;
+    cluster
+        .create_secret("huge-token", &[("token", HUGE_TOKEN)])
+        .await;
+    cluster.connection("huge", "huge-token").await;
+    let good = cluster.create_many("good", 3, CONNECTION).await;
+
+    let huge_selector: Vec<String> = (0..5_000)
+        .map(|i| format!("NO_SUCH_KEY_{i:05}_{}", "k".repeat(40)))
+        .collect();
+    let bad: [(&str, Value, &str); 6] = [
+        (
+            "interval-words",
+            json!({ "refreshInterval": "every tuesday" }),
+            "InvalidRefreshInterval",
+        ),
+        (
+            "interval-overflow",
+            json!({ "refreshInterval": "99999999999999h" }),
+            "InvalidRefreshInterval",
+        ),
+        (
+            "interval-number",
+            json!({ "refreshInterval": 42 }),
+            "InvalidRefreshInterval",
+        ),
+        (
+            "transform-unknown",
+            json!({ "transforms": [{ "type": "rot13" }] }),
+            "TransformError",
+        ),
+        (
+            "selector-huge",
+            json!({ "selector": { "names": huge_selector } }),
+            "Unreachable",
+        ),
+        (
+            "payload-oversized",
+            json!({ "connectionRef": { "name": "huge" }, "vault": "huge" }),
+            "SecretWriteFailed",
+        ),
+    ];
+    let raw = cluster.raw_fvs();
+    for (name, overrides, _) in &bad {
+        let mut spec =
+            json!({ "connectionRef": { "name": CONNECTION }, "vault": "prod", "refreshInterval": "1h" });
+        for (key, value) in overrides.as_object().expect("an object") {
+            spec[key] = value.clone();
+        }
+        let object: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "ferrvault.com/v1alpha1",
+            "kind": "FerrVaultSecret",
+            "metadata": { "name": name },
+            "spec": spec,
+        }))
+        .expect("a dynamic object");
+        raw.create(&PostParams::default(), &object)
+            .await
+            .unwrap_or_else(|e| panic!("the simulator stores {name} as sent: {e}"));
+    }
+
+    let mut operator = OperatorProcess::launch(&cluster, "8-bad-input", "operator-0", &[]);
+    cluster
+        .wait_reason(&good, "True", "Synced", Duration::from_secs(60))
+        .await;
+    for (name, _, reason) in &bad {
+        cluster
+            .wait_reason(&[name.to_string()], "False", reason, Duration::from_secs(60))
+            .await;
+    }
+    let conditions = cluster.ready_conditions().await;
+    for (name, _, _) in &bad {
+        let condition = conditions[*name].clone().expect("a Ready condition");
+        assert!(
+            !condition.message.is_empty(),
+            "{name}: the reason comes with a message"
+        );
+        eprintln!("scenario 8: {name}: {} — {}", condition.reason, condition.message);
+    }
+    assert!(
+        cluster
+            .secrets()
+            .get_opt("payload-oversized")
+            .await
+            .expect("read")
+            .is_none(),
+        "no Secret is written for a payload over the 1 MiB limit"
+    );
+    for name in &good {
+        cluster.assert_synced_target(name).await;
+    }
+
+    operator.scrape().await;
+    let mut evidence = cluster.evidence().await;
+    evidence.extend(operator.evidence()); // asserts no "panicked" in the log
+    let mut needles = sensitive_strings();
+    needles.extend([HUGE_TOKEN, BIG_VALUE_PREFIX]);
+    evidence.assert_no_leaks(&needles);
+    report_wall_time("8-bad-input", started);
+}
