@@ -182,3 +182,30 @@ async fn unchanged_content_should_not_emit_another_synced_event_or_write() {
     assert_eq!(h.events_for("app", "Synced").await.len(), 1);
     h.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleted_secret_should_release_its_finalizer_and_drop_its_metric_series() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.create_secret("app", secret_spec("conn", "prod")).await;
+    h.wait_secret_reason("app", "Synced").await;
+    let series = r#"ferrvault_secret_last_sync_timestamp_seconds{namespace="default",name="app"}"#;
+    assert!(h.metric(series).is_some());
+    h.fvs().delete("app", &DeleteParams::default()).await.unwrap();
+    h.eventually("the FerrVaultSecret gone", || async {
+        h.fvs().get_opt("app").await.ok()?.is_none().then_some(())
+    })
+    .await;
+    h.eventually(
+        "the target garbage-collected through its owner reference",
+        || async { h.secrets().get_opt("app").await.ok()?.is_none().then_some(()) },
+    )
+    .await;
+    assert!(h.metric(series).is_none(), "last-sync series removed");
+    assert!(
+        h.metric(r#"ferrvault_secret_refresh_interval_seconds{namespace="default",name="app"}"#)
+            .is_none(),
+        "refresh-interval series removed with it"
+    );
+    h.finish().await;
+}

@@ -139,3 +139,49 @@ impl EventSink {
             .remove(uid);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sink() -> EventSink {
+        EventSink {
+            recorder: Recorder::new(
+                kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap(),
+                REPORTING_CONTROLLER.into(),
+            ),
+            last: Mutex::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn identical_events_should_be_sent_once_per_window_and_changes_at_once() {
+        let sink = sink();
+        let t0 = Instant::now();
+        assert!(sink.should_send("u1", EventKind::SyncFailed, "Unreachable: x", t0));
+        assert!(!sink.should_send(
+            "u1",
+            EventKind::SyncFailed,
+            "Unreachable: x",
+            t0 + Duration::from_secs(5)
+        ));
+        assert!(
+            sink.should_send("u2", EventKind::SyncFailed, "Unreachable: x", t0),
+            "per object"
+        );
+        assert!(
+            sink.should_send("u1", EventKind::Synced, "2 key(s)", t0),
+            "a change is news"
+        );
+        assert!(
+            sink.should_send("u1", EventKind::SyncFailed, "Unreachable: x", t0),
+            "after a change"
+        );
+        assert!(sink.should_send(
+            "u1",
+            EventKind::SyncFailed,
+            "Unreachable: x",
+            t0 + REPEAT_WINDOW + Duration::from_secs(1)
+        ));
+    }
+}

@@ -144,3 +144,72 @@ pub async fn write(
     .await
     .map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synced(rollout: Option<Option<String>>) -> SyncedState {
+        SyncedState {
+            synced_keys: vec!["A".into()],
+            missing_keys: vec![],
+            target: "app".into(),
+            last_rollout_hash: Some("h".into()),
+            rollout,
+        }
+    }
+
+    #[test]
+    fn failure_should_keep_the_last_good_sync_and_not_stamp_observed_generation() {
+        let good = after_sync(
+            &FerrVaultSecretStatus::default(),
+            synced(None),
+            Some(1),
+            Timestamp::UNIX_EPOCH,
+        );
+        let failed = after_failure(
+            &good,
+            Reason::Unreachable,
+            "down".into(),
+            Some(2),
+            Timestamp::UNIX_EPOCH,
+        );
+        assert_eq!(failed.synced_keys, good.synced_keys);
+        assert_eq!(failed.last_synced_at, good.last_synced_at);
+        assert_eq!(failed.observed_generation, Some(1));
+        let ready = &failed.conditions[0];
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("False", "Unreachable")
+        );
+        assert_eq!(ready.observed_generation, Some(2));
+    }
+
+    #[test]
+    fn rollout_condition_should_follow_the_rollout_and_go_with_its_targets() {
+        let failed = after_sync(
+            &FerrVaultSecretStatus::default(),
+            synced(Some(Some("Deployment \"web\" not found".into()))),
+            Some(1),
+            Timestamp::UNIX_EPOCH,
+        );
+        let rollout = failed
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "RolloutRestarted")
+            .unwrap();
+        assert_eq!(
+            (rollout.status.as_str(), rollout.reason.as_str()),
+            ("False", "RolloutFailed")
+        );
+        let done = after_sync(&failed, synced(Some(None)), Some(1), Timestamp::UNIX_EPOCH);
+        let rollout = done
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "RolloutRestarted")
+            .unwrap();
+        assert_eq!(rollout.reason, "UpToDate");
+        let without = after_sync(&done, synced(None), Some(1), Timestamp::UNIX_EPOCH);
+        assert!(without.conditions.iter().all(|c| c.type_ != "RolloutRestarted"));
+    }
+}

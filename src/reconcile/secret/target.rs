@@ -161,3 +161,134 @@ pub async fn write(
         Some(_) => api.replace(&desired.name_any(), &params, desired).await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{ConnectionRef, FerrVaultSecretSpec};
+
+    fn cr() -> FerrVaultSecret {
+        let mut cr = FerrVaultSecret::new(
+            "app",
+            FerrVaultSecretSpec {
+                connection_ref: ConnectionRef { name: "conn".into() },
+                project: None,
+                vault: "prod".into(),
+                selector: None,
+                target: None,
+                refresh_interval: "1h".into(),
+                rollout_restart: vec![],
+                transforms: vec![],
+            },
+        );
+        cr.metadata.namespace = Some("ns".into());
+        cr.metadata.uid = Some("uid-1".into());
+        cr
+    }
+
+    fn existing(owner_uid: Option<&str>) -> Secret {
+        Secret {
+            metadata: ObjectMeta {
+                name: Some("app".into()),
+                labels: Some([("team".to_owned(), "shop".to_owned())].into()),
+                owner_references: owner_uid.map(|uid| {
+                    vec![OwnerReference {
+                        api_version: "apps/v1".into(),
+                        kind: "Deployment".into(),
+                        name: "other".into(),
+                        uid: uid.into(),
+                        controller: Some(true),
+                        block_owner_deletion: None,
+                    }]
+                }),
+                ..ObjectMeta::default()
+            },
+            data: Some(
+                [
+                    ("STALE".to_owned(), ByteString(b"old".to_vec())),
+                    ("token".to_owned(), ByteString(b"t".to_vec())),
+                ]
+                .into(),
+            ),
+            ..Secret::default()
+        }
+    }
+
+    fn data() -> SecretData {
+        [("A".to_owned(), vec![0xff, 0x00])].into()
+    }
+
+    #[test]
+    fn owned_target_should_replace_content_keep_labels_and_be_controlled() {
+        let desired = desired_target(
+            Some(&existing(None)),
+            &cr(),
+            "app",
+            "Opaque",
+            &data(),
+            "h",
+            Ownership::Owned,
+        )
+        .unwrap();
+        assert_eq!(
+            desired.data.as_ref().unwrap().keys().collect::<Vec<_>>(),
+            vec!["A"]
+        );
+        assert_eq!(desired.data.as_ref().unwrap()["A"].0, vec![0xff, 0x00]);
+        assert_eq!(desired.metadata.labels.as_ref().unwrap()["team"], "shop");
+        let owners = desired.metadata.owner_references.unwrap();
+        assert_eq!(owners.len(), 1);
+        assert_eq!(
+            (owners[0].controller, owners[0].block_owner_deletion),
+            (Some(true), Some(true))
+        );
+        assert_eq!(
+            desired.metadata.annotations.unwrap()[CONTENT_HASH_ANNOTATION],
+            "h"
+        );
+    }
+
+    #[test]
+    fn target_controlled_by_another_should_be_refused() {
+        let refused = desired_target(
+            Some(&existing(Some("x"))),
+            &cr(),
+            "app",
+            "Opaque",
+            &data(),
+            "h",
+            Ownership::Owned,
+        );
+        assert!(matches!(refused, Err(TargetConflict::ControlledByOther { .. })));
+    }
+
+    #[test]
+    fn unowned_target_should_keep_other_keys_and_drop_our_owner_reference() {
+        let mut token = existing(Some("uid-1"));
+        token.data.as_mut().unwrap().remove("STALE");
+        let desired = desired_target(
+            Some(&token),
+            &cr(),
+            "app",
+            "Opaque",
+            &data(),
+            "h",
+            Ownership::Unowned,
+        )
+        .unwrap();
+        assert_eq!(
+            desired.data.as_ref().unwrap().keys().collect::<Vec<_>>(),
+            vec!["A", "token"]
+        );
+        assert_eq!(desired.metadata.owner_references, None);
+    }
+
+    #[test]
+    fn an_identical_target_should_not_be_rewritten() {
+        let desired = desired_target(None, &cr(), "app", "Opaque", &data(), "h", Ownership::Owned).unwrap();
+        assert!(needs_write(None, &desired));
+        assert!(!needs_write(Some(&desired), &desired));
+        assert_eq!(recorded_hash(Some(&desired)).as_deref(), Some("h"));
+        assert_eq!(desired.type_.as_deref(), Some("Opaque"));
+    }
+}
