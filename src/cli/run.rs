@@ -14,7 +14,7 @@ use std::{future::Future, path::Path, sync::Arc};
 
 use controller_actors::{
     health::HealthHandle,
-    leadership::{LeaderElectionConfig, LeaseLeadership, identity},
+    leadership::{LeaderElectionConfig, identity},
     runtime::{LeaderElection, Runtime, RuntimeError},
 };
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -126,8 +126,14 @@ impl Operator {
             .reconcile_timeout(settings.reconcile_timeout)
             .stall_threshold(settings.stall_threshold)
             .shutdown_grace(settings.shutdown_grace)
-            .leader_election(leader_election(settings, client))
-            .identity(identity(&settings.pod_name))
+            .client(client)
+            .leader_election(LeaderElection::Lease(LeaderElectionConfig {
+                enabled: settings.leader_elect,
+                lease_namespace: settings.lease_namespace.clone(),
+                lease_name: settings.lease_name.clone(),
+                identity: identity(&settings.pod_name),
+                timings: settings.timings,
+            }))
             .registry(&mut registry);
         let runtime = reconcilers.install(builder).build()?;
         let sources = Sources {
@@ -184,22 +190,6 @@ impl Operator {
         self.servers.stop();
         result.map_err(RunError::from)
     }
-}
-
-fn leader_election(settings: &RunSettings, client: kube::Client) -> LeaderElection {
-    if !settings.leader_elect {
-        return LeaderElection::Disabled;
-    }
-    LeaderElection::Enabled(Arc::new(LeaseLeadership {
-        config: LeaderElectionConfig {
-            enabled: true,
-            lease_namespace: settings.lease_namespace.clone(),
-            lease_name: settings.lease_name.clone(),
-            identity: identity(&settings.pod_name),
-            timings: settings.timings,
-        },
-        client,
-    }))
 }
 
 /// `--kubeconfig` when given, else kube's inference (in-cluster, `$KUBECONFIG`, `~/.kube/config`).

@@ -15,7 +15,7 @@
 //!   stopped gracefully); 1 when they did not within `--ready-timeout`, naming those that
 //!   were not.
 
-mod fixtures;
+pub mod fixtures;
 mod progress;
 
 use std::{path::PathBuf, time::Duration};
@@ -24,7 +24,7 @@ use clap::Parser;
 use kube::{Api, Client, api::ListParams};
 use tokio::time::Instant;
 
-pub use fixtures::{NAMESPACE, VAULT, VAULT_SECRETS, manifests, sample_tokens};
+pub use fixtures::{NAMESPACE, VAULT, VAULT_SECRETS};
 use progress::{Progress, ResourceState, all_ready};
 
 use crate::{
@@ -175,7 +175,8 @@ fn operator_settings(args: &DemoArgs) -> Result<RunSettings, DemoError> {
         run: RunArgs,
     }
     let mut flags = Flags::try_parse_from(argv).map_err(|e| DemoError::Sim(e.to_string()))?;
-    flags.run.log_level = args.log_level.clone();
+    // The simulators' warp servers log every connection the operator drops at exit as an error.
+    flags.run.log_level = format!("{},warp::server=off", args.log_level);
     RunSettings::from_args(flags.run, &ProcessEnv::default()).map_err(|e| DemoError::Run(e.into()))
 }
 

@@ -1,0 +1,143 @@
+//! No secret value or token in anything the operator process shows: every HTTP endpoint, its
+//! logs at debug level, the status of its resources and its Events — read while the demo's
+//! resources are synced.
+
+mod process_support;
+
+use std::{process::Command, time::Duration};
+
+use base64::Engine;
+use ferrvault_operator::{
+    api::{FerrVaultConnection, FerrVaultSecret},
+    demo::{NAMESPACE, VAULT_SECRETS, fixtures},
+    sim::{ferrvault::FerrVaultSim, kube::KubeSim},
+};
+use k8s_openapi::api::{core::v1::Secret, events::v1::Event};
+use kube::{Api, api::ListParams};
+use process_support::{Spawned, binary, get};
+
+/// Everything that must never be shown: tokens, vault values, their base64 form (as in a
+/// Secret's `data`) and what the transforms make of them.
+fn needles(manifests: &[serde_json::Value]) -> Vec<String> {
+    let mut needles = fixtures::sample_tokens(manifests);
+    for (_, value) in VAULT_SECRETS {
+        needles.push(value.to_owned());
+        needles.push(base64::engine::general_purpose::STANDARD.encode(value));
+    }
+    needles.extend(["demo-cert".to_owned(), "db.demo.svc".to_owned()]);
+    needles
+}
+
+async fn all_ready(client: &kube::Client) -> bool {
+    let ready = |conditions: Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>| {
+        conditions
+            .unwrap_or_default()
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    };
+    let secrets: Api<FerrVaultSecret> = Api::namespaced(client.clone(), NAMESPACE);
+    let connections: Api<FerrVaultConnection> = Api::namespaced(client.clone(), NAMESPACE);
+    let (Ok(secrets), Ok(connections)) = (
+        secrets.list(&ListParams::default()).await,
+        connections.list(&ListParams::default()).await,
+    ) else {
+        return false;
+    };
+    secrets.items.len() == 2
+        && connections.items.len() == 2
+        && secrets.into_iter().all(|s| ready(s.status.map(|s| s.conditions)))
+        && connections
+            .into_iter()
+            .all(|c| ready(c.status.map(|s| s.conditions)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_endpoint_log_status_or_event_should_show_a_secret_value_or_token_during_a_synced_run() {
+    let mut manifests = fixtures::manifests().expect("samples parse");
+    let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
+        .await
+        .expect("FerrVault simulator starts");
+    let kube = KubeSim::start().await.expect("Kubernetes simulator starts");
+    fixtures::point_connections_at(&mut manifests, &ferrvault.url());
+    let client = kube.client();
+    fixtures::apply(&client, &manifests)
+        .await
+        .expect("samples applied");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("kubeconfig");
+    kube.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+
+    let mut command = Command::new(binary());
+    command.args(["run", "--log-level=debug", "--log-format=json"]);
+    command.args([
+        "--metrics-bind-address=127.0.0.1:0",
+        "--health-probe-bind-address=127.0.0.1:0",
+        "--admin-bind-address=127.0.0.1:0",
+    ]);
+    command.arg("--kubeconfig").arg(&kubeconfig);
+    let mut operator = Spawned::start(command);
+    let at = operator.addresses();
+    let admin = at.admin.expect("admin enabled");
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !all_ready(&client).await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the samples did not all become Ready within 60s:\n{}",
+            operator.output()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let target: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
+    let synced = target.get("app-config").await.expect("target Secret written");
+    assert!(
+        synced.data.is_some_and(|data| data.contains_key("APP_API_KEY")),
+        "the values did reach the target, so the scan below is meaningful"
+    );
+
+    let mut shown = Vec::new();
+    for url in [
+        format!("http://{}/metrics", at.metrics),
+        format!("http://{}/healthz", at.probes),
+        format!("http://{}/readyz", at.probes),
+        format!("http://{admin}/debug/actors"),
+        format!("http://{admin}/debug/actors?format=text"),
+        format!("http://{admin}/debug/queue"),
+    ] {
+        let (status, body) = get(&url).await;
+        assert_eq!(status, 200, "{url}");
+        shown.push((url, body));
+    }
+    let secrets: Api<FerrVaultSecret> = Api::namespaced(client.clone(), NAMESPACE);
+    let connections: Api<FerrVaultConnection> = Api::namespaced(client.clone(), NAMESPACE);
+    let events: Api<Event> = Api::namespaced(client.clone(), NAMESPACE);
+    let lp = ListParams::default();
+    shown.push((
+        "FerrVaultSecret statuses".into(),
+        serde_json::to_string(&secrets.list(&lp).await.expect("list").items).expect("json"),
+    ));
+    shown.push((
+        "FerrVaultConnection statuses".into(),
+        serde_json::to_string(&connections.list(&lp).await.expect("list").items).expect("json"),
+    ));
+    let events = events.list(&lp).await.expect("list events").items;
+    assert!(
+        !events.is_empty(),
+        "the sync recorded Events, so the scan covers them"
+    );
+    shown.push(("Events".into(), serde_json::to_string(&events).expect("json")));
+
+    operator.sigterm();
+    let exit = operator.wait_exit(Duration::from_secs(30));
+    assert_eq!(exit.code(), Some(0), "{}", operator.output());
+    shown.push(("logs (debug)".into(), operator.output()));
+
+    for needle in needles(&manifests) {
+        for (source, text) in &shown {
+            assert!(
+                !text.contains(&needle),
+                "{source} shows a secret (a sample value or token; not printed here)"
+            );
+        }
+    }
+}
