@@ -73,7 +73,12 @@ fn main() -> anyhow::Result<()> {
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        // Without RUST_LOG: warnings, minus the simulators' warp servers logging every connection
+        // a client (a benchmark's child process) drops as an error.
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,warp::server=off")),
+        )
         .init();
     let runtime = || tokio::runtime::Runtime::new();
     match cli.command {
