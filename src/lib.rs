@@ -3,7 +3,7 @@
 //! # Layout
 //! - [`admin`]: the HTTP servers: `/metrics`, `/healthz` + `/readyz`, `/debug/*`.
 //! - [`api`]: the `ferrvault.com/v1alpha1` custom resource types.
-//! - [`bench`]: benchmarks behind `ferrvault-operator bench <name>`.
+//! - [`bench`](mod@bench): benchmarks behind `ferrvault-operator bench <name>`.
 //! - [`cli`]: `run`'s flags, their checks, logging and the operator process.
 //! - [`demo`]: `ferrvault-operator demo`, the operator against both simulators in one process.
 //! - [`ferrvault`]: the FerrVault HTTP client (per-credential pacing, single-flight reveals).

@@ -9,7 +9,10 @@
 //! The ideal time for N resources is `(N − burst) / rate`: the burst goes at once, the rest at
 //! the refill rate. The N = 29 case runs at the real budget (1/s, ~25s). The N = 200 case
 //! would take ~195s at 1/s, too slow for CI, so it runs the server (and the client's
-//! configured rate) at 20/s burst 5: the same ratio to the ideal is proven in ~10s.
+//! configured rate) at 10/s burst 5: the same ratio to the ideal is proven in ~20s. Not
+//! faster: the client's one token of headroom absorbs send-time jitter up to one token
+//! interval, 100ms at 10/s, which a loaded 2-core CI machine does not exceed (at 50/s, 20ms,
+//! the benchmark shows it sometimes does).
 
 use std::{sync::Arc, time::Duration};
 
@@ -131,14 +134,14 @@ async fn limiter_should_sync_29_resources_on_one_token_with_zero_429s_near_the_i
     assert_within_10_percent_of_ideal(&outcome, 29, 1.0);
 }
 
-/// N = 200 at 20/s burst 5 (see the module doc for why not 1/s).
+/// N = 200 at 10/s burst 5 (see the module doc for why not 1/s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limiter_should_sync_200_resources_on_one_token_with_zero_429s_near_the_ideal_time() {
-    let sim = start_sim(200, 20.0).await;
-    let outcome = sync_all(&sim, 200, 20.0).await;
+    let sim = start_sim(200, 10.0).await;
+    let outcome = sync_all(&sim, 200, 10.0).await;
     assert_eq!(outcome.server_429s, 0, "the server had to throttle us");
     assert_eq!(outcome.server_requests, 200, "one request per resource");
-    assert_within_10_percent_of_ideal(&outcome, 200, 20.0);
+    assert_within_10_percent_of_ideal(&outcome, 200, 10.0);
 }
 
 /// The operator is configured for 20/s but the server secretly allows 10/s: the limiter must

@@ -104,6 +104,10 @@ spec:
     served: true
     storage: true
     subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 "#;
@@ -162,7 +166,24 @@ async fn kubectl_apply_should_create_a_crd_then_custom_resources_and_secrets_tha
     );
 
     let table = k.ok(&["get", "gd"]).await;
-    assert!(table.starts_with("NAME") && table.contains("g1"), "{table}");
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAME", "SIZE", "READY", "AGE"],
+        "printer columns: {table}"
+    );
+    let row: Vec<&str> = table
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[..2], ["g1", "1"], "{table}");
     let single: Value =
         serde_json::from_str(&k.ok(&["get", "gadget", "g1", "-o", "json"]).await).expect("json");
     assert_eq!(single["spec"]["size"], 1);

@@ -1,5 +1,6 @@
 //! 10,000 objects of one kind: `kube_runtime::watcher` lists them in pages and then
-//! keeps watching, and a metadata-only paged list returns every one of them.
+//! keeps watching, a metadata-only paged list returns every one of them, and one
+//! deletecollection removes them all.
 
 mod kube_sim_support;
 
@@ -7,7 +8,7 @@ use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{
     Api,
-    api::{ListParams, PostParams},
+    api::{DeleteParams, ListParams, PostParams},
     runtime::watcher::{self, Event},
 };
 use kube_sim_support::{sim, within_for};
@@ -86,4 +87,14 @@ async fn ten_thousand_secrets_should_be_listed_in_pages_and_then_watched() {
         matches!(&next, Event::Apply(s) if s.metadata.name.as_deref() == Some("late")),
         "{next:?}"
     );
+
+    within_for(
+        LIMIT,
+        "deleting all 10,001 in one deletecollection",
+        secrets.delete_collection(&DeleteParams::default(), &ListParams::default()),
+    )
+    .await
+    .expect("deletecollection");
+    let left = secrets.list(&ListParams::default().limit(1)).await.expect("list");
+    assert!(left.items.is_empty(), "every Secret is gone");
 }

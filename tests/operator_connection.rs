@@ -221,7 +221,9 @@ async fn watch_namespace_should_limit_the_operator_to_that_namespace() {
         .await
         .unwrap();
     // Outside it: untouched.
-    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.put_secret("conn-token", &[("token", PROD_TOKEN)]).await;
+    h.create_connection("conn", connection_spec(&h.fv.url(), "conn-token"))
+        .await;
     eventually("the team connection probed", || async {
         let c = team_conns.get("conn").await.ok()?;
         (ready(c.status.as_ref().map(|s| s.conditions.as_slice()))?.reason == "Reachable").then_some(())

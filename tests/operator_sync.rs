@@ -70,11 +70,15 @@ async fn new_secret_should_get_its_finalizer_and_sync_in_the_first_pass() {
         .await;
     assert_eq!(synced.len(), 1);
 
-    let metrics = h.metrics_text();
-    assert!(
-        metrics.contains(r#"ferrvault_secret_sync_duration_seconds_count{result="success"}"#),
-        "{metrics}"
-    );
+    // The duration is recorded when the reconcile returns, just after its status write.
+    let metrics = h
+        .eventually("a successful sync measured", || async {
+            let metrics = h.metrics_text();
+            metrics
+                .contains(r#"ferrvault_secret_sync_duration_seconds_count{result="success"} 1"#)
+                .then_some(metrics)
+        })
+        .await;
     assert!(
         metrics.contains(r#"ferrvault_secret_last_sync_timestamp_seconds{namespace="default",name="app"}"#)
     );
@@ -124,7 +128,8 @@ async fn drift_should_be_healed_within_seconds_after_an_edit_or_a_delete() {
         .patch("app", &PatchParams::default(), &Patch::Merge(&edit))
         .await
         .unwrap();
-    h.wait_target("app", |s| data_of(s) == prod_data()).await;
+    h.wait_target_for("healed after a value edit", "app", |s| data_of(s) == prod_data())
+        .await;
 
     // A removed owner reference is restored.
     let orphan = json!({"metadata": {"ownerReferences": null}});
@@ -133,11 +138,13 @@ async fn drift_should_be_healed_within_seconds_after_an_edit_or_a_delete() {
         .await
         .unwrap();
     let cr = h.fvs().get("app").await.unwrap();
-    h.wait_target("app", |s| controlled_by(s, &cr)).await;
+    h.wait_target_for("owned again", "app", |s| controlled_by(s, &cr))
+        .await;
 
     // A deleted target is recreated.
     h.secrets().delete("app", &DeleteParams::default()).await.unwrap();
-    h.wait_target("app", |s| data_of(s) == prod_data()).await;
+    h.wait_target_for("recreated after a delete", "app", |s| data_of(s) == prod_data())
+        .await;
     h.finish().await;
 }
 

@@ -1,6 +1,6 @@
 //! No secret value or token in anything the operator process shows: every HTTP endpoint, its
 //! logs at debug level, the status of its resources and its Events — read while the demo's
-//! resources are synced.
+//! resources are synced. The same run holds README.md's Usage outputs to what the process shows.
 
 mod process_support;
 
@@ -52,7 +52,8 @@ async fn all_ready(client: &kube::Client) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn no_endpoint_log_status_or_event_should_show_a_secret_value_or_token_during_a_synced_run() {
+async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events_and_match_the_readme_usage()
+{
     let mut manifests = fixtures::manifests().expect("samples parse");
     let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
         .await
@@ -132,6 +133,13 @@ async fn no_endpoint_log_status_or_event_should_show_a_secret_value_or_token_dur
     assert_eq!(exit.code(), Some(0), "{}", operator.output());
     shown.push(("logs (debug)".into(), operator.output()));
 
+    let (_, scrape) = &shown[0];
+    if let Err(complaint) = process_support::promtool_check_metrics(scrape) {
+        panic!("promtool check metrics on a synced run's scrape:\n{complaint}");
+    }
+    readme_usage_should_match(&shown);
+    debug_queue_should_show_keys_and_limiters(&shown);
+
     for needle in needles(&manifests) {
         for (source, text) in &shown {
             assert!(
@@ -140,4 +148,102 @@ async fn no_endpoint_log_status_or_event_should_show_a_secret_value_or_token_dur
             );
         }
     }
+}
+
+/// The fenced block after `<!-- usage:NAME -->` in README.md, without `$ ` command lines.
+fn readme_block(name: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let marker = format!("<!-- usage:{name} -->");
+    let after = readme
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("README has no {marker}"))
+        .1;
+    let block = after
+        .split("```")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no code block after {marker}"));
+    block
+        .lines()
+        .skip(1) // the fence's info string
+        .filter(|line| !line.starts_with("$ ") && !line.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The README's Usage outputs (captured from the demo) against this run of the same samples:
+/// every probe check, metric series name (and label set, where it names a sample resource) and
+/// actor exists.
+fn readme_usage_should_match(shown: &[(String, String)]) {
+    let body = |suffix: &str| {
+        shown
+            .iter()
+            .find(|(url, _)| url.ends_with(suffix))
+            .map(|(_, body)| body.as_str())
+            .unwrap_or_else(|| panic!("{suffix} was scraped"))
+    };
+    let probes = format!("{}{}", body("/healthz"), body("/readyz"));
+    for line in readme_block("healthz") {
+        let check = line.split_once(':').map_or(line.as_str(), |(check, _)| check);
+        assert!(
+            probes.contains(check),
+            "README shows {check:?}, the probes do not:\n{probes}"
+        );
+    }
+    let scrape = body("/metrics");
+    for line in readme_block("metrics") {
+        let series = line.split_whitespace().next().expect("a sample");
+        let name = series.split('{').next().expect("a name");
+        assert!(
+            scrape.lines().any(|l| l.starts_with(name)),
+            "README shows metric {name}, /metrics does not have it"
+        );
+        if series.contains("namespace=\"demo\"") {
+            assert!(
+                scrape.contains(series),
+                "README shows {series}, /metrics does not"
+            );
+        }
+    }
+    let tree = body("/debug/actors?format=text");
+    for line in readme_block("actors") {
+        let actor = line.split(" id=").next().expect("name and kind");
+        assert!(
+            tree.contains(actor),
+            "README shows actor {actor:?}, the tree does not:\n{tree}"
+        );
+    }
+}
+
+/// `/debug/queue` after the sync: each sample key waits for its refresh, and the credential's
+/// limiter is shown by fingerprint.
+fn debug_queue_should_show_keys_and_limiters(shown: &[(String, String)]) {
+    let (_, body) = shown
+        .iter()
+        .find(|(url, _)| url.ends_with("/debug/queue"))
+        .expect("/debug/queue was read");
+    let queue: serde_json::Value = serde_json::from_str(body).expect("JSON");
+    let keys: Vec<serde_json::Value> = queue["controllers"]
+        .as_array()
+        .expect("controllers")
+        .iter()
+        .flat_map(|c| c["keys"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let app = keys
+        .iter()
+        .find(|k| {
+            k["key"]
+                .as_str()
+                .is_some_and(|key| key.ends_with("demo/app-config"))
+        })
+        .unwrap_or_else(|| panic!("no demo/app-config key in {queue:#}"));
+    assert_eq!(app["state"], "delayed", "{app}");
+    assert_eq!(app["attempts"], 0, "{app}");
+    assert!(app["due_in_secs"].as_f64().is_some_and(|due| due > 0.0), "{app}");
+    let limiters = queue["limiters"].as_array().expect("limiters");
+    assert!(
+        limiters
+            .iter()
+            .any(|l| l["credential"].as_str().is_some_and(|c| c.len() >= 8) && l["burst"] == 5),
+        "{queue:#}"
+    );
 }

@@ -76,6 +76,24 @@ async fn run_should_serve_probes_metrics_and_debug_endpoints_then_exit_zero_on_s
     if let Err(complaint) = promtool_check_metrics(&scrape) {
         panic!("promtool check metrics complained:\n{complaint}\n--- scrape\n{scrape}");
     }
+    let openmetrics = process_support::http()
+        .get(format!("http://{}/metrics", at.metrics))
+        .header(
+            "accept",
+            "application/openmetrics-text;version=1.0.0,text/plain;q=0.5",
+        )
+        .send()
+        .await
+        .expect("scrape as Prometheus does");
+    let content_type = openmetrics.headers()["content-type"]
+        .to_str()
+        .expect("ASCII")
+        .to_owned();
+    let body = openmetrics.text().await.expect("body");
+    assert!(
+        content_type.starts_with("application/openmetrics-text") && body.ends_with("# EOF\n"),
+        "Prometheus asks for OpenMetrics and gets it: {content_type}"
+    );
 
     let (status, tree) = get(&format!("http://{admin}/debug/actors")).await;
     assert_eq!(status, 200);
@@ -182,5 +200,76 @@ async fn run_should_fail_at_startup_when_the_probe_port_is_taken() {
     assert!(
         output.contains(&format!("cannot listen on {address} for health probes")),
         "{output}"
+    );
+}
+
+/// `/readyz` of `probes` until it reports `role`, up to 30s.
+async fn wait_for_role(probes: std::net::SocketAddr, role: &str, operator: &Spawned) {
+    let deadline = std::time::Instant::now() + STARTUP;
+    loop {
+        let (status, body) = get(&format!("http://{probes}/readyz")).await;
+        if status == 200 && body.contains(&format!("ok role: {role}")) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never ready as {role}: {status}\n{body}\n{}",
+            operator.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_replicas_should_elect_one_leader_and_hand_over_when_it_stops() {
+    let (sim, _dir, kubeconfig) = cluster().await;
+    let replica = |pod: &str| {
+        let mut command = run_command(
+            &kubeconfig,
+            &[
+                "--leader-elect",
+                "--leader-elect-namespace=default",
+                "--leader-elect-lease-duration=4s",
+                "--leader-elect-renew-deadline=3s",
+                "--leader-elect-retry-period=500ms",
+            ],
+        );
+        command.env("POD_NAME", pod);
+        Spawned::start(command)
+    };
+    let mut first = replica("replica-a");
+    let first_at = first.addresses();
+    wait_for_role(first_at.probes, "leader", &first).await;
+    let mut second = replica("replica-b");
+    let second_at = second.addresses();
+    wait_for_role(second_at.probes, "standby", &second).await;
+
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> = Api::namespaced(sim.client(), "default");
+    let holder = |lease: k8s_openapi::api::coordination::v1::Lease| {
+        lease.spec.and_then(|s| s.holder_identity).unwrap_or_default()
+    };
+    let lease = leases
+        .get("ferrvault-operator.ferrvault.com")
+        .await
+        .expect("the Lease exists");
+    assert!(
+        holder(lease).starts_with("replica-a_"),
+        "POD_NAME + a per-process uid"
+    );
+
+    first.sigterm();
+    assert_eq!(first.wait_exit(PROMPT_EXIT).code(), Some(0), "{}", first.output());
+    wait_for_role(second_at.probes, "leader", &second).await;
+    let lease = leases
+        .get("ferrvault-operator.ferrvault.com")
+        .await
+        .expect("the Lease exists");
+    assert!(holder(lease).starts_with("replica-b_"), "the standby took over");
+    second.sigterm();
+    assert_eq!(
+        second.wait_exit(PROMPT_EXIT).code(),
+        Some(0),
+        "{}",
+        second.output()
     );
 }

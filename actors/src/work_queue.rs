@@ -194,7 +194,10 @@ impl Actor for WorkQueue {
         let replacements = match msg {
             QueueMsg::Enqueue { key, lane } => state.on_enqueue(key, lane, now),
             QueueMsg::Done { run, key, finish } => state.on_done(run, key, finish, now),
-            QueueMsg::Tick => state.on_tick(now),
+            QueueMsg::Tick => {
+                state.timer = None; // it fired: the next wake must be armed anew
+                state.on_tick(now)
+            }
             QueueMsg::Keys(reply) => state.on_keys(reply, now),
             QueueMsg::Drain(reply) => state.on_drain(reply),
         };
@@ -290,8 +293,18 @@ impl QueueActorState {
         self.directory
             .metrics()
             .reconciled(self.controller, label, secs, error, timeout);
-        if let Next::RetryAt(_) = self.queue.finish(&key, &finish, now, random_unit()) {
+        let next = self.queue.finish(&key, &finish, now, random_unit());
+        if let Next::RetryAt(at) = next {
             self.directory.metrics().queue_retried(self.controller);
+            // The reason is a fixed label; the reconciler's message is not logged here.
+            let reason = match &finish {
+                Finish::Reconciled(Outcome::Error { reason, .. }) => reason,
+                Finish::Reconciled(Outcome::RateLimited { .. }) => &"rate_limited",
+                Finish::TimedOut => &"timed_out",
+                Finish::Aborted(cause) => &cause.as_str(),
+                Finish::Reconciled(Outcome::Done { .. } | Outcome::RequeueAfter(_)) => &"none",
+            };
+            tracing::info!(%key, reason, attempts = self.queue.attempts(&key), retry_in = ?at - now, "reconcile failed; retrying");
         }
         replacements
     }
@@ -453,6 +466,9 @@ impl QueueActorState {
     }
 
     fn after_message(&mut self, now: Instant) {
+        // Due keys count as ready even while every worker is busy (exact depth, and no timer
+        // left armed in the past).
+        self.queue.promote_due(now);
         if self.draining.is_some() && self.slots.iter().all(|s| s.run.is_none()) {
             for reply in self.draining.as_mut().map(std::mem::take).unwrap_or_default() {
                 // The drainer may have given up waiting: fine.
@@ -467,9 +483,12 @@ impl QueueActorState {
 
     fn next_wake(&self, now: Instant) -> Option<Instant> {
         let limit = self.config.reconcile_timeout + self.config.kill_grace;
+        // Slots already known to be unreplaceable are re-checked by the 1s retry instead (their
+        // deadline is in the past and would make the timer fire in a loop).
         let deadlines = self
             .slots
             .iter()
+            .filter(|s| s.unreplaceable.is_none())
             .filter_map(|s| s.run.as_ref().map(|r| r.since + limit));
         let retry = self
             .slots

@@ -5,6 +5,7 @@
 //! - [`routes`]: one warp filter per server; every handler reads a snapshot (the health
 //!   verdict, the published tree, the registry) and never waits on an actor for a probe.
 //! - `debug_queue.rs`: the `/debug/queue` document, built from values (pure).
+//! - [`exposition`]: OpenMetrics or the classic Prometheus text format, by `Accept` (pure).
 //! - [`server`]: binds every listener first, then serves them on a thread of its own.
 //!
 //! # Guarantees
@@ -18,6 +19,7 @@
 //!   and search for the values and tokens.
 
 mod debug_queue;
+pub mod exposition;
 pub mod routes;
 pub mod server;
 

@@ -12,7 +12,10 @@ use warp::{
     reply::Response,
 };
 
-use super::debug_queue::{self, QueueReport};
+use super::{
+    debug_queue::{self, QueueReport},
+    exposition,
+};
 use crate::ferrvault::FerrVault;
 
 /// The OpenMetrics text format that `prometheus-client` writes (Prometheus and promtool read it).
@@ -21,9 +24,10 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; versio
 const TEXT: &str = "text/plain; charset=utf-8";
 const JSON: &str = "application/json";
 
-/// `/metrics`: every registered metric, encoded at scrape time.
+/// `/metrics`: every registered metric, encoded at scrape time: OpenMetrics when the `Accept`
+/// header asks for it (Prometheus does), else the classic text format (promtool, curl).
 pub fn metrics(registry: Arc<Registry>) -> BoxedFilter<(Response,)> {
-    server(move |path, _query| {
+    server(move |path, _query, accept| {
         let registry = registry.clone();
         async move {
             if path != "/metrics" {
@@ -31,7 +35,14 @@ pub fn metrics(registry: Arc<Registry>) -> BoxedFilter<(Response,)> {
             }
             let mut body = String::new();
             match prometheus_client::encoding::text::encode(&mut body, &registry) {
-                Ok(()) => reply(StatusCode::OK, OPENMETRICS_CONTENT_TYPE, body),
+                Ok(()) if exposition::wants_openmetrics(accept.as_deref()) => {
+                    reply(StatusCode::OK, OPENMETRICS_CONTENT_TYPE, body)
+                }
+                Ok(()) => reply(
+                    StatusCode::OK,
+                    exposition::PROMETHEUS_TEXT,
+                    exposition::to_prometheus_text(&body),
+                ),
                 Err(error) => reply(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     TEXT,
@@ -45,7 +56,7 @@ pub fn metrics(registry: Arc<Registry>) -> BoxedFilter<(Response,)> {
 /// `/healthz` (liveness) and `/readyz` (readiness, with the role): 200 or 503, one line per
 /// check saying what passed or failed and why.
 pub fn probes(health: HealthHandle) -> BoxedFilter<(Response,)> {
-    server(move |path, _query| {
+    server(move |path, _query, _accept| {
         let report = match path.as_str() {
             "/healthz" => Some(health.liveness()),
             "/readyz" => Some(health.readiness()),
@@ -70,7 +81,7 @@ pub fn probes(health: HealthHandle) -> BoxedFilter<(Response,)> {
 
 /// `/debug/actors` (JSON; `?format=text` for an indented tree) and `/debug/queue`.
 pub fn debug(tree: TreeHandle, queues: QueueHandle, ferrvault: FerrVault) -> BoxedFilter<(Response,)> {
-    server(move |path, query| {
+    server(move |path, query, _accept| {
         let (tree, queues, ferrvault) = (tree.clone(), queues.clone(), ferrvault.clone());
         async move {
             match path.as_str() {
@@ -94,34 +105,38 @@ pub fn debug(tree: TreeHandle, queues: QueueHandle, ferrvault: FerrVault) -> Box
     })
 }
 
-/// A server made of one handler `(path, raw query) -> response`, behind the method rule.
+/// A server made of one handler `(path, raw query, Accept header) -> response`, behind the
+/// method rule.
 fn server<H, F>(handler: H) -> BoxedFilter<(Response,)>
 where
-    H: Fn(String, String) -> F + Clone + Send + Sync + 'static,
+    H: Fn(String, String, Option<String>) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response> + Send + 'static,
 {
     let raw_query = warp::query::raw().or(warp::any().map(String::new)).unify();
     warp::method()
         .and(warp::path::full())
         .and(raw_query)
-        .then(move |method: Method, path: FullPath, query: String| {
-            let handler = handler.clone();
-            async move {
-                if method == Method::GET || method == Method::HEAD {
-                    handler(path.as_str().to_owned(), query).await
-                } else {
-                    let mut response = reply(
-                        StatusCode::METHOD_NOT_ALLOWED,
-                        TEXT,
-                        format!("method {method} not allowed: this server only answers GET and HEAD\n"),
-                    );
-                    response
-                        .headers_mut()
-                        .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
-                    response
+        .and(warp::header::optional::<String>("accept"))
+        .then(
+            move |method: Method, path: FullPath, query: String, accept: Option<String>| {
+                let handler = handler.clone();
+                async move {
+                    if method == Method::GET || method == Method::HEAD {
+                        handler(path.as_str().to_owned(), query, accept).await
+                    } else {
+                        let mut response = reply(
+                            StatusCode::METHOD_NOT_ALLOWED,
+                            TEXT,
+                            format!("method {method} not allowed: this server only answers GET and HEAD\n"),
+                        );
+                        response
+                            .headers_mut()
+                            .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
+                        response
+                    }
                 }
-            }
-        })
+            },
+        )
         .boxed()
 }
 

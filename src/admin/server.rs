@@ -6,11 +6,13 @@
 //!   calling thread: a port in use or a bad address fails startup, never a background task.
 //! - Work on the operator's runtime, however heavy, cannot delay a probe: the servers share
 //!   nothing with it but the snapshots they read.
-//! - [`Servers::stop`] (or drop) ends serving; `stop` waits for the thread.
+//! - [`Servers::stop`] (or drop) ends serving; `stop` waits at most [`Servers::STOP_WAIT`] for
+//!   the thread, so a client holding a connection open cannot keep the process from exiting.
 
 use std::{
     net::{SocketAddr, TcpListener},
     thread::JoinHandle,
+    time::Duration,
 };
 
 use tokio_util::sync::CancellationToken;
@@ -56,6 +58,9 @@ pub struct Servers {
 }
 
 impl Servers {
+    /// How long [`Servers::stop`] waits for open connections to finish.
+    pub const STOP_WAIT: Duration = Duration::from_secs(2);
+
     /// Binds every address in `requested`, then serves on a new thread.
     ///
     /// # Errors
@@ -109,13 +114,22 @@ impl Servers {
         self.bound
     }
 
-    /// Stops serving and waits for the thread to end.
+    /// Stops accepting, lets open requests finish for up to [`Servers::STOP_WAIT`], and
+    /// returns; a thread still serving then ends with the process.
     pub fn stop(mut self) {
         self.stop.cancel();
-        if let Some(thread) = self.thread.take() {
-            // A panic in a handler thread was already printed; there is nothing left to stop.
-            let _ = thread.join();
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        for _ in 0..(Self::STOP_WAIT.as_millis() / 10) {
+            if thread.is_finished() {
+                // A panic in a handler was already printed; there is nothing left to stop.
+                let _ = thread.join();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
+        tracing::warn!("http servers still had open connections at shutdown");
     }
 }
 

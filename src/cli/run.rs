@@ -7,7 +7,7 @@
 //! `--shutdown-grace-period` (exit 0), or exits with [`RuntimeError::exit_code`] when it
 //! escalates.
 //!
-//! [`Operator::start`] is shared with `demo`, which runs the same process in-process against
+//! [`OperatorProcess::start`] is shared with `demo`, which runs the same process in-process against
 //! the simulators.
 
 use std::{future::Future, path::Path, sync::Arc};
@@ -90,17 +90,17 @@ fn run(args: RunArgs) -> Result<(), RunError> {
     runtime.block_on(async {
         let shutdown = shutdown_signal().map_err(RunError::Process)?;
         let client = kube_client(settings.kubeconfig.as_deref()).await?;
-        Operator::start(&settings, client)?.run(shutdown).await
+        OperatorProcess::start(&settings, client)?.run(shutdown).await
     })
 }
 
-/// A started operator: the runtime built and the HTTP servers listening.
-pub struct Operator {
+/// A started operator process: the runtime built and the HTTP servers listening.
+pub struct OperatorProcess {
     runtime: Runtime,
     servers: Servers,
 }
 
-impl Operator {
+impl OperatorProcess {
     /// Builds the operator and its runtime from `settings` and binds the servers.
     ///
     /// # Errors
@@ -197,7 +197,7 @@ impl Operator {
 /// # Errors
 /// [`RunError::KubeConfig`] with kube's reason (no file content is included).
 pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, RunError> {
-    let _ = rustls::crypto::ring::default_provider().install_default(); // see Operator::start
+    let _ = rustls::crypto::ring::default_provider().install_default(); // see OperatorProcess::start
     let fail = |error: &dyn std::fmt::Display| RunError::KubeConfig(error.to_string());
     let config = match kubeconfig {
         Some(path) => {

@@ -123,7 +123,7 @@ pub fn point_connections_at(manifests: &mut [Value], url: &str) {
     }
 }
 
-/// Creates the CRDs, the namespace and every manifest.
+/// Creates the CRDs (from `crdgen`), then [`apply_samples`].
 ///
 /// # Errors
 /// The first create the API server refused.
@@ -136,6 +136,14 @@ pub async fn apply(client: &Client, manifests: &[Value]) -> Result<(), FixtureEr
         );
         create(&crds, &crd, what).await?;
     }
+    apply_samples(client, manifests).await
+}
+
+/// Creates the samples' namespace and every manifest (the CRDs must exist).
+///
+/// # Errors
+/// The first create the API server refused.
+pub async fn apply_samples(client: &Client, manifests: &[Value]) -> Result<(), FixtureError> {
     let namespace: Namespace =
         serde_json::from_value(json!({"metadata": {"name": NAMESPACE}})).expect("a Namespace literal");
     create(

@@ -31,7 +31,7 @@ use crate::{
     api::{FerrVaultConnection, FerrVaultSecret},
     cli::{
         args::RunArgs,
-        run::{Operator, RunError},
+        run::{OperatorProcess, RunError},
         settings::{ProcessEnv, RunSettings},
     },
     reconcile::duration::parse_go_duration,
@@ -113,7 +113,7 @@ async fn run(args: DemoArgs) -> Result<(), DemoError> {
         "Applied the CRDs and {} sample manifests in namespace {NAMESPACE}.\n",
         manifests.len()
     );
-    let operator = Operator::start(&settings, client.clone())?;
+    let operator = OperatorProcess::start(&settings, client.clone())?;
     let addresses = operator.addresses();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
     let exit_when_ready = args.exit_when_ready;

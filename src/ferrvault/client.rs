@@ -88,6 +88,12 @@ impl FerrVault {
     ///
     /// # Errors
     /// Any [`FerrVaultError`]; [`FerrVaultError::is_rate_limited`] ones mean "try later".
+    ///
+    /// # Caveats
+    /// - Every reveal waits [`ClientConfig::coalesce_window`] (25ms by default) for company
+    ///   before asking for a token.
+    /// - A 429 is returned, not retried: the credential is paused, so asking again right away
+    ///   simply waits for the pause to end (within the new call's deadline).
     pub async fn reveal(
         &self,
         endpoint: &Endpoint,

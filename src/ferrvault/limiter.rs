@@ -1,5 +1,5 @@
 //! The per-credential outbound token bucket with AIMD adaptation. Pure: every method takes the
-//! current instant, nothing sleeps and nothing is shared. [`super::pacer`] wraps it for
+//! current instant, nothing sleeps and nothing is shared. The crate-private `pacer` module wraps it for
 //! concurrent callers.
 //!
 //! # Model

@@ -199,10 +199,12 @@ enum Probe {
 }
 
 /// Whether the spec changed since the Ready condition was last written (its
-/// `observedGeneration` differs), which is when a cached OIDC bearer must be forgotten.
+/// `observedGeneration` differs), which is when a cached OIDC bearer must be forgotten. A
+/// connection never probed has nothing stale to forget (a bearer a FerrVaultSecret pass cached
+/// was obtained with the current spec).
 pub fn spec_changed_since_last_probe(status: &FerrVaultConnectionStatus, generation: Option<i64>) -> bool {
     find_condition(&status.conditions, ConditionType::Ready)
-        .is_none_or(|c| c.observed_generation != generation)
+        .is_some_and(|c| c.observed_generation != generation)
 }
 
 fn ready(

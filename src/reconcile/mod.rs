@@ -33,6 +33,7 @@ pub mod kube_errors;
 pub mod messages;
 pub mod metrics;
 pub mod operator;
+pub mod own_writes;
 pub mod rollout_rules;
 pub mod secret;
 pub mod token;

@@ -14,10 +14,7 @@
 //! - Secrets are watched as metadata only: memory does not grow with Secret sizes.
 //! - With `--watch-namespace` every watch is namespaced.
 
-use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex, PoisonError},
-};
+use std::sync::Arc;
 
 use controller_actors::{key::ObjectKey, seams::WatchSource, watch_spec::WatchSpec};
 use k8s_openapi::api::core::v1::Secret;
@@ -29,41 +26,11 @@ use kube::{
 };
 
 use super::operator::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
+pub use super::own_writes::OwnWrites;
 use crate::api::{
     ConditionType, FerrVaultConnection, FerrVaultSecret,
     names::{CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
 };
-
-/// Resource versions the operator itself produced by writing target Secrets, so the Secret
-/// watch can tell our writes from somebody else's edits.
-///
-/// # Invariants
-/// At most one entry per Secret (the latest write); bounded by the number of targets.
-#[derive(Default)]
-pub struct OwnWrites {
-    versions: Mutex<HashMap<(String, String), String>>,
-}
-
-impl OwnWrites {
-    /// Records that our write left `namespace/name` at `resource_version`.
-    pub fn record(&self, namespace: &str, name: &str, resource_version: Option<&str>) {
-        let mut versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
-        match resource_version {
-            Some(rv) => versions.insert((namespace.to_owned(), name.to_owned()), rv.to_owned()),
-            None => versions.remove(&(namespace.to_owned(), name.to_owned())),
-        };
-    }
-
-    /// Whether `meta` is exactly the version our last write produced.
-    pub fn is_own(&self, meta: &ObjectMeta) -> bool {
-        let key = (
-            meta.namespace.clone().unwrap_or_default(),
-            meta.name.clone().unwrap_or_default(),
-        );
-        let versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
-        meta.resource_version.is_some() && versions.get(&key) == meta.resource_version.as_ref()
-    }
-}
 
 /// Whether a change of a custom resource deserves a reconcile of that resource: first sighting,
 /// new generation, deletion started, or our `finalizer` removed by someone. Status, label,
@@ -135,6 +102,22 @@ fn dependants_of(secrets: &Store<FerrVaultSecret>, namespace: &str, name: &str) 
         .state()
         .iter()
         .filter(|s| s.namespace().as_deref() == Some(namespace) && s.spec.connection_ref.name == name)
+        .map(|s| ObjectKey::namespaced(SECRET_CONTROLLER, namespace, s.name_any()))
+        .collect()
+}
+
+/// Keys of the FerrVaultSecrets in `namespace` whose target Secret is `name`.
+fn targeting(secrets: &Store<FerrVaultSecret>, namespace: &str, name: &str) -> Vec<ObjectKey> {
+    secrets
+        .state()
+        .iter()
+        .filter(|s| {
+            s.namespace().as_deref() == Some(namespace)
+                && s.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|cr| s.spec.target_name(cr) == name)
+        })
         .map(|s| ObjectKey::namespaced(SECRET_CONTROLLER, namespace, s.name_any()))
         .collect()
 }
@@ -229,6 +212,9 @@ pub fn build(
                 .map(|owner| ObjectKey::namespaced(SECRET_CONTROLLER, &ns, owner))
                 .into_iter()
                 .collect();
+            // A target whose owner reference was removed still names its writer by the target
+            // name: heal it too (an unrelated Secret of the same name only costs one pass).
+            keys.extend(targeting(&secrets, &ns, &name));
             for c in connections
                 .state()
                 .iter()
@@ -355,7 +341,8 @@ mod tests {
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect(),
         );
-        own.record("ns", "app", Some("5"));
+        own.begin("ns", "app");
+        own.finish("ns", "app", Some("5"));
         assert!(
             !secret_change_matters(&own, Some(&meta("4", None, &[])), &managed),
             "our write"

@@ -7,12 +7,14 @@
 //!
 //! The real binary: `operator_run` starts `ferrvault-operator run` with the rendered command line
 //! (`launch::ContainerLaunch::from_deployment`, ports rebound to free loopback ports, `--kubeconfig`
-//! for the Kubernetes simulator) and holds `RUN_FLAGS` to `run --help`.
+//! for the Kubernetes simulator) and holds `RUN_FLAGS` to `run --help`; `operator_rbac` checks every
+//! API call it makes under the rendered ServiceAccount against the rendered RBAC.
 
 mod command_line;
 mod crds;
 mod launch;
 mod monitoring;
+mod operator_rbac;
 mod operator_run;
 mod permissions;
 mod pod;

@@ -276,10 +276,23 @@ impl Harness {
     }
 
     /// A token Secret `name` with key `token` and a connection `conn` in ferrvault mode using it.
+    ///
+    /// Returns once the connection was probed (any Ready condition), so its first Ready change
+    /// (which resyncs dependants) is over before the test creates FerrVaultSecrets.
     pub async fn connection(&self, conn: &str, token_secret: &str, token: &str) -> FerrVaultConnection {
         self.put_secret(token_secret, &[("token", token)]).await;
         self.create_connection(conn, connection_spec(&self.fv.url(), token_secret))
-            .await
+            .await;
+        let api = self.fvc();
+        eventually(&format!("FerrVaultConnection {conn} probed"), || {
+            let api = api.clone();
+            async move {
+                let c = api.get(conn).await.ok()?;
+                ready(c.status.as_ref().map(|s| s.conditions.as_slice()))?;
+                Some(c)
+            }
+        })
+        .await
     }
 
     pub async fn create_connection(&self, name: &str, spec: FerrVaultConnectionSpec) -> FerrVaultConnection {
@@ -336,9 +349,14 @@ impl Harness {
 
     /// Waits until Secret `name` exists and `check` accepts it.
     pub async fn wait_target(&self, name: &str, check: impl Fn(&Secret) -> bool) -> Secret {
+        self.wait_target_for("in the expected state", name, check).await
+    }
+
+    /// [`Harness::wait_target`] with `what` in the failure message.
+    pub async fn wait_target_for(&self, what: &str, name: &str, check: impl Fn(&Secret) -> bool) -> Secret {
         let api = self.secrets();
         let check = &check;
-        eventually(&format!("target Secret {name} in the expected state"), || {
+        eventually(&format!("target Secret {name} {what}"), || {
             let api = api.clone();
             async move { api.get_opt(name).await.ok().flatten().filter(|s| check(s)) }
         })

@@ -131,6 +131,8 @@ impl Actor for Idle {
 /// Leadership the test drives with `lead` / `lose`.
 #[derive(Clone, Default)]
 pub struct FakeLeadership {
+    /// The live leadership actor.
+    pub cell: Arc<Mutex<Option<ActorCell>>>,
     hooks: Arc<Mutex<Option<Arc<dyn LeadershipHooks>>>>,
     status: Arc<Mutex<Option<watch::Sender<LeaseStatus>>>>,
 }
@@ -185,6 +187,7 @@ impl LeadershipSource for FakeLeadership {
             let (actor, _) = Actor::spawn_linked(None, Idle, (), supervisor).await?;
             *this.hooks.lock().unwrap() = Some(hooks);
             *this.status.lock().unwrap() = Some(status);
+            *this.cell.lock().unwrap() = Some(actor.get_cell());
             Ok(actor.get_cell())
         })
     }

@@ -188,3 +188,40 @@ async fn work_queue_should_time_out_a_reconcile_that_ignores_cancellation() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 6)]
+async fn work_queue_should_replace_a_waiting_stuck_worker_as_soon_as_an_abandoned_run_ends() {
+    // "first" is abandoned at ~0.5s and really ends at 1.5s; "second" is stuck from ~0.5s but
+    // cannot be replaced while the one allowed abandoned run lingers.
+    let rec = Scripted::new(|name, attempt, _| match (name, attempt) {
+        ("first", 0) => Step::Block(Duration::from_millis(1500)),
+        ("second", 0) => Step::Block(Duration::from_secs(6)),
+        _ => Step::Return(MS(1), Outcome::done()),
+    });
+    let q = QueueFixture::spawn(
+        rec.clone(),
+        crate::work_queue::QueueConfig {
+            max_abandoned: 1,
+            ..quick_config(2)
+        },
+    )
+    .await;
+    q.enqueue("first");
+    q.enqueue("second");
+    eventually(HANG, "the second stuck worker is reported unreplaceable", || {
+        !q.stats().unreplaceable.is_empty()
+    })
+    .await;
+    let started = tokio::time::Instant::now();
+    eventually(HANG, "both stuck workers were replaced", || {
+        q.stats().unreplaceable.is_empty() && q.stats().abandoned == 1 && rec.calls_of("first") == 2
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "replaced only after {:?}",
+        started.elapsed()
+    );
+    q.enqueue("third");
+    eventually(HANG, "keys flow again", || rec.calls_of("third") == 1).await;
+}

@@ -42,8 +42,8 @@ use super::{
     events::EventKind,
     finalizer,
     guards::{
-        MissingKeysDecision, RequeueCase, TokenTargetDecision, missing_cloud_scope, missing_keys_decision,
-        requeue_after, resolve_refresh_interval, token_target_decision,
+        MIN_REQUEUE, MissingKeysDecision, RequeueCase, TokenTargetDecision, missing_cloud_scope,
+        missing_keys_decision, requeue_after, resolve_refresh_interval, token_target_decision,
     },
     kube_errors::{api_error, kube_error_text},
     messages,
@@ -103,6 +103,8 @@ impl From<Failure> for Stop {
 
 /// What the write step leaves for the status and the outcome.
 struct Written {
+    /// Someone else changed the target while we wrote it: look again soon.
+    look_again: bool,
     state: SyncedState,
     rollout_failed: bool,
 }
@@ -303,26 +305,29 @@ impl SecretReconciler {
             recorded = Some(pending);
         }
         let content_changed = previous_hash.as_deref() != Some(hash.as_str());
+        let mut look_again = false;
         if target::needs_write(existing.as_ref(), &desired) {
-            let written = target::write(&secrets, existing.as_ref(), &desired)
-                .await
-                .map_err(|e| {
-                    if matches!(&e, kube::Error::Api(s) if s.code == 409) {
-                        Stop::Api(format!("write Secret {target_name}: conflict, retrying"))
-                    } else {
-                        Failure::new(
-                            Reason::SecretWriteFailed,
-                            format!("write Secret {target_name}: {}", kube_error_text(&e)),
-                            RequeueCase::Failed,
-                        )
-                        .into()
-                    }
-                })?;
-            ctx.own_writes.record(
-                &namespace,
-                &target_name,
-                written.metadata.resource_version.as_deref(),
-            );
+            ctx.own_writes.begin(&namespace, &target_name);
+            let result = target::write(&secrets, existing.as_ref(), &desired).await;
+            let version = result
+                .as_ref()
+                .ok()
+                .and_then(|w| w.metadata.resource_version.clone());
+            look_again = ctx
+                .own_writes
+                .finish(&namespace, &target_name, version.as_deref());
+            result.map_err(|e| {
+                if matches!(&e, kube::Error::Api(s) if s.code == 409) {
+                    Stop::Api(format!("write Secret {target_name}: conflict, retrying"))
+                } else {
+                    Failure::new(
+                        Reason::SecretWriteFailed,
+                        format!("write Secret {target_name}: {}", kube_error_text(&e)),
+                        RequeueCase::Failed,
+                    )
+                    .into()
+                }
+            })?;
         }
         let synced_keys: Vec<String> = data.keys().cloned().collect();
         info!(
@@ -370,6 +375,7 @@ impl SecretReconciler {
         let last_rollout_hash =
             last_rollout_hash_after(has_rollout, rollout_failed, recorded.as_deref(), &hash);
         Ok(Written {
+            look_again,
             state: SyncedState {
                 synced_keys,
                 missing_keys: missing,
@@ -421,6 +427,9 @@ impl SecretReconciler {
             return requeue(RequeueCase::KeysMissing, refresh);
         }
         timer.succeed();
+        if written.look_again {
+            return Outcome::RequeueAfter(MIN_REQUEUE);
+        }
         requeue(RequeueCase::Synced, refresh)
     }
 

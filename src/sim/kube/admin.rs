@@ -9,6 +9,7 @@
 //! | POST | `/_sim/faults/gone?count=N` | the next N watches get 410 (default 1) |
 //! | POST | `/_sim/faults/compact` | compact history |
 //! | GET | `/_sim/audit` | the audit log, a JSON array of [`AuditEntry`] |
+//! | DELETE | `/_sim/audit` | empty the audit log |
 //! | POST | `/_sim/tokens` | `{"token": "...", "identity": "..."}`: name a bearer token |
 //!
 //! Admin requests are not faulted and not audited.
@@ -66,6 +67,10 @@ pub fn handle(
             done()
         }
         (Method::GET, ["audit"]) => json_response(200, &json!(shared.audit.snapshot())),
+        (Method::DELETE, ["audit"]) => {
+            shared.audit.clear();
+            done()
+        }
         (Method::POST, ["tokens"]) => match serde_json::from_slice::<Value>(body) {
             Ok(v) if v["token"].is_string() && v["identity"].is_string() => {
                 shared.audit.register_token(

@@ -189,6 +189,12 @@ pub fn patch(
     let Some(_) = existing else {
         if kind == PatchType::Apply && t.subresource.is_none() {
             let mut body = patch_doc;
+            if !body.is_object() {
+                return Err(ApiError::bad_request("an apply patch must be an object"));
+            }
+            if !body["metadata"].is_object() {
+                body["metadata"] = json!({});
+            }
             body["metadata"]["name"] = json!(t.name);
             return create(shared, t, body, dry_run).map(|o| (201, o));
         }
@@ -263,10 +269,10 @@ pub fn delete_collection(
     };
     let policy = opts.propagation.unwrap_or(Propagation::Background);
     let (deleted, rv) = shared.write(|store| {
-        let deleted: Vec<Value> = selected
-            .iter()
-            .filter_map(|key| match gc::delete(store, &t.rt, key, policy)? {
-                Deleted::Gone(o) | Deleted::Pending(o) => Some((*o).clone()),
+        let deleted: Vec<Value> = gc::delete_many(store, &t.rt, &selected, policy)
+            .into_iter()
+            .map(|d| match d {
+                Deleted::Gone(o) | Deleted::Pending(o) => (*o).clone(),
             })
             .collect();
         (deleted, store.rv())

@@ -113,6 +113,11 @@ impl AuditLog {
         entries.push_back(entry);
     }
 
+    /// Forgets every entry (token identities stay).
+    pub fn clear(&self) {
+        self.entries.lock().expect("audit lock poisoned").clear();
+    }
+
     /// A copy of all retained entries, oldest first.
     pub fn snapshot(&self) -> Vec<AuditEntry> {
         self.entries

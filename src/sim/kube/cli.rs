@@ -1,7 +1,7 @@
 //! `ferrvault-operator sim kube`: runs the simulator until interrupted.
 
-use super::{KubeSim, SimError};
-use std::{net::SocketAddr, path::PathBuf};
+use super::{KubeSim, KubeSimOptions, SimError};
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 /// Arguments of `sim kube`.
 #[derive(Debug, Clone, clap::Args)]
@@ -9,9 +9,15 @@ pub struct SimKubeArgs {
     /// Port on 127.0.0.1 to listen on (0 picks a free one).
     #[arg(long, default_value_t = 0, env = "FERRVAULT_SIM_KUBE_PORT")]
     pub port: u16,
-    /// Write a kubeconfig for kubectl here.
+    /// Write a kubeconfig for kubectl here (written once the port is bound).
     #[arg(long, env = "FERRVAULT_SIM_KUBECONFIG_OUT")]
     pub kubeconfig_out: Option<PathBuf>,
+    /// Changes kept for watch replay; watches from older resourceVersions get 410 Gone.
+    #[arg(long, default_value_t = super::store::DEFAULT_HISTORY)]
+    pub history: usize,
+    /// Milliseconds between BOOKMARK events on watches that allow them.
+    #[arg(long, default_value_t = 5_000)]
+    pub bookmark_interval_ms: u64,
 }
 
 /// Starts the simulator, prints its URL, writes the kubeconfig and serves until Ctrl-C.
@@ -19,7 +25,11 @@ pub struct SimKubeArgs {
 /// # Errors
 /// Binding or writing the kubeconfig failed.
 pub async fn run(args: SimKubeArgs) -> Result<(), SimError> {
-    let sim = KubeSim::start_on(SocketAddr::from(([127, 0, 0, 1], args.port))).await?;
+    let options = KubeSimOptions {
+        history: args.history,
+        bookmark_interval: Duration::from_millis(args.bookmark_interval_ms.max(1)),
+    };
+    let sim = KubeSim::start_with(SocketAddr::from(([127, 0, 0, 1], args.port)), options).await?;
     if let Some(path) = &args.kubeconfig_out {
         sim.write_kubeconfig(path)?;
         println!("kubeconfig written to {}", path.display());

@@ -58,6 +58,9 @@ fn resource_entries(t: &ResourceType) -> Vec<Value> {
     if !t.short_names.is_empty() {
         main["shortNames"] = json!(t.short_names);
     }
+    if !t.categories.is_empty() {
+        main["categories"] = json!(t.categories);
+    }
     let mut out = vec![main];
     if t.has_status {
         out.push(json!({
@@ -106,6 +109,11 @@ mod tests {
             "{names:?}"
         );
         assert_eq!(doc["resources"][0]["shortNames"], json!(["ds"]));
+        assert_eq!(
+            doc["resources"][0]["categories"],
+            json!(["all"]),
+            "kubectl get all includes daemonsets"
+        );
     }
 
     #[test]

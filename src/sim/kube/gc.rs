@@ -60,6 +60,46 @@ pub enum Deleted {
 
 /// Deletes one object with the given propagation, then lets the collector run.
 pub fn delete(store: &mut Store, rt: &ResourceType, key: &ObjKey, policy: Propagation) -> Option<Deleted> {
+    let result = delete_uncollected(store, rt, key, policy)?;
+    collect(store);
+    Some(settle(store, rt, key, result))
+}
+
+/// Deletes several objects of one type (deletecollection), collecting garbage once at
+/// the end rather than after each (the collector scans the whole store).
+pub fn delete_many(
+    store: &mut Store,
+    rt: &ResourceType,
+    keys: &[ObjKey],
+    policy: Propagation,
+) -> Vec<Deleted> {
+    let results: Vec<(&ObjKey, Deleted)> = keys
+        .iter()
+        .filter_map(|k| delete_uncollected(store, rt, k, policy).map(|r| (k, r)))
+        .collect();
+    collect(store);
+    results
+        .into_iter()
+        .map(|(k, r)| settle(store, rt, k, r))
+        .collect()
+}
+
+/// A pending deletion that the collector completed is reported as gone.
+fn settle(store: &Store, rt: &ResourceType, key: &ObjKey, result: Deleted) -> Deleted {
+    match result {
+        Deleted::Pending(p) => store
+            .get(&rt.id(), key)
+            .map_or(Deleted::Gone(p), Deleted::Pending),
+        gone @ Deleted::Gone(_) => gone,
+    }
+}
+
+fn delete_uncollected(
+    store: &mut Store,
+    rt: &ResourceType,
+    key: &ObjKey,
+    policy: Propagation,
+) -> Option<Deleted> {
     let id = rt.id();
     let current = store.get(&id, key)?;
     let uid = uid_of(&current);
@@ -100,11 +140,7 @@ pub fn delete(store: &mut Store, rt: &ResourceType, key: &ObjKey, policy: Propag
         }
         Deleted::Pending(pending)
     };
-    collect(store);
-    Some(match result {
-        Deleted::Pending(p) => store.get(&id, key).map_or(Deleted::Gone(p), Deleted::Pending),
-        gone => gone,
-    })
+    Some(result)
 }
 
 /// Removes an object whose deletion is complete (deletionTimestamp set, no finalizers),

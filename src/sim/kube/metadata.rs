@@ -1,8 +1,8 @@
 //! Response views negotiated by the `Accept` header: the full object, metadata only
 //! (`as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`, what `metadata_watcher` asks
-//! for) and `as=Table` (what `kubectl get` asks for).
+//! for) and `as=Table` (what `kubectl get` asks for; see [`super::table`]).
 
-use super::registry::ResourceType;
+use super::{registry::ResourceType, table::table};
 use serde_json::{Value, json};
 
 /// How objects are rendered in a response.
@@ -12,7 +12,7 @@ pub enum View {
     Full,
     /// `PartialObjectMetadata`: kind/apiVersion of meta.k8s.io plus the object's metadata.
     Metadata,
-    /// A `meta.k8s.io/v1` `Table` with Name and Age columns; rows embed the object as
+    /// A `meta.k8s.io/v1` `Table` (Name, then the CRD's printer columns or Age); rows embed the object as
     /// selected by `includeObject` (`true` = whole object, `false` = metadata only).
     Table {
         /// `includeObject=Object`.
@@ -64,7 +64,7 @@ pub fn render(obj: &Value, rt: &ResourceType, version: &str, view: View) -> Valu
         View::Full => at_version(obj, rt, version),
         View::Metadata => partial(obj),
         View::Table { include_object } => {
-            table(std::slice::from_ref(obj), rt, version, include_object, &json!({}))
+            table_of(std::slice::from_ref(obj), rt, version, include_object, &json!({}))
         }
     }
 }
@@ -92,56 +92,25 @@ pub fn render_list(items: &[Value], rt: &ResourceType, version: &str, view: View
             "metadata": list_meta,
             "items": items.iter().map(partial).collect::<Vec<_>>(),
         }),
-        View::Table { include_object } => table(items, rt, version, include_object, &list_meta),
+        View::Table { include_object } => table_of(items, rt, version, include_object, &list_meta),
     }
 }
 
-fn table(
+fn table_of(
     items: &[Value],
     rt: &ResourceType,
     version: &str,
     include_object: bool,
     list_meta: &Value,
 ) -> Value {
-    let rows: Vec<Value> = items
-        .iter()
-        .map(|o| {
-            let created = o
-                .pointer("/metadata/creationTimestamp")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let object = if include_object {
-                at_version(o, rt, version)
-            } else {
-                partial(o)
-            };
-            json!({ "cells": [o["metadata"]["name"], human_age(created)], "object": object })
-        })
-        .collect();
-    json!({
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": list_meta,
-        "columnDefinitions": [
-            { "name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0 },
-            { "name": "Age", "type": "string", "format": "", "description": "CreationTimestamp is a timestamp representing the server time when this object was created.", "priority": 0 },
-        ],
-        "rows": rows,
-    })
-}
-
-/// `5s`, `3m`, `2h`, `4d`: the coarse age kubectl prints.
-fn human_age(created: &str) -> String {
-    let Ok(then) = created.parse::<jiff::Timestamp>() else {
-        return "<unknown>".into();
+    let embed = |o: &Value| {
+        if include_object {
+            at_version(o, rt, version)
+        } else {
+            partial(o)
+        }
     };
-    let secs = (jiff::Timestamp::now().as_second() - then.as_second()).max(0);
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}m", s / 60),
-        s if s < 172_800 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    }
+    table(items, &rt.printer_columns, list_meta, embed)
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@
 //!   (Secrets, Namespaces), [`patch`], [`gc`] (finalizers, propagation, ownerReference
 //!   GC, namespace teardown) and [`crd`] (CRD registration and status).
 //! - [`list`] + [`selectors`] serve lists, [`watch`] serves watches, [`metadata`] renders
-//!   full, metadata-only and Table views, [`discovery`] the discovery documents over the
-//!   [`registry`] of resource types, [`openapi`] the little OpenAPI kubectl needs.
+//!   full, metadata-only and [`table`] views, [`discovery`] the discovery documents over
+//!   the [`registry`] of resource types, [`openapi`] the little OpenAPI kubectl needs.
 //! - [`faults`] and [`audit`] are the observation and injection points; [`cli`] is the
 //!   `sim kube` subcommand.
 //!
@@ -23,6 +23,8 @@
 //! - One cluster-wide, monotonically increasing resourceVersion; every committed change
 //!   has its own rv and exactly one watch event; no-op writes change nothing.
 //! - Errors are `Status` objects with the real reasons and codes.
+//! - Every API request is audited with its caller: `Impersonate-User`, else a bearer
+//!   token's registered name (never the token), else the User-Agent (see [`audit`]).
 //!
 //! # Caveats
 //! - No protobuf: kubectl commands that send protobuf bodies (`kubectl create secret …`)
@@ -32,6 +34,13 @@
 //!   compiled-in types. Unknown fields are accepted, not rejected.
 //! - Garbage collection and namespace teardown run synchronously after the triggering
 //!   delete, not in a separate controller.
+//! - Custom resources are not checked against their CRD's schema: no pruning, no
+//!   defaulting, no validation or CEL rules.
+//! - Built-in kinds are stored objects only: no controller runs (Deployments get no
+//!   status or ReplicaSets). `status` of any kind changes only when a client writes it.
+//! - A paginated list serves later pages from current data, not a snapshot (see [`list`]).
+//! - Secret `data` that is not base64 gets 400 BadRequest, as the real decoder answers
+//!   (issue 2 says 422; the real server says 400, see [`defaults::normalize`]).
 
 pub mod admin;
 pub mod api;
@@ -55,6 +64,7 @@ pub mod request;
 pub mod selectors;
 pub mod state;
 pub mod store;
+pub mod table;
 pub mod watch;
 
 pub use audit::AuditEntry;
@@ -256,6 +266,11 @@ impl KubeSim {
     /// Every request answered so far (reads included), oldest first.
     pub fn audit(&self) -> Vec<AuditEntry> {
         self.shared.audit.snapshot()
+    }
+
+    /// Empties the audit log, so a test can look at what happens from now on.
+    pub fn clear_audit(&self) {
+        self.shared.audit.clear();
     }
 
     /// The current cluster-wide resourceVersion.

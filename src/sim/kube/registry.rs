@@ -5,6 +5,7 @@
 //!   one object store (the simulator does no version conversion, it only rewrites
 //!   `apiVersion` on the way out).
 
+use super::table::PrinterColumn;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -36,7 +37,21 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     /// Whether the kind has a `/status` subresource.
     pub has_status: bool,
+    /// `additionalPrinterColumns` of the storage version (CRDs only) for `kubectl get`.
+    pub printer_columns: Vec<PrinterColumn>,
+    /// Discovery categories (`all` makes `kubectl get all` include the kind).
+    pub categories: Vec<String>,
 }
+
+/// Built-in plurals in the `all` category, as on a real server.
+const ALL_CATEGORY: [&str; 6] = [
+    "pods",
+    "services",
+    "deployments",
+    "replicasets",
+    "statefulsets",
+    "daemonsets",
+];
 
 /// Verbs every served resource supports.
 pub const VERBS: [&str; 8] = [
@@ -96,6 +111,12 @@ impl ResourceType {
             namespaced,
             short_names: short.iter().map(|s| s.to_string()).collect(),
             has_status: status,
+            printer_columns: Vec::new(),
+            categories: if ALL_CATEGORY.contains(&plural) {
+                vec!["all".into()]
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -134,6 +155,15 @@ impl ResourceType {
             has_status: versions
                 .iter()
                 .any(|v| v.pointer("/subresources/status").is_some()),
+            printer_columns: ordered
+                .first()
+                .map_or_else(Vec::new, |v| PrinterColumn::from_crd_version(v)),
+            categories: names
+                .get("categories")
+                .and_then(Value::as_array)
+                .map_or_else(Vec::new, |a| {
+                    a.iter().filter_map(|s| s.as_str().map(String::from)).collect()
+                }),
             kind,
         })
     }
@@ -144,6 +174,9 @@ fn is_storage(v: &Value) -> bool {
 }
 
 /// All resource types currently served, keyed by [`ResourceId`].
+///
+/// Built-ins are stored objects only: no controller acts on them (Deployments create no
+/// ReplicaSets, Pods never run), but they can be created, read, watched and patched.
 #[derive(Debug, Clone)]
 pub struct Registry {
     types: BTreeMap<ResourceId, ResourceType>,
@@ -156,11 +189,23 @@ impl Default for Registry {
             b("", "v1", "namespaces", "Namespace", false, &["ns"], true),
             b("", "v1", "secrets", "Secret", true, &[], false),
             b("", "v1", "configmaps", "ConfigMap", true, &["cm"], false),
+            b(
+                "",
+                "v1",
+                "serviceaccounts",
+                "ServiceAccount",
+                true,
+                &["sa"],
+                false,
+            ),
+            b("", "v1", "services", "Service", true, &["svc"], true),
+            b("", "v1", "pods", "Pod", true, &["po"], true),
             b("", "v1", "events", "Event", true, &["ev"], false),
             b("events.k8s.io", "v1", "events", "Event", true, &["ev"], false),
             b("apps", "v1", "deployments", "Deployment", true, &["deploy"], true),
             b("apps", "v1", "statefulsets", "StatefulSet", true, &["sts"], true),
             b("apps", "v1", "daemonsets", "DaemonSet", true, &["ds"], true),
+            b("apps", "v1", "replicasets", "ReplicaSet", true, &["rs"], true),
             b("coordination.k8s.io", "v1", "leases", "Lease", true, &[], false),
             b(
                 "apiextensions.k8s.io",

@@ -53,6 +53,20 @@ pub struct Change {
     pub object: Arc<Value>,
     /// The object before the change (for selector transitions on watches).
     pub previous: Option<Arc<Value>>,
+    /// `object` serialised once, shared by every watcher that sends it unchanged (watch
+    /// fan-out would otherwise serialise the same object once per watcher).
+    json: std::sync::OnceLock<bytes::Bytes>,
+}
+
+impl Change {
+    /// The object's JSON, serialised on first use.
+    pub fn object_json(&self) -> &bytes::Bytes {
+        self.json.get_or_init(|| {
+            serde_json::to_vec(&*self.object)
+                .expect("stored objects serialise")
+                .into()
+        })
+    }
 }
 
 /// The simulator's state: all objects, the resource registry and the change history.
@@ -203,6 +217,7 @@ impl Store {
             kind,
             object,
             previous,
+            json: std::sync::OnceLock::new(),
         }));
     }
 

@@ -206,8 +206,8 @@ impl WatchTask {
                 }
                 Ok((changes, rv)) => {
                     for c in changes {
-                        if let Some((ty, obj)) = self.translate(&c)
-                            && !self.send(ty, obj).await
+                        if let Some(ty) = self.translate(&c)
+                            && !self.send_change(ty, &c).await
                         {
                             return;
                         }
@@ -248,7 +248,7 @@ impl WatchTask {
 
     /// The event a change produces for this watch, if any (namespace and selector
     /// filtering, with selector transitions).
-    fn translate<'c>(&self, c: &'c Change) -> Option<(&'static str, &'c Value)> {
+    fn translate(&self, c: &Change) -> Option<&'static str> {
         let in_scope = |o: &Value| {
             self.t
                 .namespace
@@ -259,14 +259,31 @@ impl WatchTask {
         let now = in_scope(&c.object);
         let before = c.previous.as_deref().is_some_and(in_scope);
         match (c.kind, before, now) {
-            (EventType::Added, _, true) => Some(("ADDED", &c.object)),
-            (EventType::Modified, true, true) => Some(("MODIFIED", &c.object)),
-            (EventType::Modified, false, true) => Some(("ADDED", &c.object)),
-            (EventType::Modified, true, false) | (EventType::Deleted, true, _) => {
-                Some(("DELETED", &c.object))
-            }
-            _ => None,
+            (EventType::Added, _, true) => Some("ADDED"),
+            (EventType::Modified, true, true) => Some("MODIFIED"),
+            (EventType::Modified, false, true) => Some("ADDED"),
+            (EventType::Modified, true, false) | (EventType::Deleted, true, _) => Some("DELETED"),
+            (EventType::Added, _, false)
+            | (EventType::Modified, false, false)
+            | (EventType::Deleted, false, _) => None,
         }
+    }
+
+    /// Sends a stored change; in the full view at the stored version the object's JSON is
+    /// shared with every other watcher instead of re-rendered.
+    async fn send_change(&self, ty: &str, c: &Change) -> bool {
+        let stored_version = c.object.get("apiVersion").and_then(Value::as_str);
+        if self.view != View::Full || stored_version != Some(&self.t.rt.api_version(&self.t.version)) {
+            return self.send(ty, &c.object).await;
+        }
+        let object = c.object_json();
+        let mut line = Vec::with_capacity(object.len() + 32);
+        line.extend_from_slice(b"{\"type\":\"");
+        line.extend_from_slice(ty.as_bytes());
+        line.extend_from_slice(b"\",\"object\":");
+        line.extend_from_slice(object);
+        line.extend_from_slice(b"}\n");
+        self.tx.send(Bytes::from(line)).await.is_ok()
     }
 
     async fn send(&self, ty: &str, obj: &Value) -> bool {
