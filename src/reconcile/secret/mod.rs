@@ -15,8 +15,11 @@
 //!   only travel from the reveal into the target's `data`.
 //!
 //! # Layout
+//! `reveal.rs` (connection, credential, reveal), `failure.rs` (early stops and their requeue),
 //! `target.rs` (the target Secret), `rollout.rs` (workload restarts), `status.rs` (status).
 
+mod failure;
+mod reveal;
 mod rollout;
 mod status;
 pub mod target;
@@ -33,6 +36,7 @@ use kube::{Api, Resource, ResourceExt};
 use tracing::{Instrument, info, info_span, warn};
 
 use self::{
+    failure::{Failure, Stop, requeue},
     status::SyncedState,
     target::{MAX_SECRET_BYTES, Ownership},
 };
@@ -42,63 +46,21 @@ use super::{
     events::EventKind,
     finalizer,
     guards::{
-        MIN_REQUEUE, MissingKeysDecision, RequeueCase, TokenTargetDecision, missing_cloud_scope,
-        missing_keys_decision, requeue_after, resolve_refresh_interval, token_target_decision,
+        MIN_REQUEUE, MissingKeysDecision, RequeueCase, TokenTargetDecision, missing_keys_decision,
+        resolve_refresh_interval, token_target_decision,
     },
     kube_errors::{api_error, kube_error_text},
     messages,
     metrics::SyncTimer,
     rollout_rules::{last_rollout_hash_after, pending_rollout_hash, rollout_due},
-    secret_data_from_strings, token,
+    secret_data_from_strings,
     transforms::apply_transforms,
 };
-use crate::{
-    api::{
-        ConnectionMode, FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Reason,
-        names::SECRET_FINALIZER,
-    },
-    ferrvault::{FerrVaultError, KeySelector, RevealRequest, RevealScope},
-};
+use crate::api::{FerrVaultSecret, FerrVaultSecretStatus, Reason, names::SECRET_FINALIZER};
 
 /// Reconciles one FerrVaultSecret: reveal, transform, guard, write the target, restart workloads.
 pub struct SecretReconciler {
     ctx: Arc<Context>,
-}
-
-/// A failure reported through status: Ready=False with `reason`, retried per `case`.
-struct Failure {
-    reason: Reason,
-    message: String,
-    case: RequeueCase,
-    /// The MissingKeys guard also records the missing keys and the observed generation.
-    missing: Option<Vec<String>>,
-}
-
-impl Failure {
-    fn new(reason: Reason, message: impl Into<String>, case: RequeueCase) -> Self {
-        Self {
-            reason,
-            message: message.into(),
-            case,
-            missing: None,
-        }
-    }
-}
-
-/// Why a pass stopped before its status write.
-enum Stop {
-    /// Report through status and Events.
-    Fail(Failure),
-    /// Throttled: no status write.
-    RateLimited(Option<Duration>),
-    /// A Kubernetes API call outside the reported steps failed: retried with backoff.
-    Api(String),
-}
-
-impl From<Failure> for Stop {
-    fn from(failure: Failure) -> Self {
-        Stop::Fail(failure)
-    }
 }
 
 /// What the write step leaves for the status and the outcome.
@@ -189,49 +151,7 @@ impl SecretReconciler {
             .target_name(&cr.metadata.name.clone().unwrap_or_default())
             .to_owned();
         let connection_name = &cr.spec.connection_ref.name;
-        let connection = Api::<FerrVaultConnection>::namespaced(ctx.client.clone(), &namespace)
-            .get(connection_name)
-            .await
-            .map_err(|e| {
-                Failure::new(
-                    Reason::ConnectionNotFound,
-                    messages::connection_not_found(connection_name, &kube_error_text(&e)),
-                    RequeueCase::Failed,
-                )
-            })?;
-        let access = |e: token::AccessError| Failure::new(e.reason, e.message, RequeueCase::Failed);
-        let endpoint = token::endpoint(&ctx.client, &connection).await.map_err(access)?;
-        let credential = token::credential(&ctx.client, &ctx.ferrvault, &connection, &endpoint, rc.deadline)
-            .await
-            .map_err(access)?;
-        let mode = connection.spec.mode;
-        let organization = connection.spec.organization.clone();
-        if missing_cloud_scope(mode, organization.as_deref(), cr.spec.project.as_deref()) {
-            return Err(Failure::new(
-                Reason::MissingCloudScope,
-                messages::MISSING_CLOUD_SCOPE,
-                RequeueCase::Failed,
-            )
-            .into());
-        }
-        let scope = match mode {
-            ConnectionMode::Ferrvault => RevealScope::FerrVault,
-            ConnectionMode::Cloud => RevealScope::Cloud {
-                organization: organization.unwrap_or_default(),
-                project: cr.spec.project.clone().unwrap_or_default(),
-                namespace: namespace.clone(),
-            },
-        };
-        let request = RevealRequest {
-            scope,
-            vault: cr.spec.vault.clone(),
-            keys: KeySelector::from_names(cr.spec.selected_names().iter().cloned()),
-        };
-        let revealed = ctx
-            .ferrvault
-            .reveal(&endpoint, &credential, request, rc.deadline)
-            .await
-            .map_err(reveal_failure)?;
+        let (connection, revealed) = reveal::reveal(ctx, cr, rc.deadline).await?;
         let missing = revealed.missing.clone();
         let raw = secret_data_from_strings(revealed.secrets.into_iter().map(|(k, v)| (k, v.into_exposed())));
         let data = apply_transforms(&raw, &cr.spec.transforms)
@@ -480,30 +400,6 @@ impl Reconciler for SecretReconciler {
         );
         let mut timer = SyncTimer::start(&self.ctx.metrics);
         self.run(key, rc, &mut timer).instrument(span).await
-    }
-}
-
-/// Maps a reveal failure to its condition (reference §2.3), or to the rate-limited path.
-fn reveal_failure(error: FerrVaultError) -> Stop {
-    if error.is_rate_limited() {
-        return Stop::RateLimited(error.retry_after());
-    }
-    let (reason, case) = if error.is_auth() {
-        (Reason::AuthFailed, RequeueCase::AuthFailed)
-    } else if error.is_not_found() {
-        (Reason::VaultNotFound, RequeueCase::Failed)
-    } else {
-        (Reason::Unreachable, RequeueCase::Failed)
-    };
-    Failure::new(reason, error.to_string(), case).into()
-}
-
-/// The outcome for `case`: a timed requeue, or done (with a refresh when synced).
-fn requeue(case: RequeueCase, refresh: Duration) -> Outcome {
-    match (case, requeue_after(case, refresh)) {
-        (RequeueCase::Synced, after) => Outcome::Done { refresh_after: after },
-        (_, Some(after)) => Outcome::RequeueAfter(after),
-        (_, None) => Outcome::done(),
     }
 }
 

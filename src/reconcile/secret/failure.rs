@@ -1,0 +1,71 @@
+//! How a pass that stopped early is reported and scheduled.
+
+use std::time::Duration;
+
+use controller_actors::reconciler::Outcome;
+
+use crate::{
+    api::Reason,
+    ferrvault::FerrVaultError,
+    reconcile::guards::{RequeueCase, requeue_after},
+};
+
+/// A failure reported through status: Ready=False with `reason`, retried per `case`.
+pub(super) struct Failure {
+    pub(super) reason: Reason,
+    pub(super) message: String,
+    pub(super) case: RequeueCase,
+    /// The MissingKeys guard also records the missing keys and the observed generation.
+    pub(super) missing: Option<Vec<String>>,
+}
+
+impl Failure {
+    pub(super) fn new(reason: Reason, message: impl Into<String>, case: RequeueCase) -> Self {
+        Self {
+            reason,
+            message: message.into(),
+            case,
+            missing: None,
+        }
+    }
+}
+
+/// Why a pass stopped before its status write.
+pub(super) enum Stop {
+    /// Report through status and Events.
+    Fail(Failure),
+    /// Throttled: no status write.
+    RateLimited(Option<Duration>),
+    /// A Kubernetes API call outside the reported steps failed: retried with backoff.
+    Api(String),
+}
+
+impl From<Failure> for Stop {
+    fn from(failure: Failure) -> Self {
+        Stop::Fail(failure)
+    }
+}
+
+/// Maps a reveal failure to its condition (reference §2.3), or to the rate-limited path.
+pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
+    if error.is_rate_limited() {
+        return Stop::RateLimited(error.retry_after());
+    }
+    let (reason, case) = if error.is_auth() {
+        (Reason::AuthFailed, RequeueCase::AuthFailed)
+    } else if error.is_not_found() {
+        (Reason::VaultNotFound, RequeueCase::Failed)
+    } else {
+        (Reason::Unreachable, RequeueCase::Failed)
+    };
+    Failure::new(reason, error.to_string(), case).into()
+}
+
+/// The outcome for `case`: a timed requeue, or done (with a refresh when synced).
+pub(super) fn requeue(case: RequeueCase, refresh: Duration) -> Outcome {
+    match (case, requeue_after(case, refresh)) {
+        (RequeueCase::Synced, after) => Outcome::Done { refresh_after: after },
+        (_, Some(after)) => Outcome::RequeueAfter(after),
+        (_, None) => Outcome::done(),
+    }
+}
