@@ -50,6 +50,17 @@ enum BenchCommand {
     KubeSim(bench::kube_sim::KubeSimBenchArgs),
     /// N resources on one FerrVault token: this client's limiter against the Go operator's retry policies.
     RateLimit(bench::rate_limit::RateLimitArgs),
+    /// 1k–10k FerrVaultSecrets: the operator process vs a plain kube_runtime::Controller.
+    Scale(bench::scale::ScaleArgs),
+    /// Operator memory before and after many unrelated large Secrets.
+    Memory(bench::memory::MemoryArgs),
+    /// Leader takeover times over SIGKILLs and SIGTERMs of the leader.
+    Failover(bench::failover::FailoverArgs),
+    /// Every benchmark, the targets, JSON and PNG plots in a results folder.
+    All(bench::all::AllArgs),
+    /// The same reconcile logic under a plain kube_runtime::Controller (launched by scale/memory).
+    #[command(hide = true)]
+    PlainControllerWorker(bench::plain_controller::PlainWorkerArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -62,7 +73,12 @@ fn main() -> anyhow::Result<()> {
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        // Without RUST_LOG: warnings, minus the simulators' warp servers logging every connection
+        // a client (a benchmark's child process) drops as an error.
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,warp::server=off")),
+        )
         .init();
     let runtime = || tokio::runtime::Runtime::new();
     match cli.command {
@@ -76,6 +92,41 @@ fn main() -> anyhow::Result<()> {
                 .block_on(bench::rate_limit::run(&args))
                 .map_err(anyhow::Error::msg)?;
         }
+        Command::Bench(BenchCommand::Scale(args)) => {
+            let report = runtime()?
+                .block_on(bench::scale::run(&args))
+                .map_err(anyhow::Error::msg)?;
+            println!(
+                "\nreproduce with: cargo run --release -- bench scale {}",
+                report.flags
+            );
+        }
+        Command::Bench(BenchCommand::Memory(args)) => {
+            let report = runtime()?
+                .block_on(bench::memory::run(&args))
+                .map_err(anyhow::Error::msg)?;
+            println!(
+                "\nreproduce with: cargo run --release -- bench memory {}",
+                report.flags
+            );
+        }
+        Command::Bench(BenchCommand::Failover(args)) => {
+            let report = runtime()?
+                .block_on(bench::failover::run(&args))
+                .map_err(anyhow::Error::msg)?;
+            println!(
+                "\nreproduce with: cargo run --release -- bench failover {}",
+                report.flags
+            );
+        }
+        Command::Bench(BenchCommand::All(args)) => {
+            runtime()?
+                .block_on(bench::all::run(&args))
+                .map_err(anyhow::Error::msg)?;
+        }
+        Command::Bench(BenchCommand::PlainControllerWorker(args)) => runtime()?
+            .block_on(bench::plain_controller::run(args))
+            .map_err(anyhow::Error::msg)?,
         Command::Crdgen { out_dir: None } => print!("{}", crdgen::all_crds_yaml()?),
         Command::Crdgen { out_dir: Some(dir) } => {
             for path in crdgen::write_chart_crd_files(&dir)? {
