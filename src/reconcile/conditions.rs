@@ -31,6 +31,19 @@ pub struct ConditionUpdate {
     pub observed_generation: Option<i64>,
 }
 
+impl ConditionUpdate {
+    /// The `Ready` condition at `status` for `reason`/`message`, observed at `generation`.
+    pub fn ready(status: ConditionStatus, reason: Reason, message: String, generation: Option<i64>) -> Self {
+        Self {
+            type_: ConditionType::Ready,
+            status,
+            reason,
+            message,
+            observed_generation: generation,
+        }
+    }
+}
+
 /// Writes `update` into `conditions` at time `now`; see the module guarantees.
 pub fn upsert_condition(conditions: &mut Vec<Condition>, update: ConditionUpdate, now: Timestamp) {
     let type_ = update.type_.as_str();

@@ -97,7 +97,7 @@ impl ConnectionReconciler {
         status.last_checked_at = Some(Time(Timestamp::now()));
         upsert_condition(
             &mut status.conditions,
-            ready(
+            ConditionUpdate::ready(
                 ConditionStatus::from_bool(holds),
                 reason,
                 message,
@@ -162,7 +162,7 @@ impl ConnectionReconciler {
         status.last_checked_at = Some(Time(Timestamp::now()));
         upsert_condition(
             &mut status.conditions,
-            ready(
+            ConditionUpdate::ready(
                 ConditionStatus::False,
                 Reason::DeletionBlocked,
                 message.clone(),
@@ -205,21 +205,6 @@ enum Probe {
 pub fn spec_changed_since_last_probe(status: &FerrVaultConnectionStatus, generation: Option<i64>) -> bool {
     find_condition(&status.conditions, ConditionType::Ready)
         .is_some_and(|c| c.observed_generation != generation)
-}
-
-fn ready(
-    status: ConditionStatus,
-    reason: Reason,
-    message: String,
-    generation: Option<i64>,
-) -> ConditionUpdate {
-    ConditionUpdate {
-        type_: ConditionType::Ready,
-        status,
-        reason,
-        message,
-        observed_generation: generation,
-    }
 }
 
 async fn write_status(

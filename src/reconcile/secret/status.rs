@@ -24,22 +24,6 @@ use crate::{
     },
 };
 
-/// The Ready condition update for `reason`/`message` at `generation`.
-pub fn ready(
-    status: ConditionStatus,
-    reason: Reason,
-    message: String,
-    generation: Option<i64>,
-) -> ConditionUpdate {
-    ConditionUpdate {
-        type_: ConditionType::Ready,
-        status,
-        reason,
-        message,
-        observed_generation: generation,
-    }
-}
-
 /// The status after a failure with `reason`: Ready=False, the rest of the last good sync kept.
 pub fn after_failure(
     previous: &FerrVaultSecretStatus,
@@ -51,7 +35,7 @@ pub fn after_failure(
     let mut status = previous.clone();
     upsert_condition(
         &mut status.conditions,
-        ready(ConditionStatus::False, reason, message, generation),
+        ConditionUpdate::ready(ConditionStatus::False, reason, message, generation),
         now,
     );
     status
@@ -80,14 +64,14 @@ pub fn after_sync(
 ) -> FerrVaultSecretStatus {
     let mut status = previous.clone();
     let ready_update = if state.missing_keys.is_empty() {
-        ready(
+        ConditionUpdate::ready(
             ConditionStatus::True,
             Reason::Synced,
             messages::synced(state.synced_keys.len(), &state.target),
             generation,
         )
     } else {
-        ready(
+        ConditionUpdate::ready(
             ConditionStatus::False,
             Reason::MissingKeys,
             messages::missing_keys(&state.missing_keys),
