@@ -14,7 +14,7 @@ use ferrvault_operator::{
 };
 use k8s_openapi::api::{core::v1::Secret, events::v1::Event};
 use kube::{Api, api::ListParams};
-use process_support::{Spawned, binary, get};
+use process_support::{Spawned, binary, get, wait_for_200};
 
 /// Everything that must never be shown: tokens, vault values, their base64 form (as in a
 /// Secret's `data`) and what the transforms make of them.
@@ -96,6 +96,8 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
         "the values did reach the target, so the scan below is meaningful"
     );
 
+    // Readiness is re-evaluated every probe period, so it may trail a fast first sync by one.
+    wait_for_200(&format!("http://{}/readyz", at.probes), Duration::from_secs(30)).await;
     let mut shown = Vec::new();
     for url in [
         format!("http://{}/metrics", at.metrics),

@@ -16,6 +16,10 @@ use scenario_support::{
 use serde_json::{Value, json};
 
 const HUGE_TOKEN: &str = "fvsat_LEAKCHECK_huge_token";
+/// The huge selector's own vault and token: a reveal of a vault that another object reads in
+/// full may share that request (single-flight asks for everything) and then end in
+/// `MissingKeys`, also a clear reason but not the oversized-request path this case is about.
+const SELECTOR_TOKEN: &str = "fvsat_LEAKCHECK_selector_token";
 const BIG_VALUE_PREFIX: &str = "LEAKCHECK-oversized-value-";
 
 #[tokio::test(flavor = "multi_thread")]
@@ -25,7 +29,9 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
     let cluster = Cluster::start(
         ferrvault_config(unlimited(), false)
             .vault("huge", [("BLOB", big_value.as_str())])
-            .service_account_token(HUGE_TOKEN, "huge"),
+            .service_account_token(HUGE_TOKEN, "huge")
+            .vault("selector", [("ONLY_KEY", "LEAKCHECK-selector-value")])
+            .service_account_token(SELECTOR_TOKEN, "selector"),
     )
     .await;
     cluster.healthy_connection().await;
@@ -33,6 +39,10 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
         .create_secret("huge-token", &[("token", HUGE_TOKEN)])
         .await;
     cluster.connection("huge", "huge-token").await;
+    cluster
+        .create_secret("selector-token", &[("token", SELECTOR_TOKEN)])
+        .await;
+    cluster.connection("selector", "selector-token").await;
     let good = cluster.create_many("good", 3, CONNECTION).await;
 
     let huge_selector: Vec<String> = (0..5_000)
@@ -61,7 +71,7 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
         ),
         (
             "selector-huge",
-            json!({ "selector": { "names": huge_selector } }),
+            json!({ "connectionRef": { "name": "selector" }, "vault": "selector", "selector": { "names": huge_selector } }),
             "Unreachable",
         ),
         (
@@ -124,7 +134,12 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
     let mut evidence = cluster.evidence().await;
     evidence.extend(operator.evidence()); // asserts no "panicked" in the log
     let mut needles = sensitive_strings();
-    needles.extend([HUGE_TOKEN, BIG_VALUE_PREFIX]);
+    needles.extend([
+        HUGE_TOKEN,
+        SELECTOR_TOKEN,
+        "LEAKCHECK-selector-value",
+        BIG_VALUE_PREFIX,
+    ]);
     evidence.assert_no_leaks(&needles);
     report_wall_time("8-bad-input", started);
 }
