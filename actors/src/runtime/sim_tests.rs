@@ -136,14 +136,21 @@ async fn runtime_should_serialise_and_coalesce_a_thousand_simulator_events_for_t
         (0..10).all(|i| rec.last_seen(&format!("k{i}")).is_some())
     })
     .await;
-    for round in 1..=100 {
-        for i in 0..10 {
-            let patch = Patch::Merge(json!({"data": {"v": round.to_string()}}));
-            api.patch(&format!("k{i}"), &PatchParams::default(), &patch)
-                .await
-                .expect("patch");
+    // Ten writers at once (one per key, 100 writes each) against four workers: events arrive
+    // faster than keys can be reconciled, so they must coalesce. (Sequential writes let a fast
+    // machine reconcile every event before the next one arrives, which proves nothing.)
+    futures::future::join_all((0..10).map(|i| {
+        let api = api.clone();
+        async move {
+            for round in 1..=100 {
+                let patch = Patch::Merge(json!({"data": {"v": round.to_string()}}));
+                api.patch(&format!("k{i}"), &PatchParams::default(), &patch)
+                    .await
+                    .expect("patch");
+            }
         }
-    }
+    }))
+    .await;
     eventually(HANG, "every key's last reconcile saw its last write", || {
         (0..10).all(|i| rec.last_seen(&format!("k{i}")).as_deref() == Some("100"))
     })
