@@ -10,10 +10,10 @@ use serde::Serialize;
 use super::{
     driver::Driver,
     failover::{self, FailoverArgs, FailoverReport, Signal},
-    memory::{self, MemoryArgs, MemoryReport},
+    memory::{self, MemoryArgs, MemoryReport, UnrelatedLoad},
     plot::{Chart, Series, line_chart},
     rate_limit::{self, Policy, RateLimitArgs},
-    scale::{self, ScaleArgs, ScaleReport},
+    scale::{self, ScaleArgs, ScaleReport, ScaleShape},
     targets::{self, Target},
 };
 
@@ -23,30 +23,18 @@ pub struct AllArgs {
     /// Results folder (default: `bench-results/<UTC timestamp>/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Scale: numbers of FerrVaultSecrets.
-    #[arg(long, value_delimiter = ',', default_value = "1000,5000,10000")]
-    pub sizes: Vec<usize>,
-    /// Scale: reconciles at once for both drivers.
-    #[arg(long, default_value_t = 16)]
-    pub concurrency: usize,
-    /// Scale: new objects timed under the backlog.
-    #[arg(long, default_value_t = 20)]
-    pub probes: usize,
+    /// Scale: sizes, concurrency and probes.
+    #[command(flatten)]
+    pub scale: ScaleShape,
     /// Rate limit: numbers of resources on one token.
     #[arg(long, value_delimiter = ',', default_value = "29,200,1000")]
     pub rate_sizes: Vec<usize>,
     /// Rate limit: speed-up factor (see `bench rate-limit --help`).
     #[arg(long, default_value_t = 50.0)]
     pub time_scale: f64,
-    /// Memory: unrelated Secrets created.
-    #[arg(long, default_value_t = 1000)]
-    pub unrelated: usize,
-    /// Memory: bytes of each unrelated Secret.
-    #[arg(long, default_value_t = 1024 * 1024 - 1024)]
-    pub unrelated_bytes: usize,
-    /// Memory: seconds to settle before each reading.
-    #[arg(long, default_value_t = 10)]
-    pub settle_seconds: u64,
+    /// Memory: the unrelated Secrets.
+    #[command(flatten)]
+    pub memory: UnrelatedLoad,
     /// Failover: SIGKILL rounds, and as many SIGTERM rounds.
     #[arg(long, default_value_t = 10)]
     pub kills: usize,
@@ -61,18 +49,14 @@ pub struct AllArgs {
 impl AllArgs {
     /// The command that reproduces this run (results folder included).
     pub fn command(&self, out: &Path) -> String {
-        let list = |v: &[usize]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
+        let rate_sizes: Vec<String> = self.rate_sizes.iter().map(ToString::to_string).collect();
         format!(
-            "cargo run --release -- bench all --out {} --sizes {} --concurrency {} --probes {} --rate-sizes {} --time-scale {} --unrelated {} --unrelated-bytes {} --settle-seconds {} --kills {} --replicas {}",
+            "cargo run --release -- bench all --out {} {} --rate-sizes {} --time-scale {} {} --kills {} --replicas {}",
             out.display(),
-            list(&self.sizes),
-            self.concurrency,
-            self.probes,
-            list(&self.rate_sizes),
+            self.scale.flags(),
+            rate_sizes.join(","),
             self.time_scale,
-            self.unrelated,
-            self.unrelated_bytes,
-            self.settle_seconds,
+            self.memory.flags(),
             self.kills,
             self.replicas
         )
@@ -155,9 +139,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     .await?;
     section("scale (ferrvault-operator vs plain kube_runtime::Controller)");
     let scale = scale::run(&ScaleArgs {
-        sizes: args.sizes.clone(),
-        concurrency: args.concurrency,
-        probes: args.probes,
+        shape: args.scale.clone(),
         probe_interval_ms: 100,
         timeout_seconds: 600,
         binary: args.binary.clone(),
@@ -166,9 +148,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     section("memory under unrelated Secrets");
     let memory = memory::run(&MemoryArgs {
         objects: 100,
-        unrelated: args.unrelated,
-        unrelated_bytes: args.unrelated_bytes,
-        settle_seconds: args.settle_seconds,
+        load: args.memory.clone(),
         binary: args.binary.clone(),
     })
     .await?;

@@ -19,12 +19,9 @@ use super::{
 /// Namespace of the unrelated Secrets.
 const UNRELATED_NS: &str = "unrelated";
 
-/// Flags of `bench memory`.
+/// The memory flags `bench all` shares with `bench memory`.
 #[derive(Clone, Debug, clap::Args)]
-pub struct MemoryArgs {
-    /// FerrVaultSecrets synced before the baseline.
-    #[arg(long, default_value_t = 100)]
-    pub objects: usize,
+pub struct UnrelatedLoad {
     /// Unrelated Secrets created after the baseline.
     #[arg(long, default_value_t = 1000)]
     pub unrelated: usize,
@@ -34,6 +31,27 @@ pub struct MemoryArgs {
     /// Seconds to let the process settle before each reading.
     #[arg(long, default_value_t = 10)]
     pub settle_seconds: u64,
+}
+
+impl UnrelatedLoad {
+    /// The flags that reproduce these settings.
+    pub fn flags(&self) -> String {
+        format!(
+            "--unrelated {} --unrelated-bytes {} --settle-seconds {}",
+            self.unrelated, self.unrelated_bytes, self.settle_seconds
+        )
+    }
+}
+
+/// Flags of `bench memory`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct MemoryArgs {
+    /// FerrVaultSecrets synced before the baseline.
+    #[arg(long, default_value_t = 100)]
+    pub objects: usize,
+    /// Unrelated Secrets, their size and the settling time.
+    #[command(flatten)]
+    pub load: UnrelatedLoad,
     /// Binary to launch (default: this executable).
     #[arg(long, hide = true)]
     pub binary: Option<PathBuf>,
@@ -42,10 +60,7 @@ pub struct MemoryArgs {
 impl MemoryArgs {
     /// The flags that reproduce this run.
     pub fn flags(&self) -> String {
-        format!(
-            "--objects {} --unrelated {} --unrelated-bytes {} --settle-seconds {}",
-            self.objects, self.unrelated, self.unrelated_bytes, self.settle_seconds
-        )
+        format!("--objects {} {}", self.objects, self.load.flags())
     }
 }
 
@@ -108,7 +123,7 @@ pub async fn run(args: &MemoryArgs) -> Result<MemoryReport, String> {
 }
 
 async fn measure(driver: Driver, args: &MemoryArgs, binary: &std::path::Path) -> Result<MemoryRow, String> {
-    let settle = Duration::from_secs(args.settle_seconds);
+    let settle = Duration::from_secs(args.load.settle_seconds);
     let world = World::start().await?;
     world.create_namespace(UNRELATED_NS).await?;
     world.create_secrets(NS, "s", 0..args.objects).await?;
@@ -125,7 +140,7 @@ async fn measure(driver: Driver, args: &MemoryArgs, binary: &std::path::Path) ->
     tokio::time::sleep(settle).await;
     let baseline = child.stats().ok_or("the process exited")?;
     world
-        .create_unrelated_secrets(UNRELATED_NS, args.unrelated, args.unrelated_bytes)
+        .create_unrelated_secrets(UNRELATED_NS, args.load.unrelated, args.load.unrelated_bytes)
         .await?;
     tokio::time::sleep(settle).await;
     let after = child.stats().ok_or("the process exited")?;

@@ -31,9 +31,9 @@ use crate::api::FerrVaultSecret;
 /// How long a stopping child may take before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(30);
 
-/// Flags of `bench scale`.
+/// The scale flags `bench all` shares with `bench scale`.
 #[derive(Clone, Debug, clap::Args)]
-pub struct ScaleArgs {
+pub struct ScaleShape {
     /// Numbers of FerrVaultSecrets.
     #[arg(long, value_delimiter = ',', default_value = "1000,5000,10000")]
     pub sizes: Vec<usize>,
@@ -43,6 +43,27 @@ pub struct ScaleArgs {
     /// New objects created while the backlog is queued.
     #[arg(long, default_value_t = 20)]
     pub probes: usize,
+}
+
+impl ScaleShape {
+    /// The flags that reproduce these settings.
+    pub fn flags(&self) -> String {
+        let sizes: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
+        format!(
+            "--sizes {} --concurrency {} --probes {}",
+            sizes.join(","),
+            self.concurrency,
+            self.probes
+        )
+    }
+}
+
+/// Flags of `bench scale`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ScaleArgs {
+    /// Sizes, concurrency and probes.
+    #[command(flatten)]
+    pub shape: ScaleShape,
     /// Pause between two probe creates, milliseconds.
     #[arg(long, default_value_t = 100)]
     pub probe_interval_ms: u64,
@@ -57,12 +78,9 @@ pub struct ScaleArgs {
 impl ScaleArgs {
     /// The flags that reproduce this run.
     pub fn flags(&self) -> String {
-        let sizes: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
         format!(
-            "--sizes {} --concurrency {} --probes {} --probe-interval-ms {} --timeout-seconds {}",
-            sizes.join(","),
-            self.concurrency,
-            self.probes,
+            "{} --probe-interval-ms {} --timeout-seconds {}",
+            self.shape.flags(),
             self.probe_interval_ms,
             self.timeout_seconds
         )
@@ -138,7 +156,7 @@ pub async fn run(args: &ScaleArgs) -> Result<ScaleReport, String> {
     println!("{}", header());
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
-    for &n in &args.sizes {
+    for &n in &args.shape.sizes {
         let mut pair = Vec::new();
         for driver in Driver::BOTH {
             let row = measure(driver, n, args, &binary).await?;
@@ -231,7 +249,7 @@ pub async fn measure(
     world.create_secrets(NS, "s", 0..n).await?;
     let mut ready = ReadyCounter::start(&world.client, NS);
     let mut child = driver
-        .launch(binary, &world.kubeconfig, args.concurrency, &[], &[])
+        .launch(binary, &world.kubeconfig, args.shape.concurrency, &[], &[])
         .await?;
     let all = ready.wait_for(n, timeout).await;
     let elapsed = child.started.elapsed().as_secs_f64();
@@ -242,7 +260,7 @@ pub async fn measure(
     let arrivals = SecretArrivals::start(&world.client, PROBE_NS);
     let before = world.fv.stats().total.requests;
     let mut child = driver
-        .launch(binary, &world.kubeconfig, args.concurrency, &[], &[])
+        .launch(binary, &world.kubeconfig, args.shape.concurrency, &[], &[])
         .await?;
     wait_for_backlog_work(&world, &child, before).await;
     let latencies = probe(&world, &arrivals, args, timeout).await?;
@@ -259,7 +277,7 @@ pub async fn measure(
         probe_p50_seconds: percentile(&latencies, 50.0),
         probe_p99_seconds: percentile(&latencies, 99.0),
         probes_written: latencies.len(),
-        probes: args.probes,
+        probes: args.shape.probes,
     })
 }
 
@@ -284,7 +302,7 @@ async fn probe(
 ) -> Result<Vec<f64>, String> {
     let api = Api::<FerrVaultSecret>::namespaced(world.client.clone(), PROBE_NS);
     let mut created = Vec::new();
-    for i in 0..args.probes {
+    for i in 0..args.shape.probes {
         let name = format!("probe-{i:05}");
         let at = Instant::now();
         world::create_secret(&api, &name, i).await?;
