@@ -4,6 +4,7 @@
 //! - [`connection`]: `FerrVaultConnection` (`fvc`): where FerrVault is and which credential to use.
 //! - [`secret`]: `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`.
 //! - [`common`]: references and the conditions list shared by both kinds.
+//! - [`lenient`]: [`Lenient`], reading an object that bypassed the schema without failing its kind.
 //! - [`reasons`]: every condition type and reason string the operator writes.
 //! - [`names`]: finalizers and annotation keys.
 //! - [`crdgen`]: the CRD YAML (`ferrvault-operator crdgen`) and the chart files made from it.
@@ -16,6 +17,7 @@
 pub mod common;
 pub mod connection;
 pub mod crdgen;
+pub mod lenient;
 pub mod names;
 pub mod reasons;
 pub mod samples;
@@ -25,6 +27,7 @@ pub use common::{ConnectionRef, SecretKeyRef};
 pub use connection::{
     ConnectionMode, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultConnectionStatus, OidcSpec,
 };
+pub use lenient::{InvalidObject, Lenient, SpecProblem};
 pub use reasons::{ConditionStatus, ConditionType, Reason};
 pub use secret::{
     FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, RolloutTarget, SecretSelector, SecretTarget,
