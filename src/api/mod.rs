@@ -13,6 +13,8 @@
 //! # Guarantees
 //! Validation lives in the CRD schema (patterns, enums, defaults, CEL rules), so the API server
 //! rejects a bad object at `kubectl apply` time instead of the operator silently ignoring it.
+//! An object stored without that validation (a stale or missing schema) is read through
+//! [`Lenient`] and reported alone (`InvalidSpec`) instead of failing every object of its kind.
 
 pub mod common;
 pub mod connection;

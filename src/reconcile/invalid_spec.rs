@@ -29,10 +29,9 @@ use super::{
 };
 use crate::api::{ConditionStatus, InvalidObject, Lenient, Reason};
 
-/// Writes `InvalidSpec` into the status of `invalid` and publishes its Event; the pass's outcome.
-///
-/// # Errors
-/// A failed status write is returned as the retried API-error outcome.
+/// Writes `InvalidSpec` into the status of `invalid` and publishes its Event; returns the
+/// pass's outcome: done with no timer, or the retried API-error outcome when the status write
+/// failed.
 pub async fn report<K>(ctx: &Context, api: &Api<Lenient<K>>, invalid: &InvalidObject) -> Outcome
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
