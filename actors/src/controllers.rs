@@ -26,7 +26,7 @@ use tokio::{sync::watch, time::Instant};
 use crate::{
     directory::{ActorKind, Directory},
     introspection::queue_name,
-    key::{Lane, ObjectKey},
+    key::{Cause, ObjectKey},
     mailbox::{self, CountedRef, MailboxStats},
     reconciler::SharedReconciler,
     restart_policy::{RestartDecision, RestartLog, RestartPolicy, exit_of},
@@ -87,13 +87,10 @@ impl QueueRouter {
 }
 
 impl KeySink for QueueRouter {
-    fn enqueue(&self, key: ObjectKey) {
+    fn enqueue(&self, key: ObjectKey, cause: Cause) {
         match self.get(key.controller) {
             // A stopping queue drops the key: the next leader's first pass lists it again.
-            Some(q) => drop(q.cast(QueueMsg::Enqueue {
-                key,
-                lane: Lane::Changed,
-            })),
+            Some(q) => drop(q.cast(QueueMsg::Enqueue { key, cause })),
             None => tracing::debug!(%key, "no running queue for this key's controller; dropped"),
         }
     }

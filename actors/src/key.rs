@@ -39,11 +39,34 @@ impl fmt::Display for ObjectKey {
     }
 }
 
+/// Why a watcher queues a key: it decides the lane and whether a start may spread it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cause {
+    /// A watch event: the object is new, changed or deleted (also one found deleted by a
+    /// re-list). Waits in the [`Lane::Changed`] lane and is never spread.
+    Event,
+    /// The object was in a (re-)list: make sure it is in sync. Waits in the [`Lane::Refresh`]
+    /// lane, so a restart's backlog never delays a new object; a key listed for the first time
+    /// within the first-pass window after a start gets a first-pass slot.
+    Listed,
+}
+
+impl Cause {
+    /// The lane keys of this cause wait in.
+    pub fn lane(self) -> Lane {
+        match self {
+            Self::Event => Lane::Changed,
+            Self::Listed => Lane::Refresh,
+        }
+    }
+}
+
 /// Which lane a key waits in. New and changed objects run before periodic refreshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lane {
     /// A watch event said the object is new or changed: run as soon as a worker is free.
     Changed,
-    /// A scheduled refresh came due: run when no `Changed` key waits.
+    /// A scheduled refresh came due, or a (re-)list found the object: run when no `Changed`
+    /// key waits.
     Refresh,
 }

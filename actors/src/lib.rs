@@ -59,13 +59,14 @@
 //!   `queue_should_serialise_and_coalesce_a_thousand_events_for_ten_keys`,
 //!   `work_queue_should_serialise_and_coalesce_a_thousand_events_for_ten_keys`,
 //!   `runtime_should_serialise_and_coalesce_a_thousand_simulator_events_for_ten_keys`.
-//! - New and changed objects run before refreshes:
-//!   `queue_should_run_a_changed_key_before_a_backlog_of_five_thousand_refreshes`.
+//! - New and changed objects (watch events) run before refreshes and before the keys a
+//!   (re-)list found: `queue_should_run_a_changed_key_before_a_backlog_of_five_thousand_refreshes`,
+//!   `queue_should_run_a_new_object_at_once_ahead_of_a_listed_first_pass`.
 //! - Errors back off 1s→5m (±10%), throttles 5s→5m over `[d/2, d)` and never before
 //!   `Retry-After`; both are forgotten on success:
 //!   `queue_should_back_off_errors_exponentially_and_forget_them_on_success`,
 //!   `queue_should_keep_rate_limits_on_their_own_path_and_honour_retry_after`.
-//! - A start spreads its first pass: `queue_should_spread_the_first_pass_after_a_start`,
+//! - A start spreads its first pass (listed keys only): `queue_should_spread_the_first_pass_after_a_start`,
 //!   `a_restart_should_spread_its_first_pass_over_the_configured_window`.
 //! - A reconcile is cancelled at its deadline; one that blocks past deadline + grace gets its
 //!   worker replaced while other keys keep completing, and its key is retried once the

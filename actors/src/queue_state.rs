@@ -22,7 +22,11 @@ use std::{
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::{backoff::BackoffConfig, key::Lane, key::ObjectKey, reconciler::Outcome};
+use crate::{
+    backoff::BackoffConfig,
+    key::{Cause, Lane, ObjectKey},
+    reconciler::Outcome,
+};
 
 /// How a processing run of a key ended, as reported to the queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -195,12 +199,15 @@ impl QueueState {
         }
     }
 
-    /// An event (or a due refresh) for `key` in `lane`.
+    /// `key` was queued for `cause` (its lane: [`Cause::lane`]).
     ///
     /// Coalesces with a waiting entry (upgrading `Refresh` to `Changed`); marks a processing key
-    /// dirty; moves a delayed key to ready at once, except a first-pass spread, which keeps its
-    /// slot. A key never seen within `first_pass_spread` of the start is itself spread.
-    pub fn add(&mut self, key: ObjectKey, lane: Lane, now: Instant, unit: f64) {
+    /// dirty; moves a delayed key to ready at once, except a first-pass slot, which it keeps
+    /// (upgraded to `Changed` by an event). A key first listed within `first_pass_spread` of
+    /// the start gets such a slot; an event for a key never seen is ready at once, so a brand-new
+    /// object never waits for a restart's backlog.
+    pub fn add(&mut self, key: ObjectKey, cause: Cause, now: Instant, unit: f64) {
+        let lane = cause.lane();
         let in_first_pass = now < self.started_at + self.config.first_pass_spread;
         let Some(rec) = self.records.get_mut(&key) else {
             self.counters.adds += 1;
@@ -214,7 +221,7 @@ impl QueueState {
                     throttles: 0,
                 },
             );
-            if in_first_pass {
+            if cause == Cause::Listed && in_first_pass {
                 let due = now + self.config.first_pass_delay(self.first_pass_keys, unit);
                 self.first_pass_keys += 1;
                 self.set_delayed(&key, due, lane, true);
@@ -250,7 +257,18 @@ impl QueueState {
                     self.set_ready(&key, lane, now);
                 }
             }
-            Wait::Delayed { first_pass: true, .. } => self.counters.coalesced += 1,
+            Wait::Delayed {
+                first_pass: true,
+                lane: old,
+                due,
+                ..
+            } => {
+                self.counters.coalesced += 1;
+                if old == Lane::Refresh && lane == Lane::Changed {
+                    self.clear_wait(&key);
+                    self.set_delayed(&key, due, lane, true);
+                }
+            }
             Wait::Delayed { lane: old, .. } => {
                 self.counters.coalesced += 1;
                 self.clear_wait(&key);

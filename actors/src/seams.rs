@@ -6,15 +6,15 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::key::ObjectKey;
+use crate::key::{Cause, ObjectKey};
 
 /// Where watchers send the keys their events map to (the work queue, in production).
 ///
 /// # Guarantees
 /// `enqueue` never blocks and never awaits: it is a cast into the work queue's mailbox.
 pub trait KeySink: Send + Sync + 'static {
-    /// Queue `key` in the `Changed` lane (coalesced with any pending entry for the same key).
-    fn enqueue(&self, key: ObjectKey);
+    /// Queue `key` for `cause` (coalesced with any pending entry for the same key).
+    fn enqueue(&self, key: ObjectKey, cause: Cause);
 }
 
 /// The connection state of one watch stream, as shown in health and the actor tree.

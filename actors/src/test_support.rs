@@ -164,7 +164,7 @@ impl QueueFixture {
         self.queue
             .cast(QueueMsg::Enqueue {
                 key: key(name),
-                lane: crate::key::Lane::Changed,
+                cause: crate::key::Cause::Event,
             })
             .expect("queue alive");
     }

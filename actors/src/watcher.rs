@@ -47,6 +47,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::{task::JoinHandle, time::Instant};
 
 use crate::{
+    key::Cause,
     mailbox::{self, CountedRef, MailboxStats},
     seams::{KeySink, WatchReporter, WatchState},
     watch_filter,
@@ -84,6 +85,8 @@ pub enum StreamItem<K> {
         object: Arc<K>,
         /// The filter's verdict (always `true` for deletions).
         matters: bool,
+        /// It came from a (re-)list, not from a watch event.
+        listed: bool,
     },
     /// The stream failed; it retries after a backoff. Secret-free description.
     Failed(String),
@@ -204,8 +207,11 @@ impl<K: Watched> State<K> {
             StreamItem::Object {
                 object,
                 matters: true,
-            } => self.enqueue(object),
-            StreamItem::Listed { vanished } => vanished.iter().for_each(|object| self.enqueue(object)),
+                listed,
+            } => self.enqueue(object, if *listed { Cause::Listed } else { Cause::Event }),
+            StreamItem::Listed { vanished } => vanished
+                .iter()
+                .for_each(|object| self.enqueue(object, Cause::Event)),
             StreamItem::Object { matters: false, .. } | StreamItem::Relisting | StreamItem::Failed(_) => {}
         }
         match self.throttle.on_change(urgent, Instant::now()) {
@@ -222,9 +228,9 @@ impl<K: Watched> State<K> {
         self.reporter.report(self.watch.clone());
     }
 
-    fn enqueue(&self, object: &K) {
+    fn enqueue(&self, object: &K, cause: Cause) {
         for key in (self.spec.mapper)(object) {
-            self.sink.enqueue(key);
+            self.sink.enqueue(key, cause);
         }
     }
 }
@@ -353,11 +359,13 @@ fn observe<K: Watched>(
             StreamItem::Object {
                 matters: (spec.matters)(previous.as_deref(), object),
                 object: Arc::new(object.clone()),
+                listed: matches!(event, Event::InitApply(_)),
             }
         }
         Event::Delete(object) => StreamItem::Object {
             object: Arc::new(object.clone()),
             matters: true,
+            listed: false,
         },
         Event::InitDone => {
             let listed = relist.take().unwrap_or_default();

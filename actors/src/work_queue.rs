@@ -32,7 +32,7 @@ pub use crate::queue_view::{QueueConfig, QueueStats, WorkerView};
 use crate::{
     backoff::random_unit,
     directory::{ActorKind, Directory},
-    key::{Lane, ObjectKey},
+    key::{Cause, ObjectKey},
     mailbox::{self, CountedRef, MailboxStats},
     queue_state::{AbortCause, Finish, KeyInfo, Next, QueueState},
     reconciler::{Outcome, SharedReconciler},
@@ -45,8 +45,8 @@ pub enum QueueMsg {
     Enqueue {
         /// The affected object.
         key: ObjectKey,
-        /// `Changed` for watch events.
-        lane: Lane,
+        /// Why: decides the lane and the first-pass spread.
+        cause: Cause,
     },
     /// From a run's `DoneGuard`: run `run` of `key` ended.
     Done {
@@ -192,7 +192,7 @@ impl Actor for WorkQueue {
     ) -> Result<(), ActorProcessingErr> {
         let now = Instant::now();
         let replacements = match msg {
-            QueueMsg::Enqueue { key, lane } => state.on_enqueue(key, lane, now),
+            QueueMsg::Enqueue { key, cause } => state.on_enqueue(key, cause, now),
             QueueMsg::Done { run, key, finish } => state.on_done(run, key, finish, now),
             QueueMsg::Tick => {
                 state.timer = None; // it fired: the next wake must be armed anew
@@ -247,9 +247,9 @@ impl Actor for WorkQueue {
 // === impl QueueActorState ===
 
 impl QueueActorState {
-    fn on_enqueue(&mut self, key: ObjectKey, lane: Lane, now: Instant) -> Vec<Replace> {
+    fn on_enqueue(&mut self, key: ObjectKey, cause: Cause, now: Instant) -> Vec<Replace> {
         let before = self.queue.counters().adds;
-        self.queue.add(key, lane, now, random_unit());
+        self.queue.add(key, cause, now, random_unit());
         let added = self.queue.counters().adds - before;
         if added > 0 {
             self.directory.metrics().queue_added(self.controller, added);

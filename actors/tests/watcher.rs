@@ -11,7 +11,7 @@ use std::{
 
 use common::{ChildEvent, RecordingReporter, RecordingSink, eventually, init_tracing, recording_supervisor};
 use controller_actors::{
-    key::ObjectKey,
+    key::{Cause, ObjectKey},
     seams::{KeySink, WatchReporter, WatchSource},
     watch_spec::WatchSpec,
 };
@@ -264,6 +264,11 @@ async fn metadata_watcher_should_enqueue_creates_updates_and_deletes() {
     })
     .await;
     assert_eq!(w.sink.names(), ["token", "token", "token"]);
+    assert_eq!(
+        w.sink.causes("token"),
+        [Cause::Event; 3],
+        "watch events, not a list: a new object must not wait for a first-pass slot"
+    );
 }
 
 #[tokio::test]
@@ -358,6 +363,11 @@ async fn watcher_should_enqueue_objects_deleted_while_its_watch_was_down() {
         "the watch came back through a 410 and a re-list, not through a delete event"
     );
     assert_eq!(w.sink.count("kept"), 1, "unchanged objects are not re-enqueued");
+    assert_eq!(
+        w.sink.causes("gone"),
+        [Cause::Listed, Cause::Event],
+        "found by the initial list, then its lost deletion is an event"
+    );
 }
 
 #[tokio::test]

@@ -64,7 +64,10 @@ impl WatchSource for Seed {
     ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>> {
         Box::pin(async move {
             let (actor, _) = ractor::Actor::spawn_linked(None, super::fixtures::Idle, (), supervisor).await?;
-            sink.enqueue(ObjectKey::namespaced("test", "elect", "shared"));
+            sink.enqueue(
+                ObjectKey::namespaced("test", "elect", "shared"),
+                crate::key::Cause::Listed,
+            );
             reporter.report(crate::seams::WatchState {
                 synced: true,
                 connected: true,

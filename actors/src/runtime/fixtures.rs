@@ -15,7 +15,7 @@ use tokio::{
 
 use super::*;
 use crate::{
-    key::ObjectKey,
+    key::{Cause, ObjectKey},
     reconciler::Reconciler,
     seams::{KeySink, LeadershipHooks, WatchState},
 };
@@ -79,7 +79,7 @@ impl FakeWatch {
     pub fn emit(&self, name: &str) -> bool {
         match self.sink.lock().unwrap().as_ref() {
             Some(sink) => {
-                sink.enqueue(ObjectKey::namespaced("test", "ns", name));
+                sink.enqueue(ObjectKey::namespaced("test", "ns", name), Cause::Event);
                 true
             }
             None => false,

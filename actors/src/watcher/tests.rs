@@ -10,6 +10,7 @@ fn object(matters: bool) -> StreamItem<()> {
     StreamItem::Object {
         object: Arc::new(()),
         matters,
+        listed: false,
     }
 }
 

@@ -9,7 +9,7 @@ use std::{
 };
 
 use controller_actors::{
-    key::ObjectKey,
+    key::{Cause, ObjectKey},
     seams::{KeySink, LeadershipHooks, WatchReporter, WatchState},
 };
 use futures::{FutureExt, future::BoxFuture};
@@ -32,16 +32,26 @@ pub async fn eventually<T>(deadline: Duration, what: &str, mut check: impl FnMut
     }
 }
 
-/// A [`KeySink`] that records every key in order.
+/// A [`KeySink`] that records every key and its cause in order.
 #[derive(Default)]
 pub struct RecordingSink {
-    keys: Mutex<Vec<ObjectKey>>,
+    keys: Mutex<Vec<(ObjectKey, Cause)>>,
 }
 
 impl RecordingSink {
     /// Every key enqueued so far.
     pub fn keys(&self) -> Vec<ObjectKey> {
-        self.keys.lock().expect("sink lock").clone()
+        let keys = self.keys.lock().expect("sink lock");
+        keys.iter().map(|(key, _)| key.clone()).collect()
+    }
+
+    /// The causes `name` was enqueued for, in order.
+    pub fn causes(&self, name: &str) -> Vec<Cause> {
+        let keys = self.keys.lock().expect("sink lock");
+        keys.iter()
+            .filter(|(key, _)| key.name == name)
+            .map(|(_, cause)| *cause)
+            .collect()
     }
 
     /// The names of the keys enqueued so far, in order.
@@ -56,8 +66,8 @@ impl RecordingSink {
 }
 
 impl KeySink for RecordingSink {
-    fn enqueue(&self, key: ObjectKey) {
-        self.keys.lock().expect("sink lock").push(key);
+    fn enqueue(&self, key: ObjectKey, cause: Cause) {
+        self.keys.lock().expect("sink lock").push((key, cause));
     }
 }
 
