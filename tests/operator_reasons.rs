@@ -310,13 +310,14 @@ async fn target_controlled_by_another_controller_should_report_secret_write_fail
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn content_over_one_mebibyte_should_not_be_written() {
+async fn content_over_one_mebibyte_should_report_secret_too_large_and_not_be_written() {
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
     h.fv.put_secret("prod", "HUGE", &"x".repeat(1024 * 1024 + 1));
-    let message = expect_reason(&h, secret_spec("conn", "prod"), "SecretWriteFailed").await;
+    let message = expect_reason(&h, secret_spec("conn", "prod"), "SecretTooLarge").await;
     assert!(
-        message.contains("over the 1048576-byte limit of a Secret"),
+        message.contains("over the 1048576-byte limit of a Secret")
+            && message.ends_with("app left unchanged"),
         "{message}"
     );
     assert!(h.secrets().get_opt("app").await.unwrap().is_none());

@@ -6,12 +6,13 @@ mod scenario_support;
 
 use std::time::{Duration, Instant};
 
-use kube::api::{DynamicObject, PostParams};
+use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
+use kube::api::DeleteParams;
 use scenario_support::{
-    cluster::{CONNECTION, Cluster, ferrvault_config, unlimited},
+    cluster::{CONNECTION, Cluster, TOKEN_SECRET, ferrvault_config, unlimited},
     fixtures::sensitive_strings,
     operator::OperatorProcess,
-    report_wall_time,
+    poll_until, report_wall_time,
 };
 use serde_json::{Value, json};
 
@@ -21,6 +22,11 @@ const HUGE_TOKEN: &str = "fvsat_LEAKCHECK_huge_token";
 /// `MissingKeys`, also a clear reason but not the oversized-request path this case is about.
 const SELECTOR_TOKEN: &str = "fvsat_LEAKCHECK_selector_token";
 const BIG_VALUE_PREFIX: &str = "LEAKCHECK-oversized-value-";
+/// A string where an object belongs (`spec.connectionRef`): distinctive, so the leak scan
+/// proves the InvalidSpec message names the field without quoting what was found there.
+const MISTYPED_STRING: &str = "LEAKCHECK-connectionref-as-a-string";
+/// A FerrVaultConnection with `spec.url: 42`.
+const BROKEN_CONNECTION: &str = "url-number";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_disturbing_the_others() {
@@ -43,12 +49,18 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
         .create_secret("selector-token", &[("token", SELECTOR_TOKEN)])
         .await;
     cluster.connection("selector", "selector-token").await;
+    cluster
+        .create_raw::<FerrVaultConnection>(
+            BROKEN_CONNECTION,
+            json!({ "url": 42, "tokenSecretRef": { "name": TOKEN_SECRET, "key": "token" } }),
+        )
+        .await;
     let good = cluster.create_many("good", 3, CONNECTION).await;
 
     let huge_selector: Vec<String> = (0..5_000)
         .map(|i| format!("NO_SUCH_KEY_{i:05}_{}", "k".repeat(40)))
         .collect();
-    let bad: [(&str, Value, &str); 6] = [
+    let bad: [(&str, Value, &str); 9] = [
         (
             "interval-words",
             json!({ "refreshInterval": "every tuesday" }),
@@ -77,26 +89,27 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
         (
             "payload-oversized",
             json!({ "connectionRef": { "name": "huge" }, "vault": "huge" }),
-            "SecretWriteFailed",
+            "SecretTooLarge",
+        ),
+        ("vault-number", json!({ "vault": 42 }), "InvalidSpec"),
+        (
+            "connectionref-string",
+            json!({ "connectionRef": MISTYPED_STRING }),
+            "InvalidSpec",
+        ),
+        (
+            "connection-invalid",
+            json!({ "connectionRef": { "name": BROKEN_CONNECTION } }),
+            "InvalidConnection",
         ),
     ];
-    let raw = cluster.raw_fvs();
     for (name, overrides, _) in &bad {
         let mut spec =
             json!({ "connectionRef": { "name": CONNECTION }, "vault": "prod", "refreshInterval": "1h" });
         for (key, value) in overrides.as_object().expect("an object") {
             spec[key] = value.clone();
         }
-        let object: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "ferrvault.com/v1alpha1",
-            "kind": "FerrVaultSecret",
-            "metadata": { "name": name },
-            "spec": spec,
-        }))
-        .expect("a dynamic object");
-        raw.create(&PostParams::default(), &object)
-            .await
-            .unwrap_or_else(|e| panic!("the simulator stores {name} as sent: {e}"));
+        cluster.create_raw::<FerrVaultSecret>(name, spec).await;
     }
 
     let mut operator = OperatorProcess::launch(&cluster, "8-bad-input", "operator-0", &[]);
@@ -108,6 +121,14 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
             .wait_reason(&[name.to_string()], "False", reason, Duration::from_secs(60))
             .await;
     }
+    cluster
+        .wait_connection_reason(
+            &[BROKEN_CONNECTION.to_owned()],
+            "False",
+            "InvalidSpec",
+            Duration::from_secs(60),
+        )
+        .await;
     let conditions = cluster.ready_conditions().await;
     for (name, _, _) in &bad {
         let condition = conditions[*name].clone().expect("a Ready condition");
@@ -129,6 +150,41 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
     for name in &good {
         cluster.assert_synced_target(name).await;
     }
+    assert_eq!(
+        conditions["vault-number"].as_ref().map(|c| c.message.as_str()),
+        Some("spec.vault: invalid type, expected a string; fix the object (it bypassed the CRD schema)")
+    );
+    let message = conditions["connection-invalid"]
+        .as_ref()
+        .map(|c| c.message.clone());
+    assert!(
+        message.as_deref().is_some_and(|m| m.contains(&format!(
+            "FerrVaultConnection \"{BROKEN_CONNECTION}\" has an invalid spec (spec.url: invalid type, expected a string)"
+        ))),
+        "{message:?}"
+    );
+    let connection = cluster.connection_ready_conditions().await[BROKEN_CONNECTION].clone();
+    eprintln!("scenario 8: {BROKEN_CONNECTION} (connection): {connection:?}");
+
+    let raw = cluster.raw_fvs();
+    raw.delete("vault-number", &DeleteParams::default())
+        .await
+        .expect("delete an invalid FerrVaultSecret");
+    poll_until(
+        "the invalid FerrVaultSecret vault-number to be gone (finalizer removed)",
+        Duration::from_secs(30),
+        || async {
+            match raw.get_opt("vault-number").await {
+                Ok(None) => Ok(()),
+                Ok(Some(object)) => Err(format!(
+                    "still there, finalizers {:?}",
+                    object.metadata.finalizers
+                )),
+                Err(e) => Err(e.to_string()),
+            }
+        },
+    )
+    .await;
 
     operator.scrape().await;
     let mut evidence = cluster.evidence().await;
@@ -139,6 +195,7 @@ async fn objects_that_bypass_the_schema_should_each_get_a_clear_reason_without_d
         SELECTOR_TOKEN,
         "LEAKCHECK-selector-value",
         BIG_VALUE_PREFIX,
+        MISTYPED_STRING,
     ]);
     evidence.assert_no_leaks(&needles);
     report_wall_time("8-bad-input", started);

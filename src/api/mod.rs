@@ -4,6 +4,7 @@
 //! - [`connection`]: `FerrVaultConnection` (`fvc`): where FerrVault is and which credential to use.
 //! - [`secret`]: `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`.
 //! - [`common`]: references and the conditions list shared by both kinds.
+//! - [`lenient`]: [`Lenient`], reading an object that bypassed the schema without failing its kind.
 //! - [`reasons`]: every condition type and reason string the operator writes.
 //! - [`names`]: finalizers and annotation keys.
 //! - [`crdgen`]: the CRD YAML (`ferrvault-operator crdgen`) and the chart files made from it.
@@ -12,10 +13,13 @@
 //! # Guarantees
 //! Validation lives in the CRD schema (patterns, enums, defaults, CEL rules), so the API server
 //! rejects a bad object at `kubectl apply` time instead of the operator silently ignoring it.
+//! An object stored without that validation (a stale or missing schema) is read through
+//! [`Lenient`] and reported alone (`InvalidSpec`) instead of failing every object of its kind.
 
 pub mod common;
 pub mod connection;
 pub mod crdgen;
+pub mod lenient;
 pub mod names;
 pub mod reasons;
 pub mod samples;
@@ -25,6 +29,7 @@ pub use common::{ConnectionRef, SecretKeyRef};
 pub use connection::{
     ConnectionMode, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultConnectionStatus, OidcSpec,
 };
+pub use lenient::{InvalidObject, Lenient, SpecProblem};
 pub use reasons::{ConditionStatus, ConditionType, Reason};
 pub use secret::{
     FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, RolloutTarget, SecretSelector, SecretTarget,

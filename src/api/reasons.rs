@@ -54,7 +54,8 @@ impl ConditionStatus {
 /// Every reason the operator writes into a condition or uses as a metric label.
 ///
 /// The names are the Go operator's (reference §1.2, §4) so dashboards and alerts keep working;
-/// [`Reason::InvalidRefreshInterval`] and [`Reason::CaBundleUnreadable`] are new.
+/// [`Reason::InvalidRefreshInterval`], [`Reason::CaBundleUnreadable`], [`Reason::InvalidSpec`] and
+/// [`Reason::SecretTooLarge`] are new.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     /// Secret Ready=True: every requested key was written into the target.
@@ -87,6 +88,13 @@ pub enum Reason {
     /// Secret Ready=False: `spec.refreshInterval` is not a valid duration (new: the Go operator
     /// fell back to the default silently, reference §8 item 9).
     InvalidRefreshInterval,
+    /// Ready=False: the object does not match its type (a field of the wrong type, stored by an
+    /// API server that skipped the CRD schema). Only an edit fixes it, so it is not retried on
+    /// a timer; deletion is never blocked by it. The message names the field, never its value.
+    InvalidSpec,
+    /// Secret Ready=False: the transformed content is over the 1 MiB limit of a Secret; the
+    /// target was left unchanged.
+    SecretTooLarge,
     /// Connection Ready=False: the Secret or key named by `caBundleSecretRef` could not be read
     /// (new: the Go operator had no CA option).
     CaBundleUnreadable,
@@ -104,7 +112,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, for exhaustive tests and metric pre-registration.
-    pub const ALL: [Reason; 20] = [
+    pub const ALL: [Reason; 22] = [
         Self::Synced,
         Self::MissingKeys,
         Self::ConnectionNotFound,
@@ -119,6 +127,8 @@ impl Reason {
         Self::SecretReadFailed,
         Self::SecretWriteFailed,
         Self::InvalidRefreshInterval,
+        Self::InvalidSpec,
+        Self::SecretTooLarge,
         Self::CaBundleUnreadable,
         Self::UpToDate,
         Self::RolloutFailed,
@@ -144,6 +154,8 @@ impl Reason {
             Self::SecretReadFailed => "SecretReadFailed",
             Self::SecretWriteFailed => "SecretWriteFailed",
             Self::InvalidRefreshInterval => "InvalidRefreshInterval",
+            Self::InvalidSpec => "InvalidSpec",
+            Self::SecretTooLarge => "SecretTooLarge",
             Self::CaBundleUnreadable => "CaBundleUnreadable",
             Self::UpToDate => "UpToDate",
             Self::RolloutFailed => "RolloutFailed",

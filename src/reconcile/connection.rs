@@ -3,6 +3,8 @@
 //! One pass: read → deletion (blocked while FerrVaultSecrets reference it) or finalizer
 //! (added, then the same pass probes: a new connection is probed at once) → OIDC cache
 //! invalidated when the spec changed → endpoint and credential → `GET /healthz` → status.
+//! A connection that does not match its type (read as [`Lenient`]) stops after the finalizer
+//! with Ready=False/`InvalidSpec`; its FerrVaultSecrets report `InvalidConnection`.
 //!
 //! # Guarantees
 //! - A 429 on the probe leaves the condition and `lastCheckedAt` as they are.
@@ -33,12 +35,13 @@ use super::{
     events::EventKind,
     finalizer,
     guards::DELETION_BLOCKED_REQUEUE,
+    invalid_spec,
     kube_errors::{api_error, kube_error_text},
     messages, token,
 };
 use crate::api::{
-    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Reason,
-    names::CONNECTION_FINALIZER,
+    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
+    Reason, names::CONNECTION_FINALIZER,
 };
 
 /// Bound of one probe (reference: 15s), within the reconcile's own deadline.
@@ -58,7 +61,7 @@ impl ConnectionReconciler {
     async fn run(&self, key: &ObjectKey, rc: &ReconcileContext) -> Outcome {
         let ctx = &self.ctx;
         let namespace = key.namespace.clone().unwrap_or_default();
-        let api: Api<FerrVaultConnection> = Api::namespaced(ctx.client.clone(), &namespace);
+        let api: Api<Lenient<FerrVaultConnection>> = Api::namespaced(ctx.client.clone(), &namespace);
         let connection = match api.get_opt(&key.name).await {
             Ok(Some(c)) => c,
             Ok(None) => {
@@ -77,6 +80,14 @@ impl ConnectionReconciler {
             match finalizer::add(&api, &connection, CONNECTION_FINALIZER).await {
                 Ok(updated) => updated,
                 Err(e) => return api_error(format!("add finalizer: {}", kube_error_text(&e))),
+            }
+        };
+        let connection = match connection {
+            Lenient::Valid(connection) => connection,
+            Lenient::Invalid(invalid) => {
+                ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                ctx.metrics.set_connection_ready(&namespace, &key.name, false);
+                return invalid_spec::report(ctx, &api, &invalid).await;
             }
         };
         let previous = connection.status.clone().unwrap_or_default();
@@ -129,17 +140,24 @@ impl ConnectionReconciler {
     }
 
     /// Deletion: blocked while FerrVaultSecrets reference the connection.
-    async fn on_delete(&self, api: &Api<FerrVaultConnection>, connection: &FerrVaultConnection) -> Outcome {
+    async fn on_delete(
+        &self,
+        api: &Api<Lenient<FerrVaultConnection>>,
+        connection: &Lenient<FerrVaultConnection>,
+    ) -> Outcome {
         let ctx = &self.ctx;
         let (namespace, name) = (connection.namespace().unwrap_or_default(), connection.name_any());
         ctx.ferrvault.invalidate_oidc(&namespace, &name);
-        let secrets: Api<FerrVaultSecret> = Api::namespaced(ctx.client.clone(), &namespace);
+        // Lenient: one FerrVaultSecret that bypassed the schema must not fail the list. It
+        // counts as no dependant (its reference is unreadable, and it does not need the
+        // connection to be deleted itself).
+        let secrets: Api<Lenient<FerrVaultSecret>> = Api::namespaced(ctx.client.clone(), &namespace);
         let dependants = match secrets.list(&ListParams::default()).await {
             Ok(list) => {
                 let mut names: Vec<String> = list
                     .items
                     .iter()
-                    .filter(|s| s.spec.connection_ref.name == name)
+                    .filter(|s| s.valid().is_some_and(|s| s.spec.connection_ref.name == name))
                     .map(ResourceExt::name_any)
                     .collect();
                 names.sort();
@@ -158,7 +176,13 @@ impl ConnectionReconciler {
         }
         let message = messages::deletion_blocked(&dependants);
         info!(dependants = dependants.len(), "delete blocked");
-        let mut status = connection.status.clone().unwrap_or_default();
+        let mut status = match connection {
+            Lenient::Valid(connection) => connection.status.clone().unwrap_or_default(),
+            Lenient::Invalid(invalid) => FerrVaultConnectionStatus {
+                conditions: invalid.conditions.clone(),
+                last_checked_at: None,
+            },
+        };
         status.last_checked_at = Some(Time(Timestamp::now()));
         upsert_condition(
             &mut status.conditions,
@@ -208,7 +232,7 @@ pub fn spec_changed_since_last_probe(status: &FerrVaultConnectionStatus, generat
 }
 
 async fn write_status(
-    api: &Api<FerrVaultConnection>,
+    api: &Api<Lenient<FerrVaultConnection>>,
     name: &str,
     status: &FerrVaultConnectionStatus,
 ) -> Result<(), kube::Error> {

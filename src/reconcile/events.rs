@@ -43,6 +43,9 @@ pub enum EventKind {
     RolloutFailed,
     /// Warning: a connection's deletion waits for FerrVaultSecrets that reference it.
     DeletionBlocked,
+    /// Warning: the object does not match its type (it bypassed the CRD schema); the note
+    /// names the field, never its value.
+    InvalidSpec,
 }
 
 impl EventKind {
@@ -53,12 +56,13 @@ impl EventKind {
             Self::RolloutTriggered => "RolloutTriggered",
             Self::RolloutFailed => "RolloutFailed",
             Self::DeletionBlocked => "DeletionBlocked",
+            Self::InvalidSpec => "InvalidSpec",
         }
     }
 
     fn action(self) -> &'static str {
         match self {
-            Self::Synced | Self::SyncFailed => "Sync",
+            Self::Synced | Self::SyncFailed | Self::InvalidSpec => "Sync",
             Self::RolloutTriggered | Self::RolloutFailed => "Rollout",
             Self::DeletionBlocked => "Delete",
         }
@@ -67,7 +71,9 @@ impl EventKind {
     fn type_(self) -> EventType {
         match self {
             Self::Synced | Self::RolloutTriggered => EventType::Normal,
-            Self::SyncFailed | Self::RolloutFailed | Self::DeletionBlocked => EventType::Warning,
+            Self::SyncFailed | Self::RolloutFailed | Self::DeletionBlocked | Self::InvalidSpec => {
+                EventType::Warning
+            }
         }
     }
 }

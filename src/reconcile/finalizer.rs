@@ -3,6 +3,9 @@
 //! # Guarantees
 //! Both are JSON merge patches of `metadata.finalizers` carrying the `resourceVersion` that was
 //! read, so a concurrent change of the list is a 409 (retried) instead of being overwritten.
+//! They read metadata only, so they work on any [`Resource`], including
+//! [`Lenient::Invalid`](crate::api::Lenient::Invalid): a spec that does not match its type never
+//! blocks a deletion.
 
 use kube::{
     Api, Resource, ResourceExt,

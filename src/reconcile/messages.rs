@@ -1,6 +1,8 @@
 //! Condition messages, worded as the Go operator's (reference §1.2, §3.2, §4) so users and
 //! runbooks recognise them. Inputs are names and counts only: never a secret value.
 
+use crate::api::SpecProblem;
+
 /// How many dependants a `DeletionBlocked` message names before summarising the rest.
 pub const DELETION_BLOCKED_NAMES_SHOWN: usize = 5;
 
@@ -61,6 +63,26 @@ pub fn connection_not_found(name: &str, cause: &str) -> String {
 /// Ready=False/`InvalidRefreshInterval`.
 pub fn invalid_refresh_interval(cause: &str) -> String {
     format!("spec.refreshInterval: {cause}")
+}
+
+/// Ready=False/`InvalidSpec`: "PATH: WHAT; fix the object (it bypassed the CRD schema)".
+/// `problem` names a field and the expected type, never the value found there.
+pub fn invalid_spec(problem: &SpecProblem) -> String {
+    format!("{problem}; fix the object (it bypassed the CRD schema)")
+}
+
+/// Secret Ready=False/`InvalidConnection` when the connection itself is `InvalidSpec`.
+pub fn connection_spec_invalid(name: &str, problem: &SpecProblem) -> String {
+    format!(
+        "FerrVaultConnection {name:?} has an invalid spec ({problem}); fix it (it bypassed the CRD schema)"
+    )
+}
+
+/// Ready=False/`SecretTooLarge`.
+pub fn secret_too_large(size: usize, limit: usize, target: &str) -> String {
+    format!(
+        "the synced content is {size} bytes, over the {limit}-byte limit of a Secret: {target} left unchanged"
+    )
 }
 
 /// Connection Ready=False/`DeletionBlocked`: "cannot delete: still referenced by N

@@ -17,6 +17,7 @@
 //! - [`context`]: what both reconcilers share. [`watches`]: which changes enqueue which keys.
 //! - [`secret`]: the FerrVaultSecret reconciler. [`connection`]: the FerrVaultConnection reconciler.
 //! - [`token`]: credentials and CA bundles of a connection. [`events`], [`metrics`].
+//! - [`invalid_spec`]: Ready=False/`InvalidSpec` for an object that bypassed the CRD schema.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +29,7 @@ pub mod duration;
 pub mod events;
 pub mod finalizer;
 pub mod guards;
+pub mod invalid_spec;
 pub mod json_expand;
 pub mod kube_errors;
 pub mod messages;

@@ -13,6 +13,9 @@
 //! - Adding our own finalizer does not enqueue a second pass (the first pass already synced).
 //! - Secrets are watched as metadata only: memory does not grow with Secret sizes.
 //! - With `--watch-namespace` every watch is namespaced.
+//! - Both custom resource kinds are watched as [`Lenient`]: one object that bypassed the CRD
+//!   schema does not fail the list of its kind (nor get its body logged); it still enqueues
+//!   its own key, and simply has no dependants or targets.
 
 use std::sync::Arc;
 
@@ -28,7 +31,7 @@ use kube::{
 use super::operator::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
 pub use super::own_writes::OwnWrites;
 use crate::api::{
-    ConditionType, FerrVaultConnection, FerrVaultSecret,
+    ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient,
     names::{CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
 };
 
@@ -49,15 +52,18 @@ pub fn cr_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta, finalizer: 
 /// Whether a connection change matters to the FerrVaultSecrets that use it: first sighting
 /// (a connection they waited for now exists), a new generation (spec change), deletion, or a
 /// change of its Ready condition's status. A probe that only moved `lastCheckedAt` does not.
+///
+/// An invalid connection (not matching its type) has no readable Ready status here; turning
+/// invalid or valid again is a new generation, which matters.
 pub fn connection_change_matters_to_dependants(
-    old: Option<&FerrVaultConnection>,
-    new: &FerrVaultConnection,
+    old: Option<&Lenient<FerrVaultConnection>>,
+    new: &Lenient<FerrVaultConnection>,
 ) -> bool {
     let Some(old) = old else {
         return true;
     };
-    let ready = |c: &FerrVaultConnection| {
-        c.status.as_ref().and_then(|s| {
+    let ready = |c: &Lenient<FerrVaultConnection>| {
+        c.valid()?.status.as_ref().and_then(|s| {
             s.conditions
                 .iter()
                 .find(|c| c.type_ == ConditionType::Ready.as_str())
@@ -96,39 +102,64 @@ pub fn controlling_secret(meta: &ObjectMeta) -> Option<String> {
     })
 }
 
-/// Keys of the FerrVaultSecrets in `namespace` that reference connection `name`.
-fn dependants_of(secrets: &Store<FerrVaultSecret>, namespace: &str, name: &str) -> Vec<ObjectKey> {
+/// Keys of the valid FerrVaultSecrets in `namespace` that reference connection `name` (an
+/// invalid one has no readable reference: it has no connection to follow).
+fn dependants_of(secrets: &Store<Lenient<FerrVaultSecret>>, namespace: &str, name: &str) -> Vec<ObjectKey> {
+    secrets_in(secrets, namespace, |s| s.spec.connection_ref.name == name)
+}
+
+/// Keys of the valid FerrVaultSecrets in `namespace` whose target Secret is `name`.
+fn targeting(secrets: &Store<Lenient<FerrVaultSecret>>, namespace: &str, name: &str) -> Vec<ObjectKey> {
+    secrets_in(secrets, namespace, |s| {
+        s.metadata
+            .name
+            .as_deref()
+            .is_some_and(|cr| s.spec.target_name(cr) == name)
+    })
+}
+
+/// Keys of the valid FerrVaultSecrets in `namespace` for which `pick` holds.
+fn secrets_in(
+    secrets: &Store<Lenient<FerrVaultSecret>>,
+    namespace: &str,
+    pick: impl Fn(&FerrVaultSecret) -> bool,
+) -> Vec<ObjectKey> {
     secrets
         .state()
         .iter()
-        .filter(|s| s.namespace().as_deref() == Some(namespace) && s.spec.connection_ref.name == name)
+        .filter_map(|s| s.valid())
+        .filter(|s| s.namespace().as_deref() == Some(namespace) && pick(s))
         .map(|s| ObjectKey::namespaced(SECRET_CONTROLLER, namespace, s.name_any()))
         .collect()
 }
 
-/// Keys of the FerrVaultSecrets in `namespace` whose target Secret is `name`.
-fn targeting(secrets: &Store<FerrVaultSecret>, namespace: &str, name: &str) -> Vec<ObjectKey> {
-    secrets
-        .state()
-        .iter()
-        .filter(|s| {
-            s.namespace().as_deref() == Some(namespace)
-                && s.metadata
-                    .name
-                    .as_deref()
-                    .is_some_and(|cr| s.spec.target_name(cr) == name)
-        })
-        .map(|s| ObjectKey::namespaced(SECRET_CONTROLLER, namespace, s.name_any()))
-        .collect()
+/// Whether connection `c` reads Secret `name` (token or CA bundle); never for an invalid one.
+fn uses_secret(c: &Lenient<FerrVaultConnection>, name: &str) -> bool {
+    c.valid().is_some_and(|c| {
+        c.spec.token_secret_ref.as_ref().is_some_and(|r| r.name == name)
+            || c.spec
+                .ca_bundle_secret_ref
+                .as_ref()
+                .is_some_and(|r| r.name == name)
+    })
 }
 
-/// Whether connection `c` reads Secret `name` (token or CA bundle).
-fn uses_secret(c: &FerrVaultConnection, name: &str) -> bool {
-    c.spec.token_secret_ref.as_ref().is_some_and(|r| r.name == name)
-        || c.spec
-            .ca_bundle_secret_ref
-            .as_ref()
-            .is_some_and(|r| r.name == name)
+/// The keys a FerrVaultSecret change enqueues: itself (valid or not, so an invalid one is
+/// reconciled and marked); while it is being deleted, also its connection (to unblock the
+/// connection's deletion), when the reference is readable.
+fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
+    let ns = s.namespace().unwrap_or_default();
+    let mut keys = vec![ObjectKey::namespaced(SECRET_CONTROLLER, &ns, s.name_any())];
+    if s.meta().deletion_timestamp.is_some()
+        && let Some(valid) = s.valid()
+    {
+        keys.push(ObjectKey::namespaced(
+            CONNECTION_CONTROLLER,
+            &ns,
+            &valid.spec.connection_ref.name,
+        ));
+    }
+    keys
 }
 
 /// Builds every watch; `namespace` is `--watch-namespace`.
@@ -149,31 +180,20 @@ pub fn build(
     let config = watcher::Config::default;
     let (secret_watch, secrets) = WatchSpec::full(
         "ferrvaultsecret",
-        api::<FerrVaultSecret>(client, namespace),
+        api::<Lenient<FerrVaultSecret>>(client, namespace),
         config(),
     );
     let secret_watch = secret_watch
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), SECRET_FINALIZER))
-        .map(|s: &FerrVaultSecret| {
-            let ns = s.namespace().unwrap_or_default();
-            let mut keys = vec![ObjectKey::namespaced(SECRET_CONTROLLER, &ns, s.name_any())];
-            if s.meta().deletion_timestamp.is_some() {
-                keys.push(ObjectKey::namespaced(
-                    CONNECTION_CONTROLLER,
-                    &ns,
-                    &s.spec.connection_ref.name,
-                ));
-            }
-            keys
-        });
+        .map(secret_keys);
     let (connection_watch, connections) = WatchSpec::full(
         "ferrvaultconnection",
-        api::<FerrVaultConnection>(client, namespace),
+        api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
     );
     let connection_watch = connection_watch
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), CONNECTION_FINALIZER))
-        .map(|c: &FerrVaultConnection| {
+        .map(|c: &Lenient<FerrVaultConnection>| {
             vec![ObjectKey::namespaced(
                 CONNECTION_CONTROLLER,
                 c.namespace().unwrap_or_default(),
@@ -183,12 +203,12 @@ pub fn build(
     let dependants_store = secrets.clone();
     let (dependants_watch, _) = WatchSpec::full(
         "ferrvaultconnection-dependants",
-        api::<FerrVaultConnection>(client, namespace),
+        api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
     );
     let dependants_watch = dependants_watch
         .matters(connection_change_matters_to_dependants)
-        .map(move |c: &FerrVaultConnection| {
+        .map(move |c: &Lenient<FerrVaultConnection>| {
             dependants_of(
                 &dependants_store,
                 &c.namespace().unwrap_or_default(),
@@ -240,7 +260,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference, Time};
 
     use super::*;
-    use crate::api::{FerrVaultConnectionSpec, FerrVaultConnectionStatus};
+    use crate::api::{FerrVaultConnectionSpec, FerrVaultConnectionStatus, InvalidObject, lenient::problem};
 
     fn meta(rv: &str, generation: Option<i64>, finalizers: &[&str]) -> ObjectMeta {
         ObjectMeta {
@@ -280,7 +300,7 @@ mod tests {
         assert!(cr_change_matters(Some(&meta("1", Some(1), &[f])), &deleting, f));
     }
 
-    fn connection(generation: i64, ready: Option<&str>, checked: i64) -> FerrVaultConnection {
+    fn connection(generation: i64, ready: Option<&str>, checked: i64) -> Lenient<FerrVaultConnection> {
         let mut c = FerrVaultConnection::new(
             "conn",
             FerrVaultConnectionSpec {
@@ -307,7 +327,29 @@ mod tests {
                 .collect(),
             last_checked_at: Some(Time(jiff::Timestamp::from_second(checked).unwrap())),
         });
-        c
+        Lenient::Valid(c)
+    }
+
+    fn invalid(metadata: ObjectMeta) -> InvalidObject {
+        InvalidObject {
+            metadata,
+            conditions: Vec::new(),
+            problem: problem("spec.vault", "invalid type: integer `42`, expected a string"),
+        }
+    }
+
+    #[test]
+    fn invalid_objects_should_enqueue_themselves_and_nothing_else() {
+        let mut deleting = meta("1", Some(1), &[SECRET_FINALIZER]);
+        deleting.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
+        let keys = secret_keys(&Lenient::Invalid(invalid(deleting)));
+        assert_eq!(keys, vec![ObjectKey::namespaced(SECRET_CONTROLLER, "ns", "app")]);
+        let bad_connection = Lenient::<FerrVaultConnection>::Invalid(invalid(meta("1", Some(2), &[])));
+        assert!(!uses_secret(&bad_connection, "app"));
+        assert!(
+            connection_change_matters_to_dependants(Some(&connection(1, Some("True"), 1)), &bad_connection),
+            "turning invalid is a new generation"
+        );
     }
 
     #[test]

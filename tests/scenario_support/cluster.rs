@@ -16,10 +16,11 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::Condition,
 };
 use kube::{
-    Api,
+    Api, Resource,
     api::{DynamicObject, ListParams, PostParams},
     core::ApiResource,
 };
+use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use super::{
@@ -182,54 +183,62 @@ impl Cluster {
         names
     }
 
-    /// FerrVaultSecrets as stored, without the typed schema (scenario 8 stores objects the
+    /// Objects of kind `K` as stored, without the typed schema (scenario 8 stores objects the
     /// typed client cannot read).
+    pub fn raw<K: Resource<DynamicType = ()>>(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), NS, &ApiResource::erase::<K>(&()))
+    }
+
+    /// FerrVaultSecrets as stored ([`Cluster::raw`]).
     pub fn raw_fvs(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(
-            self.client.clone(),
-            NS,
-            &ApiResource::erase::<FerrVaultSecret>(&()),
-        )
+        self.raw::<FerrVaultSecret>()
+    }
+
+    /// FerrVaultConnections as stored ([`Cluster::raw`]).
+    pub fn raw_fvc(&self) -> Api<DynamicObject> {
+        self.raw::<FerrVaultConnection>()
+    }
+
+    /// Creates `name` of kind `K` with `spec` exactly as sent: the simulator, like an API
+    /// server with a stale or missing CRD schema, stores it without validation.
+    pub async fn create_raw<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
+        let object: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "metadata": { "name": name },
+            "spec": spec,
+        }))
+        .expect("a dynamic object");
+        self.raw::<K>()
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap_or_else(|e| panic!("the simulator stores {name} as sent: {e}"));
     }
 
     /// Every FerrVaultSecret's Ready condition by name (`None`: no condition yet).
     pub async fn ready_conditions(&self) -> BTreeMap<String, Option<Condition>> {
-        self.raw_fvs()
-            .list(&ListParams::default())
-            .await
-            .expect("list FerrVaultSecrets")
-            .items
-            .into_iter()
-            .map(|cr| {
-                let name = cr.metadata.name.clone().unwrap_or_default();
-                let conditions: Vec<Condition> = cr
-                    .data
-                    .pointer("/status/conditions")
-                    .and_then(|c| serde_json::from_value(c.clone()).ok())
-                    .unwrap_or_default();
-                (name, ready(Some(&conditions)).cloned())
-            })
-            .collect()
+        ready_conditions_of(&self.raw_fvs()).await
+    }
+
+    /// Every FerrVaultConnection's Ready condition by name (`None`: no condition yet).
+    pub async fn connection_ready_conditions(&self) -> BTreeMap<String, Option<Condition>> {
+        ready_conditions_of(&self.raw_fvc()).await
     }
 
     /// Waits until every FerrVaultSecret in `names` has Ready `status`/`reason`.
     pub async fn wait_reason(&self, names: &[String], status: &str, reason: &str, within: Duration) {
-        poll_until(
-            &format!("{} FerrVaultSecrets Ready={status} reason {reason}", names.len()),
-            within,
-            || async {
-                let conditions = self.ready_conditions().await;
-                let pending: Vec<String> = names
-                    .iter()
-                    .filter(|name| {
-                        !matches!(conditions.get(*name), Some(Some(c)) if c.status == status && c.reason == reason)
-                    })
-                    .map(|name| format!("{name}: {:?}", conditions.get(name).cloned().flatten().map(|c| (c.status, c.reason))))
-                    .collect();
-                if pending.is_empty() { Ok(()) } else { Err(format!("{} pending, e.g. {:?}", pending.len(), &pending[..pending.len().min(5)])) }
-            },
-        )
-        .await;
+        wait_reason_of(&self.raw_fvs(), names, status, reason, within).await;
+    }
+
+    /// Waits until every FerrVaultConnection in `names` has Ready `status`/`reason`.
+    pub async fn wait_connection_reason(
+        &self,
+        names: &[String],
+        status: &str,
+        reason: &str,
+        within: Duration,
+    ) {
+        wait_reason_of(&self.raw_fvc(), names, status, reason, within).await;
     }
 
     /// Asserts that the target Secret `name` holds exactly the vault's two keys and values.
@@ -275,8 +284,12 @@ impl Cluster {
             "FerrVaultSecret statuses",
             serde_json::to_string(&statuses).expect("serialise"),
         );
-        let fvc = self.fvc().list(&ListParams::default()).await.expect("list fvc");
-        let statuses: Vec<_> = fvc.items.iter().map(|c| &c.status).collect();
+        let fvc = self
+            .raw_fvc()
+            .list(&ListParams::default())
+            .await
+            .expect("list fvc");
+        let statuses: Vec<_> = fvc.items.iter().map(|c| c.data.get("status")).collect();
         evidence.add(
             "FerrVaultConnection statuses",
             serde_json::to_string(&statuses).expect("serialise"),
@@ -287,4 +300,49 @@ impl Cluster {
         );
         evidence
     }
+}
+
+/// Every object's Ready condition by name (`None`: no condition yet), read untyped from `api`.
+async fn ready_conditions_of(api: &Api<DynamicObject>) -> BTreeMap<String, Option<Condition>> {
+    api.list(&ListParams::default())
+        .await
+        .expect("list custom resources")
+        .items
+        .into_iter()
+        .map(|cr| {
+            let name = cr.metadata.name.clone().unwrap_or_default();
+            let conditions: Vec<Condition> = cr
+                .data
+                .pointer("/status/conditions")
+                .and_then(|c| serde_json::from_value(c.clone()).ok())
+                .unwrap_or_default();
+            (name, ready(Some(&conditions)).cloned())
+        })
+        .collect()
+}
+
+/// Waits until every object of `api` in `names` has Ready `status`/`reason`.
+async fn wait_reason_of(
+    api: &Api<DynamicObject>,
+    names: &[String],
+    status: &str,
+    reason: &str,
+    within: Duration,
+) {
+    poll_until(
+        &format!("{} objects Ready={status} reason {reason}", names.len()),
+        within,
+        || async {
+            let conditions = ready_conditions_of(api).await;
+            let pending: Vec<String> = names
+                .iter()
+                .filter(|name| {
+                    !matches!(conditions.get(*name), Some(Some(c)) if c.status == status && c.reason == reason)
+                })
+                .map(|name| format!("{name}: {:?}", conditions.get(name).cloned().flatten().map(|c| (c.status, c.reason))))
+                .collect();
+            if pending.is_empty() { Ok(()) } else { Err(format!("{} pending, e.g. {:?}", pending.len(), &pending[..pending.len().min(5)])) }
+        },
+    )
+    .await;
 }

@@ -1,9 +1,10 @@
 //! The FerrVaultSecret reconciler (reference §3.2, without the defects of §8).
 //!
-//! One pass: read the CR → finalizer (added, then the same pass continues) or pre-delete
-//! cleanup → refresh interval → connection → endpoint and credential → cloud-scope guard →
-//! reveal (paced, single-flight) → transforms → size, token-target and missing-keys guards →
-//! ownership check → pending rollout recorded → target written → workloads restarted → status.
+//! One pass: read the CR (as [`Lenient`]) → finalizer (added, then the same pass continues) or
+//! pre-delete cleanup → an object that does not match its type stops here with `InvalidSpec`
+//! (see [`invalid_spec`]) → refresh interval → connection → endpoint and credential →
+//! cloud-scope guard → reveal (paced, single-flight) → transforms → size (`SecretTooLarge`),
+//! token-target and missing-keys guards → ownership check → pending rollout recorded → target written → workloads restarted → status.
 //!
 //! # Guarantees
 //! - A 429 (or running out of deadline while waiting for the credential's budget) writes no
@@ -11,6 +12,8 @@
 //! - Any failure before the write leaves the target as it was: workloads keep the last good
 //!   values. Status says why (Ready=False, a fixed [`Reason`]) and the key is retried on a
 //!   timer even with `refreshInterval: 0s`.
+//! - An object stored without schema validation (a field of the wrong type) is reported
+//!   alone: Ready=False/`InvalidSpec`, no timer, and its deletion is never blocked.
 //! - No value or token reaches a log line, an Event, a status message or an error: values
 //!   only travel from the reveal into the target's `data`.
 //!
@@ -49,6 +52,7 @@ use super::{
         MIN_REQUEUE, MissingKeysDecision, RequeueCase, TokenTargetDecision, missing_keys_decision,
         resolve_refresh_interval, token_target_decision,
     },
+    invalid_spec,
     kube_errors::{api_error, kube_error_text},
     messages,
     metrics::SyncTimer,
@@ -56,7 +60,7 @@ use super::{
     secret_data_from_strings,
     transforms::apply_transforms,
 };
-use crate::api::{FerrVaultSecret, FerrVaultSecretStatus, Reason, names::SECRET_FINALIZER};
+use crate::api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER};
 
 /// Reconciles one FerrVaultSecret: reveal, transform, guard, write the target, restart workloads.
 pub struct SecretReconciler {
@@ -80,9 +84,9 @@ impl SecretReconciler {
     async fn run(&self, key: &ObjectKey, rc: &ReconcileContext, timer: &mut SyncTimer<'_>) -> Outcome {
         let ctx = &self.ctx;
         let namespace = key.namespace.clone().unwrap_or_default();
-        let api: Api<FerrVaultSecret> = Api::namespaced(ctx.client.clone(), &namespace);
-        let cr = match api.get_opt(&key.name).await {
-            Ok(Some(cr)) => cr,
+        let api: Api<Lenient<FerrVaultSecret>> = Api::namespaced(ctx.client.clone(), &namespace);
+        let object = match api.get_opt(&key.name).await {
+            Ok(Some(object)) => object,
             Ok(None) => {
                 ctx.metrics.forget_secret(&namespace, &key.name);
                 timer.succeed();
@@ -90,24 +94,31 @@ impl SecretReconciler {
             }
             Err(e) => return api_error(format!("read FerrVaultSecret: {}", kube_error_text(&e))),
         };
-        if cr.meta().deletion_timestamp.is_some() {
+        if object.meta().deletion_timestamp.is_some() {
             info!("running pre-delete cleanup");
             ctx.metrics.forget_secret(&namespace, &key.name);
-            ctx.events.forget(&cr.uid().unwrap_or_default());
-            if finalizer::has_finalizer(&cr, SECRET_FINALIZER)
-                && let Err(e) = finalizer::remove(&api, &cr, SECRET_FINALIZER).await
+            ctx.events.forget(&object.uid().unwrap_or_default());
+            if finalizer::has_finalizer(&object, SECRET_FINALIZER)
+                && let Err(e) = finalizer::remove(&api, &object, SECRET_FINALIZER).await
             {
                 return api_error(format!("remove finalizer: {}", kube_error_text(&e)));
             }
             timer.succeed();
             return Outcome::done();
         }
-        let cr = if finalizer::has_finalizer(&cr, SECRET_FINALIZER) {
-            cr
+        let object = if finalizer::has_finalizer(&object, SECRET_FINALIZER) {
+            object
         } else {
-            match finalizer::add(&api, &cr, SECRET_FINALIZER).await {
+            match finalizer::add(&api, &object, SECRET_FINALIZER).await {
                 Ok(updated) => updated,
                 Err(e) => return api_error(format!("add finalizer: {}", kube_error_text(&e))),
+            }
+        };
+        let cr = match object {
+            Lenient::Valid(cr) => cr,
+            Lenient::Invalid(invalid) => {
+                ctx.metrics.count_sync_error(Reason::InvalidSpec);
+                return invalid_spec::report(ctx, &api, &invalid).await;
             }
         };
         let previous = cr.status.clone().unwrap_or_default();
@@ -159,10 +170,8 @@ impl SecretReconciler {
         let size = target::payload_bytes(&data);
         if size > MAX_SECRET_BYTES {
             return Err(Failure::new(
-                Reason::SecretWriteFailed,
-                format!(
-                    "the synced content is {size} bytes, over the {MAX_SECRET_BYTES}-byte limit of a Secret: {target_name} left unchanged"
-                ),
+                Reason::SecretTooLarge,
+                messages::secret_too_large(size, MAX_SECRET_BYTES, &target_name),
                 RequeueCase::Failed,
             )
             .into());
@@ -218,7 +227,7 @@ impl SecretReconciler {
         {
             let mut status = previous.clone();
             status.last_rollout_hash = Some(pending.clone());
-            let api = Api::<FerrVaultSecret>::namespaced(ctx.client.clone(), &namespace);
+            let api = Api::<Lenient<FerrVaultSecret>>::namespaced(ctx.client.clone(), &namespace);
             status::write(&api, &cr.name_any(), previous, &status)
                 .await
                 .map_err(|e| Stop::Api(format!("record pending rollout: {}", kube_error_text(&e))))?;
@@ -310,7 +319,7 @@ impl SecretReconciler {
     /// Steps 18–19: status after a write, metrics and the outcome.
     async fn finish(
         &self,
-        api: &Api<FerrVaultSecret>,
+        api: &Api<Lenient<FerrVaultSecret>>,
         cr: &FerrVaultSecret,
         previous: &FerrVaultSecretStatus,
         written: Written,
@@ -356,7 +365,7 @@ impl SecretReconciler {
     /// A reported failure: count it, Ready=False in status, a (deduplicated) Event, a timer.
     async fn fail(
         &self,
-        api: &Api<FerrVaultSecret>,
+        api: &Api<Lenient<FerrVaultSecret>>,
         cr: &FerrVaultSecret,
         previous: &FerrVaultSecretStatus,
         failure: Failure,

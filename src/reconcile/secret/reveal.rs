@@ -6,7 +6,7 @@ use tokio::time::Instant;
 
 use super::failure::{Failure, Stop, reveal_failure};
 use crate::{
-    api::{ConnectionMode, FerrVaultConnection, FerrVaultSecret, Reason},
+    api::{ConnectionMode, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     ferrvault::{KeySelector, RevealRequest, RevealScope, Revealed},
     reconcile::{
         context::Context,
@@ -19,7 +19,8 @@ use crate::{
 /// Reads `cr`'s connection and reveals its keys before `deadline`.
 ///
 /// # Errors
-/// `ConnectionNotFound`, the connection's access reasons, `MissingCloudScope` (no API call),
+/// `ConnectionNotFound`, `InvalidConnection` when the connection does not match its type
+/// (it bypassed the CRD schema), the connection's access reasons, `MissingCloudScope` (no API call),
 /// the mapped reveal failures, or the rate-limited stop.
 pub(super) async fn reveal(
     ctx: &Context,
@@ -28,7 +29,7 @@ pub(super) async fn reveal(
 ) -> Result<(FerrVaultConnection, Revealed), Stop> {
     let namespace = cr.namespace().unwrap_or_default();
     let connection_name = &cr.spec.connection_ref.name;
-    let connection = Api::<FerrVaultConnection>::namespaced(ctx.client.clone(), &namespace)
+    let connection = Api::<Lenient<FerrVaultConnection>>::namespaced(ctx.client.clone(), &namespace)
         .get(connection_name)
         .await
         .map_err(|e| {
@@ -38,6 +39,17 @@ pub(super) async fn reveal(
                 RequeueCase::Failed,
             )
         })?;
+    let connection = match connection {
+        Lenient::Valid(connection) => connection,
+        Lenient::Invalid(invalid) => {
+            return Err(Failure::new(
+                Reason::InvalidConnection,
+                messages::connection_spec_invalid(connection_name, &invalid.problem),
+                RequeueCase::Failed,
+            )
+            .into());
+        }
+    };
     let access = |e: token::AccessError| Failure::new(e.reason, e.message, RequeueCase::Failed);
     let endpoint = token::endpoint(&ctx.client, &connection).await.map_err(access)?;
     let credential = token::credential(&ctx.client, &ctx.ferrvault, &connection, &endpoint, deadline)

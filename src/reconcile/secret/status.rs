@@ -17,7 +17,7 @@ use kube::{
 use serde_json::json;
 
 use crate::{
-    api::{ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, Reason},
+    api::{ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     reconcile::{
         conditions::{ConditionUpdate, remove_condition, upsert_condition},
         messages,
@@ -107,12 +107,13 @@ pub fn after_sync(
     status
 }
 
-/// Writes `status` to `/status` unless it equals `previous`.
+/// Writes `status` to `/status` unless it equals `previous`. The API is lenient so the
+/// response still decodes if the object was just edited into one that bypassed the schema.
 ///
 /// # Errors
 /// The API error.
 pub async fn write(
-    api: &Api<FerrVaultSecret>,
+    api: &Api<Lenient<FerrVaultSecret>>,
     name: &str,
     previous: &FerrVaultSecretStatus,
     status: &FerrVaultSecretStatus,
