@@ -9,10 +9,12 @@
 //! - **reconciles/s**: objects made Ready per second over that time;
 //! - **peak RSS** (`VmHWM`) and **CPU seconds** (`utime + stime`) of the process at that point;
 //! - **new-object latency** under a full backlog: the process is stopped (SIGTERM) and started
-//!   again, so every one of the N objects is queued again; once FerrVault sees requests from
-//!   the new process, `--probes` new objects are created (one every `--probe-interval-ms`) in
-//!   another namespace, and each one's latency runs from its create to its target Secret
-//!   appearing in a watch. p50 and p99 over the probes.
+//!   again, so every one of the N objects is queued again; once the new process has listed
+//!   them all (its watch of FerrVaultSecrets is open, per the Kubernetes simulator's audit) and
+//!   FerrVault sees its requests, `--probes` new objects are created (one every
+//!   `--probe-interval-ms`) in another namespace, and each one's latency runs from its create to
+//!   its target Secret appearing in a watch. p50 and p99 over the probes. (An object created
+//!   while the list is still running reaches any list-then-watch client only after the list.)
 
 use std::{path::PathBuf, time::Duration};
 
@@ -259,6 +261,7 @@ pub async fn measure(
 
     let arrivals = SecretArrivals::start(&world.client, PROBE_NS);
     let before = world.fv.stats().total.requests;
+    world.kube.clear_audit();
     let mut child = driver
         .launch(binary, &world.kubeconfig, args.shape.concurrency, &[], &[])
         .await?;
@@ -281,15 +284,22 @@ pub async fn measure(
     })
 }
 
-/// Waits (up to 30s) until FerrVault sees a request from the restarted process: its backlog is
-/// queued and being worked through.
+/// Waits (up to 60s) until the restarted process watches FerrVaultSecrets (so it listed them
+/// all: the backlog is queued) and FerrVault sees its requests (the backlog is being worked).
 async fn wait_for_backlog_work(world: &World, child: &Spawned, before: u64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while world.fv.stats().total.requests <= before && Instant::now() < deadline {
-        if child.stats().is_none() {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let watching = || {
+        world
+            .kube
+            .audit()
+            .iter()
+            .any(|e| e.verb == "watch" && e.resource == "ferrvaultsecrets")
+    };
+    while Instant::now() < deadline {
+        if child.stats().is_none() || (world.fv.stats().total.requests > before && watching()) {
             return;
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
