@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use ferrvault_operator::sim::ferrvault::rate_limit::RateLimit;
 use scenario_support::{
     cluster::{CONNECTION, Cluster, TOKEN_LABEL, ferrvault_config},
-    fixtures::{PROD_TOKEN, secret_spec, sensitive_strings},
+    finish,
+    fixtures::{PROD_TOKEN, secret_spec},
     operator::OperatorProcess,
-    report_wall_time,
 };
 
 const HEALTHY: usize = 29;
@@ -48,7 +48,7 @@ async fn one_rate_limited_token_should_converge_near_the_ideal_time_without_429s
     }
 
     let launched = Instant::now();
-    let mut operator = OperatorProcess::launch(
+    let operator = OperatorProcess::launch(
         &cluster,
         "1-incident",
         "operator-0",
@@ -95,9 +95,5 @@ async fn one_rate_limited_token_should_converge_near_the_ideal_time_without_429s
         "scenario 1: {HEALTHY} Ready in {took:.1?} (ideal {ideal}s, budget {budget:?}); {total} requests, {throttled} 429s"
     );
 
-    operator.scrape().await;
-    let mut evidence = cluster.evidence().await;
-    evidence.extend(operator.evidence());
-    evidence.assert_no_leaks(&sensitive_strings());
-    report_wall_time("1-incident", started);
+    finish("1-incident", started, &cluster, vec![operator], &[]).await;
 }

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use scenario_support::{
     audit::{assert_no_overlapping_terms, writer_terms},
     cluster::{CONNECTION, Cluster, VAULT, ferrvault_config, unlimited},
-    fixtures::{secret_spec, sensitive_strings},
+    finish,
+    fixtures::secret_spec,
     operator::{LEADER_ELECT, OperatorProcess, SHORT_TIMEOUTS},
-    poll_until, report_wall_time,
+    poll_until,
 };
 
 const LOAD_FOR: Duration = Duration::from_secs(60);
@@ -24,7 +25,7 @@ async fn three_replicas_under_mixed_load_should_stay_live_with_one_leader_and_on
     cluster.healthy_connection().await;
     let initial = cluster.create_many("base", 10, CONNECTION).await;
     let flags: Vec<&str> = LEADER_ELECT.iter().chain(&SHORT_TIMEOUTS).copied().collect();
-    let mut operators: Vec<OperatorProcess> = (0..REPLICAS)
+    let operators: Vec<OperatorProcess> = (0..REPLICAS)
         .map(|i| OperatorProcess::launch(&cluster, "2-standbys", &format!("operator-{i}"), &flags))
         .collect();
     cluster
@@ -98,13 +99,7 @@ async fn three_replicas_under_mixed_load_should_stay_live_with_one_leader_and_on
     assert_eq!(terms.len(), 1, "only the leader wrote: {terms:#?}");
     assert_eq!(terms[0].identity, operators[leader].name, "{terms:#?}");
 
-    let mut evidence = cluster.evidence().await;
-    for mut operator in operators.drain(..) {
-        operator.scrape().await;
-        evidence.extend(operator.evidence());
-    }
-    evidence.assert_no_leaks(&sensitive_strings());
-    report_wall_time("2-standbys", started);
+    finish("2-standbys", started, &cluster, operators, &[]).await;
 }
 
 /// Indexes of the replicas whose `/readyz` says they lead.

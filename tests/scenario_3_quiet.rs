@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 
 use scenario_support::{
     cluster::{CONNECTION, Cluster, ferrvault_config, unlimited},
-    fixtures::sensitive_strings,
+    finish,
     operator::OperatorProcess,
-    report_wall_time,
 };
 
 const QUIET_FOR: Duration = Duration::from_secs(30);
@@ -22,7 +21,7 @@ async fn an_idle_operator_with_a_3s_stall_threshold_should_stay_live_for_30s() {
     let synced = cluster.create_many("quiet", 5, CONNECTION).await;
     let orphans = cluster.create_many("orphan", 5, "no-such-connection").await;
     // A 0.5s FerrVault attempt puts the reconcile-timeout floor near 2.15s, under the 3s threshold.
-    let mut operator = OperatorProcess::launch(
+    let operator = OperatorProcess::launch(
         &cluster,
         "3-quiet",
         "operator-0",
@@ -55,9 +54,5 @@ async fn an_idle_operator_with_a_3s_stall_threshold_should_stay_live_for_30s() {
     }
     assert!(polls >= 50, "only {polls} probes in {QUIET_FOR:?}");
 
-    operator.scrape().await;
-    let mut evidence = cluster.evidence().await;
-    evidence.extend(operator.evidence());
-    evidence.assert_no_leaks(&sensitive_strings());
-    report_wall_time("3-quiet", started);
+    finish("3-quiet", started, &cluster, vec![operator], &[]).await;
 }

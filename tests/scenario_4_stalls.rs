@@ -22,9 +22,9 @@ use ferrvault_operator::{
 };
 use scenario_support::{
     cluster::{CONNECTION, Cluster, TOKEN_SECRET, VAULT, ferrvault_config, unlimited},
-    fixtures::{secret_spec, sensitive_strings},
+    finish,
+    fixtures::secret_spec,
     operator::{OperatorProcess, SHORT_TIMEOUTS},
-    report_wall_time,
 };
 
 const STALL_THRESHOLD: Duration = Duration::from_secs(5);
@@ -49,7 +49,7 @@ async fn a_hung_ferrvault_should_cost_bounded_attempts_while_other_keys_sync_and
     for name in &hung {
         cluster.create_fvs(name, refreshing(CONNECTION)).await;
     }
-    let mut operator = OperatorProcess::launch(&cluster, "4-stalls", "operator-0", &SHORT_TIMEOUTS);
+    let operator = OperatorProcess::launch(&cluster, "4-stalls", "operator-0", &SHORT_TIMEOUTS);
     cluster
         .wait_reason(&hung, "True", "Synced", Duration::from_secs(60))
         .await;
@@ -88,11 +88,5 @@ async fn a_hung_ferrvault_should_cost_bounded_attempts_while_other_keys_sync_and
     cluster
         .wait_reason(&hung, "True", "Synced", Duration::from_secs(60))
         .await;
-    operator.scrape().await;
-
-    operator.scrape().await;
-    let mut evidence = cluster.evidence().await;
-    evidence.extend(operator.evidence());
-    evidence.assert_no_leaks(&sensitive_strings());
-    report_wall_time("4-stalls", started);
+    finish("4-stalls", started, &cluster, vec![operator], &[]).await;
 }

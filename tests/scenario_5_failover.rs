@@ -11,9 +11,10 @@ use jiff::Timestamp;
 use scenario_support::{
     audit::{assert_no_overlapping_terms, between, lease_writes, time_of, writer_terms},
     cluster::{CONNECTION, Cluster, VAULT, ferrvault_config, unlimited},
-    fixtures::{secret_spec, sensitive_strings},
+    finish,
+    fixtures::secret_spec,
     operator::{LEADER_ELECT, LEASE_DURATION, OperatorProcess},
-    poll_until, report_wall_time,
+    poll_until,
 };
 
 /// client-go's jitter: a candidate retries within 1.2 × the retry period.
@@ -115,15 +116,7 @@ async fn a_standby_should_take_over_after_a_kill_and_after_a_sigterm_and_leave_n
         terms.iter().map(|t| (&t.identity, t.writes)).collect::<Vec<_>>()
     );
 
-    let mut evidence = cluster.evidence().await;
-    for mut operator in operators.drain(..) {
-        if operator.running() {
-            operator.scrape().await;
-        }
-        evidence.extend(operator.evidence());
-    }
-    evidence.assert_no_leaks(&sensitive_strings());
-    report_wall_time("5-failover", started);
+    finish("5-failover", started, &cluster, operators, &[]).await;
 }
 
 /// The one replica (not in `gone`) whose `/readyz` says it leads.

@@ -21,9 +21,10 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::watcher;
 use scenario_support::{
     cluster::{CONNECTION, Cluster, VAULT, ferrvault_config, unlimited},
-    fixtures::{API_KEY, DB_URL, secret_spec, sensitive_strings},
+    finish,
+    fixtures::{API_KEY, DB_URL, secret_spec},
     operator::OperatorProcess,
-    poll_until, report_wall_time,
+    poll_until,
 };
 
 const OBJECTS: usize = 500;
@@ -87,7 +88,7 @@ async fn a_500_object_sync_through_api_faults_should_converge_without_duplicate_
         }
     });
 
-    let mut operator = OperatorProcess::launch(
+    let operator = OperatorProcess::launch(
         &cluster,
         "6-kube-faults",
         "operator-0",
@@ -208,11 +209,5 @@ async fn a_500_object_sync_through_api_faults_should_converge_without_duplicate_
     );
     assert!(injected > 0, "the faults were injected");
 
-    operator.scrape().await;
-    let mut evidence = cluster.evidence().await;
-    evidence.extend(operator.evidence());
-    let mut needles = sensitive_strings();
-    needles.push(ROTATED);
-    evidence.assert_no_leaks(&needles);
-    report_wall_time("6-kube-faults", started);
+    finish("6-kube-faults", started, &cluster, vec![operator], &[ROTATED]).await;
 }

@@ -16,9 +16,10 @@ use ferrvault_operator::{
 };
 use scenario_support::{
     cluster::{CONNECTION, Cluster, VAULT, ferrvault_config, unlimited},
-    fixtures::{secret_spec, sensitive_strings},
+    finish,
+    fixtures::secret_spec,
     operator::OperatorProcess,
-    poll_until, report_wall_time,
+    poll_until,
 };
 
 const ROTATED: &str = "LEAKCHECK-rotated-api-key-7";
@@ -39,7 +40,7 @@ async fn ferrvault_faults_should_read_unreachable_leave_the_last_good_secret_and
     for name in &names {
         cluster.create_fvs(name, refreshing_spec()).await;
     }
-    let mut operator = OperatorProcess::launch(
+    let operator = OperatorProcess::launch(
         &cluster,
         "7-ferrvault-faults",
         "operator-0",
@@ -108,13 +109,14 @@ async fn ferrvault_faults_should_read_unreachable_leave_the_last_good_secret_and
     )
     .await;
 
-    operator.scrape().await;
-    let mut evidence = cluster.evidence().await;
-    evidence.extend(operator.evidence());
-    let mut needles = sensitive_strings();
-    needles.push(ROTATED);
-    evidence.assert_no_leaks(&needles);
-    report_wall_time("7-ferrvault-faults", started);
+    finish(
+        "7-ferrvault-faults",
+        started,
+        &cluster,
+        vec![operator],
+        &[ROTATED],
+    )
+    .await;
 }
 
 /// Each target Secret's resourceVersion and data.

@@ -48,8 +48,27 @@ where
     }
 }
 
-/// Prints how long a scenario ran (nextest shows it with `--no-capture`; the report uses it).
-pub fn report_wall_time(scenario: &str, started: std::time::Instant) {
+/// The last step of every scenario (scenario 9 of issue 7): scrape each operator still
+/// running (metrics and `/debug/*`), scan the cluster's Events and statuses and every
+/// operator's log and scrapes for the shared secret values and tokens plus `extra`, and print
+/// how long the scenario ran (nextest shows it with `--no-capture`).
+pub async fn finish(
+    scenario: &str,
+    started: std::time::Instant,
+    cluster: &cluster::Cluster,
+    operators: Vec<operator::OperatorProcess>,
+    extra: &[&str],
+) {
+    let mut evidence = cluster.evidence().await;
+    for mut operator in operators {
+        if operator.running() {
+            operator.scrape().await;
+        }
+        evidence.extend(operator.evidence());
+    }
+    let mut needles = fixtures::sensitive_strings();
+    needles.extend(extra);
+    evidence.assert_no_leaks(&needles);
     eprintln!(
         "scenario {scenario}: wall time {:.1}s",
         started.elapsed().as_secs_f64()
