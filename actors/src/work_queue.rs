@@ -28,15 +28,15 @@ use std::{collections::HashMap, sync::Arc, time::Duration};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
+use self::pool::{Replace, Slot};
 pub use crate::queue_view::{QueueConfig, QueueStats, WorkerView};
 use crate::{
     backoff::random_unit,
-    directory::{ActorKind, Directory},
+    directory::Directory,
     key::{Cause, ObjectKey},
-    mailbox::{self, CountedRef, MailboxStats},
+    mailbox::{CountedRef, MailboxStats},
     queue_state::{AbortCause, Finish, KeyInfo, Next, QueueState},
     reconciler::{Outcome, SharedReconciler},
-    worker::{DoneGuard, Job, Worker, WorkerArgs, WorkerMsg},
 };
 
 /// Messages to a work queue.
@@ -80,31 +80,6 @@ pub struct QueueArgs {
     pub stats: Arc<watch::Sender<QueueStats>>,
     /// Names, restarts, metrics.
     pub directory: Arc<Directory>,
-}
-
-struct SlotRun {
-    run: u64,
-    key: ObjectKey,
-    since: Instant,
-}
-
-struct Slot {
-    /// Logical name of the worker in this slot.
-    name: String,
-    /// The live worker; `None` while being replaced or after a failed replacement.
-    worker: Option<CountedRef<WorkerMsg>>,
-    /// The run it holds.
-    run: Option<SlotRun>,
-    /// Why its stuck worker could not be replaced.
-    unreplaceable: Option<String>,
-}
-
-/// What `handle` must do after a decision.
-struct Replace {
-    slot: usize,
-    old: Option<CountedRef<WorkerMsg>>,
-    reason: String,
-    kill: bool,
 }
 
 type TimerTask = JoinHandle<Result<(), ractor::MessagingErr<QueueMsg>>>;
@@ -371,100 +346,6 @@ impl QueueActorState {
         Vec::new()
     }
 
-    fn on_worker_exit(&mut self, id: ractor::ActorId, reason: String) -> Vec<Replace> {
-        self.directory.forget(id);
-        let Some(i) = self
-            .slots
-            .iter()
-            .position(|s| s.worker.as_ref().is_some_and(|w| w.actor().get_id() == id))
-        else {
-            return Vec::new(); // a worker we replaced on purpose
-        };
-        self.slots[i].worker = None;
-        vec![Replace {
-            slot: i,
-            old: None,
-            reason: format!("worker exited: {reason}"),
-            kill: false,
-        }]
-    }
-
-    /// Hand ready keys to idle workers.
-    fn dispatch(&mut self, now: Instant) -> Vec<(CountedRef<WorkerMsg>, Job)> {
-        let mut sends = Vec::new();
-        if self.draining.is_some() {
-            return sends;
-        }
-        for slot in self.slots.iter_mut().filter(|s| s.run.is_none()) {
-            let Some(worker) = slot.worker.clone() else {
-                continue;
-            };
-            let Some(d) = self.queue.pop(now) else { break };
-            self.next_run += 1;
-            let run = self.next_run;
-            self.directory
-                .metrics()
-                .queue_dispatched(self.controller, d.waited.as_secs_f64());
-            slot.run = Some(SlotRun {
-                run,
-                key: d.key.clone(),
-                since: now,
-            });
-            let guard = DoneGuard::new(run, d.key.clone(), self.myself.clone());
-            sends.push((
-                worker,
-                Job {
-                    key: d.key,
-                    attempt: d.attempt,
-                    guard,
-                },
-            ));
-        }
-        sends
-    }
-
-    /// Replace workers, dispatch, then publish and re-arm the timer.
-    async fn perform(&mut self, myself: &ActorRef<QueueMsg>, replacements: Vec<Replace>, now: Instant) {
-        for r in replacements {
-            if let Some(old) = r.old {
-                self.directory.forget(old.actor().get_id());
-                if r.kill {
-                    old.actor().kill();
-                } else {
-                    old.actor().stop(Some(r.reason.clone()));
-                }
-            }
-            self.directory.restarted(&self.slots[r.slot].name, r.reason);
-            self.spawn_into(myself, r.slot).await;
-        }
-        for (worker, job) in self.dispatch(now) {
-            // A dead worker hands the job back: dropping it fires its guard (`Aborted(Lost)`).
-            let _ = worker.cast(WorkerMsg::Run(job));
-        }
-        self.after_message(now);
-    }
-
-    async fn spawn_into(&mut self, myself: &ActorRef<QueueMsg>, slot: usize) {
-        let stats = Arc::new(MailboxStats::default());
-        let args = WorkerArgs {
-            reconciler: self.reconciler.clone(),
-            timeout: self.config.reconcile_timeout,
-            mailbox: stats.clone(),
-        };
-        let slot = &mut self.slots[slot];
-        match Actor::spawn_linked(None, Worker, args, myself.get_cell()).await {
-            Ok((worker, _)) => {
-                mailbox::register(worker.get_id(), stats.clone());
-                self.directory
-                    .name(worker.get_id(), slot.name.clone(), ActorKind::Worker);
-                slot.worker = Some(CountedRef::new(worker, stats));
-            }
-            Err(err) => {
-                slot.unreplaceable = Some(format!("{} could not be started: {err}", slot.name));
-            }
-        }
-    }
-
     fn after_message(&mut self, now: Instant) {
         // Due keys count as ready even while every worker is busy (exact depth, and no timer
         // left armed in the past).
@@ -479,47 +360,6 @@ impl QueueActorState {
         let view = self.view();
         view.record_gauges(self.controller, self.directory.metrics(), now);
         self.stats.send_replace(view);
-    }
-
-    fn next_wake(&self, now: Instant) -> Option<Instant> {
-        let limit = self.config.reconcile_timeout + self.config.kill_grace;
-        // Slots already known to be unreplaceable are re-checked by the 1s retry instead (their
-        // deadline is in the past and would make the timer fire in a loop).
-        let deadlines = self
-            .slots
-            .iter()
-            .filter(|s| s.unreplaceable.is_none())
-            .filter_map(|s| s.run.as_ref().map(|r| r.since + limit));
-        let retry = self
-            .slots
-            .iter()
-            .any(|s| s.unreplaceable.is_some() || s.worker.is_none())
-            .then(|| now + Duration::from_secs(1));
-        self.queue
-            .next_due()
-            .into_iter()
-            .chain(deadlines)
-            .chain(retry)
-            .min()
-    }
-
-    fn arm_timer(&mut self, now: Instant) {
-        let wake = self.next_wake(now);
-        if self.timer.as_ref().map(|(at, _)| *at) == wake {
-            return;
-        }
-        if let Some((_, old)) = self.timer.take() {
-            old.abort();
-        }
-        if let Some(at) = wake {
-            let handle = mailbox::send_counted_after(
-                self.myself.actor(),
-                self.mailbox.clone(),
-                at.saturating_duration_since(now),
-                || QueueMsg::Tick,
-            );
-            self.timer = Some((at, handle));
-        }
     }
 
     fn view(&self) -> QueueStats {
@@ -551,6 +391,9 @@ impl QueueActorState {
         }
     }
 }
+
+mod pool;
+mod timer;
 
 #[cfg(test)]
 mod tests;
