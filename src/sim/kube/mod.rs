@@ -10,7 +10,8 @@
 //! - [`request`] parses paths and verbs, [`http`] serves them (faults, audit, errors),
 //!   [`admin`] serves `/_sim/…`.
 //! - [`api`] implements the verbs on top of [`store`] (objects, resourceVersion, history),
-//!   using [`meta`] (server-owned metadata, generation, status split), [`defaults`]
+//!   using [`meta`] (server-owned metadata, generation, status split), [`managed`]
+//!   (`metadata.managedFields`), [`defaults`]
 //!   (Secrets, Namespaces), [`patch`], [`gc`] (finalizers, propagation, ownerReference
 //!   GC, namespace teardown) and [`crd`] (CRD registration and status).
 //! - [`list`] + [`selectors`] serve lists, [`watch`] serves watches, [`metadata`] renders
@@ -55,6 +56,7 @@ pub mod gc;
 pub mod http;
 pub mod kubeconfig;
 pub mod list;
+pub mod managed;
 pub mod meta;
 pub mod metadata;
 pub mod openapi;
@@ -319,6 +321,10 @@ fn bootstrap(shared: &Shared) -> Result<(), SimError> {
         .lookup("", "v1", "namespaces")
         .cloned()
         .expect("namespaces are built in");
+    let opts = api::WriteOpts {
+        dry_run: false,
+        manager: "kube-apiserver".into(),
+    };
     for namespace in DEFAULT_NAMESPACES {
         let t = api::Target {
             rt: rt.clone(),
@@ -327,7 +333,7 @@ fn bootstrap(shared: &Shared) -> Result<(), SimError> {
             name: None,
             subresource: None,
         };
-        api::create(shared, &t, json!({ "metadata": { "name": namespace } }), false).map_err(|e| {
+        api::create(shared, &t, json!({ "metadata": { "name": namespace } }), &opts).map_err(|e| {
             SimError::Bootstrap {
                 namespace,
                 message: e.message,
