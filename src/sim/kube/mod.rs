@@ -40,6 +40,9 @@
 //! - Built-in kinds are stored objects only: no controller runs (Deployments get no
 //!   status or ReplicaSets). `status` of any kind changes only when a client writes it.
 //! - A paginated list serves later pages from current data, not a snapshot (see [`list`]).
+//! - `metadata.managedFields` are recorded per manager, operation and subresource, but their
+//!   `fieldsV1` are the fields a write sent, not structured-merge-diff ownership, and apply
+//!   never conflicts (see [`managed`]).
 //! - Secret `data` that is not base64 gets 400 BadRequest, as the real decoder answers
 //!   (issue 2 says 422; the real server says 400, see [`defaults::normalize`]).
 
