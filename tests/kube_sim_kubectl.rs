@@ -1,6 +1,7 @@
 //! kubectl (the real binary) against the simulator, through a kubeconfig written by
 //! `KubeSim::write_kubeconfig`: apply, get (list, single, `-o json`, `-l`), get -w,
-//! patch (merge and `--subresource status`), replace, delete with a finalizer, wait.
+//! patch (merge and `--subresource status`), replace, delete with a finalizer, wait, and the
+//! field managers kubectl's client- and server-side apply are recorded as.
 //!
 //! Not covered because kubectl cannot work against a JSON-only server: imperative
 //! `kubectl create secret|deployment|namespace …` send protobuf bodies for built-in
@@ -417,5 +418,66 @@ async fn kubectl_with_an_identity_kubeconfig_should_be_audited_under_that_name()
             .iter()
             .any(|e| e.identity == "alice" && e.verb == "list" && e.resource == "secrets"),
         "{audit:?}"
+    );
+}
+
+/// `(manager, operation)` of each managedFields entry of `object`.
+fn managers(object: &Value) -> Vec<(String, String)> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .map(|e| {
+                    let s = |k: &str| e[k].as_str().unwrap_or_default().to_owned();
+                    (s("manager"), s("operation"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn kubectl_should_be_recorded_as_field_manager_and_hide_managed_fields_unless_asked() {
+    let sim = sim().await;
+    let k = Kubectl::new(&sim);
+    let client_side = k.file("secret.yaml", SECRET);
+    k.ok(&["apply", "-f", client_side.to_str().expect("utf-8")]).await;
+    let server_side = k.file("secret2.yaml", &SECRET.replace("name: s1", "name: s2"));
+    k.ok(&[
+        "apply",
+        "--server-side",
+        "-f",
+        server_side.to_str().expect("utf-8"),
+    ])
+    .await;
+
+    let get = |name: &'static str, show: bool| {
+        let mut args = vec!["get", "secret", name, "-o", "json"];
+        if show {
+            args.push("--show-managed-fields");
+        }
+        let k = &k;
+        async move {
+            let out = k.ok(&args).await;
+            serde_json::from_str::<Value>(&out).expect("kubectl prints JSON")
+        }
+    };
+    let plain = get("s1", false).await;
+    assert!(
+        plain["metadata"].get("managedFields").is_none(),
+        "kubectl hides managedFields by default: {plain}"
+    );
+    let s1 = get("s1", true).await;
+    assert_eq!(
+        managers(&s1),
+        [("kubectl-client-side-apply".to_owned(), "Update".to_owned())],
+        "{s1}"
+    );
+    let s2 = get("s2", true).await;
+    assert_eq!(
+        managers(&s2),
+        [("kubectl".to_owned(), "Apply".to_owned())],
+        "{s2}"
     );
 }

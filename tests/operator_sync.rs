@@ -216,3 +216,48 @@ async fn deleted_secret_should_release_its_finalizer_and_drop_its_metric_series(
     );
     h.finish().await;
 }
+
+/// Finished reconciles of the FerrVaultSecret controller, whatever their result.
+fn secret_reconciles(h: &Harness) -> f64 {
+    h.metrics_text()
+        .lines()
+        .filter(|l| l.starts_with("controller_runtime_reconcile_total{") && l.contains("\"ferrvaultsecret\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_managed_fields_only_change_of_the_target_should_be_looked_at_but_not_rewritten() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.create_secret("app", secret_spec("conn", "prod")).await;
+    h.wait_secret_reason("app", "Synced").await;
+    h.wait_target("app", |s| data_of(s) == prod_data()).await;
+    let before = h
+        .eventually("the first reconcile counted", || async {
+            let n = secret_reconciles(&h);
+            (n >= 1.0).then_some(n)
+        })
+        .await;
+
+    // The reset the API server documents: a single empty entry strips every entry; only
+    // the resourceVersion and managedFields change.
+    let reset = json!({"metadata": {"managedFields": [{}]}});
+    let cleared = h
+        .secrets()
+        .patch("app", &PatchParams::default(), &Patch::Merge(&reset))
+        .await
+        .unwrap();
+    assert!(cleared.managed_fields().is_empty(), "the reset worked");
+    h.eventually("a reconcile after the managedFields reset", || async {
+        (secret_reconciles(&h) > before).then_some(())
+    })
+    .await;
+    assert_eq!(
+        h.secrets().get("app").await.unwrap().resource_version(),
+        cleared.resource_version(),
+        "not drift: the target is not rewritten"
+    );
+    assert_eq!(h.events_for("app", "Synced").await.len(), 1);
+    h.finish().await;
+}

@@ -14,6 +14,11 @@
 //!   enqueued: the deletion event was lost).
 //! - A change is enqueued exactly when the spec's filter says it matters (deletions always);
 //!   the filter sees the previous version from the store, read before the event is applied.
+//! - Objects reach neither the filter, the mapper nor the store with `metadata.managedFields`:
+//!   they are dropped from every listed, applied and deleted object as it leaves the watch
+//!   stream (as kube-rs recommends: a real API server sends one entry per field manager on
+//!   every object, often more bytes than the rest of the metadata, and nothing here reads
+//!   them). Filters therefore never see managedFields churn.
 //! - The reported state is secret-free: errors are reduced to variant, HTTP code and reason.
 //! - Reports are throttled to one per [`REPORT_INTERVAL`] (a trailing report follows a burst);
 //!   the first completed list, connection changes and errors are reported at once.
@@ -323,8 +328,11 @@ async fn run_stream<K: Watched>(spec: Arc<SpecShared<K>>, mailbox: CountedRef<Wa
     let _end = EndGuard(mailbox.clone());
     let mut writer = spec.writer.clone().lock_owned().await;
     let store = writer.as_reader();
-    let mut stream =
-        std::pin::pin!(watcher::watcher(spec.api.clone(), spec.config.clone()).default_backoff());
+    let mut stream = std::pin::pin!(
+        watcher::watcher(spec.api.clone(), spec.config.clone())
+            .default_backoff()
+            .modify(drop_managed_fields::<K>)
+    );
     let mut relist = None;
     while let Some(item) = stream.next().await {
         let item = match item {
@@ -335,6 +343,11 @@ async fn run_stream<K: Watched>(spec: Arc<SpecShared<K>>, mailbox: CountedRef<Wa
             return;
         }
     }
+}
+
+/// Forgets an object's managedFields (see the module's guarantees).
+fn drop_managed_fields<K: kube::Resource>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
 }
 
 /// Judge `event` against the store (before applying it), then apply it.

@@ -467,3 +467,60 @@ async fn default_filter_should_skip_status_writes_and_enqueue_spec_changes() {
     w.wait_enqueued("web", 2).await;
     assert_eq!(w.sink.names(), ["web", "marker", "web"]);
 }
+
+#[tokio::test]
+async fn watcher_should_drop_managed_fields_before_the_filter_and_the_store() {
+    let (sim, ns, api) = fresh_namespace().await;
+    create(&api, "listed", "v1").await;
+    let sent = api.get("listed").await.expect("get secret");
+    assert!(
+        !sent.managed_fields().is_empty(),
+        "the server sends managedFields, or this test proves nothing"
+    );
+    let filter_saw_managed_fields = Arc::new(Mutex::new(Vec::new()));
+    let seen = filter_saw_managed_fields.clone();
+    let (spec, store) = WatchSpec::full("Secret", secrets(&sim, &ns), watcher::Config::default());
+    let spec =
+        spec.map(|s: &Secret| key_of(&s.metadata))
+            .matters(move |old: Option<&Secret>, new: &Secret| {
+                let carries = |s: &Secret| s.metadata.managed_fields.is_some();
+                seen.lock()
+                    .expect("not poisoned")
+                    .push(carries(new) || old.is_some_and(carries));
+                true
+            });
+    let (meta_spec, meta_store) = metadata_spec(&sim, &ns);
+    let typed = Running::start(&spec).await;
+    let metadata = Running::start(&meta_spec).await;
+    create(&api, "watched", "v1").await;
+    edit(&api, "watched", |s| {
+        s.data
+            .get_or_insert_default()
+            .insert("k".into(), ByteString(b"v2".to_vec()));
+    })
+    .await;
+    typed.wait_enqueued("watched", 2).await;
+    metadata.wait_enqueued("watched", 2).await;
+
+    let judged = filter_saw_managed_fields.lock().expect("not poisoned").clone();
+    assert_eq!(
+        judged, [false; 3],
+        "list, create, edit: the filter never sees managedFields"
+    );
+    let typed_objects = store.state();
+    assert_eq!(typed_objects.len(), 2);
+    assert!(
+        typed_objects.iter().all(|s| s.metadata.managed_fields.is_none()),
+        "{typed_objects:?}"
+    );
+    assert!(
+        typed_objects.iter().all(|s| s.data.is_some()),
+        "only managedFields are dropped"
+    );
+    let metas = meta_store.state();
+    assert_eq!(metas.len(), 2);
+    assert!(
+        metas.iter().all(|m| m.metadata.managed_fields.is_none()),
+        "{metas:?}"
+    );
+}

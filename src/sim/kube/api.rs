@@ -1,13 +1,17 @@
 //! The API verbs on resources, independent of HTTP: get, list, create, update, patch,
 //! delete and deletecollection, with the admission rules the real server applies
 //! (namespace must exist and not be terminating) and the CRD registration hook.
+//!
+//! Creates, updates and patches that change an object record the write in its
+//! managedFields (see [`managed`]).
 
 use super::{
     crd::establish,
     errors::{ApiError, Subject, success_status},
     gc::{self, Deleted, Propagation},
     list::{ListQuery, list},
-    meta::{Stamp, differs, name_of, prepare_create, prepare_update},
+    managed::{self, Operation, Write},
+    meta::{Stamp, differs, name_of, now_rfc3339, prepare_create, prepare_update},
     metadata::{View, render, render_list},
     patch::{self, PatchType},
     registry::ResourceType,
@@ -30,6 +34,15 @@ pub struct Target {
     pub name: Option<String>,
     /// Subresource (`status`).
     pub subresource: Option<String>,
+}
+
+/// Options of a create, update or patch.
+#[derive(Debug, Clone)]
+pub struct WriteOpts {
+    /// `dryRun=All`: validate and answer, store nothing.
+    pub dry_run: bool,
+    /// The field manager its managedFields entry names (see [`managed::manager_name`]).
+    pub manager: String,
 }
 
 /// `DeleteOptions` that change behaviour.
@@ -114,7 +127,18 @@ fn check_namespace_open(store: &Store, t: &Target) -> Result<(), ApiError> {
 }
 
 /// POST: create. Returns the stored object (201).
-pub fn create(shared: &Shared, t: &Target, body: Value, dry_run: bool) -> Result<Value, ApiError> {
+pub fn create(shared: &Shared, t: &Target, body: Value, opts: &WriteOpts) -> Result<Value, ApiError> {
+    create_as(shared, t, body, opts, Operation::Update)
+}
+
+fn create_as(
+    shared: &Shared,
+    t: &Target,
+    body: Value,
+    opts: &WriteOpts,
+    operation: Operation,
+) -> Result<Value, ApiError> {
+    let applied = (operation == Operation::Apply).then(|| body.clone());
     shared.write(|store| {
         check_namespace_open(store, t)?;
         let ns = if t.rt.namespaced {
@@ -122,7 +146,8 @@ pub fn create(shared: &Shared, t: &Target, body: Value, dry_run: bool) -> Result
         } else {
             None
         };
-        let obj = prepare_create(&t.rt, &t.version, ns, body, &Stamp::fresh())?;
+        let mut obj = prepare_create(&t.rt, &t.version, ns, body, &Stamp::fresh())?;
+        record_write(t, opts, operation, applied.as_ref(), &mut obj);
         let key = (ns.unwrap_or_default().to_string(), name_of(&obj).to_string());
         let target = Target {
             name: Some(key.1.clone()),
@@ -135,7 +160,7 @@ pub fn create(shared: &Shared, t: &Target, body: Value, dry_run: bool) -> Result
         if store.get(&t.rt.id(), &key).is_some() {
             return Err(ApiError::already_exists(target.subject()));
         }
-        if dry_run {
+        if opts.dry_run {
             return Ok(target.render(&obj, View::Full));
         }
         let mut stored = store.put(&t.rt.id(), key.clone(), obj);
@@ -144,6 +169,46 @@ pub fn create(shared: &Shared, t: &Target, body: Value, dry_run: bool) -> Result
         }
         Ok(target.render(&stored, View::Full))
     })
+}
+
+/// Records a write in `new`'s managedFields: `applied` is the configuration of an apply
+/// (its fields are recorded), else the fields of `new` are.
+fn record_write(
+    t: &Target,
+    opts: &WriteOpts,
+    operation: Operation,
+    applied: Option<&Value>,
+    new: &mut Value,
+) {
+    let subresource = t.subresource.as_deref();
+    let fields = managed::fields_v1(applied.unwrap_or(new), subresource, t.rt.has_status);
+    let api_version = t.rt.api_version(&t.version);
+    let time = now_rfc3339();
+    let write = Write {
+        manager: &opts.manager,
+        operation,
+        api_version: &api_version,
+        subresource,
+        time: &time,
+    };
+    managed::record(new, &write, fields);
+}
+
+/// Brings `new`'s managedFields up to date before it replaces `old`: a write that changes
+/// nothing records nothing (it stays a no-op), a `reset` strips them all.
+fn settle_managed_fields(
+    t: &Target,
+    opts: &WriteOpts,
+    (operation, applied): (Operation, Option<&Value>),
+    old: &Value,
+    new: &mut Value,
+    reset: bool,
+) {
+    if reset {
+        managed::clear(new);
+    } else if differs(old, new) {
+        record_write(t, opts, operation, applied, new);
+    }
 }
 
 /// Stores `new` in place of `old` unless nothing changed; handles finalizer release
@@ -162,13 +227,15 @@ fn commit(store: &mut Store, t: &Target, old: Arc<Value>, new: Value) -> Arc<Val
 }
 
 /// PUT: replace (or `/status` update).
-pub fn update(shared: &Shared, t: &Target, body: Value, dry_run: bool) -> Result<Value, ApiError> {
+pub fn update(shared: &Shared, t: &Target, body: Value, opts: &WriteOpts) -> Result<Value, ApiError> {
     shared.write(|store| {
         let old = store
             .get(&t.rt.id(), &t.key())
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
-        let new = prepare_update(&t.rt, t.subresource.as_deref(), &old, body)?;
-        if dry_run {
+        let reset = t.subresource.is_none() && managed::requests_reset(&body);
+        let mut new = prepare_update(&t.rt, t.subresource.as_deref(), &old, body)?;
+        settle_managed_fields(t, opts, (Operation::Update, None), &old, &mut new, reset);
+        if opts.dry_run {
             return Ok(t.render(&new, View::Full));
         }
         Ok(t.render(&commit(store, t, old, new), View::Full))
@@ -182,7 +249,7 @@ pub fn patch(
     t: &Target,
     kind: PatchType,
     body: &[u8],
-    dry_run: bool,
+    opts: &WriteOpts,
 ) -> Result<(u16, Value), ApiError> {
     let patch_doc = patch::parse_body(kind, body)?;
     let existing = shared.read().get(&t.rt.id(), &t.key());
@@ -196,7 +263,7 @@ pub fn patch(
                 body["metadata"] = json!({});
             }
             body["metadata"]["name"] = json!(t.name);
-            return create(shared, t, body, dry_run).map(|o| (201, o));
+            return create_as(shared, t, body, opts, Operation::Apply).map(|o| (201, o));
         }
         return Err(ApiError::not_found(t.subject()));
     };
@@ -205,8 +272,14 @@ pub fn patch(
             .get(&t.rt.id(), &t.key())
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
         let patched = patch::apply(kind, &old, &patch_doc)?;
-        let new = prepare_update(&t.rt, t.subresource.as_deref(), &old, patched)?;
-        if dry_run {
+        let (operation, applied) = match kind {
+            PatchType::Apply => (Operation::Apply, Some(&patch_doc)),
+            _ => (Operation::Update, None),
+        };
+        let reset = t.subresource.is_none() && applied.is_none() && managed::requests_reset(&patched);
+        let mut new = prepare_update(&t.rt, t.subresource.as_deref(), &old, patched)?;
+        settle_managed_fields(t, opts, (operation, applied), &old, &mut new, reset);
+        if opts.dry_run {
             return Ok((200, t.render(&new, View::Full)));
         }
         Ok((200, t.render(&commit(store, t, old, new), View::Full)))

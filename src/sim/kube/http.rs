@@ -3,13 +3,14 @@
 
 use super::{
     admin,
-    api::{self, DeleteOpts, Target},
+    api::{self, DeleteOpts, Target, WriteOpts},
     audit::{AuditEntry, audit_time},
     discovery,
     errors::ApiError,
     faults::{Verdict, decide, must_wait},
     gc::Propagation,
     list::ListQuery,
+    managed::manager_name,
     metadata::View,
     openapi,
     patch::PatchType,
@@ -272,7 +273,13 @@ async fn dispatch(
     let q = &req.query;
     let accept = header_str(&req.headers, header::ACCEPT).unwrap_or("application/json");
     let view = View::negotiate(accept, q.get("includeObject").map(String::as_str));
-    let dry_run = q.get("dryRun").is_some_and(|d| d == "All");
+    let opts = WriteOpts {
+        dry_run: q.get("dryRun").is_some_and(|d| d == "All"),
+        manager: manager_name(
+            q.get("fieldManager").map(String::as_str),
+            header_str(&req.headers, header::USER_AGENT),
+        ),
+    };
     Ok(match verb {
         "get" => json_response(200, &api::get(shared, &t, view)?),
         "list" => {
@@ -302,13 +309,13 @@ async fn dispatch(
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
             r
         }
-        "create" => json_response(201, &api::create(shared, &t, parse_object(req)?, dry_run)?),
-        "update" => json_response(200, &api::update(shared, &t, parse_object(req)?, dry_run)?),
+        "create" => json_response(201, &api::create(shared, &t, parse_object(req)?, &opts)?),
+        "update" => json_response(200, &api::update(shared, &t, parse_object(req)?, &opts)?),
         "patch" => {
             let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or_default();
             let kind =
                 PatchType::from_content_type(ct).ok_or_else(|| ApiError::unsupported_media_type(ct))?;
-            let (code, obj) = api::patch(shared, &t, kind, &req.body, dry_run)?;
+            let (code, obj) = api::patch(shared, &t, kind, &req.body, &opts)?;
             json_response(code, &obj)
         }
         "delete" => json_response(200, &api::delete(shared, &t, &delete_opts(req)?)?),

@@ -9,6 +9,8 @@
 //!   outside `metadata`, `status`, `kind` and `apiVersion`) changes.
 //! - For kinds with a status subresource the main endpoint never changes `status`, and
 //!   `/status` changes nothing but `status`.
+//! - Submitted `managedFields` are ignored: a create starts without any, an update keeps the
+//!   stored ones (the caller records the write, see [`super::managed`]).
 
 use super::{
     defaults::{check_immutable, normalize},
@@ -225,8 +227,8 @@ fn keep_server_owned_metadata(new: &mut Value, old: &Value) {
     let meta = new["metadata"]
         .as_object_mut()
         .expect("caller made metadata an object");
-    meta.remove("managedFields");
     for field in [
+        "managedFields",
         "name",
         "namespace",
         "uid",

@@ -10,7 +10,8 @@
 //! - [`request`] parses paths and verbs, [`http`] serves them (faults, audit, errors),
 //!   [`admin`] serves `/_sim/…`.
 //! - [`api`] implements the verbs on top of [`store`] (objects, resourceVersion, history),
-//!   using [`meta`] (server-owned metadata, generation, status split), [`defaults`]
+//!   using [`meta`] (server-owned metadata, generation, status split), [`managed`]
+//!   (`metadata.managedFields`), [`defaults`]
 //!   (Secrets, Namespaces), [`patch`], [`gc`] (finalizers, propagation, ownerReference
 //!   GC, namespace teardown) and [`crd`] (CRD registration and status).
 //! - [`list`] + [`selectors`] serve lists, [`watch`] serves watches, [`metadata`] renders
@@ -39,6 +40,9 @@
 //! - Built-in kinds are stored objects only: no controller runs (Deployments get no
 //!   status or ReplicaSets). `status` of any kind changes only when a client writes it.
 //! - A paginated list serves later pages from current data, not a snapshot (see [`list`]).
+//! - `metadata.managedFields` are recorded per manager, operation and subresource, but their
+//!   `fieldsV1` are the fields a write sent, not structured-merge-diff ownership, and apply
+//!   never conflicts (see [`managed`]).
 //! - Secret `data` that is not base64 gets 400 BadRequest, as the real decoder answers
 //!   (issue 2 says 422; the real server says 400, see [`defaults::normalize`]).
 
@@ -55,6 +59,7 @@ pub mod gc;
 pub mod http;
 pub mod kubeconfig;
 pub mod list;
+pub mod managed;
 pub mod meta;
 pub mod metadata;
 pub mod openapi;
@@ -319,6 +324,10 @@ fn bootstrap(shared: &Shared) -> Result<(), SimError> {
         .lookup("", "v1", "namespaces")
         .cloned()
         .expect("namespaces are built in");
+    let opts = api::WriteOpts {
+        dry_run: false,
+        manager: "kube-apiserver".into(),
+    };
     for namespace in DEFAULT_NAMESPACES {
         let t = api::Target {
             rt: rt.clone(),
@@ -327,7 +336,7 @@ fn bootstrap(shared: &Shared) -> Result<(), SimError> {
             name: None,
             subresource: None,
         };
-        api::create(shared, &t, json!({ "metadata": { "name": namespace } }), false).map_err(|e| {
+        api::create(shared, &t, json!({ "metadata": { "name": namespace } }), &opts).map_err(|e| {
             SimError::Bootstrap {
                 namespace,
                 message: e.message,

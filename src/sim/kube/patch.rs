@@ -9,8 +9,9 @@
 //!   keys (`$patch`, `$setElementOrder/…`, `$retainKeys`, `$deleteFromPrimitiveList/…`)
 //!   are honoured for `$patch: delete` in list items and map entries and otherwise dropped.
 //! - `application/apply-patch+yaml`: server-side apply approximated as a merge of the
-//!   applied configuration (no managedFields, no conflict detection); creates the object
-//!   if missing (the caller handles that case).
+//!   applied configuration (no conflict detection; the caller records an `Apply`
+//!   managedFields entry, see [`super::managed`]); creates the object if missing (the
+//!   caller handles that case).
 
 use super::errors::ApiError;
 use serde_json::{Map, Value};
