@@ -10,8 +10,9 @@ use ferrvault_operator::{
         FerrVaultSecretSpec, SecretSelector,
         names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
     },
-    reconcile::content_hash::content_hash,
+    reconcile::{content_hash::content_hash, field_manager::FIELD_MANAGER},
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kube::{
     ResourceExt,
     api::{DeleteParams, Patch, PatchParams},
@@ -57,6 +58,29 @@ async fn new_secret_should_get_its_finalizer_and_sync_in_the_first_pass() {
     assert_eq!(annotations[MANAGED_BY_ANNOTATION], "ferrvault-operator");
     let data = prod_data();
     assert_eq!(annotations[CONTENT_HASH_ANNOTATION], content_hash(&data));
+
+    // Every write names the operator as field manager (the simulator records managedFields).
+    let managers = |entries: &Option<Vec<ManagedFieldsEntry>>| -> Vec<(String, String)> {
+        let mut managers: Vec<_> = entries
+            .iter()
+            .flatten()
+            .map(|e| {
+                (
+                    e.manager.clone().unwrap_or_default(),
+                    e.subresource.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        managers.sort();
+        managers
+    };
+    let operator = |subresource: &str| (FIELD_MANAGER.to_owned(), subresource.to_owned());
+    assert_eq!(managers(&target.metadata.managed_fields), [operator("")]);
+    let cr_managers = managers(&cr.metadata.managed_fields);
+    assert!(
+        cr_managers.contains(&operator("")) && cr_managers.contains(&operator("status")),
+        "finalizer and status written as {FIELD_MANAGER}: {cr_managers:?}"
+    );
 
     // The first pass did it: the finalizer patch did not cost a second reveal.
     let reveals = h.fv.stats().total.endpoints.get("reveal").copied().unwrap_or(0);

@@ -23,7 +23,7 @@ use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{
     Api, Resource, ResourceExt,
-    api::{ListParams, Patch, PatchParams},
+    api::{ListParams, Patch},
 };
 use serde_json::json;
 use tokio::time::Instant;
@@ -43,6 +43,7 @@ use crate::api::{
     ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
     Reason, names::CONNECTION_FINALIZER,
 };
+use crate::reconcile::field_manager::patch_params;
 
 /// Bound of one probe (reference: 15s), within the reconcile's own deadline.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -236,11 +237,7 @@ async fn write_status(
     name: &str,
     status: &FerrVaultConnectionStatus,
 ) -> Result<(), kube::Error> {
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .map(|_| ())
+    api.patch_status(name, &patch_params(), &Patch::Merge(json!({ "status": status })))
+        .await
+        .map(|_| ())
 }

@@ -7,10 +7,8 @@
 //! [`Lenient::Invalid`](crate::api::Lenient::Invalid): a spec that does not match its type never
 //! blocks a deletion.
 
-use kube::{
-    Api, Resource, ResourceExt,
-    api::{Patch, PatchParams},
-};
+use crate::reconcile::field_manager::patch_params;
+use kube::{Api, Resource, ResourceExt, api::Patch};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
@@ -59,6 +57,6 @@ where
     let body = json!({
         "metadata": { "resourceVersion": object.resource_version(), "finalizers": finalizers }
     });
-    api.patch(&object.name_any(), &PatchParams::default(), &Patch::Merge(&body))
+    api.patch(&object.name_any(), &patch_params(), &Patch::Merge(&body))
         .await
 }

@@ -12,10 +12,7 @@ use std::fmt::Debug;
 
 use controller_actors::reconciler::Outcome;
 use jiff::Timestamp;
-use kube::{
-    Api, Resource, ResourceExt,
-    api::{Patch, PatchParams},
-};
+use kube::{Api, Resource, ResourceExt, api::Patch};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tracing::warn;
@@ -28,6 +25,7 @@ use super::{
     messages,
 };
 use crate::api::{ConditionStatus, InvalidObject, Lenient, Reason};
+use crate::reconcile::field_manager::patch_params;
 
 /// Writes `InvalidSpec` into the status of `invalid` and publishes its Event; returns the
 /// pass's outcome: done with no timer, or the retried API-error outcome when the status write
@@ -53,7 +51,7 @@ where
     if conditions != invalid.conditions {
         let body = json!({ "status": { "conditions": conditions } });
         if let Err(e) = api
-            .patch_status(&object.name_any(), &PatchParams::default(), &Patch::Merge(&body))
+            .patch_status(&object.name_any(), &patch_params(), &Patch::Merge(&body))
             .await
         {
             return api_error(format!("update status with InvalidSpec: {}", kube_error_text(&e)));

@@ -17,6 +17,7 @@
 //! - [`context`]: what both reconcilers share. [`watches`]: which changes enqueue which keys.
 //! - [`secret`]: the FerrVaultSecret reconciler. [`connection`]: the FerrVaultConnection reconciler.
 //! - [`token`]: credentials and CA bundles of a connection. [`events`], [`metrics`].
+//! - [`field_manager`]: the `fieldManager` of every write.
 //! - [`invalid_spec`]: Ready=False/`InvalidSpec` for an object that bypassed the CRD schema.
 
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ pub mod content_hash;
 pub mod context;
 pub mod duration;
 pub mod events;
+pub mod field_manager;
 pub mod finalizer;
 pub mod guards;
 pub mod invalid_spec;

@@ -10,9 +10,10 @@
 use jiff::Timestamp;
 use kube::{
     Api,
-    api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams},
+    api::{ApiResource, DynamicObject, GroupVersionKind, Patch},
 };
 
+use crate::reconcile::field_manager::patch_params;
 use crate::{
     api::{RolloutTarget, WorkloadKind},
     reconcile::{
@@ -86,7 +87,7 @@ async fn restart_one(
         return Ok(false);
     }
     let patch = restart_patch(cr_uid, content_hash, Timestamp::now());
-    api.patch(&target.name, &PatchParams::default(), &Patch::Merge(&patch))
+    api.patch(&target.name, &patch_params(), &Patch::Merge(&patch))
         .await
         .map_err(|e| format!("patch {workload}: {}", kube_error_text(&e)))?;
     Ok(true)

@@ -10,12 +10,10 @@
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{
-    Api,
-    api::{Patch, PatchParams},
-};
+use kube::{Api, api::Patch};
 use serde_json::json;
 
+use crate::reconcile::field_manager::patch_params;
 use crate::{
     api::{ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     reconcile::{
@@ -121,13 +119,9 @@ pub async fn write(
     if previous == status {
         return Ok(());
     }
-    api.patch_status(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
-    )
-    .await
-    .map(|_| ())
+    api.patch_status(name, &patch_params(), &Patch::Merge(json!({ "status": status })))
+        .await
+        .map(|_| ())
 }
 
 #[cfg(test)]

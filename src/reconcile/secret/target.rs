@@ -19,8 +19,9 @@ use k8s_openapi::{
     api::core::v1::Secret,
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
 };
-use kube::{Api, Resource, ResourceExt, api::PostParams};
+use kube::{Api, Resource, ResourceExt};
 
+use crate::reconcile::field_manager::post_params;
 use crate::{
     api::{
         FerrVaultSecret,
@@ -152,10 +153,7 @@ pub async fn write(
     existing: Option<&Secret>,
     desired: &Secret,
 ) -> Result<Secret, kube::Error> {
-    let params = PostParams {
-        field_manager: Some(crate::reconcile::events::REPORTING_CONTROLLER.to_owned()),
-        ..PostParams::default()
-    };
+    let params = post_params();
     match existing {
         None => api.create(&params, desired).await,
         Some(_) => api.replace(&desired.name_any(), &params, desired).await,
