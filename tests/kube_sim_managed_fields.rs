@@ -4,6 +4,7 @@
 
 mod kube_sim_support;
 
+use ferrvault_operator::sim::kube::KubeSim;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry};
 use kube::{
@@ -18,6 +19,17 @@ fn secret(name: &str) -> Secret {
         json!({"metadata": {"name": name, "labels": {"app": "demo"}}, "data": {"k": "dg=="}}),
     )
     .expect("valid secret")
+}
+
+/// A fresh simulator, its default-namespace Secrets and a new Secret created with `params`.
+async fn fresh_secret(params: &PostParams) -> (KubeSim, Api<Secret>, Secret) {
+    let sim = sim().await;
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let created = secrets
+        .create(params, &secret(&unique("s")))
+        .await
+        .expect("create");
+    (sim, secrets, created)
 }
 
 fn post_as(manager: &str) -> PostParams {
@@ -63,13 +75,8 @@ fn fields_of<'a>(fields: &'a [ManagedFieldsEntry], manager: &str) -> &'a Value {
 
 #[tokio::test]
 async fn two_managers_should_each_own_one_update_entry_that_their_later_writes_replace() {
-    let sim = sim().await;
-    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
-    let name = unique("s");
-    let created = secrets
-        .create(&post_as("alpha"), &secret(&name))
-        .await
-        .expect("create");
+    let (_sim, secrets, created) = fresh_secret(&post_as("alpha")).await;
+    let name = created.name_any();
     assert_eq!(
         entries(created.managed_fields()),
         [entry("alpha", "Update", None)]
@@ -199,13 +206,8 @@ async fn apply_should_record_an_apply_entry_with_only_the_applied_fields() {
 
 #[tokio::test]
 async fn manager_should_come_from_the_user_agent_or_be_unknown() {
-    let sim = sim().await;
-    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
-    let name = unique("s");
-    let created = secrets
-        .create(&PostParams::default(), &secret(&name))
-        .await
-        .expect("create");
+    let (sim, secrets, created) = fresh_secret(&PostParams::default()).await;
+    let name = created.name_any();
     assert_eq!(
         entries(created.managed_fields()),
         [entry("unknown", "Update", None)],
@@ -237,13 +239,8 @@ async fn manager_should_come_from_the_user_agent_or_be_unknown() {
 
 #[tokio::test]
 async fn managed_fields_should_be_served_on_list_watch_and_metadata_views() {
-    let sim = sim().await;
-    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
-    let name = unique("s");
-    let created = secrets
-        .create(&post_as("alpha"), &secret(&name))
-        .await
-        .expect("create");
+    let (_sim, secrets, created) = fresh_secret(&post_as("alpha")).await;
+    let name = created.name_any();
     let rv = created.resource_version().expect("rv");
     let mut watch = secrets
         .watch(&WatchParams::default(), &rv)

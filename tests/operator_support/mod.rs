@@ -252,13 +252,7 @@ impl Harness {
     /// Creates `name` of kind `K` with `spec` as sent: the simulator, like an API server with a
     /// stale CRD schema, stores it without validation.
     pub async fn create_raw<K: Resource<DynamicType = ()>>(&self, name: &str, spec: serde_json::Value) {
-        let object: DynamicObject = serde_json::from_value(serde_json::json!({
-            "apiVersion": K::api_version(&()),
-            "kind": K::kind(&()),
-            "metadata": { "name": name },
-            "spec": spec,
-        }))
-        .expect("a dynamic object");
+        let object = unvalidated::<K>(name, spec);
         self.raw::<K>()
             .create(&PostParams::default(), &object)
             .await
@@ -586,4 +580,16 @@ impl Harness {
             .lines()
             .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
     }
+}
+
+/// An object of kind `K` named `name` with `spec` exactly as given, untyped, so it can carry
+/// what the typed struct (and the CRD schema) would refuse.
+pub fn unvalidated<K: Resource<DynamicType = ()>>(name: &str, spec: serde_json::Value) -> DynamicObject {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "metadata": { "name": name },
+        "spec": spec,
+    }))
+    .expect("a dynamic object")
 }

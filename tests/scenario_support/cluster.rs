@@ -20,7 +20,7 @@ use kube::{
     api::{DynamicObject, ListParams, PostParams},
     core::ApiResource,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use tempfile::TempDir;
 
 use super::{
@@ -202,13 +202,7 @@ impl Cluster {
     /// Creates `name` of kind `K` with `spec` exactly as sent: the simulator, like an API
     /// server with a stale or missing CRD schema, stores it without validation.
     pub async fn create_raw<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
-        let object: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": K::api_version(&()),
-            "kind": K::kind(&()),
-            "metadata": { "name": name },
-            "spec": spec,
-        }))
-        .expect("a dynamic object");
+        let object = super::fixtures::unvalidated::<K>(name, spec);
         self.raw::<K>()
             .create(&PostParams::default(), &object)
             .await
