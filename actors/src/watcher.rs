@@ -18,7 +18,9 @@
 //!   they are dropped from every listed, applied and deleted object as it leaves the watch
 //!   stream (as kube-rs recommends: a real API server sends one entry per field manager on
 //!   every object, often more bytes than the rest of the metadata, and nothing here reads
-//!   them). Filters therefore never see managedFields churn.
+//!   them). Filters therefore never see managedFields churn. The same goes for the
+//!   `kubectl.kubernetes.io/last-applied-configuration` annotation: a copy of the whole applied
+//!   object, which for a Secret watched as metadata would bring its data into memory.
 //! - The reported state is secret-free: errors are reduced to variant, HTTP code and reason.
 //! - Reports are throttled to one per [`REPORT_INTERVAL`] (a trailing report follows a burst);
 //!   the first completed list, connection changes and errors are reported at once.
@@ -331,7 +333,7 @@ async fn run_stream<K: Watched>(spec: Arc<SpecShared<K>>, mailbox: CountedRef<Wa
     let mut stream = std::pin::pin!(
         watcher::watcher(spec.api.clone(), spec.config.clone())
             .default_backoff()
-            .modify(drop_managed_fields::<K>)
+            .modify(drop_bookkeeping::<K>)
     );
     let mut relist = None;
     while let Some(item) = stream.next().await {
@@ -345,9 +347,18 @@ async fn run_stream<K: Watched>(spec: Arc<SpecShared<K>>, mailbox: CountedRef<Wa
     }
 }
 
-/// Forgets an object's managedFields (see the module's guarantees).
-fn drop_managed_fields<K: kube::Resource>(object: &mut K) {
-    object.meta_mut().managed_fields = None;
+/// The annotation `kubectl apply` keeps: a copy of the whole applied object (for a Secret, its
+/// data), never read by a controller.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Forgets an object's write bookkeeping, managedFields and kubectl's last-applied copy (see
+/// the module's guarantees).
+fn drop_bookkeeping<K: kube::Resource>(object: &mut K) {
+    let meta = object.meta_mut();
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
 }
 
 /// Judge `event` against the store (before applying it), then apply it.

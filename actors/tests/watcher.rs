@@ -469,7 +469,7 @@ async fn default_filter_should_skip_status_writes_and_enqueue_spec_changes() {
 }
 
 #[tokio::test]
-async fn watcher_should_drop_managed_fields_before_the_filter_and_the_store() {
+async fn watcher_should_drop_managed_fields_and_the_last_applied_copy_before_the_filter_and_the_store() {
     let (sim, ns, api) = fresh_namespace().await;
     create(&api, "listed", "v1").await;
     let sent = api.get("listed").await.expect("get secret");
@@ -497,6 +497,9 @@ async fn watcher_should_drop_managed_fields_before_the_filter_and_the_store() {
         s.data
             .get_or_insert_default()
             .insert("k".into(), ByteString(b"v2".to_vec()));
+        let annotations = s.metadata.annotations.get_or_insert_default();
+        annotations.insert(LAST_APPLIED.into(), r#"{"data":{"k":"djI="}}"#.into());
+        annotations.insert("team".into(), "shop".into());
     })
     .await;
     typed.wait_enqueued("watched", 2).await;
@@ -523,4 +526,19 @@ async fn watcher_should_drop_managed_fields_before_the_filter_and_the_store() {
         metas.iter().all(|m| m.metadata.managed_fields.is_none()),
         "{metas:?}"
     );
+    let watched: Vec<BTreeMap<String, String>> = typed_objects
+        .iter()
+        .map(|s| &s.metadata)
+        .chain(metas.iter().map(|m| &m.metadata))
+        .filter(|m| m.name.as_deref() == Some("watched"))
+        .map(|m| m.annotations.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        watched,
+        vec![BTreeMap::from([("team".to_owned(), "shop".to_owned())]); 2],
+        "kubectl's last-applied copy is dropped from both stores, other annotations stay"
+    );
 }
+
+/// The annotation `kubectl apply` writes: a copy of the whole object.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
