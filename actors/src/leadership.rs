@@ -83,6 +83,9 @@ pub struct LeaderElectionConfig {
     pub lease_name: String,
     /// Our identity in the Lease (see [`identity`]).
     pub identity: String,
+    /// The `fieldManager` of our Lease writes, so the Lease's managedFields name the operator
+    /// (kube-rs sends no User-Agent: without it the API server records `unknown`).
+    pub field_manager: String,
     /// Lease duration, renew deadline, retry period.
     pub timings: Timings,
 }
@@ -179,6 +182,7 @@ impl Actor for Leadership {
             args.client,
             &args.config.lease_namespace,
             &args.config.lease_name,
+            &args.config.field_manager,
             args.config.timings.api_timeout(),
         );
         Ok(State {

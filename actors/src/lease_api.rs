@@ -41,17 +41,24 @@ pub struct LeaseApi {
     namespace: String,
     /// The Lease's name.
     name: String,
+    /// Create and replace parameters: our field manager.
+    write_params: PostParams,
     /// Deadline of each call.
     timeout: Duration,
 }
 
 impl LeaseApi {
-    /// Calls on Lease `namespace/name` through `client`, each bounded by `timeout`.
-    pub fn new(client: Client, namespace: &str, name: &str, timeout: Duration) -> Self {
+    /// Calls on Lease `namespace/name` through `client`, writes named `field_manager`, each
+    /// bounded by `timeout`.
+    pub fn new(client: Client, namespace: &str, name: &str, field_manager: &str, timeout: Duration) -> Self {
         Self {
             api: Api::namespaced(client, namespace),
             namespace: namespace.to_owned(),
             name: name.to_owned(),
+            write_params: PostParams {
+                field_manager: Some(field_manager.to_owned()),
+                ..PostParams::default()
+            },
             timeout,
         }
     }
@@ -81,12 +88,11 @@ impl LeaseApi {
             spec: None,
         });
         record.write_to(lease.spec.get_or_insert_default());
-        let pp = PostParams::default();
         self.bounded(async {
             let written = if create {
-                self.api.create(&pp, &lease).await
+                self.api.create(&self.write_params, &lease).await
             } else {
-                self.api.replace(&self.name, &pp, &lease).await
+                self.api.replace(&self.name, &self.write_params, &lease).await
             };
             written.map_err(classify)
         })
@@ -109,7 +115,7 @@ impl LeaseApi {
             }
             lease_rules::released(&current, Timestamp::now()).write_to(lease.spec.get_or_insert_default());
             self.api
-                .replace(&self.name, &PostParams::default(), &lease)
+                .replace(&self.name, &self.write_params, &lease)
                 .await
                 .map_err(classify)?;
             Ok(())

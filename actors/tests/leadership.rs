@@ -22,6 +22,8 @@ use ractor::ActorRef;
 use tokio::sync::watch;
 
 const NAMESPACE: &str = "kube-system";
+/// The `fieldManager` every candidate's Lease writes carry.
+const FIELD_MANAGER: &str = "leadership-test";
 
 /// Lease 3s, renew deadline 2s, retry 500ms: the brief's fast timings.
 const TIMINGS: Timings = Timings {
@@ -59,6 +61,7 @@ impl Candidate {
             lease_namespace: NAMESPACE.into(),
             lease_name: lease_name.into(),
             identity: identity.into(),
+            field_manager: FIELD_MANAGER.into(),
             timings: TIMINGS,
         };
         let (tx, status) = watch::channel(LeaseStatus {
@@ -289,6 +292,21 @@ async fn graceful_release_should_hand_over_within_one_retry_period() {
         "exactly one write after stopping: the release"
     );
     assert_no_overlap(&sim, &lease, &[leaving.identity.as_str()]);
+
+    // Create, renewals and the release all named our field manager (the simulator records
+    // managedFields like an API server; kube-rs alone would be recorded as `unknown`).
+    let api: Api<Lease> = Api::namespaced(sim.client(), NAMESPACE);
+    let managers: Vec<Option<String>> = api
+        .get(&lease)
+        .await
+        .expect("read lease")
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .map(|entry| entry.manager)
+        .collect();
+    assert_eq!(managers, [Some(FIELD_MANAGER.to_owned())]);
 }
 
 /// A single candidate leading for a few renewals, whose `stopped_leading` takes `stop_takes`.

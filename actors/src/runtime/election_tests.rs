@@ -86,6 +86,7 @@ fn replica(sim: &KubeSim, name: &str) -> Running {
         lease_namespace: "elect".into(),
         lease_name: "runtime-test".into(),
         identity: name.into(),
+        field_manager: "runtime-test".into(),
         timings: TIMINGS,
     };
     let stamper = Arc::new(Stamper {
