@@ -1,4 +1,4 @@
-//! Sample manifests, embedded so tests and `ferrvault-operator demo` apply exactly what the
+//! Sample manifests, embedded so tests and `ferrvault-dev demo` apply exactly what the
 //! documentation shows. Each constant is one multi-document YAML file of `src/api/samples/`.
 
 /// A ferrvault-mode FerrVaultConnection and the Secret holding its `fvsat_` service-account token.

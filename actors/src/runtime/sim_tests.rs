@@ -7,7 +7,7 @@ use std::{
     time::Duration,
 };
 
-use ferrvault_operator::sim::kube::KubeSim;
+use ferrvault_sim::kube::KubeSim;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::{
     Api, ResourceExt,

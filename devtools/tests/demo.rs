@@ -1,0 +1,57 @@
+//! `ferrvault-dev demo`, the real binary: the README's first command reaches all-Ready
+//! and prints what it promises, and never a secret value or token.
+
+use std::{process::Command, time::Duration};
+
+use ferrvault_dev::demo::{VAULT_SECRETS, fixtures};
+use ferrvault_sim::testkit::process::Spawned;
+
+#[test]
+fn demo_with_exit_when_ready_should_reach_all_ready_print_the_endpoints_and_exit_zero() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = dir.path().join("demo.kubeconfig");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ferrvault-dev"));
+    command.args([
+        "demo",
+        "--exit-when-ready",
+        "--ready-timeout=90s",
+        "--kubeconfig-out",
+    ]);
+    command.arg(&kubeconfig);
+    let mut demo = Spawned::start(command);
+    let status = demo.wait_exit(Duration::from_secs(120));
+    let output = demo.output();
+    assert_eq!(status.code(), Some(0), "{output}");
+    for resource in [
+        "demo/ferrvault ",
+        "demo/ferrlabs-cloud ",
+        "demo/app-config ",
+        "demo/api-key ",
+    ] {
+        assert!(
+            output
+                .lines()
+                .any(|line| line.contains(resource) && line.contains("Ready=True")),
+            "no Ready=True line for {resource}:\n{output}"
+        );
+    }
+    for promised in [
+        "All resources are Ready",
+        "/metrics",
+        "/healthz",
+        "/debug/actors?format=text",
+        &format!("kubectl --kubeconfig {} get fvs -A", kubeconfig.display()),
+    ] {
+        assert!(
+            output.contains(promised),
+            "the demo should print {promised:?}:\n{output}"
+        );
+    }
+    assert!(kubeconfig.exists(), "the kubeconfig is written");
+    let manifests = fixtures::manifests().expect("samples parse");
+    let mut secrets: Vec<String> = fixtures::sample_tokens(&manifests);
+    secrets.extend(VAULT_SECRETS.iter().map(|(_, value)| (*value).to_owned()));
+    for secret in secrets {
+        assert!(!output.contains(&secret), "the demo printed a secret:\n{output}");
+    }
+}

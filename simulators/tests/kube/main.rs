@@ -1,0 +1,12 @@
+//! The Kubernetes API simulator against kube-rs, kube-runtime and kubectl.
+
+mod controller;
+mod crud;
+mod faults;
+mod gc;
+mod http;
+mod kube_sim_support;
+mod kubectl;
+mod managed_fields;
+mod scale;
+mod watch;

@@ -1,4 +1,0 @@
-//! In-process simulators of the servers the operator talks to.
-
-pub mod ferrvault;
-pub mod kube;

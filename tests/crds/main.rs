@@ -1,0 +1,6 @@
+//! The custom resource definitions: schema, CEL rules, the chart's generated copies, the samples.
+
+mod cel;
+mod drift;
+mod samples;
+mod schema;

@@ -1,0 +1,56 @@
+//! End-to-end: Events are emitted for what changed and are not flooded; the leak scan that
+//! ends every operator test really finds a value that leaked.
+
+use crate::operator_support::*;
+use ferrvault_sim::ferrvault::{Endpoint, FaultSpec};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_failures_should_emit_one_sync_failed_event_not_one_per_pass() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.fv.faults().set(
+        Endpoint::Reveal,
+        FaultSpec::default().with_server_errors(1.0, 503),
+    );
+    let mut spec = secret_spec("conn", "prod");
+    spec.refresh_interval = "1s".into(); // failures retry within min(refresh, 5m)
+    h.create_secret("app", spec).await;
+    h.wait_secret_reason("app", "Unreachable").await;
+    h.eventually("three failed reconciles", || async {
+        h.metric(r#"ferrvault_secret_sync_errors_total{reason="Unreachable"}"#)
+            .filter(|n| *n >= 3.0)
+    })
+    .await;
+    let failed = h.events_for("app", "SyncFailed").await;
+    assert_eq!(failed.len(), 1, "one Event for one ongoing failure");
+    let event = &failed[0];
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert!(event.note.as_deref().unwrap().starts_with("Unreachable: "));
+    assert_eq!(event.reporting_controller.as_deref(), Some("ferrvault-operator"));
+    let writes = h
+        .kube
+        .audit()
+        .iter()
+        .filter(|e| e.resource == "events" && e.verb != "get" && e.verb != "list")
+        .count();
+    assert_eq!(writes, 1, "no Event write per retry");
+
+    // Recovery is news: one Synced Event.
+    h.fv.faults().clear(Endpoint::Reveal);
+    h.wait_secret_reason("app", "Synced").await;
+    h.eventually("a Synced event", || async {
+        (h.events_for("app", "Synced").await.len() == 1).then_some(())
+    })
+    .await;
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "leaked into logs")]
+async fn leak_scan_should_catch_a_secret_value_in_the_logs() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.wait_connection_reason("conn", "Reachable").await;
+    tracing::info!(value = DB_URL, "planted on purpose to prove the scan works");
+    h.finish().await;
+}

@@ -1,0 +1,13 @@
+//! Both reconcilers on a real runtime against the Kubernetes and FerrVault simulators, and the
+//! property tests of the pure reconcile rules.
+
+mod connection;
+mod events;
+mod invalid_spec;
+#[path = "../support/operator.rs"]
+mod operator_support;
+mod props;
+mod reasons;
+mod rollout;
+mod sync;
+mod transforms;

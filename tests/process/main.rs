@@ -1,0 +1,8 @@
+//! The real `ferrvault-operator` binary: flags, probes, metrics, debug endpoints, signals, and a
+//! scan of everything it exposes for secrets.
+
+mod no_secrets;
+mod probe_isolation;
+#[path = "../support/process.rs"]
+mod process_support;
+mod run;

@@ -1,0 +1,12 @@
+//! The incident scenarios of issue 7, each against real operator processes and ending with a
+//! leak scan of everything it produced.
+
+mod scenario_1_incident;
+mod scenario_2_standbys;
+mod scenario_3_quiet;
+mod scenario_4_stalls;
+mod scenario_5_failover;
+mod scenario_6_kube_faults;
+mod scenario_7_ferrvault_faults;
+mod scenario_8_bad_input;
+mod scenario_support;

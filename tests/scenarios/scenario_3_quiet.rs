@@ -1,0 +1,56 @@
+//! Scenario 3 of issue 7: a quiet cluster (only FerrVaultSecrets, some without their
+//! connection, hourly refresh) must stay live with a 3s stall threshold: idle is not a stall.
+
+use std::time::{Duration, Instant};
+
+use crate::scenario_support::{
+    cluster::{CONNECTION, Cluster, ferrvault_config, unlimited},
+    finish,
+    operator::OperatorProcess,
+};
+
+const QUIET_FOR: Duration = Duration::from_secs(30);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_operator_with_a_3s_stall_threshold_should_stay_live_for_30s() {
+    let started = Instant::now();
+    let cluster = Cluster::start(ferrvault_config(unlimited(), false)).await;
+    cluster.healthy_connection().await;
+    let synced = cluster.create_many("quiet", 5, CONNECTION).await;
+    let orphans = cluster.create_many("orphan", 5, "no-such-connection").await;
+    // A 0.5s FerrVault attempt puts the reconcile-timeout floor near 2.15s, under the 3s threshold.
+    let operator = OperatorProcess::launch(
+        &cluster,
+        "3-quiet",
+        "operator-0",
+        &[
+            "--ferrvault-attempt-timeout=500ms",
+            "--reconcile-timeout=2500ms",
+            "--stall-threshold=3s",
+            "--default-refresh-interval=1h",
+        ],
+    );
+    cluster
+        .wait_reason(&synced, "True", "Synced", Duration::from_secs(60))
+        .await;
+    cluster
+        .wait_reason(&orphans, "False", "ConnectionNotFound", Duration::from_secs(60))
+        .await;
+
+    let quiet_since = Instant::now();
+    let mut polls = 0;
+    while quiet_since.elapsed() < QUIET_FOR {
+        let (status, body) = operator.healthz().await;
+        assert_eq!(
+            status,
+            200,
+            "/healthz failed after {:?} of quiet:\n{body}",
+            quiet_since.elapsed()
+        );
+        polls += 1;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(polls >= 50, "only {polls} probes in {QUIET_FOR:?}");
+
+    finish("3-quiet", started, &cluster, vec![operator], &[]).await;
+}

@@ -1,0 +1,340 @@
+//! Both simulators in the test process, the CRDs installed, and what scenarios read back.
+
+use std::{collections::BTreeMap, path::PathBuf, time::Duration};
+
+use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret, FerrVaultSecretSpec, crdgen};
+use ferrvault_sim::{
+    ferrvault::{FerrVaultSim, SimConfig, rate_limit::RateLimit},
+    kube::KubeSim,
+};
+use k8s_openapi::{
+    api::apps::v1::Deployment,
+    api::{core::v1::Secret, events::v1::Event},
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    apimachinery::pkg::apis::meta::v1::Condition,
+};
+use kube::{
+    Api, Resource,
+    api::{DynamicObject, ListParams, PostParams},
+    core::ApiResource,
+};
+use serde_json::Value;
+use tempfile::TempDir;
+
+use super::{
+    fixtures::{API_KEY, DB_URL, NS, PROD_TOKEN, connection_spec, ready, secret_spec},
+    leaks::Evidence,
+    poll_until,
+};
+
+/// The FerrVault vault every scenario reads and its token's label in the simulator's stats.
+pub const VAULT: &str = "prod";
+pub const TOKEN_LABEL: &str = "prod-sat";
+/// The token Secret and connection healthy FerrVaultSecrets use.
+pub const TOKEN_SECRET: &str = "prod-token";
+pub const CONNECTION: &str = "prod";
+
+/// FerrVault with vault [`VAULT`] holding `DB_URL` and `API_KEY`, read by [`PROD_TOKEN`]
+/// (labelled [`TOKEN_LABEL`]), limited to `rate` per token.
+pub fn ferrvault_config(rate: RateLimit, rejected_requests_spend_budget: bool) -> SimConfig {
+    SimConfig {
+        rate_limit: rate,
+        rejected_requests_spend_budget,
+        ..SimConfig::default()
+    }
+    .vault(VAULT, [("DB_URL", DB_URL), ("API_KEY", API_KEY)])
+    .service_account_token(PROD_TOKEN, VAULT)
+    .token_label(PROD_TOKEN, TOKEN_LABEL)
+}
+
+/// A FerrVault that never rate-limits a scenario that is not about rate limits.
+pub fn unlimited() -> RateLimit {
+    RateLimit {
+        per_second: 10_000.0,
+        burst: 10_000,
+    }
+}
+
+/// The Kubernetes and FerrVault simulators, running in the test process.
+pub struct Cluster {
+    pub kube: KubeSim,
+    pub fv: FerrVaultSim,
+    /// The test's own client (audited as `scenario-test`).
+    pub client: kube::Client,
+    dir: TempDir,
+}
+
+impl Cluster {
+    /// Starts both simulators and installs the CRDs.
+    pub async fn start(ferrvault: SimConfig) -> Cluster {
+        let _ = rustls::crypto::ring::default_provider().install_default(); // first caller wins
+        let kube = KubeSim::start().await.expect("kube simulator starts");
+        let fv = FerrVaultSim::start(ferrvault)
+            .await
+            .expect("FerrVault simulator starts");
+        let client = kube.client_as("scenario-test");
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        for crd in crdgen::crds() {
+            crds.create(&PostParams::default(), &crd)
+                .await
+                .expect("CRD installs");
+        }
+        Cluster {
+            kube,
+            fv,
+            client,
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// A kubeconfig whose requests the simulator audits as `identity`.
+    pub fn kubeconfig(&self, identity: &str) -> PathBuf {
+        let path = self.dir.path().join(format!("{identity}.kubeconfig"));
+        self.kube
+            .write_kubeconfig_as(&path, identity)
+            .expect("kubeconfig written");
+        path
+    }
+
+    pub fn secrets(&self) -> Api<Secret> {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
+    pub fn fvs(&self) -> Api<FerrVaultSecret> {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
+    pub fn fvc(&self) -> Api<FerrVaultConnection> {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
+    /// Creates Secret `name` with string `data`.
+    pub async fn create_secret(&self, name: &str, data: &[(&str, &str)]) {
+        let secret: Secret = serde_json::from_value(serde_json::json!({
+            "metadata": { "name": name },
+            "stringData": data.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>(),
+        }))
+        .expect("a Secret");
+        self.secrets()
+            .create(&PostParams::default(), &secret)
+            .await
+            .expect("create Secret");
+    }
+
+    /// A minimal Deployment `name` for rollout restarts.
+    pub async fn create_deployment(&self, name: &str) {
+        let deployment: Deployment = serde_json::from_value(serde_json::json!({
+            "metadata": { "name": name },
+            "spec": {
+                "selector": { "matchLabels": { "app": name } },
+                "template": {
+                    "metadata": { "labels": { "app": name } },
+                    "spec": { "containers": [{ "name": "app", "image": "example/app:1" }] }
+                }
+            }
+        }))
+        .expect("a Deployment");
+        Api::<Deployment>::namespaced(self.client.clone(), NS)
+            .create(&PostParams::default(), &deployment)
+            .await
+            .expect("create Deployment");
+    }
+
+    /// The healthy path: token Secret [`TOKEN_SECRET`] and connection [`CONNECTION`].
+    pub async fn healthy_connection(&self) {
+        self.create_secret(TOKEN_SECRET, &[("token", PROD_TOKEN)]).await;
+        self.connection(CONNECTION, TOKEN_SECRET).await;
+    }
+
+    /// A ferrvault-mode connection reading its token from `token_secret`/`token`.
+    pub async fn connection(&self, name: &str, token_secret: &str) {
+        self.connection_to(name, token_secret, &self.fv.url()).await;
+    }
+
+    /// A ferrvault-mode connection to the FerrVault at `url`.
+    pub async fn connection_to(&self, name: &str, token_secret: &str, url: &str) {
+        self.fvc()
+            .create(
+                &PostParams::default(),
+                &FerrVaultConnection::new(name, connection_spec(url, token_secret)),
+            )
+            .await
+            .expect("create FerrVaultConnection");
+    }
+
+    /// FerrVaultSecret `name` with `spec`.
+    pub async fn create_fvs(&self, name: &str, spec: FerrVaultSecretSpec) {
+        self.fvs()
+            .create(&PostParams::default(), &FerrVaultSecret::new(name, spec))
+            .await
+            .expect("create FerrVaultSecret");
+    }
+
+    /// `count` FerrVaultSecrets `<prefix>-<i>` reading [`VAULT`] through `connection`.
+    pub async fn create_many(&self, prefix: &str, count: usize, connection: &str) -> Vec<String> {
+        let mut names = Vec::with_capacity(count);
+        for i in 0..count {
+            let name = format!("{prefix}-{i:03}");
+            self.create_fvs(&name, secret_spec(connection, VAULT)).await;
+            names.push(name);
+        }
+        names
+    }
+
+    /// Objects of kind `K` as stored, without the typed schema (scenario 8 stores objects the
+    /// typed client cannot read).
+    pub fn raw<K: Resource<DynamicType = ()>>(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), NS, &ApiResource::erase::<K>(&()))
+    }
+
+    /// FerrVaultSecrets as stored ([`Cluster::raw`]).
+    pub fn raw_fvs(&self) -> Api<DynamicObject> {
+        self.raw::<FerrVaultSecret>()
+    }
+
+    /// FerrVaultConnections as stored ([`Cluster::raw`]).
+    pub fn raw_fvc(&self) -> Api<DynamicObject> {
+        self.raw::<FerrVaultConnection>()
+    }
+
+    /// Creates `name` of kind `K` with `spec` exactly as sent: the simulator, like an API
+    /// server with a stale or missing CRD schema, stores it without validation.
+    pub async fn create_raw<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
+        let object = super::fixtures::unvalidated::<K>(name, spec);
+        self.raw::<K>()
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap_or_else(|e| panic!("the simulator stores {name} as sent: {e}"));
+    }
+
+    /// Every FerrVaultSecret's Ready condition by name (`None`: no condition yet).
+    pub async fn ready_conditions(&self) -> BTreeMap<String, Option<Condition>> {
+        ready_conditions_of(&self.raw_fvs()).await
+    }
+
+    /// Every FerrVaultConnection's Ready condition by name (`None`: no condition yet).
+    pub async fn connection_ready_conditions(&self) -> BTreeMap<String, Option<Condition>> {
+        ready_conditions_of(&self.raw_fvc()).await
+    }
+
+    /// Waits until every FerrVaultSecret in `names` has Ready `status`/`reason`.
+    pub async fn wait_reason(&self, names: &[String], status: &str, reason: &str, within: Duration) {
+        wait_reason_of(&self.raw_fvs(), names, status, reason, within).await;
+    }
+
+    /// Waits until every FerrVaultConnection in `names` has Ready `status`/`reason`.
+    pub async fn wait_connection_reason(
+        &self,
+        names: &[String],
+        status: &str,
+        reason: &str,
+        within: Duration,
+    ) {
+        wait_reason_of(&self.raw_fvc(), names, status, reason, within).await;
+    }
+
+    /// Asserts that the target Secret `name` holds exactly the vault's two keys and values.
+    pub async fn assert_synced_target(&self, name: &str) {
+        let secret = self
+            .secrets()
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("target {name}: {e}"));
+        let data = secret.data.unwrap_or_default();
+        let value = |key: &str| data.get(key).map(|v| v.0.as_slice());
+        assert!(
+            value("DB_URL") == Some(DB_URL.as_bytes()) && value("API_KEY") == Some(API_KEY.as_bytes()),
+            "target {name} does not hold the vault's values (keys: {:?})",
+            data.keys().collect::<Vec<_>>()
+        );
+    }
+
+    /// Reveal requests the FerrVault simulator received for [`VAULT`].
+    pub fn vault_requests(&self) -> u64 {
+        self.fv.stats().total.vaults.get(VAULT).copied().unwrap_or(0)
+    }
+
+    /// Events, FerrVaultSecret and FerrVaultConnection statuses, and the simulators' own
+    /// accounting, for the leak scan.
+    pub async fn evidence(&self) -> Evidence {
+        let mut evidence = Evidence::default();
+        let events = Api::<Event>::all(self.client.clone())
+            .list(&ListParams::default())
+            .await
+            .expect("list Events");
+        evidence.add(
+            "events",
+            serde_json::to_string(&events.items).expect("Events serialise"),
+        );
+        let fvs = self
+            .raw_fvs()
+            .list(&ListParams::default())
+            .await
+            .expect("list fvs");
+        let statuses: Vec<_> = fvs.items.iter().map(|cr| cr.data.get("status")).collect();
+        evidence.add(
+            "FerrVaultSecret statuses",
+            serde_json::to_string(&statuses).expect("serialise"),
+        );
+        let fvc = self
+            .raw_fvc()
+            .list(&ListParams::default())
+            .await
+            .expect("list fvc");
+        let statuses: Vec<_> = fvc.items.iter().map(|c| c.data.get("status")).collect();
+        evidence.add(
+            "FerrVaultConnection statuses",
+            serde_json::to_string(&statuses).expect("serialise"),
+        );
+        evidence.add(
+            "kube audit",
+            serde_json::to_string(&self.kube.audit()).expect("serialise"),
+        );
+        evidence
+    }
+}
+
+/// Every object's Ready condition by name (`None`: no condition yet), read untyped from `api`.
+async fn ready_conditions_of(api: &Api<DynamicObject>) -> BTreeMap<String, Option<Condition>> {
+    api.list(&ListParams::default())
+        .await
+        .expect("list custom resources")
+        .items
+        .into_iter()
+        .map(|cr| {
+            let name = cr.metadata.name.clone().unwrap_or_default();
+            let conditions: Vec<Condition> = cr
+                .data
+                .pointer("/status/conditions")
+                .and_then(|c| serde_json::from_value(c.clone()).ok())
+                .unwrap_or_default();
+            (name, ready(Some(&conditions)).cloned())
+        })
+        .collect()
+}
+
+/// Waits until every object of `api` in `names` has Ready `status`/`reason`.
+async fn wait_reason_of(
+    api: &Api<DynamicObject>,
+    names: &[String],
+    status: &str,
+    reason: &str,
+    within: Duration,
+) {
+    poll_until(
+        &format!("{} objects Ready={status} reason {reason}", names.len()),
+        within,
+        || async {
+            let conditions = ready_conditions_of(api).await;
+            let pending: Vec<String> = names
+                .iter()
+                .filter(|name| {
+                    !matches!(conditions.get(*name), Some(Some(c)) if c.status == status && c.reason == reason)
+                })
+                .map(|name| format!("{name}: {:?}", conditions.get(name).cloned().flatten().map(|c| (c.status, c.reason))))
+                .collect();
+            if pending.is_empty() { Ok(()) } else { Err(format!("{} pending, e.g. {:?}", pending.len(), &pending[..pending.len().min(5)])) }
+        },
+    )
+    .await;
+}
