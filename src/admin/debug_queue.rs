@@ -4,7 +4,7 @@
 use controller_actors::{queue_state::KeyInfo, queue_view::QueueStats};
 use serde_json::{Value, json};
 
-use crate::{ferrvault::LimiterSnapshot, reconcile::messages::redact_userinfo};
+use crate::{ferrvault::LimiterSnapshot, reconcile::rules::messages::redact_userinfo};
 
 /// One controller's queue as collected by the handler.
 pub struct QueueReport {

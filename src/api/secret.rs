@@ -17,7 +17,7 @@ use super::common::{ConnectionRef, conditions_schema};
 
 /// Pattern of `spec.refreshInterval`: Go `time.Duration` syntax without a sign (a sequence of
 /// decimal numbers each with a unit `ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`; or a bare `0`).
-/// `reconcile::duration::parse_go_duration` accepts exactly this language.
+/// `reconcile::rules::duration::parse_go_duration` accepts exactly this language.
 pub const GO_DURATION_PATTERN: &str = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
 
 /// The CRD default of `spec.refreshInterval`.

@@ -26,7 +26,7 @@ use crate::{
         Sources,
         server::{Addresses, ServeError, Servers},
     },
-    reconcile::operator::{self, OperatorSettings},
+    reconcile::{operator, settings::OperatorSettings},
 };
 
 /// Why `run` stopped with an error; each maps to an exit code.

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::{
     ferrvault::{ClientConfig, FerrVault},
-    reconcile::duration::format_go_duration,
+    reconcile::rules::duration::format_go_duration,
 };
 
 /// Where the in-cluster namespace of the pod's ServiceAccount is mounted.

@@ -30,14 +30,17 @@ use tokio::time::Instant;
 use tracing::{Instrument, info, info_span};
 
 use super::{
-    conditions::{ConditionUpdate, find_condition, upsert_condition},
     context::Context,
     events::EventKind,
-    finalizer,
-    guards::DELETION_BLOCKED_REQUEUE,
     invalid_spec,
-    kube_errors::{api_error, kube_error_text},
-    messages, token,
+    kube_errors::{KubeAction, KubeFailure},
+    prologue::{self, Start},
+    rules::{
+        conditions::{ConditionUpdate, find_condition, upsert_condition},
+        guards::DELETION_BLOCKED_REQUEUE,
+        messages,
+    },
+    token,
 };
 use crate::api::{
     ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
@@ -59,38 +62,26 @@ impl ConnectionReconciler {
         Self { ctx }
     }
 
-    async fn run(&self, key: &ObjectKey, rc: &ReconcileContext) -> Outcome {
+    async fn run(&self, key: &ObjectKey, rc: &ReconcileContext) -> Result<Outcome, KubeFailure> {
         let ctx = &self.ctx;
         let namespace = key.namespace.clone().unwrap_or_default();
         let api: Api<Lenient<FerrVaultConnection>> = Api::namespaced(ctx.client.clone(), &namespace);
-        let connection = match api.get_opt(&key.name).await {
-            Ok(Some(c)) => c,
-            Ok(None) => {
-                ctx.metrics.forget_connection(&namespace, &key.name);
-                ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
-                return Outcome::done();
-            }
-            Err(e) => return api_error(format!("read FerrVaultConnection: {}", kube_error_text(&e))),
-        };
-        if connection.meta().deletion_timestamp.is_some() {
-            return self.on_delete(&api, &connection).await;
-        }
-        let connection = if finalizer::has_finalizer(&connection, CONNECTION_FINALIZER) {
-            connection
-        } else {
-            match finalizer::add(&api, &connection, CONNECTION_FINALIZER).await {
-                Ok(updated) => updated,
-                Err(e) => return api_error(format!("add finalizer: {}", kube_error_text(&e))),
-            }
-        };
-        let connection = match connection {
-            Lenient::Valid(connection) => connection,
-            Lenient::Invalid(invalid) => {
-                ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
-                ctx.metrics.set_connection_ready(&namespace, &key.name, false);
-                return invalid_spec::report(ctx, &api, &invalid).await;
-            }
-        };
+        let connection =
+            match prologue::start(&api, "FerrVaultConnection", &key.name, CONNECTION_FINALIZER).await? {
+                Start::Valid(connection) => connection,
+                Start::Gone => {
+                    ctx.metrics.forget_connection(&namespace, &key.name);
+                    ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                    return Ok(Outcome::done());
+                }
+                Start::Deleting(connection) => return self.on_delete(&api, &connection).await,
+                Start::Invalid(invalid) => {
+                    ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                    ctx.metrics.set_connection_ready(&namespace, &key.name, false);
+                    invalid_spec::report(ctx, &api, &invalid).await?;
+                    return Ok(Outcome::done());
+                }
+            };
         let previous = connection.status.clone().unwrap_or_default();
         if spec_changed_since_last_probe(&previous, connection.meta().generation) {
             ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
@@ -100,7 +91,7 @@ impl ConnectionReconciler {
             Ok(()) => (true, Reason::Reachable, messages::reachable(&connection.spec.url)),
             Err(Probe::RateLimited(retry_after)) => {
                 info!(?retry_after, "probe rate limited, condition left as-is");
-                return Outcome::RateLimited { retry_after };
+                return Ok(Outcome::RateLimited { retry_after });
             }
             Err(Probe::Failed(reason, message)) => (false, reason, message),
         };
@@ -117,11 +108,9 @@ impl ConnectionReconciler {
             ),
             Timestamp::now(),
         );
-        if let Err(e) = write_status(&api, &key.name, &status).await {
-            return api_error(format!("update status: {}", kube_error_text(&e)));
-        }
+        write_status(&api, &key.name, &status).await?;
         ctx.metrics.set_connection_ready(&namespace, &key.name, holds);
-        Outcome::done_refresh_in(ctx.settings.connection_probe_interval)
+        Ok(Outcome::done_refresh_in(ctx.settings.connection_probe_interval))
     }
 
     async fn probe(&self, connection: &FerrVaultConnection, deadline: Instant) -> Result<(), Probe> {
@@ -145,7 +134,7 @@ impl ConnectionReconciler {
         &self,
         api: &Api<Lenient<FerrVaultConnection>>,
         connection: &Lenient<FerrVaultConnection>,
-    ) -> Outcome {
+    ) -> Result<Outcome, KubeFailure> {
         let ctx = &self.ctx;
         let (namespace, name) = (connection.namespace().unwrap_or_default(), connection.name_any());
         ctx.ferrvault.invalidate_oidc(&namespace, &name);
@@ -153,27 +142,21 @@ impl ConnectionReconciler {
         // counts as no dependant (its reference is unreadable, and it does not need the
         // connection to be deleted itself).
         let secrets: Api<Lenient<FerrVaultSecret>> = Api::namespaced(ctx.client.clone(), &namespace);
-        let dependants = match secrets.list(&ListParams::default()).await {
-            Ok(list) => {
-                let mut names: Vec<String> = list
-                    .items
-                    .iter()
-                    .filter(|s| s.valid().is_some_and(|s| s.spec.connection_ref.name == name))
-                    .map(ResourceExt::name_any)
-                    .collect();
-                names.sort();
-                names
-            }
-            Err(e) => return api_error(format!("list FerrVaultSecrets: {}", kube_error_text(&e))),
-        };
+        let mut dependants: Vec<String> = secrets
+            .list(&ListParams::default())
+            .await
+            .map_err(KubeFailure::during(KubeAction::ListDependants))?
+            .items
+            .iter()
+            .filter(|s| s.valid().is_some_and(|s| s.spec.connection_ref.name == name))
+            .map(ResourceExt::name_any)
+            .collect();
+        dependants.sort();
         if dependants.is_empty() {
             info!("no dependants remain, removing finalizer");
             ctx.metrics.forget_connection(&namespace, &name);
-            ctx.events.forget(&connection.uid().unwrap_or_default());
-            if let Err(e) = finalizer::remove(api, connection, CONNECTION_FINALIZER).await {
-                return api_error(format!("remove finalizer: {}", kube_error_text(&e)));
-            }
-            return Outcome::done();
+            prologue::release(ctx, api, connection, CONNECTION_FINALIZER).await?;
+            return Ok(Outcome::done());
         }
         let message = messages::deletion_blocked(&dependants);
         info!(dependants = dependants.len(), "delete blocked");
@@ -195,13 +178,11 @@ impl ConnectionReconciler {
             ),
             Timestamp::now(),
         );
-        if let Err(e) = write_status(api, &name, &status).await {
-            return api_error(format!("update status: {}", kube_error_text(&e)));
-        }
+        write_status(api, &name, &status).await?;
         ctx.events
             .publish(&connection.object_ref(&()), EventKind::DeletionBlocked, message)
             .await;
-        Outcome::RequeueAfter(DELETION_BLOCKED_REQUEUE)
+        Ok(Outcome::RequeueAfter(DELETION_BLOCKED_REQUEUE))
     }
 }
 
@@ -211,7 +192,9 @@ impl Reconciler for ConnectionReconciler {
             "reconcile",
             ferrvaultconnection = %format!("{}/{}", key.namespace.as_deref().unwrap_or_default(), key.name)
         );
-        self.run(key, rc).instrument(span).await
+        async { self.run(key, rc).await.unwrap_or_else(Outcome::from) }
+            .instrument(span)
+            .await
     }
 }
 
@@ -236,8 +219,9 @@ async fn write_status(
     api: &Api<Lenient<FerrVaultConnection>>,
     name: &str,
     status: &FerrVaultConnectionStatus,
-) -> Result<(), kube::Error> {
+) -> Result<(), KubeFailure> {
     api.patch_status(name, &patch_params(), &Patch::Merge(json!({ "status": status })))
         .await
         .map(|_| ())
+        .map_err(KubeFailure::during(KubeAction::WriteStatus("")))
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::ferrvault::FerrVault;
 
-use super::{events::EventSink, metrics::SyncMetrics, operator::OperatorSettings, watches::OwnWrites};
+use super::{events::EventSink, metrics::SyncMetrics, own_writes::OwnWrites, settings::OperatorSettings};
 
 /// The shared context of both reconcilers (controller-rs's `Context`).
 pub struct Context {

@@ -10,7 +10,6 @@
 
 use std::fmt::Debug;
 
-use controller_actors::reconciler::Outcome;
 use jiff::Timestamp;
 use kube::{Api, Resource, ResourceExt, api::Patch};
 use serde::de::DeserializeOwned;
@@ -18,19 +17,27 @@ use serde_json::json;
 use tracing::warn;
 
 use super::{
-    conditions::{ConditionUpdate, upsert_condition},
     context::Context,
     events::EventKind,
-    kube_errors::{api_error, kube_error_text},
-    messages,
+    kube_errors::{KubeAction, KubeFailure},
+    rules::{
+        conditions::{ConditionUpdate, upsert_condition},
+        messages,
+    },
 };
 use crate::api::{ConditionStatus, InvalidObject, Lenient, Reason};
 use crate::reconcile::field_manager::patch_params;
 
-/// Writes `InvalidSpec` into the status of `invalid` and publishes its Event; returns the
-/// pass's outcome: done with no timer, or the retried API-error outcome when the status write
-/// failed.
-pub async fn report<K>(ctx: &Context, api: &Api<Lenient<K>>, invalid: &InvalidObject) -> Outcome
+/// Writes `InvalidSpec` into the status of `invalid` and publishes its Event. The pass is then
+/// done with no timer: only an edit (a new generation, a watch event) can fix the object.
+///
+/// # Errors
+/// The status write failed.
+pub async fn report<K>(
+    ctx: &Context,
+    api: &Api<Lenient<K>>,
+    invalid: &InvalidObject,
+) -> Result<(), KubeFailure>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
@@ -50,15 +57,12 @@ where
     let object = Lenient::<K>::Invalid(invalid.clone());
     if conditions != invalid.conditions {
         let body = json!({ "status": { "conditions": conditions } });
-        if let Err(e) = api
-            .patch_status(&object.name_any(), &patch_params(), &Patch::Merge(&body))
+        api.patch_status(&object.name_any(), &patch_params(), &Patch::Merge(&body))
             .await
-        {
-            return api_error(format!("update status with InvalidSpec: {}", kube_error_text(&e)));
-        }
+            .map_err(KubeFailure::during(KubeAction::WriteStatus("InvalidSpec")))?;
     }
     ctx.events
         .publish(&object.object_ref(&()), EventKind::InvalidSpec, message)
         .await;
-    Outcome::done()
+    Ok(())
 }

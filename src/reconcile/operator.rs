@@ -7,46 +7,21 @@
 //! - Metrics are registered once, in [`Operator::new`]; `install` may be called again (a new
 //!   runtime after a restart) without registering twice.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use controller_actors::runtime::RuntimeBuilder;
 use prometheus_client::registry::Registry;
 
 use super::{
-    connection::ConnectionReconciler, context::Context, events::EventSink, metrics::SyncMetrics,
-    secret::SecretReconciler, watches,
+    connection::ConnectionReconciler,
+    context::Context,
+    events::EventSink,
+    metrics::SyncMetrics,
+    secret::SecretReconciler,
+    settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
+    watches,
 };
-use crate::ferrvault::{self, ClientConfig, FerrVault};
-
-/// Controller name of the FerrVaultSecret reconciler (keys, metric labels).
-pub const SECRET_CONTROLLER: &str = "ferrvaultsecret";
-/// Controller name of the FerrVaultConnection reconciler (keys, metric labels).
-pub const CONNECTION_CONTROLLER: &str = "ferrvaultconnection";
-
-/// What the `run` flags decide for the reconcilers.
-#[derive(Clone, Debug)]
-pub struct OperatorSettings {
-    /// `--default-refresh-interval` (1h): used only when `spec.refreshInterval` is empty, which
-    /// needs the CRD default bypassed; an invalid value is reported, never replaced by this.
-    pub default_refresh_interval: Duration,
-    /// `--connection-probe-interval` (10m): how often a connection is re-probed.
-    pub connection_probe_interval: Duration,
-    /// `--watch-namespace`: watch and reconcile only this namespace; `None` is cluster-wide.
-    pub watch_namespace: Option<String>,
-    /// Pacing, timeouts and retries of the FerrVault client (rate and burst per credential).
-    pub ferrvault: ClientConfig,
-}
-
-impl Default for OperatorSettings {
-    fn default() -> Self {
-        Self {
-            default_refresh_interval: Duration::from_secs(3600),
-            connection_probe_interval: super::guards::DEFAULT_CONNECTION_PROBE_INTERVAL,
-            watch_namespace: None,
-            ferrvault: ClientConfig::default(),
-        }
-    }
-}
+use crate::ferrvault::{self, FerrVault};
 
 /// The operator's reconcilers and their shared context. Cheap to clone.
 #[derive(Clone)]

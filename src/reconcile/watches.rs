@@ -28,8 +28,8 @@ use kube::{
     runtime::{reflector::Store, watcher},
 };
 
-use super::operator::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
 pub use super::own_writes::OwnWrites;
+use super::settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
 use crate::api::{
     ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient,
     names::{CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},

@@ -8,7 +8,7 @@ use ferrvault_operator::{
         samples::{CLOUD_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TRANSFORMS},
         secret::GO_DURATION_PATTERN,
     },
-    reconcile::duration::parse_go_duration,
+    reconcile::rules::duration::parse_go_duration,
 };
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
 use serde::de::DeserializeOwned;

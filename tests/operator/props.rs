@@ -6,7 +6,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use ferrvault_operator::{
     api::{Transform, TransformType, secret::GO_DURATION_PATTERN},
-    reconcile::{
+    reconcile::rules::{
         SecretData,
         duration::{DurationProblem, format_go_duration, parse_go_duration},
         transforms::apply_transforms,

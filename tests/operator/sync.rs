@@ -9,7 +9,7 @@ use ferrvault_operator::{
         FerrVaultSecretSpec, SecretSelector,
         names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
     },
-    reconcile::{content_hash::content_hash, field_manager::FIELD_MANAGER},
+    reconcile::{field_manager::FIELD_MANAGER, rules::content_hash::content_hash},
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kube::{

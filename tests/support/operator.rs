@@ -18,7 +18,7 @@ use ferrvault_operator::{
         SecretKeyRef, crdgen,
     },
     ferrvault::{ClientConfig, RetryPolicy},
-    reconcile::operator::{Operator, OperatorSettings},
+    reconcile::{operator::Operator, settings::OperatorSettings},
 };
 use ferrvault_sim::{
     ferrvault::{FerrVaultSim, SimConfig},

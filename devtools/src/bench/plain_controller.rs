@@ -36,8 +36,8 @@ use ferrvault_operator::{
         context::Context,
         events::EventSink,
         metrics::SyncMetrics,
-        operator::{OperatorSettings, SECRET_CONTROLLER},
         secret::SecretReconciler,
+        settings::{OperatorSettings, SECRET_CONTROLLER},
     },
 };
 

@@ -34,7 +34,7 @@ use ferrvault_operator::{
         run::{OperatorProcess, RunError},
         settings::{ProcessEnv, RunSettings},
     },
-    reconcile::duration::parse_go_duration,
+    reconcile::rules::duration::parse_go_duration,
 };
 use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
 

@@ -7,7 +7,10 @@ use controller_actors::reconciler::Outcome;
 use crate::{
     api::Reason,
     ferrvault::FerrVaultError,
-    reconcile::guards::{RequeueCase, requeue_after},
+    reconcile::{
+        kube_errors::KubeFailure,
+        rules::guards::{RequeueCase, requeue_after},
+    },
 };
 
 /// A failure reported through status: Ready=False with `reason`, retried per `case`.
@@ -37,7 +40,13 @@ pub(super) enum Stop {
     /// Throttled: no status write.
     RateLimited(Option<Duration>),
     /// A Kubernetes API call outside the reported steps failed: retried with backoff.
-    Api(String),
+    Kube(KubeFailure),
+}
+
+impl From<KubeFailure> for Stop {
+    fn from(failure: KubeFailure) -> Self {
+        Stop::Kube(failure)
+    }
 }
 
 impl From<Failure> for Stop {

@@ -10,9 +10,10 @@ use crate::{
     ferrvault::{KeySelector, RevealRequest, RevealScope, Revealed},
     reconcile::{
         context::Context,
-        guards::{RequeueCase, missing_cloud_scope},
         kube_errors::kube_error_text,
-        messages, token,
+        rules::guards::{RequeueCase, missing_cloud_scope},
+        rules::messages,
+        token,
     },
 };
 

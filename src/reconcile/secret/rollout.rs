@@ -18,7 +18,7 @@ use crate::{
     api::{RolloutTarget, WorkloadKind},
     reconcile::{
         kube_errors::{is_not_found, kube_error_text},
-        rollout_rules::{restart_patch, workload_needs_restart},
+        rules::rollout_rules::{restart_patch, workload_needs_restart},
     },
 };
 

@@ -27,7 +27,7 @@ use crate::{
         FerrVaultSecret,
         names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
     },
-    reconcile::SecretData,
+    reconcile::rules::SecretData,
 };
 
 /// Largest content written to a Secret: the API server refuses Secrets over 1 MiB.

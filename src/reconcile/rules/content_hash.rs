@@ -27,7 +27,7 @@ pub fn content_hash(data: &SecretData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::secret_data_from_strings;
+    use crate::reconcile::rules::secret_data_from_strings;
 
     fn data(pairs: &[(&str, &str)]) -> SecretData {
         secret_data_from_strings(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))

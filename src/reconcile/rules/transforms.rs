@@ -19,7 +19,10 @@ use base64::{
     engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig},
 };
 
-use super::{SecretData, json_expand};
+use super::{
+    SecretData,
+    json_expand::{self, ExpandFailure},
+};
 use crate::api::{Transform, TransformType};
 
 /// A transform that failed: which one, and why.
@@ -52,15 +55,9 @@ pub enum TransformFailure {
     /// `jsonExpand` without a non-empty `key`.
     #[error("jsonExpand requires `key`")]
     JsonExpandNeedsKey,
-    /// `jsonExpand` of a value that does not parse as JSON.
-    #[error("key {0:?}: not valid JSON")]
-    NotJson(String),
-    /// `jsonExpand` of valid JSON that is not an object.
-    #[error("key {0:?}: JSON value is not an object")]
-    NotJsonObject(String),
-    /// A flattened `jsonExpand` key that already exists.
-    #[error("expanded key {0:?} collides with existing key")]
-    ExpandedKeyCollides(String),
+    /// `jsonExpand` failed on its value.
+    #[error(transparent)]
+    JsonExpand(#[from] ExpandFailure),
 }
 
 /// Applies `transforms` in order to a copy of `input`.
@@ -91,7 +88,7 @@ fn apply_one(data: SecretData, transform: &Transform) -> Result<SecretData, Tran
         },
         TransformType::Base64Decode => base64_decode(data, &transform.keys),
         TransformType::JsonExpand => match non_empty(&transform.key) {
-            Some(key) => json_expand::expand(data, key),
+            Some(key) => Ok(json_expand::expand(data, key)?),
             None => Err(TransformFailure::JsonExpandNeedsKey),
         },
         TransformType::Unknown => Err(TransformFailure::UnknownType),

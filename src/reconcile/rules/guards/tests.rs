@@ -1,5 +1,5 @@
 use super::*;
-use crate::reconcile::secret_data_from_strings;
+use crate::reconcile::rules::secret_data_from_strings;
 
 fn data(keys: &[&str]) -> SecretData {
     secret_data_from_strings(keys.iter().map(|k| (k.to_string(), "v".to_string())))

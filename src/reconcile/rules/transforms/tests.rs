@@ -1,5 +1,5 @@
 use super::*;
-use crate::reconcile::secret_data_from_strings;
+use crate::reconcile::rules::secret_data_from_strings;
 
 fn data(pairs: &[(&str, &str)]) -> SecretData {
     secret_data_from_strings(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))

@@ -10,27 +10,39 @@
 
 use serde_json::{Map, Value};
 
-use super::{SecretData, transforms::TransformFailure};
+use super::SecretData;
+
+/// Why `jsonExpand` failed. Texts follow the Go operator's; key names only, never values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandFailure {
+    /// The value does not parse as JSON.
+    #[error("key {0:?}: not valid JSON")]
+    NotJson(String),
+    /// Valid JSON that is not an object.
+    #[error("key {0:?}: JSON value is not an object")]
+    NotJsonObject(String),
+    /// A flattened key that already exists.
+    #[error("expanded key {0:?} collides with existing key")]
+    ExpandedKeyCollides(String),
+}
 
 /// Expands `key` in `data`; see the module guarantees.
 ///
 /// # Errors
-/// [`TransformFailure::NotJson`], [`TransformFailure::NotJsonObject`] or
-/// [`TransformFailure::ExpandedKeyCollides`]; none of them quotes the value.
-pub fn expand(mut data: SecretData, key: &str) -> Result<SecretData, TransformFailure> {
+/// An [`ExpandFailure`]; none of them quotes the value.
+pub fn expand(mut data: SecretData, key: &str) -> Result<SecretData, ExpandFailure> {
     let Some(raw) = data.remove(key) else {
         return Ok(data);
     };
-    let parsed: Value =
-        serde_json::from_slice(&raw).map_err(|_| TransformFailure::NotJson(key.to_owned()))?;
+    let parsed: Value = serde_json::from_slice(&raw).map_err(|_| ExpandFailure::NotJson(key.to_owned()))?;
     let Value::Object(object) = parsed else {
-        return Err(TransformFailure::NotJsonObject(key.to_owned()));
+        return Err(ExpandFailure::NotJsonObject(key.to_owned()));
     };
     flatten(&key.to_uppercase(), &object, &mut data)?;
     Ok(data)
 }
 
-fn flatten(prefix: &str, object: &Map<String, Value>, out: &mut SecretData) -> Result<(), TransformFailure> {
+fn flatten(prefix: &str, object: &Map<String, Value>, out: &mut SecretData) -> Result<(), ExpandFailure> {
     let mut entries: Vec<_> = object.iter().collect();
     entries.sort_by(|a, b| a.0.cmp(b.0));
     for (subkey, value) in entries {
@@ -39,7 +51,7 @@ fn flatten(prefix: &str, object: &Map<String, Value>, out: &mut SecretData) -> R
             Value::Object(inner) => flatten(&name, inner, out)?,
             leaf => {
                 if out.contains_key(&name) {
-                    return Err(TransformFailure::ExpandedKeyCollides(name));
+                    return Err(ExpandFailure::ExpandedKeyCollides(name));
                 }
                 out.insert(name, leaf_text(leaf).into_bytes());
             }
@@ -93,7 +105,7 @@ fn go_shortest_g(float: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::secret_data_from_strings;
+    use crate::reconcile::rules::secret_data_from_strings;
 
     fn one(key: &str, value: &str) -> SecretData {
         secret_data_from_strings([(key.to_owned(), value.to_owned())])
@@ -140,7 +152,7 @@ mod tests {
     #[test]
     fn json_expand_should_refuse_invalid_json_and_non_objects_without_quoting_the_value() {
         let err = expand(one("db", "{not json secret-value"), "db").unwrap_err();
-        assert_eq!(err, TransformFailure::NotJson("db".into()));
+        assert_eq!(err, ExpandFailure::NotJson("db".into()));
         assert!(!err.to_string().contains("secret-value"));
         let err = expand(one("db", r#"["secret-value"]"#), "db").unwrap_err();
         assert_eq!(err.to_string(), r#"key "db": JSON value is not an object"#);
@@ -160,6 +172,6 @@ mod tests {
     #[test]
     fn json_expand_should_refuse_two_subkeys_that_flatten_to_the_same_name() {
         let err = expand(one("x", r#"{"a_b":"1","a":{"b":"2"}}"#), "x").unwrap_err();
-        assert_eq!(err, TransformFailure::ExpandedKeyCollides("X_A_B".into()));
+        assert_eq!(err, ExpandFailure::ExpandedKeyCollides("X_A_B".into()));
     }
 }

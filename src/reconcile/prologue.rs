@@ -1,0 +1,94 @@
+//! The first steps both reconcilers share: read the object leniently, put our finalizer on it
+//! (the same pass then continues), and single out an object whose spec does not match its type.
+//!
+//! # Guarantees
+//! - A missing object is [`Start::Gone`]: nothing is written.
+//! - An object being deleted is handed back untouched as [`Start::Deleting`] (each controller
+//!   has its own cleanup), and [`release`] completes it.
+//! - Only a [`Start::Valid`] object carries our finalizer for sure: the finalizer is added before
+//!   anything else is written, so no target outlives its FerrVaultSecret.
+//! - An object that bypassed the CRD schema is [`Start::Invalid`]: its finalizer is added too,
+//!   so its deletion runs the same cleanup, and it never blocks its own deletion.
+
+use std::fmt::Debug;
+
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+use super::{
+    context::Context,
+    finalizer,
+    kube_errors::{KubeAction, KubeFailure},
+};
+use crate::api::{InvalidObject, Lenient};
+
+/// Where the shared first steps leave a pass.
+pub enum Start<K> {
+    /// The object no longer exists.
+    Gone,
+    /// Its deletion was requested; our finalizer still holds it.
+    Deleting(Lenient<K>),
+    /// It does not match its type (it bypassed the CRD schema): report `InvalidSpec`.
+    Invalid(InvalidObject),
+    /// A valid object carrying our finalizer.
+    Valid(K),
+}
+
+/// Reads `name` through `api` and completes the shared first steps for `finalizer`.
+///
+/// # Errors
+/// The read or the finalizer patch failed (a 409 when the object changed meanwhile).
+pub async fn start<K>(
+    api: &Api<Lenient<K>>,
+    kind: &'static str,
+    name: &str,
+    finalizer: &str,
+) -> Result<Start<K>, KubeFailure>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let Some(object) = api
+        .get_opt(name)
+        .await
+        .map_err(KubeFailure::during(KubeAction::Read(kind)))?
+    else {
+        return Ok(Start::Gone);
+    };
+    if object.meta().deletion_timestamp.is_some() {
+        return Ok(Start::Deleting(object));
+    }
+    let object = if finalizer::has_finalizer(&object, finalizer) {
+        object
+    } else {
+        finalizer::add(api, &object, finalizer)
+            .await
+            .map_err(KubeFailure::during(KubeAction::AddFinalizer))?
+    };
+    Ok(match object {
+        Lenient::Valid(object) => Start::Valid(object),
+        Lenient::Invalid(invalid) => Start::Invalid(invalid),
+    })
+}
+
+/// Completes the deletion of `object`: forgets its Event history and removes `finalizer`
+/// (already gone is fine).
+///
+/// # Errors
+/// The finalizer patch failed.
+pub async fn release<K>(
+    ctx: &Context,
+    api: &Api<Lenient<K>>,
+    object: &Lenient<K>,
+    finalizer: &str,
+) -> Result<(), KubeFailure>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    ctx.events.forget(&object.uid().unwrap_or_default());
+    if !finalizer::has_finalizer(object, finalizer) {
+        return Ok(());
+    }
+    finalizer::remove(api, object, finalizer)
+        .await
+        .map_err(KubeFailure::during(KubeAction::RemoveFinalizer))
+}

@@ -1,0 +1,166 @@
+//! FerrVaultSecret status: how each outcome of a pass changes it.
+//!
+//! # Guarantees
+//! - Failures keep `lastSyncedAt`, `syncedKeys` and `lastRolloutHash` of the last good sync
+//!   and do not stamp `status.observedGeneration` (reference §3.3); the MissingKeys guard does.
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::{
+    conditions::{ConditionUpdate, remove_condition, upsert_condition},
+    messages,
+};
+use crate::api::{ConditionStatus, ConditionType, FerrVaultSecretStatus, Reason};
+
+/// The status after a failure with `reason`: Ready=False, the rest of the last good sync kept.
+pub fn after_failure(
+    previous: &FerrVaultSecretStatus,
+    reason: Reason,
+    message: String,
+    generation: Option<i64>,
+    now: Timestamp,
+) -> FerrVaultSecretStatus {
+    let mut status = previous.clone();
+    upsert_condition(
+        &mut status.conditions,
+        ConditionUpdate::ready(ConditionStatus::False, reason, message, generation),
+        now,
+    );
+    status
+}
+
+/// What a sync that wrote (or confirmed) the target produced.
+pub struct SyncedState {
+    /// Keys in the target, sorted.
+    pub synced_keys: Vec<String>,
+    /// Requested keys absent upstream, sorted.
+    pub missing_keys: Vec<String>,
+    /// The target's name.
+    pub target: String,
+    /// `status.lastRolloutHash` after the rollout step.
+    pub last_rollout_hash: Option<String>,
+    /// `None` without rollout targets; else the first restart failure, if any.
+    pub rollout: Option<Option<String>>,
+}
+
+/// The status after a sync that wrote the target.
+pub fn after_sync(
+    previous: &FerrVaultSecretStatus,
+    state: SyncedState,
+    generation: Option<i64>,
+    now: Timestamp,
+) -> FerrVaultSecretStatus {
+    let mut status = previous.clone();
+    let ready_update = if state.missing_keys.is_empty() {
+        ConditionUpdate::ready(
+            ConditionStatus::True,
+            Reason::Synced,
+            messages::synced(state.synced_keys.len(), &state.target),
+            generation,
+        )
+    } else {
+        ConditionUpdate::ready(
+            ConditionStatus::False,
+            Reason::MissingKeys,
+            messages::missing_keys(&state.missing_keys),
+            generation,
+        )
+    };
+    upsert_condition(&mut status.conditions, ready_update, now);
+    match state.rollout {
+        None => remove_condition(&mut status.conditions, ConditionType::RolloutRestarted),
+        Some(first_error) => {
+            let (holds, reason, message) = match first_error {
+                None => (true, Reason::UpToDate, messages::ROLLOUT_UP_TO_DATE.to_owned()),
+                Some(error) => (false, Reason::RolloutFailed, error),
+            };
+            upsert_condition(
+                &mut status.conditions,
+                ConditionUpdate {
+                    type_: ConditionType::RolloutRestarted,
+                    status: ConditionStatus::from_bool(holds),
+                    reason,
+                    message,
+                    observed_generation: generation,
+                },
+                now,
+            );
+        }
+    }
+    status.last_synced_at = Some(Time(now));
+    status.synced_keys = state.synced_keys;
+    status.missing_keys = state.missing_keys;
+    status.observed_generation = generation;
+    status.last_rollout_hash = state.last_rollout_hash;
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synced(rollout: Option<Option<String>>) -> SyncedState {
+        SyncedState {
+            synced_keys: vec!["A".into()],
+            missing_keys: vec![],
+            target: "app".into(),
+            last_rollout_hash: Some("h".into()),
+            rollout,
+        }
+    }
+
+    #[test]
+    fn failure_should_keep_the_last_good_sync_and_not_stamp_observed_generation() {
+        let good = after_sync(
+            &FerrVaultSecretStatus::default(),
+            synced(None),
+            Some(1),
+            Timestamp::UNIX_EPOCH,
+        );
+        let failed = after_failure(
+            &good,
+            Reason::Unreachable,
+            "down".into(),
+            Some(2),
+            Timestamp::UNIX_EPOCH,
+        );
+        assert_eq!(failed.synced_keys, good.synced_keys);
+        assert_eq!(failed.last_synced_at, good.last_synced_at);
+        assert_eq!(failed.observed_generation, Some(1));
+        let ready = &failed.conditions[0];
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("False", "Unreachable")
+        );
+        assert_eq!(ready.observed_generation, Some(2));
+    }
+
+    #[test]
+    fn rollout_condition_should_follow_the_rollout_and_go_with_its_targets() {
+        let failed = after_sync(
+            &FerrVaultSecretStatus::default(),
+            synced(Some(Some("Deployment \"web\" not found".into()))),
+            Some(1),
+            Timestamp::UNIX_EPOCH,
+        );
+        let rollout = failed
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "RolloutRestarted")
+            .unwrap();
+        assert_eq!(
+            (rollout.status.as_str(), rollout.reason.as_str()),
+            ("False", "RolloutFailed")
+        );
+        let done = after_sync(&failed, synced(Some(None)), Some(1), Timestamp::UNIX_EPOCH);
+        let rollout = done
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "RolloutRestarted")
+            .unwrap();
+        assert_eq!(rollout.reason, "UpToDate");
+        let without = after_sync(&done, synced(None), Some(1), Timestamp::UNIX_EPOCH);
+        assert!(without.conditions.iter().all(|c| c.type_ != "RolloutRestarted"));
+    }
+}

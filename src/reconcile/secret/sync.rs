@@ -1,0 +1,339 @@
+//! One sync of a valid FerrVaultSecret, up to (not including) its status write, one function per
+//! step, each returning a typed result or the [`Stop`] that ends the pass:
+//!
+//! reveal ([`reveal::reveal`]) → [`payload`] (transforms, size) → [`ownership`] (token-target
+//! guard) → [`read_target`] → [`guard_missing_keys`] → [`plan`] (content hash, desired target) →
+//! [`record_pending_rollout`] → [`write_target`] → [`announce`] → [`restart_workloads`].
+//!
+//! Any stop before [`write_target`] leaves the target as it was: workloads keep the last good
+//! values.
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, Resource, ResourceExt};
+use tokio::time::Instant;
+use tracing::{info, warn};
+
+use super::{
+    failure::{Failure, Stop},
+    reveal, rollout, status,
+    target::{self, MAX_SECRET_BYTES, Ownership},
+};
+use crate::{
+    api::{FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
+    ferrvault::Revealed,
+    reconcile::{
+        context::Context,
+        events::EventKind,
+        kube_errors::{KubeAction, KubeFailure, kube_error_text},
+        rules::{
+            SecretData,
+            content_hash::content_hash,
+            guards::{
+                MissingKeysDecision, RequeueCase, TokenTargetDecision, missing_keys_decision,
+                token_target_decision,
+            },
+            messages,
+            rollout_rules::{last_rollout_hash_after, pending_rollout_hash, rollout_due},
+            secret_data_from_strings,
+            secret_status::SyncedState,
+            transforms::apply_transforms,
+        },
+    },
+};
+
+/// What a sync that wrote (or confirmed) the target leaves for the status and the outcome.
+pub(super) struct Synced {
+    /// Someone else changed the target while we wrote it: look again soon.
+    pub(super) look_again: bool,
+    /// What the status records.
+    pub(super) state: SyncedState,
+    /// A workload restart failed (reported in status; the sync itself succeeded).
+    pub(super) rollout_failed: bool,
+}
+
+/// The values to write: transformed, and the keys FerrVault did not have.
+struct Payload {
+    data: SecretData,
+    missing: Vec<String>,
+}
+
+/// What the write will do.
+struct Plan {
+    /// The content hash of [`Payload::data`].
+    hash: String,
+    /// The content hash recorded on the target before this sync.
+    previous_hash: Option<String>,
+    /// The target as it must be.
+    desired: Secret,
+}
+
+/// Syncs `cr` (with `previous`, its status as read) before `deadline`.
+///
+/// # Errors
+/// The [`Stop`] of the first step that ended the pass.
+pub(super) async fn sync(
+    ctx: &Context,
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    deadline: Instant,
+) -> Result<Synced, Stop> {
+    let target_name = cr
+        .spec
+        .target_name(&cr.metadata.name.clone().unwrap_or_default())
+        .to_owned();
+    let (connection, revealed) = reveal::reveal(ctx, cr, deadline).await?;
+    let payload = payload(cr, revealed, &target_name)?;
+    let ownership = ownership(&connection, cr, &target_name, &payload.data)?;
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
+    let existing = read_target(&secrets, &target_name).await?;
+    guard_missing_keys(&payload, existing.as_ref(), &target_name)?;
+    let plan = plan(cr, existing.as_ref(), &target_name, &payload.data, ownership)?;
+    let recorded = record_pending_rollout(ctx, cr, previous, &plan).await?;
+    let look_again = write_target(ctx, &secrets, existing.as_ref(), &plan.desired).await?;
+    announce(ctx, cr, &payload, &plan, &target_name).await;
+    let rollout = restart_workloads(ctx, cr, &plan, recorded.as_deref()).await;
+    let rollout_failed = matches!(rollout, Some(Some(_)));
+    let has_rollout = rollout.is_some();
+    Ok(Synced {
+        look_again,
+        state: SyncedState {
+            synced_keys: payload.data.keys().cloned().collect(),
+            missing_keys: payload.missing,
+            target: target_name,
+            last_rollout_hash: last_rollout_hash_after(
+                has_rollout,
+                rollout_failed,
+                recorded.as_deref(),
+                &plan.hash,
+            ),
+            rollout,
+        },
+        rollout_failed,
+    })
+}
+
+/// The revealed values through `spec.transforms`, no larger than a Secret may be.
+fn payload(cr: &FerrVaultSecret, revealed: Revealed, target: &str) -> Result<Payload, Stop> {
+    let raw = secret_data_from_strings(revealed.secrets.into_iter().map(|(k, v)| (k, v.into_exposed())));
+    let data = apply_transforms(&raw, &cr.spec.transforms)
+        .map_err(|e| Failure::new(Reason::TransformError, e.to_string(), RequeueCase::Failed))?;
+    let size = target::payload_bytes(&data);
+    if size > MAX_SECRET_BYTES {
+        return Err(Failure::new(
+            Reason::SecretTooLarge,
+            messages::secret_too_large(size, MAX_SECRET_BYTES, target),
+            RequeueCase::Failed,
+        )
+        .into());
+    }
+    Ok(Payload {
+        data,
+        missing: revealed.missing,
+    })
+}
+
+/// Whether the target is ours to own, or the connection's own token Secret (written, never owned).
+fn ownership(
+    connection: &FerrVaultConnection,
+    cr: &FerrVaultSecret,
+    target: &str,
+    data: &SecretData,
+) -> Result<Ownership, Stop> {
+    match token_target_decision(connection.spec.token_secret_ref.as_ref(), target, data) {
+        TokenTargetDecision::Owned => Ok(Ownership::Owned),
+        TokenTargetDecision::Unowned => Ok(Ownership::Unowned),
+        TokenTargetDecision::TokenKeyMissing { key } => Err(Failure::new(
+            Reason::TokenKeyMissing,
+            messages::token_key_missing(target, &cr.spec.connection_ref.name, &key),
+            RequeueCase::KeysMissing,
+        )
+        .into()),
+    }
+}
+
+/// The target as it is now, if it exists.
+async fn read_target(secrets: &Api<Secret>, target: &str) -> Result<Option<Secret>, Stop> {
+    secrets.get_opt(target).await.map_err(|e| {
+        Failure::new(
+            Reason::SecretReadFailed,
+            format!("read Secret {target}: {}", kube_error_text(&e)),
+            RequeueCase::Failed,
+        )
+        .into()
+    })
+}
+
+/// Missing keys never overwrite an existing target (reference §3.2 guard): the pass stops with
+/// `MissingKeys` and the keys recorded.
+fn guard_missing_keys(payload: &Payload, existing: Option<&Secret>, target: &str) -> Result<(), Stop> {
+    if missing_keys_decision(&payload.missing, existing.is_some(), &payload.data)
+        != MissingKeysDecision::LeaveTargetUnchanged
+    {
+        return Ok(());
+    }
+    let mut failure = Failure::new(
+        Reason::MissingKeys,
+        messages::missing_keys_target_unchanged(&payload.missing, target),
+        RequeueCase::KeysMissing,
+    );
+    failure.missing = Some(payload.missing.clone());
+    Err(failure.into())
+}
+
+/// The content hash and the target as it must be after this sync.
+fn plan(
+    cr: &FerrVaultSecret,
+    existing: Option<&Secret>,
+    target: &str,
+    data: &SecretData,
+    ownership: Ownership,
+) -> Result<Plan, Stop> {
+    let hash = content_hash(data);
+    let desired = target::desired_target(
+        existing,
+        cr,
+        target,
+        cr.spec.target_type(),
+        data,
+        &hash,
+        ownership,
+    )
+    .map_err(|e| Failure::new(Reason::SecretWriteFailed, e.to_string(), RequeueCase::Failed))?;
+    Ok(Plan {
+        hash,
+        previous_hash: target::recorded_hash(existing),
+        desired,
+    })
+}
+
+/// Records the hash the workloads must be restarted for *before* the target changes, so a crash
+/// between the write and the restart still restarts them on the next pass; returns
+/// `status.lastRolloutHash` as it now stands.
+async fn record_pending_rollout(
+    ctx: &Context,
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    plan: &Plan,
+) -> Result<Option<String>, Stop> {
+    let recorded = previous.last_rollout_hash.clone();
+    let Some(pending) = pending_rollout_hash(
+        !cr.spec.rollout_restart.is_empty(),
+        recorded.as_deref(),
+        plan.previous_hash.as_deref(),
+        &plan.hash,
+    ) else {
+        return Ok(recorded);
+    };
+    let mut status = previous.clone();
+    status.last_rollout_hash = Some(pending.clone());
+    let api =
+        Api::<Lenient<FerrVaultSecret>>::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
+    status::write(&api, &cr.name_any(), previous, &status)
+        .await
+        .map_err(KubeFailure::during(KubeAction::WriteStatus("pending rollout")))?;
+    Ok(Some(pending))
+}
+
+/// Writes the target when it differs from `desired`; returns whether someone else changed it
+/// while we wrote (then the pass looks again soon).
+async fn write_target(
+    ctx: &Context,
+    secrets: &Api<Secret>,
+    existing: Option<&Secret>,
+    desired: &Secret,
+) -> Result<bool, Stop> {
+    if !target::needs_write(existing, desired) {
+        return Ok(false);
+    }
+    let (namespace, name) = (desired.namespace().unwrap_or_default(), desired.name_any());
+    ctx.own_writes.begin(&namespace, &name);
+    let result = target::write(secrets, existing, desired).await;
+    let version = result
+        .as_ref()
+        .ok()
+        .and_then(|written| written.metadata.resource_version.clone());
+    let look_again = ctx.own_writes.finish(&namespace, &name, version.as_deref());
+    match result {
+        Ok(_) => Ok(look_again),
+        Err(error) => {
+            let failure = KubeFailure::new(KubeAction::WriteTarget, error);
+            if failure.is_conflict() {
+                // Someone else wrote it since we read it: retried with backoff, not a failure.
+                Err(Stop::Kube(failure))
+            } else {
+                Err(Failure::new(
+                    Reason::SecretWriteFailed,
+                    format!("write Secret {name}: {}", kube_error_text(&failure.source)),
+                    RequeueCase::Failed,
+                )
+                .into())
+            }
+        }
+    }
+}
+
+/// Logs the sync and, when the content changed, publishes a `Synced` Event (hash prefix only).
+async fn announce(ctx: &Context, cr: &FerrVaultSecret, payload: &Payload, plan: &Plan, target: &str) {
+    let content_changed = plan.previous_hash.as_deref() != Some(plan.hash.as_str());
+    info!(
+        target = %target,
+        keys = payload.data.len(),
+        missing = payload.missing.len(),
+        transforms = cr.spec.transforms.len(),
+        content_changed,
+        "synced secret"
+    );
+    if content_changed {
+        let note = format!(
+            "{} (content hash {})",
+            messages::synced(payload.data.len(), target),
+            short(&plan.hash)
+        );
+        ctx.events
+            .publish(&cr.object_ref(&()), EventKind::Synced, note)
+            .await;
+    }
+}
+
+/// Restarts the workloads of `spec.rolloutRestart` that do not run this content yet, when a
+/// rollout is due. `None` without rollout targets; else the first restart failure, if any.
+async fn restart_workloads(
+    ctx: &Context,
+    cr: &FerrVaultSecret,
+    plan: &Plan,
+    recorded: Option<&str>,
+) -> Option<Option<String>> {
+    if cr.spec.rollout_restart.is_empty() {
+        return None;
+    }
+    if !rollout_due(recorded, plan.previous_hash.as_deref(), &plan.hash) {
+        return Some(None);
+    }
+    let report = rollout::restart_workloads(
+        &ctx.client,
+        &cr.namespace().unwrap_or_default(),
+        &cr.uid().unwrap_or_default(),
+        &cr.spec.rollout_restart,
+        &plan.hash,
+    )
+    .await;
+    let reference = cr.object_ref(&());
+    for workload in &report.restarted {
+        let note = format!("restarted {workload} for content hash {}", short(&plan.hash));
+        ctx.events
+            .publish(&reference, EventKind::RolloutTriggered, note)
+            .await;
+    }
+    if let Some(error) = &report.first_error {
+        warn!(error = %error, "rollout restart failed, will retry");
+        ctx.events
+            .publish(&reference, EventKind::RolloutFailed, error.clone())
+            .await;
+    }
+    Some(report.first_error)
+}
+
+/// The first 12 hex digits of a content hash, for Events.
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}

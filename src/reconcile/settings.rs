@@ -1,0 +1,37 @@
+//! What the process decides for the reconcilers: the `run` flags they read, and the names of the
+//! two controllers (work-queue keys, metric labels, watch names).
+
+use std::time::Duration;
+
+use super::rules::guards::DEFAULT_CONNECTION_PROBE_INTERVAL;
+use crate::ferrvault::ClientConfig;
+
+/// Controller name of the FerrVaultSecret reconciler (keys, metric labels).
+pub const SECRET_CONTROLLER: &str = "ferrvaultsecret";
+/// Controller name of the FerrVaultConnection reconciler (keys, metric labels).
+pub const CONNECTION_CONTROLLER: &str = "ferrvaultconnection";
+
+/// What the `run` flags decide for the reconcilers.
+#[derive(Clone, Debug)]
+pub struct OperatorSettings {
+    /// `--default-refresh-interval` (1h): used only when `spec.refreshInterval` is empty, which
+    /// needs the CRD default bypassed; an invalid value is reported, never replaced by this.
+    pub default_refresh_interval: Duration,
+    /// `--connection-probe-interval` (10m): how often a connection is re-probed.
+    pub connection_probe_interval: Duration,
+    /// `--watch-namespace`: watch and reconcile only this namespace; `None` is cluster-wide.
+    pub watch_namespace: Option<String>,
+    /// Pacing, timeouts and retries of the FerrVault client (rate and burst per credential).
+    pub ferrvault: ClientConfig,
+}
+
+impl Default for OperatorSettings {
+    fn default() -> Self {
+        Self {
+            default_refresh_interval: Duration::from_secs(3600),
+            connection_probe_interval: DEFAULT_CONNECTION_PROBE_INTERVAL,
+            watch_namespace: None,
+            ferrvault: ClientConfig::default(),
+        }
+    }
+}
