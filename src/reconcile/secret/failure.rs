@@ -7,7 +7,10 @@ use controller_actors::reconciler::Outcome;
 use crate::{
     api::Reason,
     ferrvault::FerrVaultError,
-    reconcile::guards::{RequeueCase, requeue_after},
+    reconcile::{
+        guards::{RequeueCase, requeue_after},
+        token,
+    },
 };
 
 /// A failure reported through status: Ready=False with `reason`, retried per `case`.
@@ -50,6 +53,9 @@ impl From<Failure> for Stop {
 pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
     if error.is_rate_limited() {
         return Stop::RateLimited(error.retry_after());
+    }
+    if let Some(refused) = token::refusal(&error, "reveal") {
+        return Failure::new(refused.reason, refused.message, RequeueCase::Failed).into();
     }
     let (reason, case) = if error.is_auth() {
         (Reason::AuthFailed, RequeueCase::AuthFailed)
