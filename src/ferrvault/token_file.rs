@@ -141,6 +141,7 @@ mod tests {
         let c_path = CString::new(path.as_os_str().as_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path; mkfifo only creates a file system node.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0, "mkfifo");
+        let _release = ReleaseBlockedReader(&path);
         let started = std::time::Instant::now();
         let why = refusal(&path).await;
         assert!(why.contains("a FIFO"), "{why}");
@@ -148,6 +149,19 @@ mod tests {
             started.elapsed() < READ_TIMEOUT,
             "the open must not wait for a writer"
         );
+    }
+
+    /// When dropped, opens the FIFO for writing without waiting, which releases a reader stuck
+    /// in `open` (only if the protection under test failed): the test then fails, not hangs.
+    struct ReleaseBlockedReader<'a>(&'a Path);
+
+    impl Drop for ReleaseBlockedReader<'_> {
+        fn drop(&mut self) {
+            let _ = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(self.0);
+        }
     }
 
     #[tokio::test]
