@@ -98,18 +98,21 @@ impl ConnectionReconciler {
             ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
         }
         let deadline = rc.deadline.min(Instant::now() + PROBE_TIMEOUT);
-        let mut refresh = Some(ctx.settings.connection_probe_interval);
-        let (holds, reason, message) = match self.probe(&connection, deadline).await {
-            Ok(()) => (true, Reason::Reachable, messages::reachable(&connection.spec.url)),
+        let every = ctx.settings.connection_probe_interval;
+        let (holds, reason, message, refresh) = match self.probe(&connection, deadline).await {
+            Ok(()) => (
+                true,
+                Reason::Reachable,
+                messages::reachable(&connection.spec.url),
+                Some(every),
+            ),
             Err(Probe::RateLimited(retry_after)) => {
                 info!(?retry_after, "probe rate limited, condition left as-is");
                 return Outcome::RateLimited { retry_after };
             }
             Err(Probe::Failed(failure)) => {
-                if failure.is_spec_refusal() {
-                    refresh = None;
-                }
-                (false, failure.reason, failure.message)
+                let refresh = (!failure.is_spec_refusal()).then_some(every);
+                (false, failure.reason, failure.message, refresh)
             }
         };
         info!(ready = holds, reason = %reason, "probe finished");
