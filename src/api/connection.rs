@@ -4,7 +4,13 @@
 //! - `url` starts with `http://` or `https://`.
 //! - `mode` is `ferrvault` (default) or `cloud`; cloud mode needs a non-empty `organization`.
 //! - Exactly one of `tokenSecretRef` and `oidc` is set.
-//! - `oidc.clusterID` is a 36-character UUID-like string.
+//! - `oidc.clusterID`, when set, is a 36-character UUID-like string.
+//!
+//! # Trust
+//! `oidc` only opts in to the operator's own cluster identity (its flags `--oidc-cluster-id`,
+//! `--oidc-token-path`, `--oidc-trusted-urls`): the Go-era `oidc.clusterID` and `oidc.tokenPath`
+//! are still admitted, but never used; a value that differs from the operator's is reported
+//! (`ClusterIdentityMismatch`). See docs/security.md.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::{CustomResource, KubeSchema};
@@ -18,9 +24,6 @@ pub const URL_PATTERN: &str = "^https?://";
 
 /// Pattern of `spec.oidc.clusterID`.
 pub const CLUSTER_ID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";
-
-/// Where the projected ServiceAccount token is read from when `oidc.tokenPath` is unset.
-pub const DEFAULT_OIDC_TOKEN_PATH: &str = "/var/run/secrets/ferrvault/token";
 
 /// Desired state of a FerrVaultConnection.
 // Each `printcolumn(...)` repeats `type_ = "string"`; clippy reads that as a duplicated attribute.
@@ -78,7 +81,8 @@ pub struct FerrVaultConnectionSpec {
     /// The API token, read from a Secret in the connection's namespace (whitespace trimmed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_secret_ref: Option<SecretKeyRef>,
-    /// Workload identity: exchange a projected ServiceAccount token for a FerrVault bearer.
+    /// Workload identity: use the operator's cluster identity (`oidc: {}`), exchanged for a
+    /// FerrVault bearer. Needs mode `cloud` and a `url` the operator trusts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oidc: Option<OidcSpec>,
     /// PEM bundle of CA certificates to trust for `url`, from a Secret key in the connection's
@@ -108,30 +112,24 @@ impl ConnectionMode {
     }
 }
 
-/// OIDC workload identity settings.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+/// Opting in to the operator's cluster identity. Every field is optional and none chooses
+/// anything: the cluster ID and the token file are the operator's settings.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OidcSpec {
-    /// The cluster's ID registered in FerrVault.
-    #[serde(rename = "clusterID")]
+    /// Deprecated (Go operator): the cluster ID is the operator's `--oidc-cluster-id`. Admitted
+    /// for old manifests; a different value makes the connection Ready=False.
+    #[serde(rename = "clusterID", default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = CLUSTER_ID_PATTERN))]
-    pub cluster_id: String,
-    /// File holding the projected ServiceAccount token; default `/var/run/secrets/ferrvault/token`.
+    pub cluster_id: Option<String>,
+    /// Deprecated (Go operator): the token file is the operator's `--oidc-token-path`; this
+    /// path is never read. Admitted for old manifests; a different value makes the connection
+    /// Ready=False.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_path: Option<String>,
-    /// Documentation only: the audience the projected token must be issued for.
+    /// Documentation only: the audience the operator's projected token is issued for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<String>,
-}
-
-impl OidcSpec {
-    /// `tokenPath`, or [`DEFAULT_OIDC_TOKEN_PATH`] when unset or empty.
-    pub fn token_path(&self) -> &str {
-        self.token_path
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .unwrap_or(DEFAULT_OIDC_TOKEN_PATH)
-    }
 }
 
 /// Observed state of a FerrVaultConnection.
@@ -144,7 +142,8 @@ impl OidcSpec {
 #[schemars(description = "Observed state of a FerrVaultConnection.")]
 pub struct FerrVaultConnectionStatus {
     /// `Ready` with reason `Reachable`, `Unreachable`, `TokenUnreadable`, `InvalidConnection`,
-    /// `CaBundleUnreadable` or `DeletionBlocked`.
+    /// `CaBundleUnreadable`, `InsecureUrl`, `Redirected`, `UntrustedUrl`,
+    /// `ClusterIdentityMismatch`, `ClusterIdentityUnavailable` or `DeletionBlocked`.
     #[serde(default)]
     #[schemars(schema_with = "conditions_schema")]
     pub conditions: Vec<Condition>,

@@ -55,7 +55,9 @@ impl ConditionStatus {
 ///
 /// The names are the Go operator's (reference §1.2, §4) so dashboards and alerts keep working;
 /// [`Reason::InvalidRefreshInterval`], [`Reason::CaBundleUnreadable`], [`Reason::InvalidSpec`] and
-/// [`Reason::SecretTooLarge`] are new.
+/// [`Reason::SecretTooLarge`] and the five refusals of tenant-chosen destinations
+/// ([`Reason::InsecureUrl`], [`Reason::Redirected`], [`Reason::UntrustedUrl`],
+/// [`Reason::ClusterIdentityMismatch`], [`Reason::ClusterIdentityUnavailable`]) are new.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     /// Secret Ready=True: every requested key was written into the target.
@@ -102,6 +104,21 @@ pub enum Reason {
     UpToDate,
     /// Secret RolloutRestarted=False: at least one workload restart failed; retried.
     RolloutFailed,
+    /// Ready=False: `spec.url` is plain `http://` and the operator was not started with
+    /// `--allow-insecure-http`; nothing was sent. Only an edit fixes it: no timer.
+    InsecureUrl,
+    /// Ready=False: FerrVault answered a call (probe, reveal, OIDC exchange) with a redirect,
+    /// which is never followed; nothing was sent to the location it named.
+    Redirected,
+    /// Ready=False: a connection using the cluster identity has a `spec.url` outside the
+    /// operator's `--oidc-trusted-urls` (or adds its own CA bundle); nothing was sent. No timer.
+    UntrustedUrl,
+    /// Ready=False: the Go-era `spec.oidc.clusterID` or `spec.oidc.tokenPath` differs from the
+    /// operator's setting; it is never used. No timer.
+    ClusterIdentityMismatch,
+    /// Ready=False: the connection opts in to the cluster identity but the operator has none
+    /// (`--oidc-cluster-id` unset), or the connection is not in mode `cloud`. No timer.
+    ClusterIdentityUnavailable,
     /// Connection Ready=True: FerrVault answered its health probe.
     Reachable,
     /// Connection Ready=False: deletion waits until no FerrVaultSecret references it.
@@ -112,7 +129,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, for exhaustive tests and metric pre-registration.
-    pub const ALL: [Reason; 22] = [
+    pub const ALL: [Reason; 27] = [
         Self::Synced,
         Self::MissingKeys,
         Self::ConnectionNotFound,
@@ -130,6 +147,11 @@ impl Reason {
         Self::InvalidSpec,
         Self::SecretTooLarge,
         Self::CaBundleUnreadable,
+        Self::InsecureUrl,
+        Self::Redirected,
+        Self::UntrustedUrl,
+        Self::ClusterIdentityMismatch,
+        Self::ClusterIdentityUnavailable,
         Self::UpToDate,
         Self::RolloutFailed,
         Self::Reachable,
@@ -157,6 +179,11 @@ impl Reason {
             Self::InvalidSpec => "InvalidSpec",
             Self::SecretTooLarge => "SecretTooLarge",
             Self::CaBundleUnreadable => "CaBundleUnreadable",
+            Self::InsecureUrl => "InsecureUrl",
+            Self::Redirected => "Redirected",
+            Self::UntrustedUrl => "UntrustedUrl",
+            Self::ClusterIdentityMismatch => "ClusterIdentityMismatch",
+            Self::ClusterIdentityUnavailable => "ClusterIdentityUnavailable",
             Self::UpToDate => "UpToDate",
             Self::RolloutFailed => "RolloutFailed",
             Self::Reachable => "Reachable",

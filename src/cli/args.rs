@@ -10,7 +10,7 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use crate::reconcile::rules::duration::parse_go_duration;
+use crate::{ferrvault::DEFAULT_TOKEN_PATH, reconcile::rules::duration::parse_go_duration};
 
 /// Flags of `ferrvault-operator run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -73,6 +73,21 @@ pub struct RunArgs {
     /// FerrVault burst per credential.
     #[arg(long, env = "FERRVAULT_FERRVAULT_BURST", default_value_t = 5)]
     pub ferrvault_burst: u32,
+    /// Allow plain http:// FerrVault URLs (local simulators and tests only): without it such a
+    /// connection is refused with Ready=False/InsecureUrl and nothing is sent.
+    #[arg(long, env = "FERRVAULT_ALLOW_INSECURE_HTTP")]
+    pub allow_insecure_http: bool,
+    /// The cluster's ID registered in FerrVault, for connections opting in to the operator's
+    /// cluster identity (`spec.oidc`); unset disables the cluster identity.
+    #[arg(long, env = "FERRVAULT_OIDC_CLUSTER_ID")]
+    pub oidc_cluster_id: Option<String>,
+    /// The operator's projected ServiceAccount token, exchanged for the cluster identity.
+    #[arg(long, env = "FERRVAULT_OIDC_TOKEN_PATH", default_value = DEFAULT_TOKEN_PATH)]
+    pub oidc_token_path: PathBuf,
+    /// FerrVault base URLs the cluster identity may be sent to (comma-separated); a connection
+    /// opting in with another spec.url is refused with Ready=False/UntrustedUrl.
+    #[arg(long, env = "FERRVAULT_OIDC_TRUSTED_URLS", value_delimiter = ',')]
+    pub oidc_trusted_urls: Vec<String>,
     /// How often each FerrVaultConnection is probed.
     #[arg(long, env = "FERRVAULT_CONNECTION_PROBE_INTERVAL", default_value = "10m", value_parser = duration)]
     pub connection_probe_interval: Duration,
@@ -138,6 +153,29 @@ mod tests {
         assert_eq!(args.log_level, "info");
         assert_eq!(args.log_format, LogFormat::Json);
         assert_eq!(args.kubeconfig, None);
+        assert!(!args.allow_insecure_http);
+        assert_eq!(args.oidc_cluster_id, None);
+        assert_eq!(
+            args.oidc_token_path,
+            PathBuf::from("/var/run/secrets/ferrvault/token")
+        );
+        assert!(args.oidc_trusted_urls.is_empty());
+    }
+
+    #[test]
+    fn trusted_urls_should_be_comma_separated_or_repeated() {
+        let args = Harness::try_parse_from([
+            "x",
+            "--oidc-trusted-urls=https://a.example,https://b.example",
+            "--oidc-trusted-urls",
+            "https://c.example",
+        ])
+        .expect("valid flags")
+        .args;
+        assert_eq!(
+            args.oidc_trusted_urls,
+            ["https://a.example", "https://b.example", "https://c.example"]
+        );
     }
 
     #[test]

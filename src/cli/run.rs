@@ -166,6 +166,8 @@ impl OperatorProcess {
             stall_threshold = ?settings.stall_threshold,
             reconcile_timeout = ?settings.reconcile_timeout,
             max_concurrent_reconciles = settings.max_concurrent_reconciles,
+            allow_insecure_http = settings.ferrvault.allow_insecure_http,
+            cluster_identity = %cluster_identity_summary(settings),
             "starting operator"
         );
         Ok(Self { runtime, servers })
@@ -190,6 +192,19 @@ impl OperatorProcess {
         let result = self.runtime.run(shutdown).await;
         self.servers.stop();
         result.map_err(RunError::from)
+    }
+}
+
+/// `disabled`, or the cluster ID, token path and trusted URLs (none of them is a secret).
+fn cluster_identity_summary(settings: &RunSettings) -> String {
+    match &settings.ferrvault.cluster_identity {
+        None => "disabled".to_owned(),
+        Some(identity) => format!(
+            "cluster {} token {} trusted [{}]",
+            identity.cluster_id(),
+            identity.token_path().display(),
+            identity.trusted_urls().collect::<Vec<_>>().join(" ")
+        ),
     }
 }
 

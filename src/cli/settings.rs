@@ -6,6 +6,8 @@
 //!   [`ConfigError`] whose message names the flag, the value and the rule.
 //! - `--reconcile-timeout` below the FerrVault client's longest call is refused (reference
 //!   §5.1): a shorter deadline cancels healthy reveals, and 0 would disable the guardrail.
+//! - The cluster identity is all or nothing: `--oidc-cluster-id` needs `--oidc-trusted-urls`
+//!   and the reverse, and a plain `http://` trusted URL needs `--allow-insecure-http`.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -16,7 +18,7 @@ use super::{
     args::{LogFormat, RunArgs},
 };
 use crate::{
-    ferrvault::{ClientConfig, FerrVault},
+    ferrvault::{ClientConfig, ClusterIdentity, FerrVault},
     reconcile::rules::duration::format_go_duration,
 };
 
@@ -101,6 +103,9 @@ pub enum ConfigError {
     /// An empty Lease name.
     #[error("invalid --leader-elect-id: must not be empty")]
     EmptyLeaseName,
+    /// Cluster identity settings that are incomplete or invalid.
+    #[error("invalid --oidc-cluster-id/--oidc-token-path/--oidc-trusted-urls: {0}")]
+    ClusterIdentity(String),
 }
 
 /// The checked configuration of `run`.
@@ -178,6 +183,8 @@ impl RunSettings {
             attempt_timeout: args
                 .ferrvault_attempt_timeout
                 .unwrap_or(ClientConfig::DEFAULT_ATTEMPT_TIMEOUT),
+            allow_insecure_http: args.allow_insecure_http,
+            cluster_identity: cluster_identity(&args)?,
             ..ClientConfig::default()
         };
         ferrvault.validate().map_err(ConfigError::FerrVault)?;
@@ -226,6 +233,42 @@ impl RunSettings {
             kubeconfig: args.kubeconfig,
             pod_name: env.pod_name.clone().unwrap_or_else(|| "local".to_owned()),
         })
+    }
+}
+
+/// The operator's cluster identity, when `--oidc-cluster-id` is set.
+///
+/// # Errors
+/// [`ConfigError::ClusterIdentity`] when only one of the cluster ID and the trusted URLs is
+/// given, or [`ClusterIdentity::new`] refuses them.
+fn cluster_identity(args: &RunArgs) -> Result<Option<ClusterIdentity>, ConfigError> {
+    let cluster_id = args
+        .oidc_cluster_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|id| !id.is_empty());
+    let urls: Vec<String> = args
+        .oidc_trusted_urls
+        .iter()
+        .map(|url| url.trim().to_owned())
+        .filter(|url| !url.is_empty())
+        .collect();
+    match (cluster_id, urls.is_empty()) {
+        (None, true) => Ok(None),
+        (None, false) => Err(ConfigError::ClusterIdentity(
+            "--oidc-trusted-urls needs --oidc-cluster-id".into(),
+        )),
+        (Some(_), true) => Err(ConfigError::ClusterIdentity(
+            "--oidc-cluster-id needs at least one --oidc-trusted-urls: the cluster identity is only sent there".into(),
+        )),
+        (Some(id), false) => ClusterIdentity::new(
+            id,
+            args.oidc_token_path.clone(),
+            &urls,
+            args.allow_insecure_http,
+        )
+        .map(Some)
+        .map_err(ConfigError::ClusterIdentity),
     }
 }
 

@@ -9,7 +9,7 @@ use std::{
 use tokio::time::Instant;
 
 use super::{
-    ClientConfig, Credential, Endpoint, FerrVaultError, LimiterSnapshot,
+    ClientConfig, ClusterIdentity, Credential, Endpoint, FerrVaultError, IdentityRefusal, LimiterSnapshot,
     deadline::Deadline,
     http::{self, CallSettings, HttpPool},
     oidc::{OidcCache, OidcSource},
@@ -26,6 +26,9 @@ use super::{
 ///   their deadline instead of being rejected by the server.
 /// - Concurrent reveals of one vault through one credential share one request.
 /// - No secret value is kept after the request that fetched it has been handed out.
+/// - Nothing is sent to a plain `http://` URL unless [`ClientConfig::allow_insecure_http`];
+///   nothing of the cluster identity is sent outside [`ClusterIdentity::admits`], and a cluster
+///   bearer is only sent in a cloud-mode reveal carrying `X-FerrVault-Namespace`.
 #[derive(Clone)]
 pub struct FerrVault {
     inner: Arc<Inner>,
@@ -102,7 +105,10 @@ impl FerrVault {
         deadline: Instant,
     ) -> Result<Revealed, FerrVaultError> {
         endpoint.url(&reveal::url_segments(&request.scope, &request.vault))?;
-        let client = self.inner.http.client_for(endpoint)?;
+        if credential.is_cluster() {
+            self.admit_cluster_reveal(endpoint, &request.scope)?;
+        }
+        let client = self.client_for(endpoint)?;
         let pacer = self.pacer(endpoint, credential);
         let settings = self.inner.settings.clone();
         let key = FlightKey {
@@ -146,7 +152,7 @@ impl FerrVault {
     /// # Errors
     /// The mapped status or transport failure, or [`FerrVaultError::Deadline`].
     pub async fn probe(&self, endpoint: &Endpoint, deadline: Instant) -> Result<(), FerrVaultError> {
-        let client = self.inner.http.client_for(endpoint)?;
+        let client = self.client_for(endpoint)?;
         let url = endpoint.url(&["healthz"])?;
         let deadline = Deadline::new(deadline);
         http::call(
@@ -164,23 +170,45 @@ impl FerrVault {
         .await
     }
 
-    /// A bearer for an OIDC connection: the cached one while it has more than 60s left, else a
-    /// fresh exchange of the projected ServiceAccount token. Concurrent callers for one
-    /// connection share one exchange.
+    /// A bearer for a connection using the operator's cluster identity: the cached one while it
+    /// has more than 60s left, else a fresh exchange of the operator's projected ServiceAccount
+    /// token at `source.endpoint`. Concurrent callers for one connection share one exchange.
     ///
     /// # Errors
-    /// [`FerrVaultError::TokenFile`] when the token file is unreadable or empty; the mapped
-    /// exchange failure otherwise.
+    /// [`FerrVaultError::ClusterIdentity`] when no identity is configured or the endpoint is not
+    /// trusted, [`FerrVaultError::InsecureUrl`] (nothing is read or sent then);
+    /// [`FerrVaultError::TokenFile`] when the token file is unreadable; the mapped exchange
+    /// failure otherwise.
     pub async fn oidc_token(
         &self,
         source: &OidcSource,
         deadline: Instant,
     ) -> Result<Credential, FerrVaultError> {
-        let client = self.inner.http.client_for(&source.endpoint)?;
+        let identity = self.trusted_identity(&source.endpoint)?;
+        let client = self.client_for(&source.endpoint)?;
         self.inner
             .oidc
-            .token(&client, &self.inner.settings, source, &Deadline::new(deadline))
+            .token(
+                &client,
+                &self.inner.settings,
+                identity,
+                source,
+                &Deadline::new(deadline),
+            )
             .await
+    }
+
+    /// Refuses an endpoint the client will not talk to: plain `http://` unless
+    /// [`ClientConfig::allow_insecure_http`]. Every call checks this before sending; callers
+    /// can ask first to report it before doing anything else.
+    ///
+    /// # Errors
+    /// [`FerrVaultError::InsecureUrl`].
+    pub fn admit(&self, endpoint: &Endpoint) -> Result<(), FerrVaultError> {
+        if endpoint.is_plain_http() && !self.inner.config.allow_insecure_http {
+            return Err(FerrVaultError::InsecureUrl);
+        }
+        Ok(())
     }
 
     /// Forgets the cached OIDC bearer of connection `namespace/name` (spec change, deletion).
@@ -222,6 +250,36 @@ impl FerrVault {
     /// Number of pooled HTTP clients (one per endpoint).
     pub fn pooled_clients(&self) -> usize {
         self.inner.http.len()
+    }
+
+    /// The pooled HTTP client for an endpoint the client may talk to.
+    fn client_for(&self, endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> {
+        self.admit(endpoint)?;
+        self.inner.http.client_for(endpoint)
+    }
+
+    /// The cluster identity, when it may be sent to `endpoint`.
+    fn trusted_identity(&self, endpoint: &Endpoint) -> Result<&ClusterIdentity, FerrVaultError> {
+        let identity = self
+            .inner
+            .config
+            .cluster_identity
+            .as_ref()
+            .ok_or(FerrVaultError::ClusterIdentity(IdentityRefusal::NotConfigured))?;
+        identity
+            .admits(endpoint)
+            .map_err(FerrVaultError::ClusterIdentity)?;
+        Ok(identity)
+    }
+
+    /// A cluster bearer goes only to a trusted endpoint, and only in a cloud-mode reveal that
+    /// names its namespace (the server scopes the cluster token by it).
+    fn admit_cluster_reveal(&self, endpoint: &Endpoint, scope: &RevealScope) -> Result<(), FerrVaultError> {
+        self.trusted_identity(endpoint)?;
+        match scope {
+            RevealScope::Cloud { namespace, .. } if !namespace.is_empty() => Ok(()),
+            _ => Err(FerrVaultError::ClusterIdentity(IdentityRefusal::NoNamespace)),
+        }
     }
 
     fn pacer(&self, endpoint: &Endpoint, credential: &Credential) -> Arc<Pacer> {

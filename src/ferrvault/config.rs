@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::RetryPolicy;
+use super::{ClusterIdentity, RetryPolicy};
 
 /// How the FerrVault client paces, times out and retries.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +23,11 @@ pub struct ClientConfig {
     pub coalesce_window: Duration,
     /// Largest response body accepted. Default 8 MiB.
     pub max_body_bytes: usize,
+    /// Whether plain `http://` FerrVault URLs may be used (`--allow-insecure-http`). Default
+    /// false: such a URL is refused before anything is sent.
+    pub allow_insecure_http: bool,
+    /// The operator's cluster identity (`--oidc-*`); `None` (the default) disables it.
+    pub cluster_identity: Option<ClusterIdentity>,
 }
 
 impl ClientConfig {
@@ -55,6 +60,14 @@ impl ClientConfig {
         if self.retry.max_attempts == 0 {
             return Err("retry.max_attempts must be at least 1".into());
         }
+        if !self.allow_insecure_http
+            && self
+                .cluster_identity
+                .as_ref()
+                .is_some_and(ClusterIdentity::trusts_plain_http)
+        {
+            return Err("cluster_identity trusts a plain http:// URL but allow_insecure_http is off".into());
+        }
         Ok(())
     }
 }
@@ -68,6 +81,8 @@ impl Default for ClientConfig {
             retry: RetryPolicy::default(),
             coalesce_window: Self::DEFAULT_COALESCE_WINDOW,
             max_body_bytes: 8 << 20,
+            allow_insecure_http: false,
+            cluster_identity: None,
         }
     }
 }

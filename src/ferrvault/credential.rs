@@ -3,6 +3,8 @@
 //! # Guarantees
 //! - `Debug` and `Display` print `<redacted>`; the token leaves this type only through
 //!   [`Credential::bearer`], which is crate-private and used to build the `Authorization` header.
+//! - A bearer minted from the operator's cluster identity is marked as such
+//!   ([`Credential::is_cluster`]), so the client can refuse to send it where it does not belong.
 //! - The only identity a credential shows the outside world is its [`Fingerprint`]: the first
 //!   12 hex digits of `sha256(base URL, 0x00, token)`, so metrics and logs can tell credentials
 //!   apart without revealing (or allowing a cheap guess at) the token.
@@ -18,7 +20,11 @@ use super::FerrVaultError;
 /// Cheap to clone. Surrounding whitespace is trimmed (tokens copied into Secrets often carry
 /// a trailing newline), an empty token is refused.
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Credential(Arc<str>);
+pub struct Credential {
+    token: Arc<str>,
+    /// Minted from the operator's cluster identity (not a tenant's token).
+    cluster: bool,
+}
 
 impl Credential {
     /// Wraps a token.
@@ -36,12 +42,31 @@ impl Credential {
                 "the token contains characters that are not printable ASCII",
             ));
         }
-        Ok(Self(Arc::from(trimmed)))
+        Ok(Self {
+            token: Arc::from(trimmed),
+            cluster: false,
+        })
+    }
+
+    /// A bearer minted from the operator's cluster identity.
+    ///
+    /// # Errors
+    /// As [`Credential::new`].
+    pub(crate) fn cluster(token: &str) -> Result<Self, FerrVaultError> {
+        Ok(Self {
+            cluster: true,
+            ..Self::new(token)?
+        })
+    }
+
+    /// Whether this bearer was minted from the operator's cluster identity.
+    pub fn is_cluster(&self) -> bool {
+        self.cluster
     }
 
     /// The raw token, for the `Authorization` header only.
     pub(crate) fn bearer(&self) -> &str {
-        &self.0
+        &self.token
     }
 
     /// The printable identity of this credential against one base URL.
@@ -49,7 +74,7 @@ impl Credential {
         let mut hasher = Sha256::new();
         hasher.update(base_url.as_bytes());
         hasher.update([0u8]);
-        hasher.update(self.0.as_bytes());
+        hasher.update(self.token.as_bytes());
         let digest = hex::encode(hasher.finalize());
         Fingerprint(digest[..Fingerprint::LEN].to_owned())
     }

@@ -20,7 +20,8 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// A validated FerrVault base URL plus its TLS settings.
 ///
 /// # Guarantees
-/// - The scheme is `http` or `https`, there is a host, no user info (a password in a URL
+/// - The scheme is `http` or `https` (whether `http` may be used is the client's decision, see
+///   [`Endpoint::is_plain_http`]), there is a host, no user info (a password in a URL
 ///   would end up in logs), no query and no fragment.
 /// - The base URL has no trailing slash; endpoint paths are appended to it.
 /// - An extra CA bundle, if any, parsed as PEM when it was set.
@@ -81,6 +82,12 @@ impl Endpoint {
     /// The base URL, without a trailing slash.
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// Whether the URL is plain `http://`: refused unless the operator opted in
+    /// (`--allow-insecure-http`), since tokens and values would travel in clear.
+    pub fn is_plain_http(&self) -> bool {
+        self.base_url.starts_with("http://")
     }
 
     /// The extra CA bundle, if any.

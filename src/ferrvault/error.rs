@@ -8,10 +8,14 @@
 //! - [`FerrVaultError::reason`] is a fixed `&'static str`, safe as a metric label.
 //! - The single retry decision is [`FerrVaultError::is_retryable`]: 5xx, transport failures
 //!   and per-attempt timeouts. 4xx, including 429, are never retried by the client.
+//! - A 3xx is [`FerrVaultError::Redirected`]: the client never follows a redirect, so nothing
+//!   (no token, no body) reaches the location it names.
 
 use std::{fmt, sync::Arc, time::Duration};
 
 use reqwest::StatusCode;
+
+use super::IdentityRefusal;
 
 /// Longest server message kept in an error.
 pub const MAX_MESSAGE_CHARS: usize = 200;
@@ -69,6 +73,25 @@ pub enum FerrVaultError {
     /// A request the client refuses to send (e.g. a vault named `..`).
     #[error("invalid FerrVault request: {0}")]
     InvalidRequest(String),
+    /// A plain `http://` URL while the operator was not started with `--allow-insecure-http`.
+    /// Refused before anything is sent.
+    #[error(
+        "plain http:// FerrVault URLs are refused (tokens and values would travel in clear); nothing was \
+         sent. Use https://, or start the operator with --allow-insecure-http for a local simulator"
+    )]
+    InsecureUrl,
+    /// The server answered with a redirect (3xx), which is never followed.
+    #[error(
+        "ferrvault answered {status}, a redirect: redirects are never followed, so nothing was sent to \
+         the location it named"
+    )]
+    Redirected {
+        /// The 3xx status code.
+        status: u16,
+    },
+    /// The operator's cluster identity may not be used for this request; nothing was sent.
+    #[error("cluster identity refused: {0}")]
+    ClusterIdentity(IdentityRefusal),
     /// 401 or 403.
     #[error("ferrvault {kind}: {message}")]
     Auth {
@@ -159,6 +182,9 @@ impl FerrVaultError {
             | FerrVaultError::InvalidCredential(_)
             | FerrVaultError::InvalidTls(_) => "InvalidConnection",
             FerrVaultError::InvalidRequest(_) => "InvalidRequest",
+            FerrVaultError::InsecureUrl => "InsecureUrl",
+            FerrVaultError::Redirected { .. } => "Redirected",
+            FerrVaultError::ClusterIdentity(refusal) => refusal.reason(),
             FerrVaultError::Auth { .. } => "AuthFailed",
             FerrVaultError::NotFound { .. } => "VaultNotFound",
             FerrVaultError::RateLimited { .. } => "RateLimited",
@@ -232,6 +258,7 @@ impl FerrVaultError {
                 kind: AuthKind::Forbidden,
                 message,
             },
+            code @ 300..=399 => FerrVaultError::Redirected { status: code },
             404 => FerrVaultError::NotFound { message },
             429 => FerrVaultError::RateLimited { retry_after, message },
             code @ 500..=599 => FerrVaultError::Server {
@@ -321,8 +348,12 @@ mod tests {
         assert!(map(429, "").is_rate_limited());
         assert!(matches!(map(503, ""), FerrVaultError::Server { status: 503, .. }));
         assert!(matches!(map(400, ""), FerrVaultError::Client { status: 400, .. }));
+        for code in [301, 302, 303, 307, 308] {
+            assert!(matches!(map(code, ""), FerrVaultError::Redirected { status } if status == code));
+            assert_eq!(map(code, "").reason(), "Redirected");
+        }
         assert!(map(503, "").is_retryable());
-        for code in [400, 401, 403, 404, 409, 429] {
+        for code in [307, 400, 401, 403, 404, 409, 429] {
             assert!(!map(code, "").is_retryable(), "{code} must not be retried");
         }
     }

@@ -9,6 +9,8 @@
 //! - Only [`FerrVaultError::is_retryable`] failures are retried, at most `max_attempts` in all.
 //! - A 429 pauses the credential (`Retry-After`); any other answer tells the pacer the server
 //!   is not throttling us.
+//! - No redirect is ever followed: a 3xx ends the attempt as [`FerrVaultError::Redirected`], so a
+//!   server (or a tenant's URL) cannot send a token or a request body on to another host.
 
 use std::{
     collections::HashMap,
@@ -70,6 +72,9 @@ fn build_client(endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> 
         .user_agent(concat!("ferrvault-operator/", env!("CARGO_PKG_VERSION")))
         // Our own loop decides retries; reqwest's protocol-level retries would hide attempts.
         .retry(reqwest::retry::never())
+        // A redirect would re-send the Authorization header or the OIDC exchange body to a
+        // host nobody checked; a 3xx is an error instead (see `FerrVaultError::Redirected`).
+        .redirect(reqwest::redirect::Policy::none())
         .pool_idle_timeout(Duration::from_secs(90));
     if let Some(pem) = endpoint.extra_ca_pem() {
         let certs = reqwest::Certificate::from_pem_bundle(pem)
@@ -225,6 +230,9 @@ fn result_of(error: &FerrVaultError) -> RequestResult {
         FerrVaultError::Timeout { .. } | FerrVaultError::Deadline { .. } => RequestResult::Timeout,
         FerrVaultError::Decode(_) => RequestResult::Decode,
         FerrVaultError::Client { .. }
+        | FerrVaultError::Redirected { .. }
+        | FerrVaultError::InsecureUrl
+        | FerrVaultError::ClusterIdentity(_)
         | FerrVaultError::InvalidEndpoint(_)
         | FerrVaultError::InvalidCredential(_)
         | FerrVaultError::InvalidTls(_)

@@ -10,7 +10,9 @@
 //! - [`limiter`]: the token bucket with AIMD adaptation (pure); `pacer.rs`: the shared,
 //!   async, FIFO wrapper around it; `snapshot.rs`: what the limiter shows outside.
 //! - `single_flight.rs`: one request for concurrent reveals of one vault.
-//! - `reveal.rs`: request/answer types and both wire formats. `oidc.rs`: the token broker.
+//! - `reveal.rs`: request/answer types and both wire formats.
+//! - `identity.rs`: the operator's cluster identity and where it may be sent; `oidc.rs`: the
+//!   token broker exchanging it; `token_file.rs`: the bounded read of the projected token.
 //! - [`metrics`]: a prometheus-client collector over the limiter snapshots.
 //!
 //! # Flow of a reveal
@@ -18,6 +20,11 @@
 //! the coalescing window → `http::call` takes a token from the credential's pacer → freezes
 //! the key selector → sends → on 429 pauses the pacer, on 5xx/transport retries → each
 //! caller receives its own slice of the answer.
+//!
+//! # What never leaves for an unchecked host
+//! A plain `http://` URL is refused before any request unless `allow_insecure_http` is set; no
+//! redirect is followed; the cluster identity (projected token, minted bearer) only goes to a
+//! trusted base URL and, in a reveal, only with `X-FerrVault-Namespace`.
 
 mod client;
 mod config;
@@ -26,6 +33,7 @@ mod deadline;
 mod endpoint;
 mod error;
 mod http;
+mod identity;
 pub mod limiter;
 pub mod metrics;
 mod oidc;
@@ -35,12 +43,14 @@ mod retry_after;
 mod reveal;
 mod single_flight;
 mod snapshot;
+mod token_file;
 
 pub use client::{FerrVault, PACER_IDLE_EVICTION};
 pub use config::ClientConfig;
 pub use credential::{Credential, Fingerprint};
 pub use endpoint::Endpoint;
 pub use error::{AuthKind, DeadlineStage, FerrVaultError};
+pub use identity::{ClusterIdentity, DEFAULT_TOKEN_PATH, IdentityRefusal};
 pub use oidc::{OidcSource, REFRESH_LEEWAY};
 pub use retry::RetryPolicy;
 pub use retry_after::{MAX_RETRY_AFTER, parse_retry_after};

@@ -1,16 +1,18 @@
-//! OIDC workload identity: exchanging the projected ServiceAccount token for a FerrVault
-//! bearer (`POST /api/v1/clusters/oidc-exchange`), cached per connection.
+//! OIDC workload identity: exchanging the operator's projected ServiceAccount token for a
+//! FerrVault bearer (`POST /api/v1/clusters/oidc-exchange`), cached per connection.
 //!
 //! # Guarantees
+//! - The token file and the cluster ID are the operator's [`ClusterIdentity`]; a connection
+//!   only names the (trusted) endpoint. The caller checks the endpoint is trusted.
 //! - A cached bearer is reused while it has more than [`REFRESH_LEEWAY`] left.
-//! - Concurrent requests for one connection share one exchange (a per-connection lock).
-//! - A cached bearer is only reused for the same endpoint, cluster id and token path; a
-//!   connection whose spec changed gets a fresh exchange even before it is invalidated.
+//! - Concurrent requests for one connection share one exchange (a per-connection lock), so
+//!   each connection has its own bearer and its own request budget at the server.
+//! - A cached bearer is only reused for the same endpoint; a connection whose URL changed gets
+//!   a fresh exchange even before it is invalidated.
 //! - Neither the projected token nor the bearer appears in errors or `Debug` output.
 
 use std::{
     collections::HashMap,
-    path::PathBuf,
     sync::{Arc, Mutex, PoisonError},
     time::{Duration, SystemTime},
 };
@@ -18,7 +20,7 @@ use std::{
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Deserialize;
 
-use super::{Credential, Endpoint, FerrVaultError, deadline::Deadline, http};
+use super::{ClusterIdentity, Credential, Endpoint, FerrVaultError, deadline::Deadline, http, token_file};
 
 /// Refresh a bearer when it has this little time left.
 pub const REFRESH_LEEWAY: Duration = Duration::from_secs(60);
@@ -30,12 +32,8 @@ pub struct OidcSource {
     pub namespace: String,
     /// The connection's name (cache key).
     pub name: String,
-    /// The FerrVault endpoint to exchange at.
+    /// The FerrVault endpoint to exchange at (`spec.url`, one of the trusted URLs).
     pub endpoint: Endpoint,
-    /// `spec.oidc.clusterID`.
-    pub cluster_id: String,
-    /// `spec.oidc.tokenPath`.
-    pub token_path: PathBuf,
 }
 
 /// Cached bearers by connection.
@@ -51,8 +49,6 @@ type Slot = Arc<tokio::sync::Mutex<Option<Cached>>>;
 
 struct Cached {
     endpoint: Endpoint,
-    cluster_id: String,
-    token_path: PathBuf,
     bearer: Credential,
     expires_at: SystemTime,
 }
@@ -68,6 +64,7 @@ impl OidcCache {
         &self,
         client: &reqwest::Client,
         settings: &http::CallSettings,
+        identity: &ClusterIdentity,
         source: &OidcSource,
         deadline: &Deadline,
     ) -> Result<Credential, FerrVaultError> {
@@ -85,9 +82,9 @@ impl OidcCache {
         {
             return Ok(hit.bearer.clone());
         }
-        let projected = read_projected_token(source).await?;
+        let projected = token_file::read_token(identity.token_path(), deadline.get()).await?;
         let url = source.endpoint.url(&["api", "v1", "clusters", "oidc-exchange"])?;
-        let body = serde_json::json!({ "cluster_id": source.cluster_id, "token": projected }).to_string();
+        let body = serde_json::json!({ "cluster_id": identity.cluster_id(), "token": projected }).to_string();
         let (bearer, expires_at) = http::call(
             client,
             settings,
@@ -106,8 +103,6 @@ impl OidcCache {
         .map_err(|error| error.redact(&projected))?;
         *cached = Some(Cached {
             endpoint: source.endpoint.clone(),
-            cluster_id: source.cluster_id.clone(),
-            token_path: source.token_path.clone(),
             bearer: bearer.clone(),
             expires_at,
         });
@@ -123,32 +118,11 @@ impl OidcCache {
 impl Cached {
     fn is_fresh_for(&self, source: &OidcSource, now: SystemTime) -> bool {
         self.endpoint == source.endpoint
-            && self.cluster_id == source.cluster_id
-            && self.token_path == source.token_path
             && self
                 .expires_at
                 .duration_since(now)
                 .is_ok_and(|left| left > REFRESH_LEEWAY)
     }
-}
-
-async fn read_projected_token(source: &OidcSource) -> Result<String, FerrVaultError> {
-    let path = source.token_path.display().to_string();
-    let text =
-        tokio::fs::read_to_string(&source.token_path)
-            .await
-            .map_err(|e| FerrVaultError::TokenFile {
-                path: path.clone(),
-                why: e.kind().to_string(),
-            })?;
-    let token = text.trim();
-    if token.is_empty() {
-        return Err(FerrVaultError::TokenFile {
-            path,
-            why: "the file is empty".into(),
-        });
-    }
-    Ok(token.to_owned())
 }
 
 fn decode_exchange(body: &[u8]) -> Result<(Credential, SystemTime), FerrVaultError> {
@@ -159,7 +133,7 @@ fn decode_exchange(body: &[u8]) -> Result<(Credential, SystemTime), FerrVaultErr
         .parse()
         .map_err(|_| FerrVaultError::Decode("oidc exchange: expires_at is not an RFC 3339 time".into()))?;
     Ok((
-        Credential::new(&answer.access_token)?,
+        Credential::cluster(&answer.access_token)?,
         SystemTime::from(expires_at),
     ))
 }
@@ -175,6 +149,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.0.bearer(), "ffclust_abc");
+        assert!(ok.0.is_cluster());
         let bad = decode_exchange(br#"{"access_token":12345678,"expires_at":"x"}"#).unwrap_err();
         assert!(!bad.to_string().contains("12345678"), "{bad}");
         let bad_time =

@@ -8,6 +8,8 @@
 //!
 //! # Guarantees
 //! - A 429 on the probe leaves the condition and `lastCheckedAt` as they are.
+//! - A spec the operator refuses ([`token::AccessError::is_spec_refusal`]) is reported without a
+//!   re-probe timer: only an edit, which is a watch event, can change the answer.
 //! - Deletion waits until no FerrVaultSecret references the connection, naming up to five of
 //!   them in a `DeletionBlocked` condition and Event; the OIDC bearer is forgotten on deletion
 //!   and on every spec change, so an edited connection never keeps using an old bearer.
@@ -87,13 +89,22 @@ impl ConnectionReconciler {
             ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
         }
         let deadline = rc.deadline.min(Instant::now() + PROBE_TIMEOUT);
-        let (holds, reason, message) = match self.probe(&connection, deadline).await {
-            Ok(()) => (true, Reason::Reachable, messages::reachable(&connection.spec.url)),
+        let every = ctx.settings.connection_probe_interval;
+        let (holds, reason, message, refresh) = match self.probe(&connection, deadline).await {
+            Ok(()) => (
+                true,
+                Reason::Reachable,
+                messages::reachable(&connection.spec.url),
+                Some(every),
+            ),
             Err(Probe::RateLimited(retry_after)) => {
                 info!(?retry_after, "probe rate limited, condition left as-is");
                 return Ok(Outcome::RateLimited { retry_after });
             }
-            Err(Probe::Failed(reason, message)) => (false, reason, message),
+            Err(Probe::Failed(failure)) => {
+                let refresh = (!failure.is_spec_refusal()).then_some(every);
+                (false, failure.reason, failure.message, refresh)
+            }
         };
         info!(ready = holds, reason = %reason, "probe finished");
         let mut status = previous.clone();
@@ -110,21 +121,27 @@ impl ConnectionReconciler {
         );
         write_status(&api, &key.name, &status).await?;
         ctx.metrics.set_connection_ready(&namespace, &key.name, holds);
-        Ok(Outcome::done_refresh_in(ctx.settings.connection_probe_interval))
+        Ok(Outcome::Done {
+            refresh_after: refresh,
+        })
     }
 
     async fn probe(&self, connection: &FerrVaultConnection, deadline: Instant) -> Result<(), Probe> {
         let ctx = &self.ctx;
-        let failed = |e: token::AccessError| Probe::Failed(e.reason, e.message);
-        let endpoint = token::endpoint(&ctx.client, connection).await.map_err(failed)?;
+        let endpoint = token::endpoint(&ctx.client, &ctx.ferrvault, connection)
+            .await
+            .map_err(Probe::Failed)?;
         token::credential(&ctx.client, &ctx.ferrvault, connection, &endpoint, deadline)
             .await
-            .map_err(failed)?;
+            .map_err(Probe::Failed)?;
         ctx.ferrvault.probe(&endpoint, deadline).await.map_err(|e| {
             if e.is_rate_limited() {
                 Probe::RateLimited(e.retry_after())
             } else {
-                Probe::Failed(Reason::Unreachable, e.to_string())
+                Probe::Failed(
+                    token::refusal(&e, "health probe")
+                        .unwrap_or_else(|| token::AccessError::new(Reason::Unreachable, e.to_string())),
+                )
             }
         })
     }
@@ -203,7 +220,7 @@ enum Probe {
     /// 429: leave the condition as it is.
     RateLimited(Option<Duration>),
     /// A condition reason and message.
-    Failed(Reason, String),
+    Failed(token::AccessError),
 }
 
 /// Whether the spec changed since the Ready condition was last written (its

@@ -1,38 +1,90 @@
 //! How a connection reaches FerrVault: its endpoint (URL plus optional CA bundle) and its
-//! credential (token Secret, trimmed, or an OIDC bearer from the client's broker).
+//! credential (token Secret, trimmed, or a bearer minted from the operator's cluster identity).
 //!
 //! # Guarantees
-//! - Error messages name Secrets, keys and paths, never a token or a CA byte.
+//! - Error messages name Secrets, keys and fields, never a token or a CA byte.
 //! - The token Secret is read fresh on every call (no cache besides the API server), so a
 //!   rotated token is used by the next reconcile.
+//! - A spec the operator refuses to act on (plain `http://` without the opt-in, the cluster
+//!   identity asked for where it may not go, a Go-era `oidc` field that disagrees with the
+//!   operator) is reported before anything is read or sent, and flagged
+//!   [`AccessError::is_spec_refusal`]: only an edit fixes it, so it is not retried on a timer.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 use tokio::time::Instant;
 
-use super::kube_errors::kube_error_text;
+use super::{kube_errors::kube_error_text, rules::messages};
 use crate::{
-    api::{FerrVaultConnection, Reason, SecretKeyRef},
-    ferrvault::{Credential, Endpoint, FerrVault, OidcSource},
+    api::{ConnectionMode, FerrVaultConnection, OidcSpec, Reason, SecretKeyRef},
+    ferrvault::{
+        ClusterIdentity, Credential, Endpoint, FerrVault, FerrVaultError, IdentityRefusal, OidcSource,
+    },
 };
 
 /// Why a connection's endpoint or credential is unusable: a condition reason and a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct AccessError {
-    /// `InvalidConnection`, `CaBundleUnreadable` or `TokenUnreadable`.
+    /// `InvalidConnection`, `CaBundleUnreadable`, `TokenUnreadable`, `Redirected` or a spec
+    /// refusal (see [`AccessError::is_spec_refusal`]).
     pub reason: Reason,
     /// For humans; names only.
     pub message: String,
 }
 
 impl AccessError {
-    fn new(reason: Reason, message: impl Into<String>) -> Self {
+    pub(super) fn new(reason: Reason, message: impl Into<String>) -> Self {
         Self {
             reason,
             message: message.into(),
+        }
+    }
+
+    /// Whether the spec asks for something the operator refuses to do (`InsecureUrl`,
+    /// `UntrustedUrl`, `ClusterIdentityMismatch`, `ClusterIdentityUnavailable`): only an edit of
+    /// the connection (a watch event) or of the operator's flags (a restart) changes the answer.
+    pub fn is_spec_refusal(&self) -> bool {
+        matches!(
+            self.reason,
+            Reason::InsecureUrl
+                | Reason::UntrustedUrl
+                | Reason::ClusterIdentityMismatch
+                | Reason::ClusterIdentityUnavailable
+        )
+    }
+}
+
+/// The condition of a client refusal (a plain `http://` URL, a redirect, the cluster identity
+/// refused), naming `what` the call was; `None` for every other failure, which callers map
+/// themselves.
+pub fn refusal(error: &FerrVaultError, what: &str) -> Option<AccessError> {
+    let refused = match error {
+        FerrVaultError::InsecureUrl => AccessError::new(Reason::InsecureUrl, messages::INSECURE_URL),
+        FerrVaultError::Redirected { status } => {
+            AccessError::new(Reason::Redirected, messages::redirected(what, *status))
+        }
+        FerrVaultError::ClusterIdentity(refusal) => identity_refusal(*refusal),
+        _ => return None,
+    };
+    Some(refused)
+}
+
+fn identity_refusal(refusal: IdentityRefusal) -> AccessError {
+    match refusal {
+        IdentityRefusal::NotConfigured => AccessError::new(
+            Reason::ClusterIdentityUnavailable,
+            messages::CLUSTER_IDENTITY_NOT_CONFIGURED,
+        ),
+        IdentityRefusal::NoNamespace => AccessError::new(
+            Reason::ClusterIdentityUnavailable,
+            messages::CLUSTER_IDENTITY_NEEDS_CLOUD_MODE,
+        ),
+        IdentityRefusal::UntrustedUrl => AccessError::new(Reason::UntrustedUrl, messages::UNTRUSTED_URL),
+        IdentityRefusal::TenantCaBundle => {
+            AccessError::new(Reason::UntrustedUrl, messages::CLUSTER_IDENTITY_WITH_CA_BUNDLE)
         }
     }
 }
@@ -40,14 +92,20 @@ impl AccessError {
 /// The endpoint of `connection`: its URL, plus its CA bundle when `caBundleSecretRef` is set.
 ///
 /// # Errors
-/// `InvalidConnection` for a bad URL or PEM bundle, `CaBundleUnreadable` when the bundle's
+/// `InvalidConnection` for a bad URL or PEM bundle, `InsecureUrl` for a plain `http://` URL the
+/// client refuses (before the CA bundle is read), `CaBundleUnreadable` when the bundle's
 /// Secret or key cannot be read.
 pub async fn endpoint(
     client: &kube::Client,
+    ferrvault: &FerrVault,
     connection: &FerrVaultConnection,
 ) -> Result<Endpoint, AccessError> {
     let endpoint = Endpoint::parse(&connection.spec.url)
         .map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))?;
+    if let Err(error) = ferrvault.admit(&endpoint) {
+        return Err(refusal(&error, "request")
+            .unwrap_or_else(|| AccessError::new(Reason::InvalidConnection, error.to_string())));
+    }
     let Some(ca) = &connection.spec.ca_bundle_secret_ref else {
         return Ok(endpoint);
     };
@@ -60,12 +118,13 @@ pub async fn endpoint(
         .map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))
 }
 
-/// The credential of `connection`: the token Secret's value (whitespace trimmed), or an OIDC
-/// bearer (cached by the client until 60s before expiry).
+/// The credential of `connection`: the token Secret's value (whitespace trimmed), or a bearer
+/// minted from the operator's cluster identity (cached by the client until 60s before expiry).
 ///
 /// # Errors
 /// `TokenUnreadable` when neither or both sources are set, the Secret or key is missing or
-/// empty, or the OIDC exchange fails; `InvalidConnection` when the token cannot be a bearer.
+/// empty, or the OIDC exchange fails; `InvalidConnection` when the token cannot be a bearer;
+/// for `oidc`, the refusals of [`cluster_credential`] and `Redirected`.
 pub async fn credential(
     client: &kube::Client,
     ferrvault: &FerrVault,
@@ -98,20 +157,67 @@ pub async fn credential(
             }
             Credential::new(&text).map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))
         }
-        (None, Some(oidc)) => {
-            let source = OidcSource {
-                namespace: namespace.clone(),
-                name: connection.name_any(),
-                endpoint: endpoint.clone(),
-                cluster_id: oidc.cluster_id.clone(),
-                token_path: PathBuf::from(oidc.token_path()),
-            };
-            ferrvault
-                .oidc_token(&source, deadline)
-                .await
-                .map_err(|e| unreadable(format!("OIDC exchange failed: {e}")))
-        }
+        (None, Some(oidc)) => cluster_credential(ferrvault, connection, oidc, endpoint, deadline).await,
     }
+}
+
+/// A bearer from the operator's cluster identity for a connection that opts in with `oidc`.
+///
+/// # Errors
+/// Checked in this order, each before anything is read or sent: `ClusterIdentityUnavailable`
+/// (the operator has none), `ClusterIdentityMismatch` (a Go-era field disagrees),
+/// `ClusterIdentityUnavailable` (not cloud mode), `UntrustedUrl`. Then the exchange:
+/// `Redirected`, or `TokenUnreadable` for any other failure.
+async fn cluster_credential(
+    ferrvault: &FerrVault,
+    connection: &FerrVaultConnection,
+    oidc: &OidcSpec,
+    endpoint: &Endpoint,
+    deadline: Instant,
+) -> Result<Credential, AccessError> {
+    let identity = ferrvault
+        .config()
+        .cluster_identity
+        .as_ref()
+        .ok_or_else(|| identity_refusal(IdentityRefusal::NotConfigured))?;
+    check_go_era_fields(oidc, identity)?;
+    if connection.spec.mode != ConnectionMode::Cloud {
+        return Err(identity_refusal(IdentityRefusal::NoNamespace));
+    }
+    identity.admits(endpoint).map_err(identity_refusal)?;
+    let source = OidcSource {
+        namespace: connection.namespace().unwrap_or_default(),
+        name: connection.name_any(),
+        endpoint: endpoint.clone(),
+    };
+    ferrvault.oidc_token(&source, deadline).await.map_err(|e| {
+        refusal(&e, "OIDC exchange").unwrap_or_else(|| {
+            AccessError::new(Reason::TokenUnreadable, format!("OIDC exchange failed: {e}"))
+        })
+    })
+}
+
+/// The Go operator let a connection choose the cluster ID and the token file; both are the
+/// operator's now. An absent or equal value is fine; a different one is refused, never used.
+fn check_go_era_fields(oidc: &OidcSpec, identity: &ClusterIdentity) -> Result<(), AccessError> {
+    if set(&oidc.cluster_id).is_some_and(|id| !id.eq_ignore_ascii_case(identity.cluster_id())) {
+        return Err(AccessError::new(
+            Reason::ClusterIdentityMismatch,
+            messages::cluster_identity_mismatch("spec.oidc.clusterID", "--oidc-cluster-id"),
+        ));
+    }
+    if set(&oidc.token_path).is_some_and(|path| Path::new(path) != identity.token_path()) {
+        return Err(AccessError::new(
+            Reason::ClusterIdentityMismatch,
+            messages::cluster_identity_mismatch("spec.oidc.tokenPath", "--oidc-token-path"),
+        ));
+    }
+    Ok(())
+}
+
+/// A field's value when it is set and not blank.
+fn set(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
 /// The bytes at `reference` in a Secret of `namespace`; the error text (no value) says why not.
@@ -131,4 +237,101 @@ async fn read_secret_key(
         .and_then(|mut d| d.remove(&reference.key))
         .map(|b| b.0)
         .ok_or_else(|| format!("Secret {namespace}/{name} has no key {:?}", reference.key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "0b6f7e2c-1d2e-4f00-8a9b-0123456789ab";
+
+    fn identity() -> ClusterIdentity {
+        ClusterIdentity::new(
+            ID,
+            "/var/run/secrets/ferrvault/token".into(),
+            &["https://fv.example".into()],
+            false,
+        )
+        .unwrap()
+    }
+
+    fn oidc(cluster_id: Option<&str>, token_path: Option<&str>) -> OidcSpec {
+        OidcSpec {
+            cluster_id: cluster_id.map(str::to_owned),
+            token_path: token_path.map(str::to_owned),
+            audience: Some("anything".into()),
+        }
+    }
+
+    #[test]
+    fn go_era_fields_should_pass_when_absent_or_equal_to_the_operators() {
+        let identity = identity();
+        for spec in [
+            oidc(None, None),
+            oidc(Some(""), Some("")),
+            oidc(Some(&ID.to_uppercase()), Some("/var/run/secrets/ferrvault/token")),
+            oidc(None, Some("/var/run/secrets/ferrvault//token")),
+        ] {
+            assert_eq!(check_go_era_fields(&spec, &identity), Ok(()), "{spec:?}");
+        }
+    }
+
+    #[test]
+    fn a_go_era_field_that_differs_should_be_a_mismatch_that_names_the_field_not_the_value() {
+        let identity = identity();
+        for (spec, field) in [
+            (
+                oidc(Some("11111111-2222-3333-4444-555555555555"), None),
+                "clusterID",
+            ),
+            (
+                oidc(None, Some("/var/run/secrets/kubernetes.io/serviceaccount/token")),
+                "tokenPath",
+            ),
+            (oidc(None, Some("/dev/zero")), "tokenPath"),
+        ] {
+            let error = check_go_era_fields(&spec, &identity).unwrap_err();
+            assert_eq!(error.reason, Reason::ClusterIdentityMismatch);
+            assert!(error.is_spec_refusal());
+            assert!(error.message.contains(field), "{}", error.message);
+            assert!(!error.message.contains("/dev/zero") && !error.message.contains("1111"));
+        }
+    }
+
+    #[test]
+    fn client_refusals_should_map_to_their_reasons_and_only_spec_ones_skip_the_timer() {
+        let cases = [
+            (FerrVaultError::InsecureUrl, Reason::InsecureUrl, true),
+            (
+                FerrVaultError::Redirected { status: 307 },
+                Reason::Redirected,
+                false,
+            ),
+            (
+                FerrVaultError::ClusterIdentity(IdentityRefusal::UntrustedUrl),
+                Reason::UntrustedUrl,
+                true,
+            ),
+            (
+                FerrVaultError::ClusterIdentity(IdentityRefusal::NotConfigured),
+                Reason::ClusterIdentityUnavailable,
+                true,
+            ),
+        ];
+        for (error, reason, spec) in cases {
+            let refused = refusal(&error, "reveal").expect("a refusal");
+            assert_eq!(
+                (refused.reason, refused.is_spec_refusal()),
+                (reason, spec),
+                "{error}"
+            );
+        }
+        assert!(refusal(&FerrVaultError::Decode("x".into()), "reveal").is_none());
+        let redirect = refusal(&FerrVaultError::Redirected { status: 308 }, "OIDC exchange").unwrap();
+        assert!(
+            redirect.message.contains("OIDC exchange with 308"),
+            "{}",
+            redirect.message
+        );
+    }
 }

@@ -52,6 +52,12 @@ fn every_value_should_reach_its_flag() {
         "maxConcurrentReconciles=16",
         "ferrvault.rate=0.5",
         "ferrvault.burst=2",
+        "ferrvault.allowInsecureHttp=true",
+        "oidc.enabled=true",
+        "oidc.audience=https://ferrvault.example",
+        "oidc.clusterID=0b6f7e2c-1d2e-4f00-8a9b-0123456789ab",
+        "oidc.tokenPath=/var/run/secrets/fv/token",
+        "oidc.trustedURLs={https://a.example,http://b.example:8200}",
         "connectionProbeInterval=5m",
         "shutdownGracePeriod=20s",
         "logLevel=debug",
@@ -73,6 +79,9 @@ fn every_value_should_reach_its_flag() {
         ("max-concurrent-reconciles", "16"),
         ("ferrvault-rate", "0.5"),
         ("ferrvault-burst", "2"),
+        ("oidc-cluster-id", "0b6f7e2c-1d2e-4f00-8a9b-0123456789ab"),
+        ("oidc-token-path", "/var/run/secrets/fv/token"),
+        ("oidc-trusted-urls", "https://a.example,http://b.example:8200"),
         ("connection-probe-interval", "5m"),
         ("shutdown-grace-period", "20s"),
         ("log-level", "debug"),
@@ -86,6 +95,7 @@ fn every_value_should_reach_its_flag() {
             launch.argv
         );
     }
+    assert_eq!(launch.flag("allow-insecure-http"), Some(None));
     assert!(
         launch
             .argv
@@ -198,4 +208,17 @@ fn launch_should_replace_a_flag_in_either_form_and_keep_the_rest() {
         Some(None),
         "bare boolean flags survive"
     );
+}
+
+#[test]
+fn without_oidc_and_insecure_http_values_no_identity_or_http_flag_should_be_rendered() {
+    let launch = launch(DEFAULTS);
+    for name in [
+        "allow-insecure-http",
+        "oidc-cluster-id",
+        "oidc-token-path",
+        "oidc-trusted-urls",
+    ] {
+        assert_eq!(launch.flag(name), None, "--{name} in {:?}", launch.argv);
+    }
 }

@@ -54,6 +54,10 @@ const RUN_FLAGS: &[&str] = &[
     "max-concurrent-reconciles",
     "ferrvault-rate",
     "ferrvault-burst",
+    "allow-insecure-http",
+    "oidc-cluster-id",
+    "oidc-token-path",
+    "oidc-trusted-urls",
     "connection-probe-interval",
     "shutdown-grace-period",
     "log-level",
@@ -90,7 +94,12 @@ const MONITORING_ON: &[&str] = &[
     "metrics.grafanaDashboard.enabled=true",
 ];
 const ADMIN_ON: &[&str] = &["admin.enabled=true"];
-const OIDC_ON: &[&str] = &["oidc.enabled=true", "oidc.audience=https://ferrvault.example"];
+const OIDC_ON: &[&str] = &[
+    "oidc.enabled=true",
+    "oidc.audience=https://ferrvault.example",
+    "oidc.clusterID=0b6f7e2c-1d2e-4f00-8a9b-0123456789ab",
+    "oidc.trustedURLs={https://api.ferrvault.example}",
+];
 const CRDS_OFF: &[&str] = &["crds.install=false"];
 
 // === helpers shared by the test modules ===
@@ -215,6 +224,24 @@ fn values_the_operator_would_refuse_should_fail_rendering_with_a_reason() {
             "leaseDuration > renewDeadline > retryPeriod",
         ),
         (vec!["oidc.enabled=true"], "needs oidc.audience"),
+        (
+            vec!["oidc.enabled=true", "oidc.audience=a"],
+            "needs oidc.clusterID",
+        ),
+        (
+            vec![
+                "oidc.enabled=true",
+                "oidc.audience=a",
+                "oidc.clusterID=0b6f7e2c-1d2e-4f00-8a9b-0123456789ab",
+            ],
+            "needs oidc.trustedURLs",
+        ),
+        (
+            [OIDC_ON, &["oidc.trustedURLs={http://fv.local}"]].concat(),
+            "needs ferrvault.allowInsecureHttp",
+        ),
+        (vec!["oidc.clusterID=nope"], "oidc.clusterID"),
+        (vec!["oidc.trustedURLs={ftp://x}"], "oidc.trustedURLs"),
         (
             vec!["admin.enabled=true", "admin.bindAddress=localhost"],
             "bindAddress",

@@ -87,6 +87,8 @@ async fn with_watch_namespace_every_api_call_should_be_allowed_by_the_namespaced
 
 /// Renders with `sets`, runs the operator through a sync and a rollout, and checks the audit.
 async fn check_every_call_is_allowed(sets: &[&str]) {
+    // The FerrVault simulator speaks plain http.
+    let sets = &[sets, &["ferrvault.allowInsecureHttp=true"]].concat();
     let rendering = Rendering::new(sets);
     let account = rendering.names_of("ServiceAccount");
     assert_eq!(account.len(), 1, "{account:?}");

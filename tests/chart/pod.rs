@@ -181,13 +181,16 @@ fn admin_on_should_bind_where_the_user_says_and_declare_the_port() {
 }
 
 #[test]
-fn oidc_on_should_project_a_token_with_the_audience_at_the_token_path() {
-    let rendering = Rendering::new(&[
-        "oidc.enabled=true",
-        "oidc.audience=https://ferrvault.example",
-        "oidc.tokenPath=/var/run/secrets/fv/oidc-token",
-        "oidc.expirationSeconds=1800",
-    ]);
+fn oidc_on_should_project_a_token_with_the_audience_at_the_path_the_operator_reads() {
+    let sets = [
+        OIDC_ON,
+        &[
+            "oidc.tokenPath=/var/run/secrets/fv/oidc-token",
+            "oidc.expirationSeconds=1800",
+        ],
+    ]
+    .concat();
+    let rendering = Rendering::new(&sets);
     let deployment = deployment(&rendering);
     let volumes = pod_spec(&deployment).volumes.expect("volumes");
     let [volume] = volumes.as_slice() else {
@@ -215,6 +218,11 @@ fn oidc_on_should_project_a_token_with_the_audience_at_the_token_path() {
         "/var/run/secrets/fv/oidc-token"
     );
     assert_eq!(mount.read_only, Some(true));
+    assert_eq!(
+        launch(&sets).flag("oidc-token-path"),
+        Some(Some("/var/run/secrets/fv/oidc-token".into())),
+        "the operator reads the file the kubelet projects"
+    );
 }
 
 #[test]

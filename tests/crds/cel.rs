@@ -33,7 +33,9 @@ fn secret_with_transform(transform: &str) -> Vec<String> {
 }
 
 const TOKEN: &str = "  tokenSecretRef: {name: t, key: token}\n";
-const OIDC: &str = "  oidc: {clusterID: 0b6f7e2c-1d2e-4f00-8a9b-0123456789ab}\n";
+const OIDC: &str = "  oidc: {}\n";
+/// A Go-era manifest: still admitted (the operator compares, never uses, these values).
+const GO_ERA_OIDC: &str = "  oidc: {clusterID: 0b6f7e2c-1d2e-4f00-8a9b-0123456789ab, tokenPath: /var/run/secrets/ferrvault/token}\n";
 const EXACTLY_ONE: &str = "set exactly one of tokenSecretRef or oidc";
 const ORGANIZATION: &str = "organization is required when mode is cloud";
 
@@ -45,6 +47,10 @@ fn a_ferrvault_connection_with_one_credential_should_be_accepted() {
     );
     assert_eq!(
         connection(&format!("  url: https://x\n{OIDC}")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        connection(&format!("  url: https://x\n{GO_ERA_OIDC}")),
         Vec::<String>::new()
     );
 }

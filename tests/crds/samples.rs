@@ -115,13 +115,14 @@ fn omitted_fields_should_take_their_documented_defaults() {
     assert!(secret.spec.selected_names().is_empty());
     let connection: FerrVaultConnection = serde_yaml::from_str(
         "apiVersion: ferrvault.com/v1alpha1\nkind: FerrVaultConnection\nmetadata: {name: c}\n\
-         spec: {url: 'https://x', oidc: {clusterID: 0b6f7e2c-1d2e-4f00-8a9b-0123456789ab}}\n",
+         spec: {url: 'https://x', oidc: {}}\n",
     )
     .unwrap();
     assert_eq!(connection.spec.mode, ConnectionMode::Ferrvault);
     assert_eq!(
-        connection.spec.oidc.unwrap().token_path(),
-        "/var/run/secrets/ferrvault/token"
+        connection.spec.oidc,
+        Some(Default::default()),
+        "nothing to choose in oidc"
     );
 }
 

@@ -154,9 +154,13 @@ fn connection_should_require_an_organization_in_cloud_mode_and_exactly_one_crede
 }
 
 #[test]
-fn oidc_cluster_id_should_be_a_36_character_uuid_like_string() {
+fn oidc_should_need_no_field_and_a_go_era_cluster_id_should_be_a_36_character_uuid_like_string() {
     let spec = connection_spec();
-    assert_eq!(spec["properties"]["oidc"]["required"], json!(["clusterID"]));
+    assert_eq!(
+        spec["properties"]["oidc"].get("required"),
+        None,
+        "`oidc: {{}}` opts in to the operator's identity"
+    );
     assert_pattern(
         &pattern(&spec, "/properties/oidc/properties/clusterID"),
         &[

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use ferrvault_operator::ferrvault::{
-    ClientConfig, Credential, DeadlineStage, Endpoint, FerrVault, FerrVaultError, KeySelector, OidcSource,
-    RequestResult, RetryPolicy, RevealRequest, RevealScope, Revealed,
+    ClientConfig, ClusterIdentity, Credential, DeadlineStage, Endpoint, FerrVault, FerrVaultError,
+    KeySelector, OidcSource, RequestResult, RetryPolicy, RevealRequest, RevealScope, Revealed,
 };
 use ferrvault_sim::ferrvault::{
     FaultSpec, FerrVaultSim, RetryAfterFormat, SimConfig, faults::Endpoint as SimEndpoint,
@@ -46,7 +46,7 @@ async fn setup() -> Setup {
             backoff: vec![Duration::from_millis(20)],
             ..RetryPolicy::default()
         },
-        ..ClientConfig::default()
+        ..crate::plain_http_config()
     });
     let endpoint = Endpoint::parse(&sim.url()).unwrap();
     Setup {
@@ -262,33 +262,34 @@ async fn oidc_bearers_should_read_cloud_vaults_and_be_replaced_after_invalidatio
     let dir = tempfile::tempdir().unwrap();
     let token_path = dir.path().join("token");
     std::fs::write(&token_path, JWT).unwrap();
+    let identity = ClusterIdentity::new(CLUSTER_ID, token_path, &[s.sim.url()], true).unwrap();
+    let client = FerrVault::new(ClientConfig {
+        cluster_identity: Some(identity),
+        ..s.client.config().clone()
+    });
     let source = OidcSource {
         namespace: "team-a".into(),
         name: "conn".into(),
         endpoint: s.endpoint.clone(),
-        cluster_id: CLUSTER_ID.into(),
-        token_path,
     };
-    let bearer = s.client.oidc_token(&source, soon()).await.unwrap();
-    let revealed = s
-        .client
+    let bearer = client.oidc_token(&source, soon()).await.unwrap();
+    let revealed = client
         .reveal(&s.endpoint, &bearer, cloud("cloudy", &["C"]), soon())
         .await
         .unwrap();
     assert_eq!(revealed.secrets.len(), 1);
 
     s.sim.expire_cluster_tokens();
-    let expired = s
-        .client
+    let expired = client
         .reveal(&s.endpoint, &bearer, cloud("cloudy", &["C"]), soon())
         .await
         .unwrap_err();
     assert!(expired.is_auth(), "{expired}");
-    s.client.invalidate_oidc("team-a", "conn");
-    let fresh = s.client.oidc_token(&source, soon()).await.unwrap();
+    client.invalidate_oidc("team-a", "conn");
+    let fresh = client.oidc_token(&source, soon()).await.unwrap();
     assert_ne!(fresh, bearer, "a new bearer was minted");
     assert!(
-        s.client
+        client
             .reveal(&s.endpoint, &fresh, cloud("cloudy", &["C"]), soon())
             .await
             .is_ok()

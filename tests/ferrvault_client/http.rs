@@ -29,7 +29,7 @@ fn client() -> FerrVault {
             ..RetryPolicy::default()
         },
         coalesce_window: Duration::ZERO,
-        ..ClientConfig::default()
+        ..crate::plain_http_config()
     })
 }
 
@@ -193,7 +193,7 @@ async fn every_attempt_should_be_bounded_by_the_attempt_timeout() {
             ..RetryPolicy::default()
         },
         coalesce_window: Duration::ZERO,
-        ..ClientConfig::default()
+        ..crate::plain_http_config()
     });
     let started = Instant::now();
     let err = client
@@ -247,7 +247,7 @@ async fn the_callers_deadline_should_cut_the_retry_loop_short() {
             ..RetryPolicy::default()
         },
         coalesce_window: Duration::ZERO,
-        ..ClientConfig::default()
+        ..crate::plain_http_config()
     });
     let started = Instant::now();
     let err = client

@@ -57,7 +57,7 @@ async fn sync_all(sim: &FerrVaultSim, n: usize, client_rate: f64) -> Outcome {
     let client = FerrVault::new(ClientConfig {
         rate_per_second: client_rate,
         burst: BURST,
-        ..ClientConfig::default()
+        ..crate::plain_http_config()
     });
     let endpoint = Endpoint::parse(&sim.url()).unwrap();
     let credential = Credential::new(TOKEN).unwrap();

@@ -5,7 +5,7 @@
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use ferrvault_operator::ferrvault::{
-    ClientConfig, Credential, Endpoint, FerrVault, KeySelector, RevealRequest, RevealScope,
+    Credential, Endpoint, FerrVault, KeySelector, RevealRequest, RevealScope,
 };
 use ferrvault_sim::ferrvault::{FerrVaultSim, SimConfig};
 use tokio::time::Instant;
@@ -42,7 +42,7 @@ async fn concurrent_reveals_of_one_vault_should_cost_one_request_and_each_get_th
         .service_account_token(TOKEN, "app")
         .token_label(TOKEN, LABEL);
     let sim = FerrVaultSim::start(config).await.unwrap();
-    let client = FerrVault::new(ClientConfig::default());
+    let client = FerrVault::new(crate::plain_http_config());
     let endpoint = Endpoint::parse(&sim.url()).unwrap();
     let credential = Credential::new(TOKEN).unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -17,7 +17,7 @@ use ferrvault_operator::{
         ConnectionRef, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec,
         SecretKeyRef, crdgen,
     },
-    ferrvault::{ClientConfig, RetryPolicy},
+    ferrvault::{ClientConfig, ClusterIdentity, RetryPolicy},
     reconcile::{operator::Operator, settings::OperatorSettings},
 };
 use ferrvault_sim::{
@@ -149,7 +149,8 @@ pub struct Harness {
     run: tokio::task::JoinHandle<()>,
 }
 
-/// Operator settings for tests: fast client retries, a generous budget.
+/// Operator settings for tests: fast client retries, a generous budget, plain http allowed (the
+/// simulators speak it). [`Harness::start_with`] adds the harness's cluster identity.
 pub fn test_settings() -> OperatorSettings {
     OperatorSettings {
         default_refresh_interval: Duration::from_secs(3600),
@@ -164,6 +165,7 @@ pub fn test_settings() -> OperatorSettings {
                 backoff: vec![Duration::from_millis(20)],
                 jitter: 0.0,
             },
+            allow_insecure_http: true,
             ..ClientConfig::default()
         },
     }
@@ -175,7 +177,10 @@ impl Harness {
         Self::start_with(test_settings()).await
     }
 
-    pub async fn start_with(settings: OperatorSettings) -> Harness {
+    /// Starts both simulators and the operator with `settings`; unless they set one, the
+    /// operator's cluster identity is [`CLUSTER_ID`], the harness's projected token file and
+    /// the FerrVault simulator as the one trusted URL.
+    pub async fn start_with(mut settings: OperatorSettings) -> Harness {
         let _ = rustls::crypto::ring::default_provider().install_default(); // first caller wins
         logs();
         let kube = KubeSim::start().await.expect("kube simulator starts");
@@ -191,6 +196,16 @@ impl Harness {
         }
         let mut oidc_token_file = tempfile::NamedTempFile::new().expect("temp file");
         writeln!(oidc_token_file, "{OIDC_JWT}").expect("write projected token");
+        if settings.ferrvault.cluster_identity.is_none() {
+            let identity = ClusterIdentity::new(
+                CLUSTER_ID,
+                oidc_token_file.path().to_owned(),
+                &[fv.url()],
+                settings.ferrvault.allow_insecure_http,
+            )
+            .expect("a valid cluster identity");
+            settings.ferrvault.cluster_identity = Some(identity);
+        }
         let mut registry = Registry::default();
         let operator = Operator::new(client.clone(), settings, &mut registry);
         let builder = Runtime::builder()
@@ -531,19 +546,15 @@ pub fn controlled_by(secret: &Secret, owner: &FerrVaultSecret) -> bool {
 }
 
 impl Harness {
-    /// A cloud-mode connection (organization `acme`) authenticating by OIDC workload identity
-    /// with the projected token file of this harness.
+    /// A cloud-mode connection (organization `acme`) to the FerrVault simulator opting in to the
+    /// operator's cluster identity (`oidc: {}`).
     pub fn oidc_connection_spec(&self) -> FerrVaultConnectionSpec {
         FerrVaultConnectionSpec {
             mode: ferrvault_operator::api::ConnectionMode::Cloud,
             url: self.fv.url(),
             organization: Some("acme".into()),
             token_secret_ref: None,
-            oidc: Some(ferrvault_operator::api::OidcSpec {
-                cluster_id: CLUSTER_ID.into(),
-                token_path: Some(self.oidc_token_file.path().display().to_string()),
-                audience: None,
-            }),
+            oidc: Some(ferrvault_operator::api::OidcSpec::default()),
             ca_bundle_secret_ref: None,
         }
     }

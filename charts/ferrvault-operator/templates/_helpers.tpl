@@ -97,8 +97,21 @@ Render-time guards: settings the operator would refuse, or that break it in a cl
 {{- else if gt (int .Values.replicaCount) 1 }}
 {{- fail "replicaCount > 1 needs leaderElection.enabled: replicas without a Lease would all reconcile the same objects" }}
 {{- end }}
-{{- if and .Values.oidc.enabled (not .Values.oidc.audience) }}
+{{- if .Values.oidc.enabled }}
+{{- if not .Values.oidc.audience }}
 {{- fail "oidc.enabled needs oidc.audience: the audience FerrVault expects in the projected ServiceAccount token" }}
+{{- end }}
+{{- if not .Values.oidc.clusterID }}
+{{- fail "oidc.enabled needs oidc.clusterID: the cluster's ID registered in FerrVault (connections no longer set it)" }}
+{{- end }}
+{{- if not .Values.oidc.trustedURLs }}
+{{- fail "oidc.enabled needs oidc.trustedURLs: the FerrVault base URLs the cluster identity may be sent to" }}
+{{- end }}
+{{- range .Values.oidc.trustedURLs }}
+{{- if and (hasPrefix "http://" .) (not $.Values.ferrvault.allowInsecureHttp) }}
+{{- fail (printf "oidc.trustedURLs: %s is plain http://; the cluster token would travel in clear (needs ferrvault.allowInsecureHttp)" .) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- if and .Values.admin.enabled (not (regexMatch "^.*:[0-9]+$" .Values.admin.bindAddress)) }}
 {{- fail (printf "admin.bindAddress %q must be host:port (or :port)" .Values.admin.bindAddress) }}

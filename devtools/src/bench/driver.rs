@@ -53,6 +53,8 @@ impl Driver {
                     "--admin-bind-address=",
                     "--log-format=json",
                     "--log-level=warn,ferrvault_operator::cli=info",
+                    // The FerrVault simulator of the benchmarks speaks plain http.
+                    "--allow-insecure-http",
                 ]
                 .iter()
                 .map(|s| (*s).to_owned())
@@ -137,6 +139,7 @@ mod tests {
         let args = Driver::Operator.args(Path::new("/k"), 8, &[]);
         assert!(args.contains(&"--max-concurrent-reconciles=8".to_owned()));
         assert!(args.iter().any(|a| a.starts_with("--ferrvault-rate=")));
+        assert!(args.contains(&"--allow-insecure-http".to_owned()));
         let plain = Driver::PlainController.args(Path::new("/k"), 8, &[]);
         assert_eq!(
             plain[plain.len() - 2..],

@@ -116,6 +116,8 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
     let ferrvault_config = ClientConfig {
         rate_per_second: UNLIMITED_RATE,
         burst: UNLIMITED_BURST,
+        // The FerrVault simulator of the benchmarks speaks plain http, as for the operator.
+        allow_insecure_http: true,
         ..ClientConfig::default()
     };
     let mut registry = Registry::default();

@@ -312,6 +312,7 @@ async fn warmed_up_clients(endpoint: &Endpoint, scale: f64) -> Result<(FerrVault
         rate_per_second: SERVER_RATE * scale,
         burst: SERVER_BURST,
         coalesce_window: ClientConfig::DEFAULT_COALESCE_WINDOW.div_f64(scale),
+        allow_insecure_http: true, // the simulator speaks plain http
         ..ClientConfig::default()
     });
     let warm_up = Instant::now() + Duration::from_secs(10);

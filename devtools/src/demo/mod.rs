@@ -169,6 +169,8 @@ fn operator_settings(args: &DemoArgs) -> Result<RunSettings, DemoError> {
         "--health-probe-bind-address=127.0.0.1:0",
         "--admin-bind-address=127.0.0.1:0",
         "--log-format=text",
+        // The in-process FerrVault simulator speaks plain http.
+        "--allow-insecure-http",
     ];
     #[derive(Parser)]
     struct Flags {

@@ -121,3 +121,69 @@ fn each_broken_rule_should_name_its_flag() {
         assert!(error.to_string().contains(fragment), "{flags:?}: {error}");
     }
 }
+
+#[test]
+fn the_cluster_identity_should_be_off_by_default_and_built_from_its_three_flags() {
+    let off = settings(&[], &ProcessEnv::default()).unwrap();
+    assert_eq!(off.ferrvault.cluster_identity, None);
+    assert!(!off.ferrvault.allow_insecure_http);
+    let on = settings(
+        &[
+            "--oidc-cluster-id=0b6f7e2c-1d2e-4f00-8a9b-0123456789ab",
+            "--oidc-token-path=/var/run/secrets/fv/token",
+            "--oidc-trusted-urls=https://fv.example/,https://eu.fv.example",
+        ],
+        &ProcessEnv::default(),
+    )
+    .unwrap();
+    let identity = on.ferrvault.cluster_identity.expect("configured");
+    assert_eq!(identity.cluster_id(), "0b6f7e2c-1d2e-4f00-8a9b-0123456789ab");
+    assert_eq!(
+        identity.token_path(),
+        std::path::Path::new("/var/run/secrets/fv/token")
+    );
+    assert_eq!(
+        identity.trusted_urls().collect::<Vec<_>>(),
+        ["https://fv.example", "https://eu.fv.example"]
+    );
+}
+
+#[test]
+fn incomplete_or_insecure_cluster_identity_flags_should_be_refused() {
+    const ID: &str = "--oidc-cluster-id=0b6f7e2c-1d2e-4f00-8a9b-0123456789ab";
+    for (flags, fragment) in [
+        (&[ID][..], "needs at least one --oidc-trusted-urls"),
+        (
+            &["--oidc-trusted-urls=https://fv.example"][..],
+            "needs --oidc-cluster-id",
+        ),
+        (
+            &["--oidc-cluster-id=nope", "--oidc-trusted-urls=https://x"][..],
+            "cluster ID",
+        ),
+        (
+            &[ID, "--oidc-trusted-urls=http://fv.example"][..],
+            "--allow-insecure-http",
+        ),
+        (
+            &[ID, "--oidc-trusted-urls=https://x", "--oidc-token-path=token"][..],
+            "not absolute",
+        ),
+    ] {
+        let error = settings(flags, &ProcessEnv::default()).expect_err(fragment);
+        assert!(
+            matches!(error, ConfigError::ClusterIdentity(_)) && error.to_string().contains(fragment),
+            "{flags:?}: {error}"
+        );
+    }
+    let insecure = settings(
+        &[
+            ID,
+            "--oidc-trusted-urls=http://127.0.0.1:8200",
+            "--allow-insecure-http",
+        ],
+        &ProcessEnv::default(),
+    )
+    .expect("http is allowed with the opt-in");
+    assert!(insecure.ferrvault.allow_insecure_http);
+}

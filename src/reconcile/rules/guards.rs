@@ -126,7 +126,8 @@ pub enum RequeueCase {
     AuthFailed,
     /// Any other failure: retry within [`FAILURE_RETRY`].
     Failed,
-    /// The spec itself is invalid (`InvalidRefreshInterval`): only an edit, which bumps the
+    /// The spec itself is invalid (`InvalidRefreshInterval`), or the connection's is refused
+    /// (`InsecureUrl`, `UntrustedUrl`, `ClusterIdentity*`): only an edit, which bumps a
     /// generation and triggers a reconcile, can fix it; no timer.
     InvalidSpec,
 }

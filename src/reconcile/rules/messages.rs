@@ -55,6 +55,42 @@ pub fn redact_userinfo(url: &str) -> String {
     }
 }
 
+/// Ready=False/`InsecureUrl`.
+pub const INSECURE_URL: &str = "spec.url is plain http://, refused: tokens and values would travel in clear \
+     and the operator was not started with --allow-insecure-http; nothing was sent. Use https://";
+
+/// Ready=False/`Redirected`: "FerrVault answered the WHAT with STATUS (a redirect) …".
+pub fn redirected(what: &str, status: u16) -> String {
+    format!(
+        "FerrVault answered the {what} with {status} (a redirect): redirects are never followed, so \
+         nothing was sent to the location it named; point spec.url at the final address"
+    )
+}
+
+/// Ready=False/`UntrustedUrl`: the cluster identity goes to the operator's trusted URLs only.
+pub const UNTRUSTED_URL: &str = "spec.url is not one of the operator's trusted FerrVault URLs \
+     (--oidc-trusted-urls): the cluster identity is only sent there; nothing was sent";
+
+/// Ready=False/`UntrustedUrl` for a connection that adds its own CA bundle.
+pub const CLUSTER_IDENTITY_WITH_CA_BUNDLE: &str = "a connection using the cluster identity cannot set \
+     caBundleSecretRef: its own CA could vouch for any host under the trusted name; nothing was sent";
+
+/// Ready=False/`ClusterIdentityMismatch`: `FIELD` differs from the operator's `FLAG`.
+pub fn cluster_identity_mismatch(field: &str, flag: &str) -> String {
+    format!(
+        "{field} differs from the operator's {flag} and is not used: the cluster identity is configured \
+         by the operator; remove {field} (or set it to the operator's value)"
+    )
+}
+
+/// Ready=False/`ClusterIdentityUnavailable` when the operator runs without one.
+pub const CLUSTER_IDENTITY_NOT_CONFIGURED: &str = "spec.oidc asks for the cluster identity but the operator has none (--oidc-cluster-id is unset); \
+     use tokenSecretRef, or ask the operator's administrators to configure it";
+
+/// Ready=False/`ClusterIdentityUnavailable` for a connection outside cloud mode.
+pub const CLUSTER_IDENTITY_NEEDS_CLOUD_MODE: &str = "the cluster identity works in mode cloud only: \
+     a cluster token travels with the namespace (X-FerrVault-Namespace) the server scopes it to";
+
 /// Ready=False/`ConnectionNotFound`: `FerrVaultConnection "NAME": CAUSE`.
 pub fn connection_not_found(name: &str, cause: &str) -> String {
     format!("FerrVaultConnection {name:?}: {cause}")

@@ -10,6 +10,7 @@ use crate::{
     reconcile::{
         kube_errors::KubeFailure,
         rules::guards::{RequeueCase, requeue_after},
+        token,
     },
 };
 
@@ -59,6 +60,9 @@ impl From<Failure> for Stop {
 pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
     if error.is_rate_limited() {
         return Stop::RateLimited(error.retry_after());
+    }
+    if let Some(refused) = token::refusal(&error, "reveal") {
+        return Failure::new(refused.reason, refused.message, RequeueCase::Failed).into();
     }
     let (reason, case) = if error.is_auth() {
         (Reason::AuthFailed, RequeueCase::AuthFailed)

@@ -21,7 +21,8 @@ use crate::{
 ///
 /// # Errors
 /// `ConnectionNotFound`, `InvalidConnection` when the connection does not match its type
-/// (it bypassed the CRD schema), the connection's access reasons, `MissingCloudScope` (no API call),
+/// (it bypassed the CRD schema), the connection's access reasons (its spec refusals without a
+/// timer: only an edit of the connection fixes them), `MissingCloudScope` (no API call),
 /// the mapped reveal failures, or the rate-limited stop.
 pub(super) async fn reveal(
     ctx: &Context,
@@ -51,8 +52,17 @@ pub(super) async fn reveal(
             .into());
         }
     };
-    let access = |e: token::AccessError| Failure::new(e.reason, e.message, RequeueCase::Failed);
-    let endpoint = token::endpoint(&ctx.client, &connection).await.map_err(access)?;
+    let access = |e: token::AccessError| {
+        let case = if e.is_spec_refusal() {
+            RequeueCase::InvalidSpec
+        } else {
+            RequeueCase::Failed
+        };
+        Failure::new(e.reason, e.message, case)
+    };
+    let endpoint = token::endpoint(&ctx.client, &ctx.ferrvault, &connection)
+        .await
+        .map_err(access)?;
     let credential = token::credential(&ctx.client, &ctx.ferrvault, &connection, &endpoint, deadline)
         .await
         .map_err(access)?;

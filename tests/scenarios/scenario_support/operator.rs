@@ -56,6 +56,8 @@ impl OperatorProcess {
                 "--log-format=json",
                 "--log-level=info,ferrvault_operator=debug,controller_actors=debug",
                 "--shutdown-grace-period=5s",
+                // The FerrVault simulator speaks plain http.
+                "--allow-insecure-http",
             ])
             .args(extra)
             .env("POD_NAME", name);

@@ -1,0 +1,148 @@
+//! A listener the attacker controls: a raw TCP server on 127.0.0.1 that records every byte it
+//! receives, on every connection, and answers each HTTP request with a scripted reply (a
+//! healthy FerrVault's `200`, or a redirect elsewhere).
+
+use std::{
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+};
+
+/// How the listener answers each request.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    /// `200 {"status":"ok"}`, like a FerrVault's `/healthz`.
+    Ok,
+    /// `307 Temporary Redirect` to this base URL plus the request's path: a 307 keeps the method
+    /// and the body, so a client that followed it would re-send a POSTed token there.
+    RedirectTo(String),
+}
+
+/// A running listener; it stops with the test's runtime.
+pub struct Listener {
+    url: String,
+    received: Arc<Mutex<Vec<u8>>>,
+    connections: Arc<AtomicUsize>,
+}
+
+impl Listener {
+    /// Listens on a free port of 127.0.0.1.
+    pub async fn start(answer: Answer) -> Listener {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let (record, count) = (received.clone(), connections.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(serve(stream, answer.clone(), record.clone()));
+            }
+        });
+        Listener {
+            url,
+            received,
+            connections,
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Every byte received so far, all connections in arrival order of their reads.
+    pub fn received(&self) -> Vec<u8> {
+        self.received.lock().expect("record lock").clone()
+    }
+
+    /// TCP connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    /// Fails, naming `who`, if anything at all connected.
+    pub fn assert_untouched(&self, who: &str) {
+        assert_eq!(
+            (self.connections(), self.received().len()),
+            (0, 0),
+            "{who} was contacted: {:?}",
+            String::from_utf8_lossy(&self.received())
+        );
+    }
+
+    /// Fails if any of `needles` is in what was received (naming a prefix, never the value).
+    pub fn assert_nothing_of(&self, who: &str, needles: &[&str]) {
+        let text = String::from_utf8_lossy(&self.received()).into_owned();
+        for needle in needles.iter().filter(|n| !n.is_empty()) {
+            assert!(
+                !text.contains(needle),
+                "{who} received a secret ({}…)",
+                needle.chars().take(8).collect::<String>()
+            );
+        }
+    }
+}
+
+/// Records and answers one connection until the client closes it.
+async fn serve(mut stream: TcpStream, answer: Answer, record: Arc<Mutex<Vec<u8>>>) {
+    let mut pending = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buffer)).await;
+        let n = match read {
+            Ok(Ok(n)) if n > 0 => n,
+            _ => return,
+        };
+        record
+            .lock()
+            .expect("record lock")
+            .extend_from_slice(&buffer[..n]);
+        pending.extend_from_slice(&buffer[..n]);
+        while let Some(length) = complete_request(&pending) {
+            let request: Vec<u8> = pending.drain(..length).collect();
+            let reply = reply(&answer, &request);
+            if stream.write_all(reply.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The length of the first complete request in `bytes` (headers plus `content-length` body).
+fn complete_request(bytes: &[u8]) -> Option<usize> {
+    let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let head = String::from_utf8_lossy(&bytes[..head_end]).to_ascii_lowercase();
+    let body = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    (bytes.len() >= head_end + body).then_some(head_end + body)
+}
+
+fn reply(answer: &Answer, request: &[u8]) -> String {
+    let (status, extra) = match answer {
+        Answer::Ok => ("200 OK", String::new()),
+        Answer::RedirectTo(base) => {
+            let path = String::from_utf8_lossy(request)
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("/")
+                .to_owned();
+            ("307 Temporary Redirect", format!("location: {base}{path}\r\n"))
+        }
+    };
+    let body = r#"{"status":"ok"}"#;
+    format!(
+        "HTTP/1.1 {status}\r\n{extra}content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}

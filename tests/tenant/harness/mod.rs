@@ -1,0 +1,150 @@
+//! The tenant harness: a shared cluster (both simulators in the test process, one namespace per
+//! tenant), the real operator binary as the platform team runs it, tenants acting through their
+//! own clients, listeners the attacker controls, and the checks every attack ends with.
+//!
+//! - [`world::World`]: the simulators, the namespaces, an HTTPS front for FerrVault, the
+//!   stand-in for the operator's ServiceAccount token ([`SA_TOKEN`]).
+//! - [`tenant::Tenant`]: what a tenant may create in its namespace and what it sees back.
+//! - [`operator::Launch`] / [`operator::Operator`]: the binary, its flags, probes and `VmHWM`.
+//! - [`listener::Listener`]: an attacker's TCP listener recording every byte.
+//! - [`finish`]: the operator is healthy, bounded in memory, and nothing leaked anywhere.
+#![allow(dead_code)] // each attack file uses a different part
+
+pub mod listener;
+pub mod operator;
+pub mod tenant;
+pub mod tls_front;
+pub mod world;
+
+#[path = "../../scenarios/scenario_support/leaks.rs"]
+mod leaks;
+
+use k8s_openapi::api::events::v1::Event;
+use kube::{Api, api::ListParams};
+
+pub use listener::{Answer, Listener};
+pub use operator::{Launch, Operator, PEAK_RSS_LIMIT_MIB};
+pub use world::{ATTACKER_TOKEN, VICTIM_TOKEN, World};
+
+/// The attacker's namespace.
+pub const ATTACKER: &str = "tenant-evil";
+/// Another tenant's namespace, which must keep syncing whatever the attacker does.
+pub const VICTIM: &str = "tenant-good";
+/// The content of the stand-in for the operator's own ServiceAccount token; also the
+/// projected token FerrVault accepts for [`CLUSTER_ID`].
+pub const SA_TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.SA-TOKEN-STAND-IN-d41f7a0c.sig";
+/// The cluster's ID registered in FerrVault.
+pub const CLUSTER_ID: &str = "0b6f7e2c-1d2e-4f00-8a9b-0123456789ab";
+/// FerrVault's organisation (cloud mode) and the project of every vault.
+pub const ORG: &str = "acme";
+pub const PROJECT: &str = "default";
+/// The victim's vault and its one value.
+pub const VICTIM_VAULT: &str = "victim-db";
+pub const VICTIM_DB_URL: &str = "postgres://victim:TENANTCHECK-victim-pass@db:5432/app";
+/// The attacker's own vault.
+pub const PLAYGROUND_VAULT: &str = "playground";
+/// Minted cluster tokens start with this.
+pub const CLUSTER_TOKEN_PREFIX: &str = "ffclust_";
+
+/// What must never reach an attacker's listener, a log, a status, an Event or a metric.
+pub fn sensitive() -> Vec<&'static str> {
+    vec![
+        SA_TOKEN,
+        "SA-TOKEN-STAND-IN",
+        CLUSTER_TOKEN_PREFIX,
+        VICTIM_TOKEN,
+        ATTACKER_TOKEN,
+        VICTIM_DB_URL,
+        "TENANTCHECK-victim-pass",
+    ]
+}
+
+/// The end of every attack: the operator answers `/healthz` 200 and stayed under
+/// [`PEAK_RSS_LIMIT_MIB`], never panicked, the attacker's namespace holds none of the victim's
+/// data, and nothing sensitive (plus `extra`) is in the operator's log, `/metrics`, `/debug/*`,
+/// either tenant's statuses or any Event.
+pub async fn finish(world: &World, operator: &Operator, extra: &[&str]) {
+    let (status, body) = operator.healthz().await;
+    assert_eq!(status, 200, "/healthz after the attack:\n{body}");
+    let peak = operator.peak_rss_mib();
+    assert!(
+        peak < PEAK_RSS_LIMIT_MIB,
+        "peak RSS {peak:.1} MiB, over {PEAK_RSS_LIMIT_MIB} MiB"
+    );
+    for value in world.attacker().all_secret_values().await {
+        let text = String::from_utf8_lossy(&value);
+        assert!(
+            !text.contains("TENANTCHECK-victim"),
+            "the victim's data reached the attacker's namespace"
+        );
+    }
+    let mut evidence = leaks::Evidence::default();
+    let log = operator.log();
+    assert!(!log.contains("panicked"), "the operator panicked:\n{log}");
+    evidence.add("operator log", log);
+    for (source, text) in operator.scrapes().await {
+        evidence.add(source, text);
+    }
+    for tenant in [world.attacker(), world.victim()] {
+        evidence.add(format!("{} statuses", tenant.namespace), tenant.statuses().await);
+    }
+    let events = Api::<Event>::all(world.admin.clone())
+        .list(&ListParams::default())
+        .await
+        .expect("list Events");
+    evidence.add(
+        "Events",
+        serde_json::to_string(&events.items).expect("Events serialise"),
+    );
+    let mut needles = sensitive();
+    needles.extend(extra);
+    evidence.assert_no_leaks(&needles);
+}
+
+/// The victim's healthy path: its token Secret, a ferrvault-mode connection to `url` (with the
+/// test CA as `caBundleSecretRef` when `url` is the HTTPS front) and a FerrVaultSecret; waits
+/// until the target holds the victim's value.
+pub async fn victim_syncs(world: &World, url: &str) {
+    let victim = world.victim();
+    victim.put_secret("token", &[("token", VICTIM_TOKEN)]).await;
+    let mut spec = serde_json::json!({
+        "url": url,
+        "tokenSecretRef": { "name": "token", "key": "token" },
+    });
+    if url.starts_with("https://") {
+        let ca = String::from_utf8(tls_front::TlsFront::CA_PEM.to_vec()).expect("PEM is text");
+        victim.put_secret("ca", &[("ca.crt", &ca)]).await;
+        spec["caBundleSecretRef"] = serde_json::json!({ "name": "ca", "key": "ca.crt" });
+    }
+    victim.connection("fv", spec).await;
+    victim.sync("db", "fv", VICTIM_VAULT, None).await;
+    victim.wait_secret("db", "Synced").await;
+    let target = victim.target("db").await.expect("the victim's target exists");
+    assert_eq!(
+        target.get("DB_URL").map(Vec::as_slice),
+        Some(VICTIM_DB_URL.as_bytes()),
+        "the victim's target holds its value"
+    );
+}
+
+/// The victim's cluster-identity path: a cloud-mode connection to `url` opting in with
+/// `oidc: {}` and a FerrVaultSecret; waits until the target holds the victim's value.
+pub async fn victim_syncs_with_the_cluster_identity(world: &World, url: &str) {
+    let victim = world.victim();
+    victim
+        .connection(
+            "fv-cluster",
+            serde_json::json!({ "mode": "cloud", "url": url, "organization": ORG, "oidc": {} }),
+        )
+        .await;
+    victim
+        .sync("db-cluster", "fv-cluster", VICTIM_VAULT, Some(PROJECT))
+        .await;
+    victim.wait_secret("db-cluster", "Synced").await;
+    let target = victim.target("db-cluster").await.expect("the target exists");
+    assert_eq!(
+        target.get("DB_URL").map(Vec::as_slice),
+        Some(VICTIM_DB_URL.as_bytes()),
+        "the victim's target holds its value"
+    );
+}

@@ -1,0 +1,164 @@
+//! The real `ferrvault-operator run` process the tenants face: its flags, its probes, its peak
+//! memory (`VmHWM` of `/proc/<pid>/status`) and everything it printed.
+
+use std::{path::Path, process::Command, time::Duration};
+
+use ferrvault_dev::bench::proc_stats;
+use ferrvault_sim::testkit::{
+    http::get,
+    poll_until,
+    process::{Addresses, Spawned},
+};
+
+use super::world::World;
+
+/// `run` with every server on a free loopback port, JSON logs, and what the test adds.
+pub struct Launch {
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Launch {
+    /// No cluster identity, plain http refused: the chart's defaults.
+    pub fn new() -> Launch {
+        let args = [
+            "--metrics-bind-address=127.0.0.1:0",
+            "--health-probe-bind-address=127.0.0.1:0",
+            "--admin-bind-address=127.0.0.1:0",
+            "--log-format=json",
+            "--log-level=info,ferrvault_operator=debug",
+            "--shutdown-grace-period=5s",
+        ];
+        Launch {
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: Vec::new(),
+        }
+    }
+
+    /// `--allow-insecure-http`: the FerrVault simulator and the attacker's listeners speak http.
+    pub fn insecure_http(mut self) -> Launch {
+        self.args.push("--allow-insecure-http".into());
+        self
+    }
+
+    /// The operator's cluster identity: cluster [`super::CLUSTER_ID`], its projected token at
+    /// `token_path`, sent only to `trusted` base URLs.
+    pub fn cluster_identity(mut self, token_path: &Path, trusted: &[&str]) -> Launch {
+        self.args.extend([
+            format!("--oidc-cluster-id={}", super::CLUSTER_ID),
+            format!("--oidc-token-path={}", token_path.display()),
+            format!("--oidc-trusted-urls={}", trusted.join(",")),
+        ]);
+        self
+    }
+
+    /// Makes `ca_file` the operator's system roots (`SSL_CERT_FILE`), as an administrator
+    /// installs a private CA in the image: a trusted URL needs no tenant CA bundle.
+    pub fn system_roots(mut self, ca_file: &Path) -> Launch {
+        self.env
+            .push(("SSL_CERT_FILE".into(), ca_file.display().to_string()));
+        self
+    }
+
+    /// Starts the binary against `world`'s Kubernetes as identity `ferrvault-operator`.
+    pub fn start(self, world: &World) -> Operator {
+        // The shell prints its pid and becomes the operator (`exec` keeps the pid), so the test
+        // can read the operator's `/proc/<pid>/status`.
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", r#"echo "operator pid $$"; exec "$0" "$@""#])
+            .arg(env!("CARGO_BIN_EXE_ferrvault-operator"))
+            .args(["run", "--kubeconfig"])
+            .arg(world.kubeconfig("ferrvault-operator"))
+            .args(&self.args)
+            .envs(self.env);
+        let mut spawned = Spawned::start(command);
+        let pid = spawned
+            .wait_for_line("operator pid ", Duration::from_secs(10))
+            .trim()
+            .trim_start_matches("operator pid ")
+            .parse()
+            .expect("the shell prints its pid");
+        let at = spawned.addresses();
+        Operator { spawned, pid, at }
+    }
+}
+
+/// A running operator process.
+pub struct Operator {
+    spawned: Spawned,
+    pid: u32,
+    pub at: Addresses,
+}
+
+/// The peak resident memory a healthy operator stays under in these tests.
+pub const PEAK_RSS_LIMIT_MIB: f64 = 150.0;
+
+impl Operator {
+    /// `GET /healthz`: `(status, body)`.
+    pub async fn healthz(&self) -> (u16, String) {
+        get(&format!("http://{}/healthz", self.at.probes)).await
+    }
+
+    /// Peak resident memory so far (`VmHWM`), MiB.
+    pub fn peak_rss_mib(&self) -> f64 {
+        proc_stats::sample(self.pid)
+            .expect("the operator is running")
+            .peak_rss_mib()
+    }
+
+    /// `/metrics`, `/debug/actors` and `/debug/queue`, labelled, for the leak scan.
+    pub async fn scrapes(&self) -> Vec<(String, String)> {
+        let admin = self.at.admin.expect("the admin server is enabled");
+        let mut scrapes = Vec::new();
+        for url in [
+            format!("http://{}/metrics", self.at.metrics),
+            format!("http://{admin}/debug/actors"),
+            format!("http://{admin}/debug/queue"),
+        ] {
+            let (_, body) = get(&url).await;
+            scrapes.push((url, body));
+        }
+        scrapes
+    }
+
+    /// Waits until the work-queue key `key` (`controller:namespace/name`) has no timer: idle,
+    /// or forgotten by the queue (per `/debug/queue`). Only an event will run it again.
+    pub async fn wait_no_timer(&self, key: &str) {
+        self.wait_key(key, "no timer", |state| matches!(state, None | Some("idle")))
+            .await;
+    }
+
+    /// Waits until the work-queue key `key` has a retry or refresh scheduled.
+    pub async fn wait_timer(&self, key: &str) {
+        self.wait_key(key, "a timer", |state| state == Some("delayed"))
+            .await;
+    }
+
+    async fn wait_key(&self, key: &str, what: &str, accept: impl Fn(Option<&str>) -> bool) {
+        let admin = self.at.admin.expect("the admin server is enabled");
+        let url = format!("http://{admin}/debug/queue");
+        poll_until(&format!("{key} with {what}"), Duration::from_secs(20), || async {
+            let (_, body) = get(&url).await;
+            let document: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+            let state = document["controllers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|c| c["keys"].as_array().cloned().unwrap_or_default())
+                .find(|k| k["key"] == key)
+                .map(|k| k["state"].as_str().unwrap_or_default().to_owned());
+            if accept(state.as_deref()) {
+                Ok(())
+            } else {
+                Err(format!("state {state:?}"))
+            }
+        })
+        .await;
+    }
+
+    /// Everything it printed so far.
+    pub fn log(&self) -> String {
+        self.spawned.output()
+    }
+}

@@ -1,0 +1,185 @@
+//! One tenant: what it may do in its own namespace (Secrets, FerrVaultConnections,
+//! FerrVaultSecrets, any spec it likes) and what it sees back (conditions, target Secrets).
+
+use std::{collections::BTreeMap, time::Duration};
+
+use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
+use ferrvault_sim::testkit::poll_until;
+use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::Condition};
+use kube::{
+    Api, Resource,
+    api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams},
+};
+use serde_json::{Value, json};
+
+/// How long a reconcile outcome may take to show (first passes run at once; this only turns a
+/// hang into a failure).
+pub const SHOWS_WITHIN: Duration = Duration::from_secs(30);
+
+/// A tenant acting in its namespace through its own client.
+pub struct Tenant {
+    pub namespace: String,
+    client: kube::Client,
+}
+
+impl Tenant {
+    pub fn new(client: kube::Client, namespace: &str) -> Tenant {
+        Tenant {
+            namespace: namespace.to_owned(),
+            client,
+        }
+    }
+
+    fn raw<K: Resource<DynamicType = ()>>(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(
+            self.client.clone(),
+            &self.namespace,
+            &ApiResource::erase::<K>(&()),
+        )
+    }
+
+    fn secrets(&self) -> Api<Secret> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    /// Creates `name` of kind `K` with `spec` exactly as given.
+    async fn create<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
+        let object: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "metadata": { "name": name, "namespace": self.namespace },
+            "spec": spec,
+        }))
+        .expect("a dynamic object");
+        self.raw::<K>()
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap_or_else(|e| panic!("{} creates {} {name}: {e}", self.namespace, K::kind(&())));
+    }
+
+    /// Creates Secret `name` with string `data`.
+    pub async fn put_secret(&self, name: &str, data: &[(&str, &str)]) {
+        let data: BTreeMap<&str, &str> = data.iter().copied().collect();
+        let secret: Secret = serde_json::from_value(json!({"metadata": {"name": name}, "stringData": data}))
+            .expect("a Secret");
+        self.secrets()
+            .create(&PostParams::default(), &secret)
+            .await
+            .unwrap_or_else(|e| panic!("{} creates Secret {name}: {e}", self.namespace));
+    }
+
+    /// Creates FerrVaultConnection `name` with `spec`.
+    pub async fn connection(&self, name: &str, spec: Value) {
+        self.create::<FerrVaultConnection>(name, spec).await;
+    }
+
+    /// Merges `spec` into FerrVaultConnection `name`'s spec (a new generation).
+    pub async fn edit_connection(&self, name: &str, spec: Value) {
+        self.raw::<FerrVaultConnection>()
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "spec": spec })),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{} edits {name}: {e}", self.namespace));
+    }
+
+    /// Creates FerrVaultSecret `name` reading `vault` through `connection` into Secret `name`.
+    pub async fn sync(&self, name: &str, connection: &str, vault: &str, project: Option<&str>) {
+        let mut spec = json!({ "connectionRef": { "name": connection }, "vault": vault });
+        if let Some(project) = project {
+            spec["project"] = json!(project);
+        }
+        self.create::<FerrVaultSecret>(name, spec).await;
+    }
+
+    /// Waits until FerrVaultConnection `name` is Ready with `reason`; returns the condition.
+    pub async fn wait_connection(&self, name: &str, reason: &str) -> Condition {
+        self.wait_connection_saying(name, reason, "").await
+    }
+
+    /// Waits until FerrVaultConnection `name` is Ready with `reason` and a message containing
+    /// `fragment`; returns the condition.
+    pub async fn wait_connection_saying(&self, name: &str, reason: &str, fragment: &str) -> Condition {
+        wait_ready(
+            &self.raw::<FerrVaultConnection>(),
+            &self.namespace,
+            name,
+            reason,
+            fragment,
+        )
+        .await
+    }
+
+    /// Waits until FerrVaultSecret `name` is Ready with `reason`; returns the condition.
+    pub async fn wait_secret(&self, name: &str, reason: &str) -> Condition {
+        wait_ready(&self.raw::<FerrVaultSecret>(), &self.namespace, name, reason, "").await
+    }
+
+    /// The data of Secret `name`, if it exists.
+    pub async fn target(&self, name: &str) -> Option<BTreeMap<String, Vec<u8>>> {
+        let secret = self.secrets().get_opt(name).await.expect("read Secret")?;
+        Some(
+            secret
+                .data
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(key, value)| (key, value.0))
+                .collect(),
+        )
+    }
+
+    /// Every value of every Secret in the namespace, for "no other tenant's data here" checks.
+    pub async fn all_secret_values(&self) -> Vec<Vec<u8>> {
+        self.secrets()
+            .list(&ListParams::default())
+            .await
+            .expect("list Secrets")
+            .items
+            .into_iter()
+            .flat_map(|secret| secret.data.unwrap_or_default().into_values().map(|v| v.0))
+            .collect()
+    }
+
+    /// The statuses of every custom resource in the namespace, as JSON (for the leak scan).
+    pub async fn statuses(&self) -> String {
+        let mut statuses = Vec::new();
+        for api in [self.raw::<FerrVaultConnection>(), self.raw::<FerrVaultSecret>()] {
+            for object in api.list(&ListParams::default()).await.expect("list").items {
+                statuses.push(object.data.get("status").cloned());
+            }
+        }
+        serde_json::to_string(&statuses).expect("statuses serialise")
+    }
+}
+
+/// The Ready condition of `object`, read untyped.
+fn ready(object: &DynamicObject) -> Option<Condition> {
+    let conditions: Vec<Condition> =
+        serde_json::from_value(object.data.pointer("/status/conditions")?.clone()).ok()?;
+    conditions.into_iter().find(|c| c.type_ == "Ready")
+}
+
+async fn wait_ready(
+    api: &Api<DynamicObject>,
+    namespace: &str,
+    name: &str,
+    reason: &str,
+    fragment: &str,
+) -> Condition {
+    poll_until(
+        &format!("{namespace}/{name} Ready reason {reason} saying {fragment:?}"),
+        SHOWS_WITHIN,
+        || async {
+            let object = api.get(name).await.map_err(|e| e.to_string())?;
+            match ready(&object) {
+                Some(condition) if condition.reason == reason && condition.message.contains(fragment) => {
+                    Ok(condition)
+                }
+                other => Err(format!("{:?}", other.map(|c| (c.status, c.reason, c.message)))),
+            }
+        },
+    )
+    .await
+}

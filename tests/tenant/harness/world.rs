@@ -1,0 +1,140 @@
+//! The cluster the tenants share: both simulators in the test process (CRDs installed, one
+//! namespace per tenant), an HTTPS front for FerrVault, and the operator's own files.
+
+use std::path::{Path, PathBuf};
+
+use ferrvault_operator::api::crdgen;
+use ferrvault_sim::{
+    ferrvault::{FerrVaultSim, SimConfig},
+    kube::KubeSim,
+};
+use k8s_openapi::{
+    api::core::v1::Namespace, apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+};
+use kube::{Api, api::PostParams};
+use tempfile::TempDir;
+
+use super::{
+    ATTACKER, CLUSTER_ID, ORG, PLAYGROUND_VAULT, SA_TOKEN, VICTIM, VICTIM_DB_URL, VICTIM_VAULT,
+    tenant::Tenant, tls_front::TlsFront,
+};
+
+/// The attacker's own FerrVault token (reads [`PLAYGROUND_VAULT`] only).
+pub const ATTACKER_TOKEN: &str = "fvsat_TENANTCHECK_attacker_token";
+/// The victim's FerrVault token (reads [`VICTIM_VAULT`]).
+pub const VICTIM_TOKEN: &str = "fvsat_TENANTCHECK_victim_token";
+
+/// Both simulators, the HTTPS front, the tenants' namespaces and the operator's files.
+pub struct World {
+    pub kube: KubeSim,
+    pub fv: FerrVaultSim,
+    /// `https://127.0.0.1:…` in front of [`World::fv`], certified by [`TlsFront::CA_PEM`].
+    pub fv_https: TlsFront,
+    /// The cluster administrator's client (installs CRDs, creates namespaces, reads anything).
+    pub admin: kube::Client,
+    dir: TempDir,
+}
+
+impl World {
+    /// FerrVault holding [`VICTIM_VAULT`] (read by [`VICTIM_TOKEN`]) and [`PLAYGROUND_VAULT`]
+    /// (read by [`ATTACKER_TOKEN`]); cluster [`CLUSTER_ID`] exchanges [`SA_TOKEN`] for a token
+    /// of org [`ORG`] that FerrVault honours for namespace [`VICTIM`] only.
+    pub fn ferrvault_config() -> SimConfig {
+        let mut config = SimConfig::default()
+            .vault(VICTIM_VAULT, [("DB_URL", VICTIM_DB_URL)])
+            .vault(PLAYGROUND_VAULT, [("GREETING", "hello")])
+            .service_account_token(VICTIM_TOKEN, VICTIM_VAULT)
+            .token_label(VICTIM_TOKEN, "victim")
+            .service_account_token(ATTACKER_TOKEN, PLAYGROUND_VAULT)
+            .token_label(ATTACKER_TOKEN, "attacker")
+            .oidc_cluster(CLUSTER_ID, SA_TOKEN, ORG)
+            .rate_limit(1000.0, 1000);
+        config.oidc_clusters[0].namespaces = vec![VICTIM.to_owned()];
+        config
+    }
+
+    /// Starts everything with [`World::ferrvault_config`].
+    pub async fn start() -> World {
+        let _ = rustls::crypto::ring::default_provider().install_default(); // first caller wins
+        let kube = KubeSim::start().await.expect("kube simulator starts");
+        let fv = FerrVaultSim::start(Self::ferrvault_config())
+            .await
+            .expect("FerrVault simulator starts");
+        let fv_https = TlsFront::start(fv.addr()).await;
+        let admin = kube.client_as("cluster-admin");
+        let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
+        for crd in crdgen::crds() {
+            crds.create(&PostParams::default(), &crd)
+                .await
+                .expect("CRD installs");
+        }
+        let namespaces: Api<Namespace> = Api::all(admin.clone());
+        for name in [ATTACKER, VICTIM] {
+            let namespace =
+                serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("a Namespace");
+            namespaces
+                .create(&PostParams::default(), &namespace)
+                .await
+                .expect("namespace created");
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("sa-token"), SA_TOKEN).expect("stand-in token written");
+        std::fs::create_dir(dir.path().join("projected")).expect("projected token dir");
+        std::fs::write(dir.path().join("projected/token"), SA_TOKEN).expect("projected token written");
+        std::fs::write(dir.path().join("ca.pem"), TlsFront::CA_PEM).expect("CA written");
+        World {
+            kube,
+            fv,
+            fv_https,
+            admin,
+            dir,
+        }
+    }
+
+    /// The stand-in for the operator's ServiceAccount token
+    /// (`/var/run/secrets/kubernetes.io/serviceaccount/token`): a file holding [`SA_TOKEN`].
+    pub fn sa_token_path(&self) -> PathBuf {
+        self.dir.path().join("sa-token")
+    }
+
+    /// The operator's projected token for FerrVault (`--oidc-token-path` where a test needs it
+    /// apart from [`World::sa_token_path`]); it holds the same [`SA_TOKEN`], which FerrVault
+    /// accepts for [`CLUSTER_ID`].
+    pub fn projected_token_path(&self) -> PathBuf {
+        self.dir.path().join("projected/token")
+    }
+
+    /// The CA that certifies [`World::fv_https`], as a PEM file (for `SSL_CERT_FILE`).
+    pub fn ca_file(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    /// A scratch directory that lives as long as the world.
+    pub fn scratch(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A kubeconfig whose requests the simulator audits as `identity`.
+    pub fn kubeconfig(&self, identity: &str) -> PathBuf {
+        let path = self.dir.path().join(format!("{identity}.kubeconfig"));
+        self.kube
+            .write_kubeconfig_as(&path, identity)
+            .expect("kubeconfig written");
+        path
+    }
+
+    /// The tenant owning `namespace`, acting through its own client.
+    pub fn tenant(&self, namespace: &str) -> Tenant {
+        Tenant::new(self.kube.client_as(namespace), namespace)
+    }
+
+    /// The attacker ([`ATTACKER`]).
+    pub fn attacker(&self) -> Tenant {
+        self.tenant(ATTACKER)
+    }
+
+    /// The victim ([`VICTIM`]), another tenant that must keep syncing.
+    pub fn victim(&self) -> Tenant {
+        self.tenant(VICTIM)
+    }
+}
