@@ -11,12 +11,9 @@
 //! - A bearer minted from it only travels with `X-FerrVault-Namespace` (cloud mode), so the
 //!   server can scope it to the namespace that asked.
 
-use std::{
-    fmt,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
-use super::Endpoint;
+use super::{Endpoint, IdentityRefusal};
 
 /// The default `--oidc-token-path`, where the chart mounts the projected token (the Go
 /// operator's default `oidc.tokenPath`).
@@ -30,43 +27,6 @@ pub struct ClusterIdentity {
     token_path: PathBuf,
     /// Normalised base URLs (see [`Endpoint::parse`]); the cluster token goes nowhere else.
     trusted: Vec<Endpoint>,
-}
-
-/// Why the cluster identity may not be used for a request. Nothing was sent when this is returned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IdentityRefusal {
-    /// The operator runs without a cluster identity (`--oidc-cluster-id` unset).
-    NotConfigured,
-    /// The URL is not one of `--oidc-trusted-urls`.
-    UntrustedUrl,
-    /// The connection adds its own CA bundle, which could vouch for any host under a trusted name.
-    TenantCaBundle,
-    /// The request would not carry `X-FerrVault-Namespace` (ferrvault mode, or no namespace),
-    /// so the server could not scope the cluster token to the namespace asking.
-    NoNamespace,
-}
-
-impl IdentityRefusal {
-    /// A fixed name for logs and metric labels (the condition reason the reconcilers report).
-    pub fn reason(self) -> &'static str {
-        match self {
-            Self::NotConfigured | Self::NoNamespace => "ClusterIdentityUnavailable",
-            Self::UntrustedUrl | Self::TenantCaBundle => "UntrustedUrl",
-        }
-    }
-}
-
-impl fmt::Display for IdentityRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::NotConfigured => "the operator has no cluster identity (--oidc-cluster-id is unset)",
-            Self::UntrustedUrl => "the URL is not one of the operator's --oidc-trusted-urls",
-            Self::TenantCaBundle => {
-                "a connection's own CA bundle cannot vouch for the cluster identity's server"
-            }
-            Self::NoNamespace => "a cluster token is only sent with X-FerrVault-Namespace (cloud mode)",
-        })
-    }
 }
 
 impl ClusterIdentity {
