@@ -41,6 +41,11 @@ impl Spawned {
         Self { child, output }
     }
 
+    /// The process id (for `/proc/<pid>/…` readings and signals).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything printed so far.
     pub fn output(&self) -> String {
         self.output.lock().expect("output lock").join("\n")
@@ -78,7 +83,7 @@ impl Spawned {
     /// Sends SIGTERM.
     pub fn sigterm(&self) {
         let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args(["-TERM", &self.pid().to_string()])
             .status()
             .expect("kill runs");
         assert!(status.success(), "kill -TERM failed");
@@ -87,7 +92,7 @@ impl Spawned {
     /// Sends SIGKILL (a crash: no shutdown code runs).
     pub fn sigkill(&self) {
         let status = Command::new("kill")
-            .args(["-KILL", &self.child.id().to_string()])
+            .args(["-KILL", &self.pid().to_string()])
             .status()
             .expect("kill runs");
         assert!(status.success(), "kill -KILL failed");

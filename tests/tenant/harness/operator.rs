@@ -62,32 +62,21 @@ impl Launch {
 
     /// Starts the binary against `world`'s Kubernetes as identity `ferrvault-operator`.
     pub fn start(self, world: &World) -> Operator {
-        // The shell prints its pid and becomes the operator (`exec` keeps the pid), so the test
-        // can read the operator's `/proc/<pid>/status`.
-        let mut command = Command::new("sh");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ferrvault-operator"));
         command
-            .args(["-c", r#"echo "operator pid $$"; exec "$0" "$@""#])
-            .arg(env!("CARGO_BIN_EXE_ferrvault-operator"))
             .args(["run", "--kubeconfig"])
             .arg(world.kubeconfig("ferrvault-operator"))
             .args(&self.args)
             .envs(self.env);
         let mut spawned = Spawned::start(command);
-        let pid = spawned
-            .wait_for_line("operator pid ", Duration::from_secs(10))
-            .trim()
-            .trim_start_matches("operator pid ")
-            .parse()
-            .expect("the shell prints its pid");
         let at = spawned.addresses();
-        Operator { spawned, pid, at }
+        Operator { spawned, at }
     }
 }
 
 /// A running operator process.
 pub struct Operator {
     spawned: Spawned,
-    pid: u32,
     pub at: Addresses,
 }
 
@@ -102,7 +91,7 @@ impl Operator {
 
     /// Peak resident memory so far (`VmHWM`), MiB.
     pub fn peak_rss_mib(&self) -> f64 {
-        proc_stats::sample(self.pid)
+        proc_stats::sample(self.spawned.pid())
             .expect("the operator is running")
             .peak_rss_mib()
     }
