@@ -18,7 +18,12 @@ use ferrvault_operator::{
         SecretKeyRef, crdgen,
     },
     ferrvault::{ClientConfig, RetryPolicy},
-    reconcile::{operator::Operator, settings::OperatorSettings},
+    reconcile::{
+        content_hash_key::CONTENT_HASH_KEY_SECRET,
+        operator::Operator,
+        rules::content_hash::{ContentHashKey, content_hash},
+        settings::OperatorSettings,
+    },
 };
 use ferrvault_sim::{
     ferrvault::{FerrVaultSim, SimConfig},
@@ -145,8 +150,46 @@ pub struct Harness {
     pub client: kube::Client,
     pub registry: Registry,
     pub oidc_token_file: tempfile::NamedTempFile,
+    settings: OperatorSettings,
     stop: Option<oneshot::Sender<()>>,
     run: tokio::task::JoinHandle<()>,
+}
+
+/// The operator on a real runtime, running until the sender is used or dropped.
+fn start_operator(
+    client: &kube::Client,
+    settings: OperatorSettings,
+) -> (Registry, oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+    let mut registry = Registry::default();
+    let operator = Operator::new(client.clone(), settings, &mut registry);
+    let builder = Runtime::builder()
+        .max_concurrent_reconciles(4)
+        .reconcile_timeout(Duration::from_secs(10))
+        .kill_grace(Duration::from_secs(2))
+        .probe_period(Duration::from_millis(200))
+        .shutdown_grace(Duration::from_secs(2))
+        .backoff(BackoffConfig {
+            error_base: Duration::from_millis(100),
+            error_max: Duration::from_millis(800),
+            rate_base: Duration::from_millis(200),
+            rate_max: Duration::from_secs(1),
+            first_pass_spread: Duration::ZERO,
+            ..BackoffConfig::default()
+        })
+        .registry(&mut registry);
+    let runtime = operator
+        .install(builder)
+        .build()
+        .expect("valid runtime configuration");
+    let (tx, rx) = oneshot::channel::<()>();
+    let run = tokio::spawn(async move {
+        let _ = runtime
+            .run(async move {
+                let _ = rx.await; // a dropped sender also means stop
+            })
+            .await;
+    });
+    (registry, tx, run)
 }
 
 /// Operator settings for tests: fast client retries, a generous budget.
@@ -166,6 +209,7 @@ pub fn test_settings() -> OperatorSettings {
             },
             ..ClientConfig::default()
         },
+        ..OperatorSettings::default()
     }
 }
 
@@ -191,44 +235,28 @@ impl Harness {
         }
         let mut oidc_token_file = tempfile::NamedTempFile::new().expect("temp file");
         writeln!(oidc_token_file, "{OIDC_JWT}").expect("write projected token");
-        let mut registry = Registry::default();
-        let operator = Operator::new(client.clone(), settings, &mut registry);
-        let builder = Runtime::builder()
-            .max_concurrent_reconciles(4)
-            .reconcile_timeout(Duration::from_secs(10))
-            .kill_grace(Duration::from_secs(2))
-            .probe_period(Duration::from_millis(200))
-            .shutdown_grace(Duration::from_secs(2))
-            .backoff(BackoffConfig {
-                error_base: Duration::from_millis(100),
-                error_max: Duration::from_millis(800),
-                rate_base: Duration::from_millis(200),
-                rate_max: Duration::from_secs(1),
-                first_pass_spread: Duration::ZERO,
-                ..BackoffConfig::default()
-            })
-            .registry(&mut registry);
-        let runtime = operator
-            .install(builder)
-            .build()
-            .expect("valid runtime configuration");
-        let (tx, rx) = oneshot::channel::<()>();
-        let run = tokio::spawn(async move {
-            let _ = runtime
-                .run(async move {
-                    let _ = rx.await; // a dropped sender also means stop
-                })
-                .await;
-        });
+        let (registry, stop, run) = start_operator(&client, settings.clone());
         Harness {
             kube,
             fv,
             client,
             registry,
             oidc_token_file,
-            stop: Some(tx),
+            settings,
+            stop: Some(stop),
             run,
         }
+    }
+
+    /// Stops the operator and starts a new one (new process state: caches, key, metrics) against
+    /// the same simulators, as a restart or an upgrade would.
+    pub async fn restart_operator(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(20), &mut self.run).await;
+        let (registry, stop, run) = start_operator(&self.client, self.settings.clone());
+        (self.registry, self.stop, self.run) = (registry, Some(stop), run);
     }
 
     pub fn secrets(&self) -> Api<Secret> {
@@ -546,6 +574,20 @@ impl Harness {
             }),
             ca_bundle_secret_ref: None,
         }
+    }
+
+    /// The operator's content-hash key, read from its Secret (the harness runs in `default`).
+    pub async fn content_hash_key(&self) -> ContentHashKey {
+        let stored = Api::<Secret>::namespaced(self.client.clone(), "default")
+            .get(CONTENT_HASH_KEY_SECRET)
+            .await
+            .expect("the operator created its content-hash key Secret");
+        ContentHashKey::from_bytes(&stored.data.expect("data")["key"].0).expect("a 32-byte key")
+    }
+
+    /// The content hash the operator stamps for `data` (with its key).
+    pub async fn hash_of(&self, data: &BTreeMap<String, Vec<u8>>) -> String {
+        content_hash(&self.content_hash_key().await, data)
     }
 
     /// Reveal requests the FerrVault simulator received (both modes).
