@@ -6,6 +6,7 @@ mod events;
 mod invalid_spec;
 #[path = "../support/operator.rs"]
 mod operator_support;
+mod ownership;
 mod props;
 mod reasons;
 mod rollout;

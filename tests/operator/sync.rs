@@ -259,15 +259,6 @@ async fn deleted_secret_should_release_its_finalizer_and_drop_its_metric_series(
     h.finish().await;
 }
 
-/// Finished reconciles of the FerrVaultSecret controller, whatever their result.
-fn secret_reconciles(h: &Harness) -> f64 {
-    h.metrics_text()
-        .lines()
-        .filter(|l| l.starts_with("controller_runtime_reconcile_total{") && l.contains("\"ferrvaultsecret\""))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_managed_fields_only_change_of_the_target_should_be_looked_at_but_not_rewritten() {
     let h = Harness::start().await;
@@ -277,7 +268,7 @@ async fn a_managed_fields_only_change_of_the_target_should_be_looked_at_but_not_
     h.wait_target("app", |s| data_of(s) == prod_data()).await;
     let before = h
         .eventually("the first reconcile counted", || async {
-            let n = secret_reconciles(&h);
+            let n = h.secret_reconciles();
             (n >= 1.0).then_some(n)
         })
         .await;
@@ -292,7 +283,7 @@ async fn a_managed_fields_only_change_of_the_target_should_be_looked_at_but_not_
         .unwrap();
     assert!(cleared.managed_fields().is_empty(), "the reset worked");
     h.eventually("a reconcile after the managedFields reset", || async {
-        (secret_reconciles(&h) > before).then_some(())
+        (h.secret_reconciles() > before).then_some(())
     })
     .await;
     assert_eq!(

@@ -590,6 +590,17 @@ impl Harness {
         content_hash(&self.content_hash_key().await, data)
     }
 
+    /// Finished reconciles of the FerrVaultSecret controller, whatever their result.
+    pub fn secret_reconciles(&self) -> f64 {
+        self.metrics_text()
+            .lines()
+            .filter(|l| {
+                l.starts_with("controller_runtime_reconcile_total{") && l.contains("\"ferrvaultsecret\"")
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
     /// Reveal requests the FerrVault simulator received (both modes).
     pub fn reveals(&self) -> u64 {
         let endpoints = self.fv.stats().total.endpoints;
