@@ -11,4 +11,5 @@ mod props;
 mod reasons;
 mod rollout;
 mod sync;
+mod target_types;
 mod transforms;
