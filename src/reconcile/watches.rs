@@ -250,6 +250,8 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
                 &c.name_any(),
             );
             keys.extend(targets_involving(&dependants_store, c));
+            keys.sort();
+            keys.dedup();
             keys
         });
     let connections_for_reconciler = connections.clone();
@@ -284,6 +286,10 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
                     keys.extend(dependants_of(&secrets, &ns, &c.name_any()));
                 }
             }
+            // Its controller also targets it by name: one key once, or a key sent twice in one
+            // event can run twice (the second arriving while the first is already processing).
+            keys.sort();
+            keys.dedup();
             keys
         });
     Watches {

@@ -2,6 +2,7 @@
 //! property tests of the pure reconcile rules.
 
 mod connection;
+mod content_hash;
 mod events;
 mod invalid_spec;
 #[path = "../support/operator.rs"]

@@ -31,7 +31,7 @@ use ferrvault_sim::{
 };
 use k8s_openapi::{
     ByteString,
-    api::{core::v1::Secret, events::v1::Event},
+    api::{apps::v1::Deployment, core::v1::Secret, events::v1::Event},
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     apimachinery::pkg::apis::meta::v1::Condition,
 };
@@ -590,6 +590,31 @@ impl Harness {
         content_hash(&self.content_hash_key().await, data)
     }
 
+    /// Creates Deployment `name` (one container, a pod-template annotation `owner: team-shop`).
+    pub async fn create_deployment(&self, name: &str) -> Deployment {
+        let deployment: Deployment = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name},
+            "spec": {
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": {"app": name}, "annotations": {"owner": "team-shop"}},
+                    "spec": {"containers": [{"name": "app", "image": "example/app:1"}]}
+                }
+            }
+        }))
+        .expect("a Deployment");
+        self.deployments()
+            .create(&PostParams::default(), &deployment)
+            .await
+            .expect("create Deployment")
+    }
+
+    pub fn deployments(&self) -> Api<Deployment> {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
     /// Finished reconciles of the FerrVaultSecret controller, whatever their result.
     pub fn secret_reconciles(&self) -> f64 {
         self.metrics_text()
@@ -613,6 +638,20 @@ impl Harness {
             .lines()
             .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
     }
+}
+
+/// A pod-template annotation of a Deployment.
+pub fn template_annotation(deployment: &Deployment, key: &str) -> Option<String> {
+    deployment
+        .spec
+        .as_ref()?
+        .template
+        .metadata
+        .as_ref()?
+        .annotations
+        .as_ref()?
+        .get(key)
+        .cloned()
 }
 
 /// An object of kind `K` named `name` with `spec` exactly as given, untyped, so it can carry
