@@ -81,7 +81,7 @@ async fn the_key_should_survive_a_restart_so_a_restart_rolls_nothing_out() {
         restarted.resource_version(),
         "no second rollout"
     );
-    assert_eq!(h.events_for("app", "RolloutTriggered").await.len(), 1);
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
     h.finish().await;
 }
 
@@ -131,7 +131,7 @@ async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_roll
         web.resource_version(),
         "no rollout for an upgrade"
     );
-    assert!(h.events_for("app", "RolloutTriggered").await.is_empty());
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 0);
 
     // The same steps with the unkeyed hash of *other* content are a content change: a rollout.
     let other = BTreeMap::from([("API_KEY".to_owned(), b"old".to_vec())]);
@@ -178,6 +178,6 @@ async fn a_rotated_key_should_restart_each_rollout_target_once() {
         restarted.resource_version(),
         "once"
     );
-    assert_eq!(h.events_for("app", "RolloutTriggered").await.len(), 1);
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
     h.finish().await;
 }

@@ -11,6 +11,7 @@ mod ownership;
 mod props;
 mod reasons;
 mod rollout;
+mod rollout_floor;
 mod sync;
 mod target_types;
 mod transforms;

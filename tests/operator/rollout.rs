@@ -75,7 +75,7 @@ async fn content_change_should_restart_each_workload_once_and_never_loop() {
         restarted.resource_version(),
         "no restart loop"
     );
-    assert_eq!(h.events_for("app", "RolloutTriggered").await.len(), 1);
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
     h.finish().await;
 }
 
@@ -147,6 +147,6 @@ async fn failed_rollout_should_be_retried_until_the_workload_exists() {
     assert_eq!(template_annotation(&late, &hash_key), done.last_rollout_hash);
     assert_ne!(done.last_rollout_hash.as_deref(), Some(first_hash.as_str()));
     assert!(!h.events_for("app", "RolloutFailed").await.is_empty());
-    assert_eq!(h.events_for("app", "RolloutTriggered").await.len(), 1);
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
     h.finish().await;
 }

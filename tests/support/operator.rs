@@ -452,6 +452,16 @@ impl Harness {
             .collect()
     }
 
+    /// How many times events with `reason` about `name` were published: Events of the same
+    /// reason fold into one object whose `series.count` counts the repeats.
+    pub async fn occurrences(&self, name: &str, reason: &str) -> i32 {
+        self.events_for(name, reason)
+            .await
+            .iter()
+            .map(|e| e.series.as_ref().map_or(1, |s| s.count))
+            .sum()
+    }
+
     /// Stops the operator, then scans captured logs, Events, statuses of every custom resource
     /// and the `/metrics` text for any secret value or token. Every test ends with this.
     pub async fn finish(mut self) {
