@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::operator_support::*;
+use crate::{fixtures::template_annotation, operator_support::*};
 use ferrvault_operator::{
     api::{
         FerrVaultSecretSpec, RolloutTarget, WorkloadKind,

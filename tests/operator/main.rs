@@ -4,6 +4,7 @@
 mod connection;
 mod content_hash;
 mod events;
+mod fixtures;
 mod invalid_spec;
 #[path = "../support/operator.rs"]
 mod operator_support;

@@ -18,12 +18,7 @@ use ferrvault_operator::{
         SecretKeyRef, crdgen,
     },
     ferrvault::{ClientConfig, RetryPolicy},
-    reconcile::{
-        content_hash_key::CONTENT_HASH_KEY_SECRET,
-        operator::Operator,
-        rules::content_hash::{ContentHashKey, content_hash},
-        settings::OperatorSettings,
-    },
+    reconcile::{operator::Operator, settings::OperatorSettings},
 };
 use ferrvault_sim::{
     ferrvault::{FerrVaultSim, SimConfig},
@@ -31,7 +26,7 @@ use ferrvault_sim::{
 };
 use k8s_openapi::{
     ByteString,
-    api::{apps::v1::Deployment, core::v1::Secret, events::v1::Event},
+    api::{core::v1::Secret, events::v1::Event},
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     apimachinery::pkg::apis::meta::v1::Condition,
 };
@@ -452,16 +447,6 @@ impl Harness {
             .collect()
     }
 
-    /// How many times events with `reason` about `name` were published: Events of the same
-    /// reason fold into one object whose `series.count` counts the repeats.
-    pub async fn occurrences(&self, name: &str, reason: &str) -> i32 {
-        self.events_for(name, reason)
-            .await
-            .iter()
-            .map(|e| e.series.as_ref().map_or(1, |s| s.count))
-            .sum()
-    }
-
     /// Stops the operator, then scans captured logs, Events, statuses of every custom resource
     /// and the `/metrics` text for any secret value or token. Every test ends with this.
     pub async fn finish(mut self) {
@@ -586,56 +571,6 @@ impl Harness {
         }
     }
 
-    /// The operator's content-hash key, read from its Secret (the harness runs in `default`).
-    pub async fn content_hash_key(&self) -> ContentHashKey {
-        let stored = Api::<Secret>::namespaced(self.client.clone(), "default")
-            .get(CONTENT_HASH_KEY_SECRET)
-            .await
-            .expect("the operator created its content-hash key Secret");
-        ContentHashKey::from_bytes(&stored.data.expect("data")["key"].0).expect("a 32-byte key")
-    }
-
-    /// The content hash the operator stamps for `data` (with its key).
-    pub async fn hash_of(&self, data: &BTreeMap<String, Vec<u8>>) -> String {
-        content_hash(&self.content_hash_key().await, data)
-    }
-
-    /// Creates Deployment `name` (one container, a pod-template annotation `owner: team-shop`).
-    pub async fn create_deployment(&self, name: &str) -> Deployment {
-        let deployment: Deployment = serde_json::from_value(serde_json::json!({
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": name},
-            "spec": {
-                "selector": {"matchLabels": {"app": name}},
-                "template": {
-                    "metadata": {"labels": {"app": name}, "annotations": {"owner": "team-shop"}},
-                    "spec": {"containers": [{"name": "app", "image": "example/app:1"}]}
-                }
-            }
-        }))
-        .expect("a Deployment");
-        self.deployments()
-            .create(&PostParams::default(), &deployment)
-            .await
-            .expect("create Deployment")
-    }
-
-    pub fn deployments(&self) -> Api<Deployment> {
-        Api::namespaced(self.client.clone(), NS)
-    }
-
-    /// Finished reconciles of the FerrVaultSecret controller, whatever their result.
-    pub fn secret_reconciles(&self) -> f64 {
-        self.metrics_text()
-            .lines()
-            .filter(|l| {
-                l.starts_with("controller_runtime_reconcile_total{") && l.contains("\"ferrvaultsecret\"")
-            })
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum()
-    }
-
     /// Reveal requests the FerrVault simulator received (both modes).
     pub fn reveals(&self) -> u64 {
         let endpoints = self.fv.stats().total.endpoints;
@@ -648,20 +583,6 @@ impl Harness {
             .lines()
             .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
     }
-}
-
-/// A pod-template annotation of a Deployment.
-pub fn template_annotation(deployment: &Deployment, key: &str) -> Option<String> {
-    deployment
-        .spec
-        .as_ref()?
-        .template
-        .metadata
-        .as_ref()?
-        .annotations
-        .as_ref()?
-        .get(key)
-        .cloned()
 }
 
 /// An object of kind `K` named `name` with `spec` exactly as given, untyped, so it can carry
