@@ -21,6 +21,11 @@ pub const MANAGED_BY_VALUE: &str = "ferrvault-operator";
 /// the operator last wrote. A mismatch with the data means someone edited the Secret (drift).
 pub const CONTENT_HASH_ANNOTATION: &str = "ferrvault.com/content-hash";
 
+/// Annotation on a Secret, set by whoever controls it, letting one FerrVaultSecret of the same
+/// namespace take it over: its value is that FerrVaultSecret's name. Without it a Secret that
+/// exists without the FerrVaultSecret's controller owner reference is never written.
+pub const ADOPTABLE_BY_ANNOTATION: &str = "ferrvault.com/adoptable-by";
+
 /// Pod-template annotation set on a rollout restart: UTC time of the restart, RFC 3339 with
 /// nanoseconds. Changing the pod template is what makes the workload controller roll the pods.
 pub const RESTARTED_AT_ANNOTATION: &str = "ferrvault.com/restarted-at";

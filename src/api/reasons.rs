@@ -55,9 +55,10 @@ impl ConditionStatus {
 ///
 /// The names are the Go operator's (reference §1.2, §4) so dashboards and alerts keep working;
 /// [`Reason::InvalidRefreshInterval`], [`Reason::CaBundleUnreadable`], [`Reason::InvalidSpec`] and
-/// [`Reason::SecretTooLarge`] and the five refusals of tenant-chosen destinations
+/// [`Reason::SecretTooLarge`], the five refusals of tenant-chosen destinations
 /// ([`Reason::InsecureUrl`], [`Reason::Redirected`], [`Reason::UntrustedUrl`],
-/// [`Reason::ClusterIdentityMismatch`], [`Reason::ClusterIdentityUnavailable`]) are new.
+/// [`Reason::ClusterIdentityMismatch`], [`Reason::ClusterIdentityUnavailable`]) and the block of
+/// target refusals are new; the Go operator's `TokenKeyMissing` went with its token-target feature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     /// Secret Ready=True: every requested key was written into the target.
@@ -80,12 +81,9 @@ pub enum Reason {
     Unreachable,
     /// Secret Ready=False: a transform failed; the target was left untouched.
     TransformError,
-    /// Secret Ready=False: the target is the connection's own token Secret and the synced data
-    /// lacks the token key, so writing it would lock the operator out.
-    TokenKeyMissing,
     /// Secret Ready=False: reading the existing target Secret failed.
     SecretReadFailed,
-    /// Secret Ready=False: writing the target Secret failed (for example owned by another controller).
+    /// Secret Ready=False: writing the target Secret failed.
     SecretWriteFailed,
     /// Secret Ready=False: `spec.refreshInterval` is not a valid duration (new: the Go operator
     /// fell back to the default silently, reference §8 item 9).
@@ -97,6 +95,23 @@ pub enum Reason {
     /// Secret Ready=False: the transformed content is over the 1 MiB limit of a Secret; the
     /// target was left unchanged.
     SecretTooLarge,
+    // Target refusals and the rollout floor (new): decided before anything is revealed, retried
+    // when the objects involved change, never on a timer.
+    /// Secret Ready=False: the target type is one Kubernetes turns into credentials
+    /// (`kubernetes.io/service-account-token`, `bootstrap.kubernetes.io/token`), asked for in the
+    /// spec or found on the existing Secret (or it carries a ServiceAccount token annotation).
+    TargetTypeRefused,
+    /// Secret Ready=False: the target Secret is controlled by another owner (reference §8 item 13
+    /// said `SecretWriteFailed`, every interval).
+    TargetControlledByOther,
+    /// Secret Ready=False: the target Secret exists without this FerrVaultSecret's controller
+    /// owner reference and did not opt in with `ferrvault.com/adoptable-by`.
+    TargetNotOwned,
+    /// Secret Ready=False: a FerrVaultConnection reads the target Secret (token or CA bundle).
+    TargetIsConnectionSecret,
+    /// Secret RolloutRestarted=False: a restart is due but the workload was restarted less than
+    /// the rollout floor ago; it is deferred, not dropped.
+    RolloutDeferred,
     /// Connection Ready=False: the Secret or key named by `caBundleSecretRef` could not be read
     /// (new: the Go operator had no CA option).
     CaBundleUnreadable,
@@ -129,7 +144,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, for exhaustive tests and metric pre-registration.
-    pub const ALL: [Reason; 27] = [
+    pub const ALL: [Reason; 31] = [
         Self::Synced,
         Self::MissingKeys,
         Self::ConnectionNotFound,
@@ -140,12 +155,16 @@ impl Reason {
         Self::VaultNotFound,
         Self::Unreachable,
         Self::TransformError,
-        Self::TokenKeyMissing,
         Self::SecretReadFailed,
         Self::SecretWriteFailed,
         Self::InvalidRefreshInterval,
         Self::InvalidSpec,
         Self::SecretTooLarge,
+        Self::TargetTypeRefused,
+        Self::TargetControlledByOther,
+        Self::TargetNotOwned,
+        Self::TargetIsConnectionSecret,
+        Self::RolloutDeferred,
         Self::CaBundleUnreadable,
         Self::InsecureUrl,
         Self::Redirected,
@@ -172,12 +191,16 @@ impl Reason {
             Self::VaultNotFound => "VaultNotFound",
             Self::Unreachable => "Unreachable",
             Self::TransformError => "TransformError",
-            Self::TokenKeyMissing => "TokenKeyMissing",
             Self::SecretReadFailed => "SecretReadFailed",
             Self::SecretWriteFailed => "SecretWriteFailed",
             Self::InvalidRefreshInterval => "InvalidRefreshInterval",
             Self::InvalidSpec => "InvalidSpec",
             Self::SecretTooLarge => "SecretTooLarge",
+            Self::TargetTypeRefused => "TargetTypeRefused",
+            Self::TargetControlledByOther => "TargetControlledByOther",
+            Self::TargetNotOwned => "TargetNotOwned",
+            Self::TargetIsConnectionSecret => "TargetIsConnectionSecret",
+            Self::RolloutDeferred => "RolloutDeferred",
             Self::CaBundleUnreadable => "CaBundleUnreadable",
             Self::InsecureUrl => "InsecureUrl",
             Self::Redirected => "Redirected",

@@ -7,6 +7,8 @@
 //!   [`GO_DURATION_PATTERN`].
 //! - Each transform has a known `type` and the fields that type needs.
 //! - Each rollout target is a `Deployment`, `StatefulSet` or `DaemonSet`.
+//! - `target.type` is none of [`REFUSED_TARGET_TYPES`] (the reconciler refuses them again, for
+//!   objects stored without this validation).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::{CustomResource, KubeSchema};
@@ -25,6 +27,23 @@ pub const DEFAULT_REFRESH_INTERVAL: &str = "1h";
 
 /// Secret `type` written when `target.type` is unset.
 pub const DEFAULT_TARGET_TYPE: &str = "Opaque";
+
+/// Secret types never written: Kubernetes acts on Secrets of these types, so writing one would
+/// turn a vault's content into cluster credentials. The token controller mints a long-lived
+/// ServiceAccount token into a `kubernetes.io/service-account-token` Secret; the API server
+/// authenticates bearer tokens found in `bootstrap.kubernetes.io/token` Secrets (in
+/// `kube-system`) and the bootstrap signer signs `cluster-info` with them.
+pub const REFUSED_TARGET_TYPES: [&str; 2] = [
+    "kubernetes.io/service-account-token",
+    "bootstrap.kubernetes.io/token",
+];
+
+/// The CEL rule refusing [`REFUSED_TARGET_TYPES`] at admission (a unit test keeps the two equal).
+const REFUSED_TARGET_TYPES_RULE: &str = "!has(self.type) || !(self.type in ['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token'])";
+
+/// The message of [`REFUSED_TARGET_TYPES_RULE`].
+pub const REFUSED_TARGET_TYPE_MESSAGE: &str = "type must not be kubernetes.io/service-account-token or \
+     bootstrap.kubernetes.io/token: Kubernetes turns Secrets of these types into cluster credentials";
 
 /// Reads `refreshInterval` as text whatever JSON it is (a number, a bool …): an object stored
 /// without schema validation then fails alone with `InvalidRefreshInterval` instead of failing
@@ -143,12 +162,15 @@ pub struct SecretSelector {
 }
 
 /// The Secret the operator writes.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[x_kube(validation = Rule::new(REFUSED_TARGET_TYPES_RULE).message(REFUSED_TARGET_TYPE_MESSAGE))]
 pub struct SecretTarget {
     /// Name of the Secret; defaults to the FerrVaultSecret's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Secret `type`, for example `kubernetes.io/tls`; defaults to `Opaque`.
+    /// Secret `type`, for example `kubernetes.io/tls`; defaults to `Opaque`. Changing it replaces
+    /// the Secret (a Secret's type is immutable). `kubernetes.io/service-account-token` and
+    /// `bootstrap.kubernetes.io/token` are refused.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
 }
@@ -308,6 +330,15 @@ mod tests {
         assert_eq!(cr.spec.refresh_interval, "42");
         assert_eq!(cr.spec.transforms[0].type_, TransformType::Unknown);
         assert_eq!(cr.spec.transforms[1].type_, TransformType::Prefix);
+    }
+
+    #[test]
+    fn the_cel_rule_should_refuse_exactly_the_refused_target_types() {
+        let quoted: Vec<String> = REFUSED_TARGET_TYPES.iter().map(|t| format!("'{t}'")).collect();
+        assert_eq!(
+            REFUSED_TARGET_TYPES_RULE,
+            format!("!has(self.type) || !(self.type in [{}])", quoted.join(", "))
+        );
     }
 
     #[test]

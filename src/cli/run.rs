@@ -3,6 +3,7 @@
 //! Order of startup, each step failing the process before the next begins:
 //! flags → settings (every rule, exit 2) → logging → kube client → operator and runtime
 //! (exit 2 on a refused runtime configuration) → HTTP servers bound (exit 1 on a port in use) →
+//! the content-hash key read, or created, in the Lease's namespace (exit 1 without it) →
 //! the runtime runs until SIGTERM or SIGINT, then stops gracefully within
 //! `--shutdown-grace-period` (exit 0), or exits with [`RuntimeError::exit_code`] when it
 //! escalates.
@@ -26,7 +27,7 @@ use crate::{
         Sources,
         server::{Addresses, ServeError, Servers},
     },
-    reconcile::{operator, settings::OperatorSettings},
+    reconcile::{content_hash_key::KeyError, operator, settings::OperatorSettings},
 };
 
 /// Why `run` stopped with an error; each maps to an exit code.
@@ -50,6 +51,9 @@ pub enum RunError {
     /// The process runtime or signal handlers could not be set up.
     #[error("cannot start: {0}")]
     Process(#[source] std::io::Error),
+    /// The content-hash key could not be read or created.
+    #[error(transparent)]
+    ContentHashKey(#[from] KeyError),
 }
 
 impl RunError {
@@ -59,7 +63,10 @@ impl RunError {
         match self {
             RunError::Config(_) | RunError::Logging(_) => 2,
             RunError::Runtime(error) => error.exit_code(),
-            RunError::KubeConfig(_) | RunError::Serve(_) | RunError::Process(_) => 1,
+            RunError::KubeConfig(_)
+            | RunError::Serve(_)
+            | RunError::Process(_)
+            | RunError::ContentHashKey(_) => 1,
         }
     }
 }
@@ -96,6 +103,7 @@ fn run(args: RunArgs) -> Result<(), RunError> {
 
 /// A started operator process: the runtime built and the HTTP servers listening.
 pub struct OperatorProcess {
+    operator: operator::Operator,
     runtime: Runtime,
     servers: Servers,
 }
@@ -118,6 +126,8 @@ impl OperatorProcess {
                 connection_probe_interval: settings.connection_probe_interval,
                 watch_namespace: settings.watch_namespace.clone(),
                 ferrvault: settings.ferrvault.clone(),
+                content_hash_key_namespace: settings.lease_namespace.clone(),
+                ..OperatorSettings::default()
             },
             &mut registry,
         );
@@ -170,7 +180,11 @@ impl OperatorProcess {
             cluster_identity = %cluster_identity_summary(settings),
             "starting operator"
         );
-        Ok(Self { runtime, servers })
+        Ok(Self {
+            operator: reconcilers,
+            runtime,
+            servers,
+        })
     }
 
     /// Where the servers listen.
@@ -183,12 +197,17 @@ impl OperatorProcess {
         self.runtime.health()
     }
 
-    /// Runs until `shutdown` resolves (graceful stop) or the runtime escalates, then stops the
-    /// servers.
+    /// Reads (or creates) the content-hash key, then runs until `shutdown` resolves (graceful
+    /// stop) or the runtime escalates, then stops the servers.
     ///
     /// # Errors
-    /// The runtime's error (see [`RuntimeError::exit_code`]).
+    /// `ContentHashKey` before anything runs; the runtime's error (see
+    /// [`RuntimeError::exit_code`]).
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
+        if let Err(error) = self.operator.load_content_hash_key().await {
+            self.servers.stop();
+            return Err(error.into());
+        }
         let result = self.runtime.run(shutdown).await;
         self.servers.stop();
         result.map_err(RunError::from)

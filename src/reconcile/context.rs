@@ -1,11 +1,14 @@
 //! What both reconcilers share: the Kubernetes client, the FerrVault client, the settings,
-//! metrics and the Event sink.
+//! metrics, the Event sink and the content-hash key.
 
 use std::sync::Arc;
 
 use crate::ferrvault::FerrVault;
 
-use super::{events::EventSink, metrics::SyncMetrics, own_writes::OwnWrites, settings::OperatorSettings};
+use super::{
+    content_hash_key::ContentHashKeySource, events::EventSink, metrics::SyncMetrics, own_writes::OwnWrites,
+    settings::OperatorSettings,
+};
 
 /// The shared context of both reconcilers (controller-rs's `Context`).
 pub struct Context {
@@ -21,4 +24,6 @@ pub struct Context {
     pub events: EventSink,
     /// Resource versions of our own target writes, read by the Secret watch filter.
     pub own_writes: Arc<OwnWrites>,
+    /// The key of the content hash (loaded once).
+    pub content_hash_key: ContentHashKeySource,
 }

@@ -8,12 +8,14 @@
 //!   - [`secret`]: the FerrVaultSecret controller; [`connection`]: the FerrVaultConnection controller;
 //!     [`prologue`]: the first steps both share (read, finalizer, invalid spec).
 //!   - [`watches`] (+ [`own_writes`]): which changes enqueue which keys.
+//!   - [`content_hash_key`]: the operator-held key of the content hash.
 //!   - Writes and reads: [`finalizer`], [`token`] (credentials and CA bundles of a connection),
 //!     [`invalid_spec`] (Ready=False/`InvalidSpec`), [`field_manager`] (the `fieldManager` of every
 //!     write), [`kube_errors`] (Kubernetes failures, typed).
 //!   - Reporting: [`events`], [`metrics`].
 
 pub mod connection;
+pub mod content_hash_key;
 pub mod context;
 pub mod events;
 pub mod field_manager;

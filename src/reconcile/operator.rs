@@ -6,6 +6,7 @@
 //!   the per-credential budget is one budget, whichever controller spends it.
 //! - Metrics are registered once, in [`Operator::new`]; `install` may be called again (a new
 //!   runtime after a restart) without registering twice.
+//! - The content-hash key is loaded once per process ([`Operator::load_content_hash_key`]).
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use prometheus_client::registry::Registry;
 
 use super::{
     connection::ConnectionReconciler,
+    content_hash_key::{ContentHashKeySource, KeyError},
     context::Context,
     events::EventSink,
     metrics::SyncMetrics,
@@ -41,6 +43,7 @@ impl Operator {
         ferrvault::metrics::register(registry, &ferrvault);
         let metrics = SyncMetrics::register(registry);
         let events = EventSink::new(client.clone());
+        let content_hash_key = ContentHashKeySource::new(settings.content_hash_key_namespace.clone());
         Operator {
             ctx: Arc::new(Context {
                 client,
@@ -49,8 +52,18 @@ impl Operator {
                 metrics,
                 events,
                 own_writes: Arc::default(),
+                content_hash_key,
             }),
         }
+    }
+
+    /// Reads (or creates) the content-hash key, so a process that cannot have it fails at start
+    /// instead of at every reconcile.
+    ///
+    /// # Errors
+    /// [`KeyError`].
+    pub async fn load_content_hash_key(&self) -> Result<(), KeyError> {
+        self.ctx.content_hash_key.get(&self.ctx.client).await.map(|_| ())
     }
 
     /// Adds both reconcilers (`ferrvaultsecret`, `ferrvaultconnection`) and all their watches.
@@ -60,12 +73,12 @@ impl Operator {
             self.ctx.settings.watch_namespace.as_deref(),
             self.ctx.own_writes.clone(),
         );
-        let secrets = Arc::new(SecretReconciler::new(self.ctx.clone()));
+        let secrets = Arc::new(SecretReconciler::new(self.ctx.clone(), watches.connections));
         let connections = Arc::new(ConnectionReconciler::new(self.ctx.clone()));
         let builder = builder
             .reconciler(SECRET_CONTROLLER, secrets)
             .reconciler(CONNECTION_CONTROLLER, connections);
-        watches.into_iter().fold(builder, |b, w| b.watch(w))
+        watches.sources.into_iter().fold(builder, |b, w| b.watch(w))
     }
 
     /// The shared FerrVault client (for `/debug/queue`'s per-credential limiter state).

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::rules::guards::DEFAULT_CONNECTION_PROBE_INTERVAL;
+use super::rules::{guards::DEFAULT_CONNECTION_PROBE_INTERVAL, rollout_rules::ROLLOUT_FLOOR};
 use crate::ferrvault::ClientConfig;
 
 /// Controller name of the FerrVaultSecret reconciler (keys, metric labels).
@@ -23,6 +23,10 @@ pub struct OperatorSettings {
     pub watch_namespace: Option<String>,
     /// Pacing, timeouts and retries of the FerrVault client (rate and burst per credential).
     pub ferrvault: ClientConfig,
+    /// The operator's own namespace (the Lease's): where the content-hash key Secret lives.
+    pub content_hash_key_namespace: String,
+    /// The least time between two restarts of one workload ([`ROLLOUT_FLOOR`]).
+    pub rollout_floor: Duration,
 }
 
 impl Default for OperatorSettings {
@@ -32,6 +36,8 @@ impl Default for OperatorSettings {
             connection_probe_interval: DEFAULT_CONNECTION_PROBE_INTERVAL,
             watch_namespace: None,
             ferrvault: ClientConfig::default(),
+            content_hash_key_namespace: "default".to_owned(),
+            rollout_floor: ROLLOUT_FLOOR,
         }
     }
 }

@@ -4,12 +4,14 @@
 //! |---|---|---|
 //! | `ferrvaultsecret` | FerrVaultSecret | itself on a new generation, deletion, or a lost finalizer; its connection while it is being deleted (to unblock the connection's deletion) |
 //! | `ferrvaultconnection` | FerrVaultConnection | itself on a new generation, deletion, or a lost finalizer |
-//! | `ferrvaultconnection-dependants` | FerrVaultConnection | its FerrVaultSecrets when its spec or its Ready status changed (not on every `lastCheckedAt` write, reference §8 item 4) |
-//! | `secret-metadata` | Secret, metadata only | the owner FerrVaultSecret of a target that someone else changed or deleted (drift healing); the connections using it as token or CA Secret, and their FerrVaultSecrets (token rotation) |
+//! | `ferrvaultconnection-dependants` | FerrVaultConnection | its FerrVaultSecrets when its spec or its Ready status changed (not on every `lastCheckedAt` write, reference §8 item 4); the FerrVaultSecrets targeting a Secret it reads, and those refused because a connection read their target (`TargetIsConnectionSecret`: the reference may be gone) |
+//! | `secret-metadata` | Secret, metadata only | the owner FerrVaultSecret of a target that someone else changed or deleted (drift healing), and every FerrVaultSecret targeting it by name (a refused target retried when its owner, annotations or existence change); the connections using it as token or CA Secret, and their FerrVaultSecrets (token rotation) |
 //!
 //! # Guarantees
 //! - The operator's own writes to target Secrets do not enqueue anything ([`OwnWrites`]): a
-//!   write is not drift, and writing a token-target Secret is not a token rotation.
+//!   write is not drift.
+//! - A refused target has no timer: these watches are what retries it, on a change of the target
+//!   Secret's metadata, of the FerrVaultSecret or of a connection's references.
 //! - Adding our own finalizer does not enqueue a second pass (the first pass already synced).
 //! - Secrets are watched as metadata only: memory does not grow with Secret sizes.
 //! - With `--watch-namespace` every watch is namespaced.
@@ -29,11 +31,21 @@ use kube::{
 };
 
 pub use super::own_writes::OwnWrites;
+use super::rules::target_access::connection_secrets;
 use super::settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
 use crate::api::{
-    ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient,
+    ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient, Reason,
     names::{CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
 };
+
+/// Every watch, and the connection store the FerrVaultSecret reconciler reads (which Secrets the
+/// connections of a namespace read).
+pub struct Watches {
+    /// The watches, for the runtime.
+    pub sources: Vec<Box<dyn WatchSource>>,
+    /// The `ferrvaultconnection` watch's store.
+    pub connections: Store<Lenient<FerrVaultConnection>>,
+}
 
 /// Whether a change of a custom resource deserves a reconcile of that resource: first sighting,
 /// new generation, deletion started, or our `finalizer` removed by someone. Status, label,
@@ -135,12 +147,39 @@ fn secrets_in(
 
 /// Whether connection `c` reads Secret `name` (token or CA bundle); never for an invalid one.
 fn uses_secret(c: &Lenient<FerrVaultConnection>, name: &str) -> bool {
-    c.valid().is_some_and(|c| {
-        c.spec.token_secret_ref.as_ref().is_some_and(|r| r.name == name)
-            || c.spec
-                .ca_bundle_secret_ref
-                .as_ref()
-                .is_some_and(|r| r.name == name)
+    c.valid()
+        .is_some_and(|c| connection_secrets(c).iter().any(|used| used.secret == name))
+}
+
+/// Keys of the FerrVaultSecrets a change of connection `c` may unblock or block: those targeting
+/// a Secret it reads (now refused), and those of its namespace refused because a connection read
+/// their target (the reference may have moved or gone with this change).
+fn targets_involving(
+    secrets: &Store<Lenient<FerrVaultSecret>>,
+    c: &Lenient<FerrVaultConnection>,
+) -> Vec<ObjectKey> {
+    let namespace = c.namespace().unwrap_or_default();
+    let read: Vec<String> = c
+        .valid()
+        .map(|c| {
+            connection_secrets(c)
+                .into_iter()
+                .map(|used| used.secret)
+                .collect()
+        })
+        .unwrap_or_default();
+    secrets_in(secrets, &namespace, |s| {
+        let target = s.spec.target_name(s.metadata.name.as_deref().unwrap_or_default());
+        read.iter().any(|name| name == target) || refused_for_a_connection(s)
+    })
+}
+
+/// Whether `s` was last refused because a connection reads its target.
+fn refused_for_a_connection(s: &FerrVaultSecret) -> bool {
+    s.status.as_ref().is_some_and(|status| {
+        status.conditions.iter().any(|c| {
+            c.type_ == ConditionType::Ready.as_str() && c.reason == Reason::TargetIsConnectionSecret.as_str()
+        })
     })
 }
 
@@ -163,11 +202,7 @@ fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
 }
 
 /// Builds every watch; `namespace` is `--watch-namespace`.
-pub fn build(
-    client: &kube::Client,
-    namespace: Option<&str>,
-    own: Arc<OwnWrites>,
-) -> Vec<Box<dyn WatchSource>> {
+pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>) -> Watches {
     fn api<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
     where
         K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
@@ -209,12 +244,17 @@ pub fn build(
     let dependants_watch = dependants_watch
         .matters(connection_change_matters_to_dependants)
         .map(move |c: &Lenient<FerrVaultConnection>| {
-            dependants_of(
+            let mut keys = dependants_of(
                 &dependants_store,
                 &c.namespace().unwrap_or_default(),
                 &c.name_any(),
-            )
+            );
+            keys.extend(targets_involving(&dependants_store, c));
+            keys.sort();
+            keys.dedup();
+            keys
         });
+    let connections_for_reconciler = connections.clone();
     let own_for_filter = own.clone();
     let (metadata_watch, _) = WatchSpec::metadata(
         "secret-metadata",
@@ -232,8 +272,9 @@ pub fn build(
                 .map(|owner| ObjectKey::namespaced(SECRET_CONTROLLER, &ns, owner))
                 .into_iter()
                 .collect();
-            // A target whose owner reference was removed still names its writer by the target
-            // name: heal it too (an unrelated Secret of the same name only costs one pass).
+            // Every FerrVaultSecret naming it as target: one whose owner reference was removed or
+            // that waits for an opt-in, a deletion or another owner to let go (an unrelated
+            // Secret of the same name only costs one pass, and no reveal when refused).
             keys.extend(targeting(&secrets, &ns, &name));
             for c in connections
                 .state()
@@ -245,180 +286,22 @@ pub fn build(
                     keys.extend(dependants_of(&secrets, &ns, &c.name_any()));
                 }
             }
+            // Its controller also targets it by name: one key once, or a key sent twice in one
+            // event can run twice (the second arriving while the first is already processing).
+            keys.sort();
+            keys.dedup();
             keys
         });
-    vec![
-        Box::new(secret_watch),
-        Box::new(connection_watch),
-        Box::new(dependants_watch),
-        Box::new(metadata_watch),
-    ]
+    Watches {
+        sources: vec![
+            Box::new(secret_watch),
+            Box::new(connection_watch),
+            Box::new(dependants_watch),
+            Box::new(metadata_watch),
+        ],
+        connections: connections_for_reconciler,
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference, Time};
-
-    use super::*;
-    use crate::api::{FerrVaultConnectionSpec, FerrVaultConnectionStatus, InvalidObject, lenient::problem};
-
-    fn meta(rv: &str, generation: Option<i64>, finalizers: &[&str]) -> ObjectMeta {
-        ObjectMeta {
-            name: Some("app".into()),
-            namespace: Some("ns".into()),
-            resource_version: Some(rv.into()),
-            generation,
-            finalizers: Some(finalizers.iter().map(|f| (*f).to_owned()).collect()),
-            ..ObjectMeta::default()
-        }
-    }
-
-    #[test]
-    fn cr_change_should_matter_for_new_generations_deletions_and_a_lost_finalizer_only() {
-        let f = SECRET_FINALIZER;
-        let base = meta("1", Some(1), &[]);
-        assert!(cr_change_matters(None, &base, f), "first sighting");
-        assert!(
-            !cr_change_matters(Some(&base), &meta("2", Some(1), &[f]), f),
-            "our finalizer added"
-        );
-        assert!(
-            !cr_change_matters(Some(&base), &meta("2", Some(1), &[]), f),
-            "status write"
-        );
-        assert!(
-            cr_change_matters(Some(&base), &meta("2", Some(2), &[]), f),
-            "spec change"
-        );
-        assert!(cr_change_matters(
-            Some(&meta("1", Some(1), &[f])),
-            &meta("2", Some(1), &[]),
-            f
-        ));
-        let mut deleting = meta("2", Some(1), &[f]);
-        deleting.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
-        assert!(cr_change_matters(Some(&meta("1", Some(1), &[f])), &deleting, f));
-    }
-
-    fn connection(generation: i64, ready: Option<&str>, checked: i64) -> Lenient<FerrVaultConnection> {
-        let mut c = FerrVaultConnection::new(
-            "conn",
-            FerrVaultConnectionSpec {
-                mode: Default::default(),
-                url: "http://127.0.0.1:1".into(),
-                organization: None,
-                token_secret_ref: None,
-                oidc: None,
-                ca_bundle_secret_ref: None,
-            },
-        );
-        c.metadata.generation = Some(generation);
-        c.status = Some(FerrVaultConnectionStatus {
-            conditions: ready
-                .map(|status| Condition {
-                    type_: "Ready".into(),
-                    status: status.into(),
-                    reason: "Reachable".into(),
-                    message: String::new(),
-                    observed_generation: Some(generation),
-                    last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
-                })
-                .into_iter()
-                .collect(),
-            last_checked_at: Some(Time(jiff::Timestamp::from_second(checked).unwrap())),
-        });
-        Lenient::Valid(c)
-    }
-
-    fn invalid(metadata: ObjectMeta) -> InvalidObject {
-        InvalidObject {
-            metadata,
-            conditions: Vec::new(),
-            problem: problem("spec.vault", "invalid type: integer `42`, expected a string"),
-        }
-    }
-
-    #[test]
-    fn invalid_objects_should_enqueue_themselves_and_nothing_else() {
-        let mut deleting = meta("1", Some(1), &[SECRET_FINALIZER]);
-        deleting.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
-        let keys = secret_keys(&Lenient::Invalid(invalid(deleting)));
-        assert_eq!(keys, vec![ObjectKey::namespaced(SECRET_CONTROLLER, "ns", "app")]);
-        let bad_connection = Lenient::<FerrVaultConnection>::Invalid(invalid(meta("1", Some(2), &[])));
-        assert!(!uses_secret(&bad_connection, "app"));
-        assert!(
-            connection_change_matters_to_dependants(Some(&connection(1, Some("True"), 1)), &bad_connection),
-            "turning invalid is a new generation"
-        );
-    }
-
-    #[test]
-    fn connection_probe_writes_should_not_matter_to_dependants_but_ready_flips_should() {
-        let before = connection(1, Some("True"), 1);
-        assert!(!connection_change_matters_to_dependants(
-            Some(&before),
-            &connection(1, Some("True"), 2)
-        ));
-        assert!(connection_change_matters_to_dependants(
-            Some(&before),
-            &connection(1, Some("False"), 2)
-        ));
-        assert!(connection_change_matters_to_dependants(
-            Some(&before),
-            &connection(2, Some("True"), 1)
-        ));
-        assert!(connection_change_matters_to_dependants(None, &before));
-    }
-
-    #[test]
-    fn own_writes_should_not_matter_but_foreign_edits_and_unmanaged_first_sightings_should() {
-        let own = OwnWrites::default();
-        let mut managed = meta("5", None, &[]);
-        managed.annotations = Some(
-            [
-                (MANAGED_BY_ANNOTATION, "ferrvault-operator"),
-                (CONTENT_HASH_ANNOTATION, "h"),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect(),
-        );
-        own.begin("ns", "app");
-        own.finish("ns", "app", Some("5"));
-        assert!(
-            !secret_change_matters(&own, Some(&meta("4", None, &[])), &managed),
-            "our write"
-        );
-        let mut edited = managed.clone();
-        edited.resource_version = Some("6".into());
-        assert!(
-            secret_change_matters(&own, Some(&managed), &edited),
-            "someone else's edit"
-        );
-        assert!(
-            !secret_change_matters(&OwnWrites::default(), None, &managed),
-            "start-up re-list"
-        );
-        assert!(
-            secret_change_matters(&OwnWrites::default(), None, &meta("1", None, &[])),
-            "new token"
-        );
-    }
-
-    #[test]
-    fn controlling_secret_should_only_name_a_ferrvault_secret_controller() {
-        let owner = |kind: &str, controller: bool| OwnerReference {
-            api_version: "ferrvault.com/v1alpha1".into(),
-            kind: kind.into(),
-            name: "owner".into(),
-            uid: "u".into(),
-            controller: Some(controller),
-            block_owner_deletion: Some(true),
-        };
-        let mut m = meta("1", None, &[]);
-        m.owner_references = Some(vec![owner("FerrVaultSecret", true)]);
-        assert_eq!(controlling_secret(&m).as_deref(), Some("owner"));
-        m.owner_references = Some(vec![owner("FerrVaultSecret", false), owner("Other", true)]);
-        assert_eq!(controlling_secret(&m), None);
-    }
-}
+mod tests;

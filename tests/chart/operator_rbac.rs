@@ -10,7 +10,10 @@
 use std::{collections::BTreeSet, process::Command, time::Duration};
 
 use ferrvault_dev::demo::{NAMESPACE as SAMPLES, fixtures};
-use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
+use ferrvault_operator::{
+    api::{FerrVaultConnection, FerrVaultSecret},
+    reconcile::content_hash_key::CONTENT_HASH_KEY_SECRET,
+};
 use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{
@@ -245,6 +248,16 @@ async fn check_every_call_is_allowed(sets: &[&str]) {
         assert!(
             seen.contains(expected),
             "{sets:?}: the operator never did {expected:?}; it did {seen:#?}"
+        );
+    }
+    // The content-hash key Secret: read (and created on this first start) in the release namespace.
+    for verb in ["get", "create"] {
+        assert!(
+            resource_requests.iter().any(|e| e.verb == verb
+                && e.resource == "secrets"
+                && e.namespace == NAMESPACE
+                && (verb == "create" || e.name == CONTENT_HASH_KEY_SECRET)),
+            "{sets:?}: the operator never did {verb} of its content-hash key Secret"
         );
     }
     assert!(

@@ -35,7 +35,8 @@ fn operator_requests(namespace: Option<&str>) -> Vec<ApiRequest<'_>> {
     for resource in ["ferrvaultsecrets/status", "ferrvaultconnections/status"] {
         requests.push(request("patch", "ferrvault.com", resource, namespace));
     }
-    for verb in ["get", "list", "watch", "create", "update", "patch"] {
+    // `delete` replaces a target whose immutable `type` must change.
+    for verb in ["get", "list", "watch", "create", "update", "patch", "delete"] {
         requests.push(request(verb, "", "secrets", namespace));
     }
     for resource in ["deployments", "statefulsets", "daemonsets"] {
@@ -51,7 +52,7 @@ fn operator_requests(namespace: Option<&str>) -> Vec<ApiRequest<'_>> {
 /// Requests the operator must never be able to make anywhere.
 fn forbidden_requests(namespace: Option<&str>) -> Vec<ApiRequest<'_>> {
     vec![
-        request("delete", "", "secrets", namespace),
+        request("deletecollection", "", "secrets", namespace),
         request("delete", "ferrvault.com", "ferrvaultsecrets", namespace),
         request("create", "ferrvault.com", "ferrvaultsecrets", namespace),
         request("list", "apps", "deployments", namespace),
@@ -128,6 +129,39 @@ fn watch_namespace_should_grant_a_role_in_that_namespace_and_no_cluster_role() {
     assert!(
         permissions.allows(&lease),
         "the Lease stays in the release namespace"
+    );
+}
+
+#[test]
+fn the_content_hash_key_secret_should_be_readable_by_name_and_creatable_in_the_release_namespace_only() {
+    const KEY: &str = ferrvault_operator::reconcile::content_hash_key::CONTENT_HASH_KEY_SECRET;
+    // With watchNamespace no other rule grants Secrets in the release namespace: these are the
+    // key Secret's own.
+    let namespaced = permissions(WATCH_NAMESPACE);
+    let without_election = permissions(LEADER_ELECTION_OFF);
+    let named = |verb, name| ApiRequest {
+        name: Some(name),
+        ..request(verb, "", "secrets", Some(NAMESPACE))
+    };
+    assert!(namespaced.allows(&named("get", KEY)));
+    assert!(namespaced.allows(&request("create", "", "secrets", Some(NAMESPACE))));
+    assert!(
+        !namespaced.allows(&named("get", "another-secret")),
+        "only the key Secret is readable by name"
+    );
+    for verb in ["update", "patch", "delete", "list", "watch"] {
+        assert!(
+            !namespaced.allows(&named(verb, KEY)),
+            "{verb} of the key Secret: a key changes only by delete-and-restart, by an admin"
+        );
+    }
+    assert!(
+        !namespaced.allows(&request("create", "", "secrets", Some("other"))),
+        "nothing outside the release and watched namespaces"
+    );
+    assert!(
+        without_election.allows(&named("get", KEY)),
+        "the key does not depend on leader election"
     );
 }
 

@@ -126,6 +126,35 @@ fn a_transform_missing_its_fields_should_be_refused_with_the_reference_message()
     }
 }
 
+fn secret_with_target(target: &str) -> Vec<String> {
+    let yaml = format!(
+        "apiVersion: ferrvault.com/v1alpha1\nkind: FerrVaultSecret\nmetadata: {{name: s, namespace: n}}\n\
+         spec:\n  connectionRef: {{name: c}}\n  vault: v\n  target: {target}\n"
+    );
+    violations::<FerrVaultSecret>(&yaml)
+}
+
+#[test]
+fn a_target_type_kubernetes_turns_into_credentials_should_be_refused_at_admission() {
+    for type_ in ferrvault_operator::api::secret::REFUSED_TARGET_TYPES {
+        assert_eq!(
+            secret_with_target(&format!("{{name: t, type: {type_}}}")),
+            [ferrvault_operator::api::secret::REFUSED_TARGET_TYPE_MESSAGE],
+            "{type_}"
+        );
+    }
+    for allowed in [
+        "{name: t}",
+        "{type: Opaque}",
+        "{type: kubernetes.io/tls}",
+        "{type: kubernetes.io/dockerconfigjson}",
+        // Secret types are case-sensitive: this one is inert to Kubernetes.
+        "{type: Kubernetes.io/service-account-token}",
+    ] {
+        assert_eq!(secret_with_target(allowed), Vec::<String>::new(), "{allowed}");
+    }
+}
+
 #[test]
 fn the_shipped_samples_should_pass_every_cel_rule() {
     use ferrvault_operator::api::samples::{CLOUD_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TRANSFORMS};

@@ -2,12 +2,17 @@
 //! property tests of the pure reconcile rules.
 
 mod connection;
+mod content_hash;
 mod events;
+mod fixtures;
 mod invalid_spec;
 #[path = "../support/operator.rs"]
 mod operator_support;
+mod ownership;
 mod props;
 mod reasons;
 mod rollout;
+mod rollout_floor;
 mod sync;
+mod target_types;
 mod transforms;

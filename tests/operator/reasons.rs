@@ -166,53 +166,48 @@ async fn failing_transform_should_report_transform_error_and_write_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn token_target_without_the_token_key_should_report_token_key_missing_and_keep_the_token() {
+async fn the_connections_token_secret_as_target_should_be_refused_and_keep_the_token() {
+    // The Go operator wrote the token Secret (unowned) when the vault had the token key, and
+    // refused with TokenKeyMissing otherwise; now a connection's Secret is never a target.
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
+    let token_before = h.secrets().get("conn-token").await.unwrap();
     let mut spec = secret_spec("conn", "prod");
     spec.target = Some(SecretTarget {
         name: Some("conn-token".into()),
         type_: None,
     });
-    let message = expect_reason(&h, spec, "TokenKeyMissing").await;
-    assert!(message.contains(r#"no "token" key"#), "{message}");
-    let token = h.secrets().get("conn-token").await.unwrap();
+    let message = expect_reason(&h, spec, "TargetIsConnectionSecret").await;
     assert_eq!(
-        data_of(&token).get("token").map(Vec::as_slice),
-        Some(PROD_TOKEN.as_bytes())
+        message,
+        r#"Secret conn-token is the token Secret of FerrVaultConnection "conn": a FerrVaultSecret never writes a connection's credentials"#
     );
+    assert_eq!(h.secrets().get("conn-token").await.unwrap(), token_before);
+    assert_eq!(h.reveals(), 0, "refused before any reveal");
     h.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn token_target_with_the_token_key_should_be_written_unowned_keeping_its_other_keys() {
+async fn the_token_secret_should_stay_refused_even_when_the_vault_holds_the_token_key() {
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
     h.put_secret("conn-token", &[("token", PROD_TOKEN), ("ca.crt", "keep-me")])
         .await;
-    // The vault holds the connection's (rotated) token itself.
+    let token_before = h.secrets().get("conn-token").await.unwrap();
+    // The vault holds the connection's (rotated) token itself: still not a reason to write it.
     h.fv.put_secret("prod", "token", PROD_TOKEN);
     let mut spec = secret_spec("conn", "prod");
     spec.target = Some(SecretTarget {
         name: Some("conn-token".into()),
         type_: None,
     });
-    h.create_secret("app", spec).await;
-    let token = h
-        .wait_target("conn-token", |s| data_of(s).contains_key("DB_URL"))
-        .await;
-    let data = data_of(&token);
-    assert_eq!(data["DB_URL"], DB_URL.as_bytes());
-    assert_eq!(data["token"], PROD_TOKEN.as_bytes());
+    expect_reason(&h, spec, "TargetIsConnectionSecret").await;
     assert_eq!(
-        data["ca.crt"], b"keep-me",
-        "unrelated keys of the token Secret kept"
+        h.secrets().get("conn-token").await.unwrap(),
+        token_before,
+        "the token Secret byte-for-byte as it was"
     );
-    assert!(
-        token.metadata.owner_references.is_none(),
-        "never owned by the FerrVaultSecret"
-    );
-    h.wait_secret_reason("app", "Synced").await;
+    assert_eq!(h.reveals(), 0);
     h.finish().await;
 }
 
@@ -280,7 +275,7 @@ async fn unreadable_target_should_report_secret_read_failed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn target_controlled_by_another_controller_should_report_secret_write_failed() {
+async fn target_controlled_by_another_controller_should_report_target_controlled_by_other() {
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
     h.put_secret("app", &[("MINE", "x")]).await;
@@ -291,11 +286,12 @@ async fn target_controlled_by_another_controller_should_report_secret_write_fail
         .patch("app", &PatchParams::default(), &Patch::Merge(&owned))
         .await
         .unwrap();
-    let message = expect_reason(&h, secret_spec("conn", "prod"), "SecretWriteFailed").await;
+    let message = expect_reason(&h, secret_spec("conn", "prod"), "TargetControlledByOther").await;
     assert_eq!(
         message,
-        r#"Secret app is already controlled by Deployment "other""#
+        r#"Secret app is controlled by Deployment "other": not written"#
     );
+    assert_eq!(h.reveals(), 0, "refused before any reveal");
     assert_eq!(
         data_of(&h.secrets().get("app").await.unwrap())
             .keys()

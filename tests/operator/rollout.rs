@@ -1,51 +1,13 @@
 //! End-to-end: rollout restarts happen once per content change, are retried after a failure
 //! until they succeed, and never loop.
 
-use crate::operator_support::*;
+use crate::{fixtures::template_annotation, operator_support::*};
 use ferrvault_operator::api::{
     RolloutTarget, WorkloadKind,
     names::{RESTARTED_AT_ANNOTATION, workload_content_hash_annotation},
 };
-use k8s_openapi::api::apps::v1::Deployment;
-use kube::{Api, ResourceExt, api::PostParams};
+use kube::ResourceExt;
 use serde_json::json;
-
-async fn create_deployment(h: &Harness, name: &str) -> Deployment {
-    let deployment: Deployment = serde_json::from_value(json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}, "annotations": {"owner": "team-shop"}},
-                "spec": {"containers": [{"name": "app", "image": "example/app:1"}]}
-            }
-        }
-    }))
-    .unwrap();
-    deployments(h)
-        .create(&PostParams::default(), &deployment)
-        .await
-        .expect("create Deployment")
-}
-
-fn deployments(h: &Harness) -> Api<Deployment> {
-    Api::namespaced(h.client.clone(), NS)
-}
-
-fn template_annotation(deployment: &Deployment, key: &str) -> Option<String> {
-    deployment
-        .spec
-        .as_ref()?
-        .template
-        .metadata
-        .as_ref()?
-        .annotations
-        .as_ref()?
-        .get(key)
-        .cloned()
-}
 
 fn rollout_spec(workload: &str) -> ferrvault_operator::api::FerrVaultSecretSpec {
     let mut spec = secret_spec("conn", "prod");
@@ -61,7 +23,7 @@ fn rollout_spec(workload: &str) -> ferrvault_operator::api::FerrVaultSecretSpec 
 async fn content_change_should_restart_each_workload_once_and_never_loop() {
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
-    create_deployment(&h, "web").await;
+    h.create_deployment("web").await;
     let cr = h.create_secret("app", rollout_spec("web")).await;
     let uid = cr.uid().unwrap();
     let hash_key = workload_content_hash_annotation(&uid);
@@ -73,7 +35,7 @@ async fn content_change_should_restart_each_workload_once_and_never_loop() {
         condition(&status.conditions, "RolloutRestarted").unwrap().reason,
         "UpToDate"
     );
-    let web = deployments(&h).get("web").await.unwrap();
+    let web = h.deployments().get("web").await.unwrap();
     assert_eq!(
         template_annotation(&web, &hash_key),
         None,
@@ -83,7 +45,7 @@ async fn content_change_should_restart_each_workload_once_and_never_loop() {
     h.fv.put_secret("prod", "DB_URL", "postgres://app:LEAKCHECK-db-pass@db2:5432/shop");
     let restarted = h
         .eventually("web restarted for the new content", || async {
-            let web = deployments(&h).get("web").await.ok()?;
+            let web = h.deployments().get("web").await.ok()?;
             let hash = template_annotation(&web, &hash_key)?;
             (hash != first_hash).then_some(web)
         })
@@ -107,13 +69,13 @@ async fn content_change_should_restart_each_workload_once_and_never_loop() {
         (h.reveals() >= reveals + 3).then_some(())
     })
     .await;
-    let later = deployments(&h).get("web").await.unwrap();
+    let later = h.deployments().get("web").await.unwrap();
     assert_eq!(
         later.resource_version(),
         restarted.resource_version(),
         "no restart loop"
     );
-    assert_eq!(h.events_for("app", "RolloutTriggered").await.len(), 1);
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
     h.finish().await;
 }
 
@@ -173,7 +135,7 @@ async fn failed_rollout_should_be_retried_until_the_workload_exists() {
     );
 
     // The workload appears: the retry (backoff, no new event needed) restarts it.
-    create_deployment(&h, "late").await;
+    h.create_deployment("late").await;
     let done = h
         .eventually("RolloutRestarted=True after the retry", || async {
             let status = h.fvs().get("app").await.ok()?.status?;
@@ -181,10 +143,10 @@ async fn failed_rollout_should_be_retried_until_the_workload_exists() {
             (c.reason == "UpToDate").then_some(status)
         })
         .await;
-    let late = deployments(&h).get("late").await.unwrap();
+    let late = h.deployments().get("late").await.unwrap();
     assert_eq!(template_annotation(&late, &hash_key), done.last_rollout_hash);
     assert_ne!(done.last_rollout_hash.as_deref(), Some(first_hash.as_str()));
     assert!(!h.events_for("app", "RolloutFailed").await.is_empty());
-    assert_eq!(h.events_for("app", "RolloutTriggered").await.len(), 1);
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
     h.finish().await;
 }

@@ -7,9 +7,9 @@ use crate::operator_support::*;
 use ferrvault_operator::{
     api::{
         FerrVaultSecretSpec, SecretSelector,
-        names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
+        names::{ADOPTABLE_BY_ANNOTATION, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
     },
-    reconcile::{field_manager::FIELD_MANAGER, rules::content_hash::content_hash},
+    reconcile::{field_manager::FIELD_MANAGER, rules::content_hash::legacy_content_hash},
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kube::{
@@ -55,7 +55,12 @@ async fn new_secret_should_get_its_finalizer_and_sync_in_the_first_pass() {
     let annotations = target.annotations();
     assert_eq!(annotations[MANAGED_BY_ANNOTATION], "ferrvault-operator");
     let data = prod_data();
-    assert_eq!(annotations[CONTENT_HASH_ANNOTATION], content_hash(&data));
+    assert_eq!(
+        annotations[CONTENT_HASH_ANNOTATION],
+        h.hash_of(&data).await,
+        "keyed with the key of the operator's Secret"
+    );
+    assert_ne!(annotations[CONTENT_HASH_ANNOTATION], legacy_content_hash(&data));
 
     // Every write names the operator as field manager (the simulator records managedFields).
     let managers = |entries: &Option<Vec<ManagedFieldsEntry>>| -> Vec<(String, String)> {
@@ -114,9 +119,13 @@ async fn new_secret_should_get_its_finalizer_and_sync_in_the_first_pass() {
 async fn target_content_should_be_replaced_while_foreign_labels_and_annotations_stay() {
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
-    // An unowned Secret with a stale key, a label and an annotation of someone else: adopted.
+    // An unowned Secret with a stale key, a label and an annotation of someone else, handed over
+    // to the FerrVaultSecret by its opt-in annotation: adopted.
     h.put_secret("app", &[("STALE", "old")]).await;
-    let foreign = json!({"metadata": {"labels": {"team": "shop"}, "annotations": {"note": "keep"}}});
+    let foreign = json!({"metadata": {
+        "labels": {"team": "shop"},
+        "annotations": {"note": "keep", ADOPTABLE_BY_ANNOTATION: "app"},
+    }});
     h.secrets()
         .patch("app", &PatchParams::default(), &Patch::Merge(&foreign))
         .await
@@ -130,7 +139,7 @@ async fn target_content_should_be_replaced_while_foreign_labels_and_annotations_
         prod_data(),
         "stale key removed, content replaced"
     );
-    assert!(controlled_by(&target, &cr), "an unowned Secret is adopted");
+    assert!(controlled_by(&target, &cr), "an opted-in Secret is adopted");
     assert_eq!(target.labels()["team"], "shop");
     assert_eq!(target.annotations()["note"], "keep");
     h.finish().await;
@@ -153,15 +162,26 @@ async fn drift_should_be_healed_within_seconds_after_an_edit_or_a_delete() {
     h.wait_target_for("healed after a value edit", "app", |s| data_of(s) == prod_data())
         .await;
 
-    // A removed owner reference is restored.
-    let orphan = json!({"metadata": {"ownerReferences": null}});
-    h.secrets()
+    // A removed owner reference means someone took the Secret away: it is left alone until it is
+    // handed back with the opt-in annotation.
+    let orphan = json!({"metadata": {"ownerReferences": null}, "data": {"DB_URL": "dGFrZW4="}});
+    let taken = h
+        .secrets()
         .patch("app", &PatchParams::default(), &Patch::Merge(&orphan))
         .await
         .unwrap();
+    h.wait_secret_reason("app", "TargetNotOwned").await;
+    assert_eq!(h.secrets().get("app").await.unwrap(), taken, "not healed");
+    let handed_back = json!({"metadata": {"annotations": {ADOPTABLE_BY_ANNOTATION: "app"}}});
+    h.secrets()
+        .patch("app", &PatchParams::default(), &Patch::Merge(&handed_back))
+        .await
+        .unwrap();
     let cr = h.fvs().get("app").await.unwrap();
-    h.wait_target_for("owned again", "app", |s| controlled_by(s, &cr))
-        .await;
+    h.wait_target_for("owned and healed again", "app", |s| {
+        controlled_by(s, &cr) && data_of(s) == prod_data()
+    })
+    .await;
 
     // A deleted target is recreated.
     h.secrets().delete("app", &DeleteParams::default()).await.unwrap();
@@ -239,15 +259,6 @@ async fn deleted_secret_should_release_its_finalizer_and_drop_its_metric_series(
     h.finish().await;
 }
 
-/// Finished reconciles of the FerrVaultSecret controller, whatever their result.
-fn secret_reconciles(h: &Harness) -> f64 {
-    h.metrics_text()
-        .lines()
-        .filter(|l| l.starts_with("controller_runtime_reconcile_total{") && l.contains("\"ferrvaultsecret\""))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_managed_fields_only_change_of_the_target_should_be_looked_at_but_not_rewritten() {
     let h = Harness::start().await;
@@ -257,7 +268,7 @@ async fn a_managed_fields_only_change_of_the_target_should_be_looked_at_but_not_
     h.wait_target("app", |s| data_of(s) == prod_data()).await;
     let before = h
         .eventually("the first reconcile counted", || async {
-            let n = secret_reconciles(&h);
+            let n = h.secret_reconciles();
             (n >= 1.0).then_some(n)
         })
         .await;
@@ -272,7 +283,7 @@ async fn a_managed_fields_only_change_of_the_target_should_be_looked_at_but_not_
         .unwrap();
     assert!(cleared.managed_fields().is_empty(), "the reset worked");
     h.eventually("a reconcile after the managedFields reset", || async {
-        (secret_reconciles(&h) > before).then_some(())
+        (h.secret_reconciles() > before).then_some(())
     })
     .await;
     assert_eq!(

@@ -145,8 +145,46 @@ pub struct Harness {
     pub client: kube::Client,
     pub registry: Registry,
     pub oidc_token_file: tempfile::NamedTempFile,
+    settings: OperatorSettings,
     stop: Option<oneshot::Sender<()>>,
     run: tokio::task::JoinHandle<()>,
+}
+
+/// The operator on a real runtime, running until the sender is used or dropped.
+fn start_operator(
+    client: &kube::Client,
+    settings: OperatorSettings,
+) -> (Registry, oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+    let mut registry = Registry::default();
+    let operator = Operator::new(client.clone(), settings, &mut registry);
+    let builder = Runtime::builder()
+        .max_concurrent_reconciles(4)
+        .reconcile_timeout(Duration::from_secs(10))
+        .kill_grace(Duration::from_secs(2))
+        .probe_period(Duration::from_millis(200))
+        .shutdown_grace(Duration::from_secs(2))
+        .backoff(BackoffConfig {
+            error_base: Duration::from_millis(100),
+            error_max: Duration::from_millis(800),
+            rate_base: Duration::from_millis(200),
+            rate_max: Duration::from_secs(1),
+            first_pass_spread: Duration::ZERO,
+            ..BackoffConfig::default()
+        })
+        .registry(&mut registry);
+    let runtime = operator
+        .install(builder)
+        .build()
+        .expect("valid runtime configuration");
+    let (tx, rx) = oneshot::channel::<()>();
+    let run = tokio::spawn(async move {
+        let _ = runtime
+            .run(async move {
+                let _ = rx.await; // a dropped sender also means stop
+            })
+            .await;
+    });
+    (registry, tx, run)
 }
 
 /// Operator settings for tests: fast client retries, a generous budget, plain http allowed (the
@@ -168,6 +206,7 @@ pub fn test_settings() -> OperatorSettings {
             allow_insecure_http: true,
             ..ClientConfig::default()
         },
+        ..OperatorSettings::default()
     }
 }
 
@@ -206,44 +245,28 @@ impl Harness {
             .expect("a valid cluster identity");
             settings.ferrvault.cluster_identity = Some(identity);
         }
-        let mut registry = Registry::default();
-        let operator = Operator::new(client.clone(), settings, &mut registry);
-        let builder = Runtime::builder()
-            .max_concurrent_reconciles(4)
-            .reconcile_timeout(Duration::from_secs(10))
-            .kill_grace(Duration::from_secs(2))
-            .probe_period(Duration::from_millis(200))
-            .shutdown_grace(Duration::from_secs(2))
-            .backoff(BackoffConfig {
-                error_base: Duration::from_millis(100),
-                error_max: Duration::from_millis(800),
-                rate_base: Duration::from_millis(200),
-                rate_max: Duration::from_secs(1),
-                first_pass_spread: Duration::ZERO,
-                ..BackoffConfig::default()
-            })
-            .registry(&mut registry);
-        let runtime = operator
-            .install(builder)
-            .build()
-            .expect("valid runtime configuration");
-        let (tx, rx) = oneshot::channel::<()>();
-        let run = tokio::spawn(async move {
-            let _ = runtime
-                .run(async move {
-                    let _ = rx.await; // a dropped sender also means stop
-                })
-                .await;
-        });
+        let (registry, stop, run) = start_operator(&client, settings.clone());
         Harness {
             kube,
             fv,
             client,
             registry,
             oidc_token_file,
-            stop: Some(tx),
+            settings,
+            stop: Some(stop),
             run,
         }
+    }
+
+    /// Stops the operator and starts a new one (new process state: caches, key, metrics) against
+    /// the same simulators, as a restart or an upgrade would.
+    pub async fn restart_operator(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(20), &mut self.run).await;
+        let (registry, stop, run) = start_operator(&self.client, self.settings.clone());
+        (self.registry, self.stop, self.run) = (registry, Some(stop), run);
     }
 
     pub fn secrets(&self) -> Api<Secret> {

@@ -4,7 +4,8 @@
 //! compare the two drivers on time, memory and latency with everything else equal.
 //!
 //! The Controller is set up the way a kube-rs operator usually is: it watches the
-//! FerrVaultSecrets and `owns` their target Secrets (full objects, cluster-wide), runs
+//! FerrVaultSecrets and `owns` their target Secrets (full objects, cluster-wide), keeps a
+//! reflector of the FerrVaultConnections (the reconciler judges targets against them), runs
 //! `--concurrency` reconciles at once, and stops on SIGTERM. The reconciler's [`Outcome`] maps
 //! to an [`Action`]: a refresh or requeue delay becomes `requeue`, done becomes
 //! `await_change`, errors retry after 5s. The FerrVault client gets the same (unlimited) budget
@@ -21,18 +22,19 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{
     Api, ResourceExt,
     runtime::{
-        Controller,
+        Controller, WatchStreamExt,
         controller::{Action, Config},
-        watcher,
+        reflector, watcher,
     },
 };
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
 use ferrvault_operator::{
-    api::FerrVaultSecret,
+    api::{FerrVaultConnection, FerrVaultSecret, Lenient},
     ferrvault::{ClientConfig, FerrVault},
     reconcile::{
+        content_hash_key::ContentHashKeySource,
         context::Context,
         events::EventSink,
         metrics::SyncMetrics,
@@ -121,18 +123,28 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
         ..ClientConfig::default()
     };
     let mut registry = Registry::default();
+    let settings = OperatorSettings {
+        ferrvault: ferrvault_config.clone(),
+        ..OperatorSettings::default()
+    };
     let ctx = Arc::new(Context {
         client: client.clone(),
-        ferrvault: FerrVault::new(ferrvault_config.clone()),
-        settings: OperatorSettings {
-            ferrvault: ferrvault_config,
-            ..OperatorSettings::default()
-        },
+        ferrvault: FerrVault::new(ferrvault_config),
+        content_hash_key: ContentHashKeySource::new(settings.content_hash_key_namespace.clone()),
+        settings,
         metrics: SyncMetrics::register(&mut registry),
         events: EventSink::new(client.clone()),
         own_writes: Arc::default(),
     });
-    let reconciler = Arc::new(SecretReconciler::new(ctx));
+    let (connections, writer) = reflector::store();
+    let connection_events = watcher(
+        Api::<Lenient<FerrVaultConnection>>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .reflect(writer)
+    .for_each(|_| async {});
+    tokio::spawn(connection_events);
+    let reconciler = Arc::new(SecretReconciler::new(ctx, connections));
     println!("{STARTED_LINE}");
     Controller::new(
         Api::<FerrVaultSecret>::all(client.clone()),

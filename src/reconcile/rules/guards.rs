@@ -1,12 +1,13 @@
 //! Guard decisions and the requeue policy of the FerrVaultSecret reconciler (reference §3.2
-//! steps 6, 11, 12 and §3.3), without the Go operator's `0s` defect (§8 item 9).
+//! steps 6, 12 and §3.3), without the Go operator's `0s` defect (§8 item 9). Step 11, writing
+//! the connection's own token Secret, is gone: such a target is refused (see
+//! [`target_access`](super::target_access)).
 //!
 //! # Guarantees
 //! - An existing target is never overwritten while requested keys are missing.
-//! - The connection's own token Secret is never owned by a FerrVaultSecret and never written
-//!   without its token key.
-//! - Every failure is retried on a timer even with `refreshInterval: 0s`; only a success (and an
-//!   invalid spec, which only an edit can fix) waits for the next event when refresh is disabled.
+//! - Every failure is retried on a timer even with `refreshInterval: 0s`; only a success, an
+//!   invalid spec (which only an edit can fix) and a refused target (retried when the objects
+//!   involved change) wait for the next event when refresh is disabled.
 
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use super::{
     SecretData,
     duration::{DurationError, parse_go_duration},
 };
-use crate::api::{ConnectionMode, SecretKeyRef};
+use crate::api::ConnectionMode;
 
 /// What to do with the target Secret when the reveal reported missing keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,42 +44,6 @@ pub fn missing_keys_decision(
     }
 }
 
-/// How the target Secret may be written, given the connection's token reference.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TokenTargetDecision {
-    /// The ordinary case: write it with this FerrVaultSecret as controller owner (adopting an
-    /// unowned Secret; failing with `SecretWriteFailed` if another controller owns it).
-    Owned,
-    /// The target is the connection's token Secret (token rotation through FerrVault): write it
-    /// *without* an owner reference from this FerrVaultSecret (strip one if present), so deleting
-    /// the FerrVaultSecret never garbage-collects the credential.
-    Unowned,
-    /// The target is the token Secret and the data lacks the token key: writing would lock the
-    /// operator out. Do not write; report `TokenKeyMissing` and retry within
-    /// [`MISSING_KEYS_RETRY`].
-    TokenKeyMissing {
-        /// The token key that is absent (a key name, not a value).
-        key: String,
-    },
-}
-
-/// The token-target guard (reference §3.2 step 11). `data` is the transformed content.
-pub fn token_target_decision(
-    connection_token: Option<&SecretKeyRef>,
-    target_name: &str,
-    data: &SecretData,
-) -> TokenTargetDecision {
-    match connection_token {
-        Some(token) if token.name == target_name && !data.contains_key(&token.key) => {
-            TokenTargetDecision::TokenKeyMissing {
-                key: token.key.clone(),
-            }
-        }
-        Some(token) if token.name == target_name => TokenTargetDecision::Unowned,
-        _ => TokenTargetDecision::Owned,
-    }
-}
-
 /// The cloud-scope guard (reference §3.2 step 6): cloud mode needs the connection's
 /// `organization` and the secret's `project`; when either is empty no API call is made.
 pub fn missing_cloud_scope(mode: ConnectionMode, organization: Option<&str>, project: Option<&str>) -> bool {
@@ -89,7 +54,7 @@ pub fn missing_cloud_scope(mode: ConnectionMode, organization: Option<&str>, pro
     }
 }
 
-/// Retry bound for `MissingKeys` and `TokenKeyMissing`: keys added upstream show up within a
+/// Retry bound for `MissingKeys`: keys added upstream show up within a
 /// minute (reference `missingKeysRetry`).
 pub const MISSING_KEYS_RETRY: Duration = Duration::from_secs(60);
 
@@ -120,7 +85,7 @@ pub const DELETION_BLOCKED_REQUEUE: Duration = Duration::from_secs(30);
 pub enum RequeueCase {
     /// Synced: next run at the refresh interval, none when refresh is `0s`.
     Synced,
-    /// `MissingKeys` or `TokenKeyMissing`: retry within [`MISSING_KEYS_RETRY`].
+    /// `MissingKeys`: retry within [`MISSING_KEYS_RETRY`].
     KeysMissing,
     /// `AuthFailed`: retry after [`AUTH_FAILED_REQUEUE`].
     AuthFailed,
@@ -130,6 +95,10 @@ pub enum RequeueCase {
     /// (`InsecureUrl`, `UntrustedUrl`, `ClusterIdentity*`): only an edit, which bumps a
     /// generation and triggers a reconcile, can fix it; no timer.
     InvalidSpec,
+    /// The target is refused (its owner, type or a connection's reference): the watches retry it
+    /// when the target Secret, the FerrVaultSecret or a connection changes; no timer, so a refused
+    /// object costs nothing while nothing changes.
+    Refused,
 }
 
 /// When to run again, given the outcome and the resolved refresh interval (`ZERO` = disabled).
@@ -150,12 +119,12 @@ pub fn requeue_after(case: RequeueCase, refresh: Duration) -> Option<Duration> {
         RequeueCase::KeysMissing => within(MISSING_KEYS_RETRY),
         RequeueCase::AuthFailed => AUTH_FAILED_REQUEUE,
         RequeueCase::Failed => within(FAILURE_RETRY),
-        RequeueCase::InvalidSpec => return None,
+        RequeueCase::InvalidSpec | RequeueCase::Refused => return None,
     };
     Some(delay.max(MIN_REQUEUE))
 }
 
-/// The retry delay after `MissingKeys` or `TokenKeyMissing` (reference `missingKeysRequeue`):
+/// The retry delay after `MissingKeys` (reference `missingKeysRequeue`):
 /// min(refresh, [`MISSING_KEYS_RETRY`]), and [`MISSING_KEYS_RETRY`] when refresh is `0s`, where
 /// the Go operator stopped retrying altogether.
 pub fn missing_keys_requeue(refresh: Duration) -> Duration {

@@ -1,7 +1,12 @@
 //! Condition messages, worded as the Go operator's (reference §1.2, §3.2, §4) so users and
 //! runbooks recognise them. Inputs are names and counts only: never a secret value.
 
-use crate::api::SpecProblem;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::{duration::format_go_duration, target_access::TargetRefusal};
+use crate::api::{SpecProblem, names::ADOPTABLE_BY_ANNOTATION};
 
 /// How many dependants a `DeletionBlocked` message names before summarising the rest.
 pub const DELETION_BLOCKED_NAMES_SHOWN: usize = 5;
@@ -22,17 +27,48 @@ pub fn missing_keys_target_unchanged(missing: &[String], target: &str) -> String
     format!("{}: {target} left unchanged", missing_keys(missing))
 }
 
-/// Ready=False/`TokenKeyMissing`.
-pub fn token_key_missing(target: &str, connection: &str, key: &str) -> String {
-    format!(
-        "target {target} holds the token of connection {connection} and the synced data has no {key:?} key: \
-         left unchanged"
-    )
+/// Ready=False for a refused target (`TargetTypeRefused`, `TargetIsConnectionSecret`,
+/// `TargetControlledByOther`, `TargetNotOwned`): what was found and, where the user can act, how.
+/// `writer` is the FerrVaultSecret's name.
+pub fn target_refused(refusal: &TargetRefusal, target: &str, writer: &str) -> String {
+    match refusal {
+        TargetRefusal::RefusedType { type_ } => format!(
+            "target type {type_} is refused: Kubernetes turns Secrets of this type into cluster credentials; \
+             {target} not written"
+        ),
+        TargetRefusal::KubernetesManaged { marker } => format!(
+            "Secret {target} carries {marker}, which Kubernetes acts on (ServiceAccount or bootstrap \
+             tokens): never written"
+        ),
+        TargetRefusal::ConnectionSecret(used) => format!(
+            "Secret {target} is the {} Secret of FerrVaultConnection {:?}: a FerrVaultSecret never writes \
+             a connection's credentials",
+            used.role.as_str(),
+            used.connection
+        ),
+        TargetRefusal::ControlledByOther { kind, name } => {
+            format!("Secret {target} is controlled by {kind} {name:?}: not written")
+        }
+        TargetRefusal::NotOwned => format!(
+            "Secret {target} exists and is not controlled by this FerrVaultSecret: not written; to hand it \
+             over, annotate the Secret with {ADOPTABLE_BY_ANNOTATION}={writer}"
+        ),
+    }
 }
 
 /// Ready=False/`MissingCloudScope`.
 pub const MISSING_CLOUD_SCOPE: &str =
     "mode cloud needs organization on the FerrVaultConnection and project on the FerrVaultSecret";
+
+/// RolloutRestarted=False/`RolloutDeferred`: stable for the whole deferral (no status write per
+/// pass), naming when the restart becomes due and the floor.
+pub fn rollout_deferred(until: Timestamp, floor: Duration) -> String {
+    format!(
+        "restart deferred until {}: a workload is restarted at most once per {}",
+        until.round(jiff::Unit::Second).unwrap_or(until),
+        format_go_duration(floor)
+    )
+}
 
 /// RolloutRestarted=True/`UpToDate`.
 pub const ROLLOUT_UP_TO_DATE: &str = "workloads run the current content of the target Secret";
@@ -139,6 +175,7 @@ pub fn deletion_blocked(dependants: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reconcile::rules::target_access::{ConnectionSecret, ConnectionSecretRole};
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|n| n.to_string()).collect()
@@ -152,14 +189,45 @@ mod tests {
             missing_keys_target_unchanged(&names(&["A"]), "app"),
             "missing in FerrVault: [A]: app left unchanged"
         );
-        assert_eq!(
-            token_key_missing("sat", "main", "token"),
-            r#"target sat holds the token of connection main and the synced data has no "token" key: left unchanged"#
-        );
         assert_eq!(reachable("https://x"), "https://x responded to /healthz");
         assert_eq!(
             connection_not_found("main", "not found"),
             r#"FerrVaultConnection "main": not found"#
+        );
+    }
+
+    #[test]
+    fn target_refusals_should_say_what_was_found_and_how_to_hand_a_secret_over() {
+        assert_eq!(
+            target_refused(&TargetRefusal::NotOwned, "db", "app"),
+            "Secret db exists and is not controlled by this FerrVaultSecret: not written; to hand it over, \
+             annotate the Secret with ferrvault.com/adoptable-by=app"
+        );
+        let controlled = TargetRefusal::ControlledByOther {
+            kind: "Deployment".into(),
+            name: "web".into(),
+        };
+        assert_eq!(
+            target_refused(&controlled, "db", "app"),
+            r#"Secret db is controlled by Deployment "web": not written"#
+        );
+        let connection = TargetRefusal::ConnectionSecret(ConnectionSecret {
+            connection: "main".into(),
+            secret: "sat".into(),
+            role: ConnectionSecretRole::CaBundle,
+        });
+        assert_eq!(
+            target_refused(&connection, "sat", "app"),
+            r#"Secret sat is the CA bundle Secret of FerrVaultConnection "main": a FerrVaultSecret never writes a connection's credentials"#
+        );
+    }
+
+    #[test]
+    fn a_deferred_rollout_should_name_the_due_time_and_the_floor() {
+        let until: Timestamp = "2026-12-01T10:05:00.4Z".parse().unwrap();
+        assert_eq!(
+            rollout_deferred(until, Duration::from_secs(300)),
+            "restart deferred until 2026-12-01T10:05:00Z: a workload is restarted at most once per 5m0s"
         );
     }
 

@@ -2,11 +2,14 @@
 //! pass `now`), so every rule is unit- and property-tested without a server.
 //!
 //! - [`transforms`] (+ [`json_expand`]): the `spec.transforms` pipeline over byte values.
-//! - [`content_hash`]: the hash stamped on target Secrets and pod templates.
+//! - [`content_hash`]: the keyed hash stamped on target Secrets and pod templates.
 //! - [`conditions`]: condition upsert with transition-time and `observedGeneration` rules.
 //! - [`duration`]: Go `time.Duration` parsing and formatting (`refreshInterval`, flags).
-//! - [`rollout_rules`]: when workloads must be restarted, and the patch that restarts them.
-//! - [`guards`]: missing-keys, token-target and cloud-scope guards; requeue policy.
+//! - [`rollout_rules`]: when workloads must be restarted (and the rollout floor), and the patch
+//!   that restarts them.
+//! - [`target_access`]: whether a FerrVaultSecret may write its target Secret (ownership,
+//!   refused types, connections' Secrets).
+//! - [`guards`]: missing-keys and cloud-scope guards; requeue policy.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
 //! - [`messages`]: the human-readable condition messages, in one place.
 
@@ -20,6 +23,7 @@ pub mod json_expand;
 pub mod messages;
 pub mod rollout_rules;
 pub mod secret_status;
+pub mod target_access;
 pub mod transforms;
 
 /// Secret content as the operator handles it: key to raw bytes, sorted by key.

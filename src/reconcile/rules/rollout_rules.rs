@@ -8,13 +8,47 @@
 //!   unchanged Secret never restarts anything again (no restart loop).
 //! - A failed restart stays due until it succeeds, even though the Secret already holds the new
 //!   content: the pending hash is recorded in status *before* the Secret is written.
+//! - The rollout floor: a workload is restarted by the operator at most once per floor
+//!   ([`ROLLOUT_FLOOR`] by default), measured from its `ferrvault.com/restarted-at`, however
+//!   often its content changes (a hostile FerrVault behind a tenant's `spec.url` can change
+//!   values every second). A restart due sooner is deferred to the end of the floor, not dropped.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::Duration};
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::api::names::{RESTARTED_AT_ANNOTATION, workload_content_hash_annotation};
+
+/// The default rollout floor: the least time between two restarts of one workload by the
+/// operator. Five minutes lets a real rotation through at once and bounds a storm of content
+/// changes to twelve restarts an hour per workload.
+pub const ROLLOUT_FLOOR: Duration = Duration::from_secs(5 * 60);
+
+/// When the workload may next be restarted: `None` now, else the end of the floor. `last_restart`
+/// is its `ferrvault.com/restarted-at` ([`last_restart`]). A time in the future counts as now, so a
+/// skewed clock or an edited annotation can delay a restart by one floor at most per pass, and
+/// never allows one sooner.
+pub fn restart_deferred_until(
+    last_restart: Option<Timestamp>,
+    now: Timestamp,
+    floor: Duration,
+) -> Option<Timestamp> {
+    let until = last_restart?
+        .min(now)
+        .checked_add(floor)
+        .unwrap_or(Timestamp::MAX);
+    (until > now).then_some(until)
+}
+
+/// When the operator last restarted a workload: its pod template's `ferrvault.com/restarted-at`,
+/// if it parses.
+pub fn last_restart(pod_template_annotations: Option<&BTreeMap<String, String>>) -> Option<Timestamp> {
+    pod_template_annotations?
+        .get(RESTARTED_AT_ANNOTATION)?
+        .parse()
+        .ok()
+}
 
 /// Whether the rollout targets must be restarted for `current`.
 ///
@@ -49,15 +83,15 @@ pub fn pending_rollout_hash(
 }
 
 /// `status.lastRolloutHash` after a pass (reference `rolloutIfDue`): `None` (cleared) without
-/// rollout targets; the recorded hash, unchanged, when a due restart failed (so it stays due
-/// and is retried); `current` otherwise (restarted, or nothing was due).
+/// rollout targets; the recorded hash, unchanged, when a due restart failed or was deferred (so
+/// it stays due and is retried); `current` otherwise (restarted, or nothing was due).
 pub fn last_rollout_hash_after(
     has_rollout_targets: bool,
-    restart_failed: bool,
+    restart_pending: bool,
     recorded: Option<&str>,
     current: &str,
 ) -> Option<String> {
-    match (has_rollout_targets, restart_failed) {
+    match (has_rollout_targets, restart_pending) {
         (false, _) => None,
         (true, true) => present(recorded).map(str::to_owned),
         (true, false) => Some(current.to_owned()),
@@ -141,6 +175,41 @@ mod tests {
         // A failure followed by a retry: still due until the restart succeeds.
         let after_failure = last_rollout_hash_after(true, true, Some("h1"), "h2");
         assert!(rollout_due(after_failure.as_deref(), Some("h2"), "h2"));
+    }
+
+    #[test]
+    fn a_workload_should_restart_at_most_once_per_floor() {
+        let floor = Duration::from_secs(300);
+        let at = |s: &str| -> Timestamp { s.parse().unwrap() };
+        let now = at("2026-12-01T10:00:00Z");
+        assert_eq!(restart_deferred_until(None, now, floor), None, "never restarted");
+        assert_eq!(
+            restart_deferred_until(Some(at("2026-12-01T09:55:00Z")), now, floor),
+            None,
+            "a floor ago"
+        );
+        assert_eq!(
+            restart_deferred_until(Some(at("2026-12-01T09:58:00Z")), now, floor),
+            Some(at("2026-12-01T10:03:00Z")),
+            "deferred to the end of the floor"
+        );
+        assert_eq!(
+            restart_deferred_until(Some(at("2027-01-01T00:00:00Z")), now, floor),
+            Some(at("2026-12-01T10:05:00Z")),
+            "a future time counts as now"
+        );
+    }
+
+    #[test]
+    fn the_last_restart_should_come_from_the_restarted_at_annotation() {
+        let annotations =
+            |value: &str| BTreeMap::from([(RESTARTED_AT_ANNOTATION.to_owned(), value.to_owned())]);
+        assert_eq!(
+            last_restart(Some(&annotations("2026-11-30T03:00:00.123456789Z"))),
+            Some("2026-11-30T03:00:00.123456789Z".parse().unwrap())
+        );
+        assert_eq!(last_restart(Some(&annotations("yesterday"))), None);
+        assert_eq!(last_restart(None), None);
     }
 
     #[test]

@@ -30,6 +30,17 @@ pub fn after_failure(
     status
 }
 
+/// How the rollout step of a pass ended (only with rollout targets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RolloutState {
+    /// Every workload runs the current content.
+    UpToDate,
+    /// A restart failed: the first failure (names only); retried.
+    Failed(String),
+    /// A restart is due but the rollout floor defers it; the message says until when.
+    Deferred(String),
+}
+
 /// What a sync that wrote (or confirmed) the target produced.
 pub struct SyncedState {
     /// Keys in the target, sorted.
@@ -40,8 +51,8 @@ pub struct SyncedState {
     pub target: String,
     /// `status.lastRolloutHash` after the rollout step.
     pub last_rollout_hash: Option<String>,
-    /// `None` without rollout targets; else the first restart failure, if any.
-    pub rollout: Option<Option<String>>,
+    /// `None` without rollout targets.
+    pub rollout: Option<RolloutState>,
 }
 
 /// The status after a sync that wrote the target.
@@ -70,10 +81,11 @@ pub fn after_sync(
     upsert_condition(&mut status.conditions, ready_update, now);
     match state.rollout {
         None => remove_condition(&mut status.conditions, ConditionType::RolloutRestarted),
-        Some(first_error) => {
-            let (holds, reason, message) = match first_error {
-                None => (true, Reason::UpToDate, messages::ROLLOUT_UP_TO_DATE.to_owned()),
-                Some(error) => (false, Reason::RolloutFailed, error),
+        Some(rollout) => {
+            let (holds, reason, message) = match rollout {
+                RolloutState::UpToDate => (true, Reason::UpToDate, messages::ROLLOUT_UP_TO_DATE.to_owned()),
+                RolloutState::Failed(error) => (false, Reason::RolloutFailed, error),
+                RolloutState::Deferred(message) => (false, Reason::RolloutDeferred, message),
             };
             upsert_condition(
                 &mut status.conditions,
@@ -100,7 +112,7 @@ pub fn after_sync(
 mod tests {
     use super::*;
 
-    fn synced(rollout: Option<Option<String>>) -> SyncedState {
+    fn synced(rollout: Option<RolloutState>) -> SyncedState {
         SyncedState {
             synced_keys: vec!["A".into()],
             missing_keys: vec![],
@@ -140,7 +152,7 @@ mod tests {
     fn rollout_condition_should_follow_the_rollout_and_go_with_its_targets() {
         let failed = after_sync(
             &FerrVaultSecretStatus::default(),
-            synced(Some(Some("Deployment \"web\" not found".into()))),
+            synced(Some(RolloutState::Failed("Deployment \"web\" not found".into()))),
             Some(1),
             Timestamp::UNIX_EPOCH,
         );
@@ -153,7 +165,31 @@ mod tests {
             (rollout.status.as_str(), rollout.reason.as_str()),
             ("False", "RolloutFailed")
         );
-        let done = after_sync(&failed, synced(Some(None)), Some(1), Timestamp::UNIX_EPOCH);
+        let deferred = after_sync(
+            &failed,
+            synced(Some(RolloutState::Deferred("later".into()))),
+            Some(1),
+            Timestamp::UNIX_EPOCH,
+        );
+        let rollout = deferred
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "RolloutRestarted")
+            .unwrap();
+        assert_eq!(
+            (
+                rollout.status.as_str(),
+                rollout.reason.as_str(),
+                rollout.message.as_str()
+            ),
+            ("False", "RolloutDeferred", "later")
+        );
+        let done = after_sync(
+            &deferred,
+            synced(Some(RolloutState::UpToDate)),
+            Some(1),
+            Timestamp::UNIX_EPOCH,
+        );
         let rollout = done
             .conditions
             .iter()

@@ -42,6 +42,14 @@ pub(super) enum Stop {
     RateLimited(Option<Duration>),
     /// A Kubernetes API call outside the reported steps failed: retried with backoff.
     Kube(KubeFailure),
+    /// Something every pass needs is not available (the content-hash key, the connections'
+    /// store): no status write, retried with backoff.
+    Unavailable {
+        /// A fixed reason (the `Outcome::Error` reason).
+        reason: &'static str,
+        /// What is missing and why (never a value).
+        message: String,
+    },
 }
 
 impl From<KubeFailure> for Stop {

@@ -8,6 +8,10 @@
 //! # Guarantees
 //! - A 429 (or running out of deadline while waiting for the credential's budget) writes no
 //!   status and returns [`Outcome::RateLimited`].
+//! - A target it may not write (not created by it nor handed over to it, controlled by another
+//!   owner, read by a connection, or of a type Kubernetes turns into credentials) is refused
+//!   before anything is revealed, with its own reason and no timer: the watches retry it when
+//!   the objects involved change.
 //! - Any failure before the write leaves the target as it was: workloads keep the last good
 //!   values. Status says why (Ready=False, a fixed [`Reason`]) and the key is retried on a
 //!   timer even with `refreshInterval: 0s`.
@@ -17,11 +21,12 @@
 //!   only travel from the reveal into the target's `data`.
 //!
 //! # Layout
-//! `sync.rs` (the sync, one function per step), `reveal.rs` (connection, credential, reveal),
-//! `target.rs` (the target Secret), `rollout.rs` (workload restarts), `status.rs` (the status
-//! write; what it says is [`secret_status`]),
+//! `sync.rs` (the sync, one function per step), `access.rs` (may the target be written),
+//! `reveal.rs` (connection, credential, reveal), `target.rs` (the target Secret), `rollout.rs`
+//! (workload restarts), `status.rs` (the status write; what it says is [`secret_status`]),
 //! `failure.rs` (early stops and their requeue).
 
+mod access;
 mod failure;
 mod reveal;
 mod rollout;
@@ -36,7 +41,7 @@ use controller_actors::{
     reconciler::{Outcome, ReconcileContext, Reconciler},
 };
 use jiff::Timestamp;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, Resource, ResourceExt, runtime::reflector::Store};
 use tracing::{Instrument, info, info_span, warn};
 
 use self::{
@@ -52,20 +57,26 @@ use super::{
     prologue::{self, Start},
     rules::{
         guards::{MIN_REQUEUE, RequeueCase, resolve_refresh_interval},
-        messages, secret_status,
+        messages,
+        secret_status::{self, RolloutState},
     },
 };
-use crate::api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER};
+use crate::api::{
+    FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER,
+};
 
-/// Reconciles one FerrVaultSecret: reveal, transform, guard, write the target, restart workloads.
+/// Reconciles one FerrVaultSecret: judge the target, reveal, transform, guard, write the target,
+/// restart workloads.
 pub struct SecretReconciler {
     ctx: Arc<Context>,
+    connections: Store<Lenient<FerrVaultConnection>>,
 }
 
 impl SecretReconciler {
-    /// A reconciler over the shared context.
-    pub fn new(ctx: Arc<Context>) -> Self {
-        Self { ctx }
+    /// A reconciler over the shared context; `connections` is a store of every
+    /// FerrVaultConnection it may see (the connection watch's), to know which Secrets they read.
+    pub fn new(ctx: Arc<Context>, connections: Store<Lenient<FerrVaultConnection>>) -> Self {
+        Self { ctx, connections }
     }
 
     async fn run(
@@ -112,7 +123,7 @@ impl SecretReconciler {
                 return self.fail(&api, &cr, &previous, failure, Duration::ZERO).await;
             }
         };
-        match sync::sync(ctx, &cr, &previous, rc.deadline).await {
+        match sync::sync(ctx, &self.connections, &cr, &previous, rc.deadline).await {
             Ok(synced) => self.finish(&api, &cr, &previous, synced, refresh, timer).await,
             Err(Stop::Fail(failure)) => self.fail(&api, &cr, &previous, failure, refresh).await,
             Err(Stop::RateLimited(retry_after)) => {
@@ -121,6 +132,10 @@ impl SecretReconciler {
                 Ok(Outcome::RateLimited { retry_after })
             }
             Err(Stop::Kube(failure)) => Err(failure),
+            Err(Stop::Unavailable { reason, message }) => {
+                warn!(%message, "cannot sync yet");
+                Ok(Outcome::Error { reason, message })
+            }
         }
     }
 
@@ -137,7 +152,10 @@ impl SecretReconciler {
         let ctx = &self.ctx;
         let (namespace, name) = (cr.namespace().unwrap_or_default(), cr.name_any());
         let all_found = synced.state.missing_keys.is_empty();
-        let rollout_message = synced.state.rollout.clone().flatten();
+        let rollout_error = match &synced.state.rollout {
+            Some(RolloutState::Failed(error)) => error.clone(),
+            _ => String::new(),
+        };
         let status =
             secret_status::after_sync(previous, synced.state, cr.meta().generation, Timestamp::now());
         status::write(api, &name, previous, &status)
@@ -150,7 +168,7 @@ impl SecretReconciler {
             ctx.metrics.count_sync_error(Reason::RolloutFailed);
             return Ok(Outcome::Error {
                 reason: Reason::RolloutFailed.as_str(),
-                message: format!("rollout restart: {}", rollout_message.unwrap_or_default()),
+                message: format!("rollout restart: {rollout_error}"),
             });
         }
         if !all_found {
@@ -169,7 +187,13 @@ impl SecretReconciler {
         if synced.look_again {
             return Ok(Outcome::RequeueAfter(MIN_REQUEUE));
         }
-        Ok(requeue(RequeueCase::Synced, refresh))
+        // A deferred restart is retried when due, unless a refresh comes first (and rechecks).
+        match synced.rollout_due_in {
+            Some(due) if refresh.is_zero() || due < refresh => {
+                Ok(Outcome::RequeueAfter(due.max(MIN_REQUEUE)))
+            }
+            _ => Ok(requeue(RequeueCase::Synced, refresh)),
+        }
     }
 
     /// A reported failure: count it, Ready=False in status, a (deduplicated) Event, a timer.

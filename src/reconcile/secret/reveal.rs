@@ -24,11 +24,7 @@ use crate::{
 /// (it bypassed the CRD schema), the connection's access reasons (its spec refusals without a
 /// timer: only an edit of the connection fixes them), `MissingCloudScope` (no API call),
 /// the mapped reveal failures, or the rate-limited stop.
-pub(super) async fn reveal(
-    ctx: &Context,
-    cr: &FerrVaultSecret,
-    deadline: Instant,
-) -> Result<(FerrVaultConnection, Revealed), Stop> {
+pub(super) async fn reveal(ctx: &Context, cr: &FerrVaultSecret, deadline: Instant) -> Result<Revealed, Stop> {
     let namespace = cr.namespace().unwrap_or_default();
     let connection_name = &cr.spec.connection_ref.name;
     let connection = Api::<Lenient<FerrVaultConnection>>::namespaced(ctx.client.clone(), &namespace)
@@ -89,10 +85,8 @@ pub(super) async fn reveal(
         vault: cr.spec.vault.clone(),
         keys: KeySelector::from_names(cr.spec.selected_names().iter().cloned()),
     };
-    let revealed = ctx
-        .ferrvault
+    ctx.ferrvault
         .reveal(&endpoint, &credential, request, deadline)
         .await
-        .map_err(reveal_failure)?;
-    Ok((connection, revealed))
+        .map_err(reveal_failure)
 }

@@ -6,6 +6,10 @@
 //! - A workload whose per-CR annotation already records the content hash is skipped, so a retry
 //!   restarts only the workloads that missed the rollout.
 //! - Every workload is attempted even after a failure; the first failure is reported.
+//! - A workload restarted less than the rollout floor ago is not patched: its restart is
+//!   deferred and the report says until when (the earliest of all), so the pass is requeued then.
+
+use std::time::Duration;
 
 use jiff::Timestamp;
 use kube::{
@@ -18,7 +22,7 @@ use crate::{
     api::{RolloutTarget, WorkloadKind},
     reconcile::{
         kube_errors::{is_not_found, kube_error_text},
-        rules::rollout_rules::{restart_patch, workload_needs_restart},
+        rules::rollout_rules::{last_restart, restart_deferred_until, restart_patch, workload_needs_restart},
     },
 };
 
@@ -29,6 +33,27 @@ pub struct RolloutReport {
     pub restarted: Vec<String>,
     /// The first failure, for the `RolloutRestarted` condition (names only).
     pub first_error: Option<String>,
+    /// The earliest end of a deferral by the rollout floor, if a restart was deferred.
+    pub deferred_until: Option<Timestamp>,
+}
+
+/// What a rollout pass asks of every workload.
+pub struct Rollout<'a> {
+    /// The FerrVaultSecret's namespace (the workloads').
+    pub namespace: &'a str,
+    /// The FerrVaultSecret's UID (its per-CR pod-template annotation).
+    pub cr_uid: &'a str,
+    /// The content hash the workloads must run.
+    pub content_hash: &'a str,
+    /// The least time between two restarts of one workload.
+    pub floor: Duration,
+}
+
+/// What happened to one workload.
+enum Restart {
+    Done,
+    NotNeeded,
+    Deferred(Timestamp),
 }
 
 fn api_for(client: &kube::Client, namespace: &str, kind: WorkloadKind) -> Api<DynamicObject> {
@@ -36,23 +61,26 @@ fn api_for(client: &kube::Client, namespace: &str, kind: WorkloadKind) -> Api<Dy
     Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk(&gvk))
 }
 
-/// Restarts every workload of `targets` that does not run `content_hash` yet.
+/// Restarts every workload of `targets` that does not run the content yet, unless the floor
+/// defers it.
 pub async fn restart_workloads(
     client: &kube::Client,
-    namespace: &str,
-    cr_uid: &str,
+    rollout: &Rollout<'_>,
     targets: &[RolloutTarget],
-    content_hash: &str,
 ) -> RolloutReport {
     let mut report = RolloutReport::default();
     for target in targets {
         let workload = format!("{}/{}", target.kind.as_str(), target.name);
-        match restart_one(client, namespace, cr_uid, target, content_hash).await {
-            Ok(true) => {
+        match restart_one(client, rollout, target).await {
+            Ok(Restart::Done) => {
                 tracing::info!(workload, "rollout triggered");
                 report.restarted.push(workload);
             }
-            Ok(false) => {}
+            Ok(Restart::NotNeeded) => {}
+            Ok(Restart::Deferred(until)) => {
+                tracing::info!(workload, %until, "rollout deferred by the rollout floor");
+                report.deferred_until = Some(report.deferred_until.map_or(until, |t| t.min(until)));
+            }
             Err(why) => {
                 tracing::warn!(workload, error = %why, "rollout patch failed");
                 report.first_error.get_or_insert(why);
@@ -62,15 +90,13 @@ pub async fn restart_workloads(
     report
 }
 
-/// Restarts one workload if needed; `Ok(true)` when it was patched.
+/// Restarts one workload if needed and the floor allows it.
 async fn restart_one(
     client: &kube::Client,
-    namespace: &str,
-    cr_uid: &str,
+    rollout: &Rollout<'_>,
     target: &RolloutTarget,
-    content_hash: &str,
-) -> Result<bool, String> {
-    let api = api_for(client, namespace, target.kind);
+) -> Result<Restart, String> {
+    let api = api_for(client, rollout.namespace, target.kind);
     let workload = format!("{} {:?}", target.kind.as_str(), target.name);
     let object = api.get(&target.name).await.map_err(|e| {
         if is_not_found(&e) {
@@ -83,12 +109,16 @@ async fn restart_one(
         .data
         .pointer("/spec/template/metadata/annotations")
         .and_then(|a| serde_json::from_value(a.clone()).ok());
-    if !workload_needs_restart(annotations.as_ref(), cr_uid, content_hash) {
-        return Ok(false);
+    if !workload_needs_restart(annotations.as_ref(), rollout.cr_uid, rollout.content_hash) {
+        return Ok(Restart::NotNeeded);
     }
-    let patch = restart_patch(cr_uid, content_hash, Timestamp::now());
+    let now = Timestamp::now();
+    if let Some(until) = restart_deferred_until(last_restart(annotations.as_ref()), now, rollout.floor) {
+        return Ok(Restart::Deferred(until));
+    }
+    let patch = restart_patch(rollout.cr_uid, rollout.content_hash, now);
     api.patch(&target.name, &patch_params(), &Patch::Merge(&patch))
         .await
         .map_err(|e| format!("patch {workload}: {}", kube_error_text(&e)))?;
-    Ok(true)
+    Ok(Restart::Done)
 }

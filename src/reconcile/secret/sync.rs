@@ -1,22 +1,27 @@
 //! One sync of a valid FerrVaultSecret, up to (not including) its status write, one function per
 //! step, each returning a typed result or the [`Stop`] that ends the pass:
 //!
-//! reveal ([`reveal::reveal`]) → [`payload`] (transforms, size) → [`ownership`] (token-target
-//! guard) → [`read_target`] → [`guard_missing_keys`] → [`plan`] (content hash, desired target) →
+//! [`read_target`] → [`access::judge`] (ownership, refused types, connections' Secrets: nothing is
+//! revealed for a refused target) → reveal ([`reveal::reveal`]) → [`payload`] (transforms, size)
+//! → [`guard_missing_keys`] → [`plan`] (keyed content hash, desired target) →
 //! [`record_pending_rollout`] → [`write_target`] → [`announce`] → [`restart_workloads`].
 //!
 //! Any stop before [`write_target`] leaves the target as it was: workloads keep the last good
 //! values.
 
+use std::time::Duration;
+
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, Resource, ResourceExt, runtime::reflector::Store};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::{
+    access,
     failure::{Failure, Stop},
     reveal, rollout, status,
-    target::{self, MAX_SECRET_BYTES, Ownership},
+    target::{self, MAX_SECRET_BYTES},
 };
 use crate::{
     api::{FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
@@ -27,19 +32,19 @@ use crate::{
         kube_errors::{KubeAction, KubeFailure, kube_error_text},
         rules::{
             SecretData,
-            content_hash::content_hash,
-            guards::{
-                MissingKeysDecision, RequeueCase, TokenTargetDecision, missing_keys_decision,
-                token_target_decision,
-            },
+            content_hash::{ContentHashKey, content_hash, upgraded},
+            guards::{MissingKeysDecision, RequeueCase, missing_keys_decision},
             messages,
             rollout_rules::{last_rollout_hash_after, pending_rollout_hash, rollout_due},
             secret_data_from_strings,
-            secret_status::SyncedState,
+            secret_status::{RolloutState, SyncedState},
             transforms::apply_transforms,
         },
     },
 };
+
+/// `Outcome::Error` reason while the content-hash key cannot be had.
+const KEY_UNAVAILABLE: &str = "ContentHashKeyUnavailable";
 
 /// What a sync that wrote (or confirmed) the target leaves for the status and the outcome.
 pub(super) struct Synced {
@@ -49,6 +54,8 @@ pub(super) struct Synced {
     pub(super) state: SyncedState,
     /// A workload restart failed (reported in status; the sync itself succeeded).
     pub(super) rollout_failed: bool,
+    /// A restart deferred by the rollout floor is due after this long.
+    pub(super) rollout_due_in: Option<Duration>,
 }
 
 /// The values to write: transformed, and the keys FerrVault did not have.
@@ -61,18 +68,23 @@ struct Payload {
 struct Plan {
     /// The content hash of [`Payload::data`].
     hash: String,
-    /// The content hash recorded on the target before this sync.
+    /// The content hash recorded on the target before this sync (a legacy unkeyed hash of the
+    /// same content read as [`Plan::hash`]).
     previous_hash: Option<String>,
+    /// `status.lastRolloutHash` as recorded, read the same way.
+    last_rolled_out: Option<String>,
     /// The target as it must be.
     desired: Secret,
 }
 
-/// Syncs `cr` (with `previous`, its status as read) before `deadline`.
+/// Syncs `cr` (with `previous`, its status as read) before `deadline`; `connections` is the
+/// connection watch's store.
 ///
 /// # Errors
 /// The [`Stop`] of the first step that ended the pass.
 pub(super) async fn sync(
     ctx: &Context,
+    connections: &Store<Lenient<FerrVaultConnection>>,
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
     deadline: Instant,
@@ -81,34 +93,33 @@ pub(super) async fn sync(
         .spec
         .target_name(&cr.metadata.name.clone().unwrap_or_default())
         .to_owned();
-    let (connection, revealed) = reveal::reveal(ctx, cr, deadline).await?;
-    let payload = payload(cr, revealed, &target_name)?;
-    let ownership = ownership(&connection, cr, &target_name, &payload.data)?;
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
     let existing = read_target(&secrets, &target_name).await?;
+    access::judge(connections, cr, &target_name, existing.as_ref()).await?;
+    let revealed = reveal::reveal(ctx, cr, deadline).await?;
+    let payload = payload(cr, revealed, &target_name)?;
     guard_missing_keys(&payload, existing.as_ref(), &target_name)?;
-    let plan = plan(cr, existing.as_ref(), &target_name, &payload.data, ownership)?;
+    let key = content_hash_key(ctx).await?;
+    let plan = plan(cr, previous, existing.as_ref(), &target_name, &payload.data, key);
     let recorded = record_pending_rollout(ctx, cr, previous, &plan).await?;
     let look_again = write_target(ctx, &secrets, existing.as_ref(), &plan.desired).await?;
     announce(ctx, cr, &payload, &plan, &target_name).await;
     let rollout = restart_workloads(ctx, cr, &plan, recorded.as_deref()).await;
-    let rollout_failed = matches!(rollout, Some(Some(_)));
+    let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
+    let rollout_due_in = rollout.as_ref().and_then(|(_, due)| *due);
     let has_rollout = rollout.is_some();
+    let pending = rollout_failed || rollout_due_in.is_some();
     Ok(Synced {
         look_again,
         state: SyncedState {
             synced_keys: payload.data.keys().cloned().collect(),
             missing_keys: payload.missing,
             target: target_name,
-            last_rollout_hash: last_rollout_hash_after(
-                has_rollout,
-                rollout_failed,
-                recorded.as_deref(),
-                &plan.hash,
-            ),
-            rollout,
+            last_rollout_hash: last_rollout_hash_after(has_rollout, pending, recorded.as_deref(), &plan.hash),
+            rollout: rollout.map(|(state, _)| state),
         },
         rollout_failed,
+        rollout_due_in,
     })
 }
 
@@ -130,25 +141,6 @@ fn payload(cr: &FerrVaultSecret, revealed: Revealed, target: &str) -> Result<Pay
         data,
         missing: revealed.missing,
     })
-}
-
-/// Whether the target is ours to own, or the connection's own token Secret (written, never owned).
-fn ownership(
-    connection: &FerrVaultConnection,
-    cr: &FerrVaultSecret,
-    target: &str,
-    data: &SecretData,
-) -> Result<Ownership, Stop> {
-    match token_target_decision(connection.spec.token_secret_ref.as_ref(), target, data) {
-        TokenTargetDecision::Owned => Ok(Ownership::Owned),
-        TokenTargetDecision::Unowned => Ok(Ownership::Unowned),
-        TokenTargetDecision::TokenKeyMissing { key } => Err(Failure::new(
-            Reason::TokenKeyMissing,
-            messages::token_key_missing(target, &cr.spec.connection_ref.name, &key),
-            RequeueCase::KeysMissing,
-        )
-        .into()),
-    }
 }
 
 /// The target as it is now, if it exists.
@@ -180,30 +172,35 @@ fn guard_missing_keys(payload: &Payload, existing: Option<&Secret>, target: &str
     Err(failure.into())
 }
 
-/// The content hash and the target as it must be after this sync.
+/// The content-hash key (loaded on the first pass unless the process loaded it at start).
+async fn content_hash_key(ctx: &Context) -> Result<&ContentHashKey, Stop> {
+    ctx.content_hash_key
+        .get(&ctx.client)
+        .await
+        .map_err(|e| Stop::Unavailable {
+            reason: KEY_UNAVAILABLE,
+            message: e.to_string(),
+        })
+}
+
+/// The content hash and the target as it must be after this sync. Hashes recorded before the
+/// key existed are read as today's when they are the unkeyed hash of the same content, so an
+/// upgrade only re-stamps them.
 fn plan(
     cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
     existing: Option<&Secret>,
     target: &str,
     data: &SecretData,
-    ownership: Ownership,
-) -> Result<Plan, Stop> {
-    let hash = content_hash(data);
-    let desired = target::desired_target(
-        existing,
-        cr,
-        target,
-        cr.spec.target_type(),
-        data,
-        &hash,
-        ownership,
-    )
-    .map_err(|e| Failure::new(Reason::SecretWriteFailed, e.to_string(), RequeueCase::Failed))?;
-    Ok(Plan {
+    key: &ContentHashKey,
+) -> Plan {
+    let hash = content_hash(key, data);
+    Plan {
+        previous_hash: upgraded(target::recorded_hash(existing).as_deref(), data, &hash),
+        last_rolled_out: upgraded(previous.last_rollout_hash.as_deref(), data, &hash),
+        desired: target::desired_target(existing, cr, target, cr.spec.target_type(), data, &hash),
         hash,
-        previous_hash: target::recorded_hash(existing),
-        desired,
-    })
+    }
 }
 
 /// Records the hash the workloads must be restarted for *before* the target changes, so a crash
@@ -215,7 +212,7 @@ async fn record_pending_rollout(
     previous: &FerrVaultSecretStatus,
     plan: &Plan,
 ) -> Result<Option<String>, Stop> {
-    let recorded = previous.last_rollout_hash.clone();
+    let recorded = plan.last_rolled_out.clone();
     let Some(pending) = pending_rollout_hash(
         !cr.spec.rollout_restart.is_empty(),
         recorded.as_deref(),
@@ -296,27 +293,29 @@ async fn announce(ctx: &Context, cr: &FerrVaultSecret, payload: &Payload, plan: 
 }
 
 /// Restarts the workloads of `spec.rolloutRestart` that do not run this content yet, when a
-/// rollout is due. `None` without rollout targets; else the first restart failure, if any.
+/// rollout is due and the rollout floor allows it. `None` without rollout targets; else how the
+/// rollout ended and, when the floor deferred a restart, how long until it is due.
 async fn restart_workloads(
     ctx: &Context,
     cr: &FerrVaultSecret,
     plan: &Plan,
     recorded: Option<&str>,
-) -> Option<Option<String>> {
+) -> Option<(RolloutState, Option<Duration>)> {
     if cr.spec.rollout_restart.is_empty() {
         return None;
     }
     if !rollout_due(recorded, plan.previous_hash.as_deref(), &plan.hash) {
-        return Some(None);
+        return Some((RolloutState::UpToDate, None));
     }
-    let report = rollout::restart_workloads(
-        &ctx.client,
-        &cr.namespace().unwrap_or_default(),
-        &cr.uid().unwrap_or_default(),
-        &cr.spec.rollout_restart,
-        &plan.hash,
-    )
-    .await;
+    let (namespace, uid) = (cr.namespace().unwrap_or_default(), cr.uid().unwrap_or_default());
+    let floor = ctx.settings.rollout_floor;
+    let request = rollout::Rollout {
+        namespace: &namespace,
+        cr_uid: &uid,
+        content_hash: &plan.hash,
+        floor,
+    };
+    let report = rollout::restart_workloads(&ctx.client, &request, &cr.spec.rollout_restart).await;
     let reference = cr.object_ref(&());
     for workload in &report.restarted {
         let note = format!("restarted {workload} for content hash {}", short(&plan.hash));
@@ -324,13 +323,23 @@ async fn restart_workloads(
             .publish(&reference, EventKind::RolloutTriggered, note)
             .await;
     }
-    if let Some(error) = &report.first_error {
+    let due_in = report
+        .deferred_until
+        .map(|until| Duration::try_from(until.duration_since(Timestamp::now())).unwrap_or_default());
+    if let Some(error) = report.first_error {
         warn!(error = %error, "rollout restart failed, will retry");
         ctx.events
             .publish(&reference, EventKind::RolloutFailed, error.clone())
             .await;
+        return Some((RolloutState::Failed(error), due_in));
     }
-    Some(report.first_error)
+    Some(match report.deferred_until {
+        Some(until) => (
+            RolloutState::Deferred(messages::rollout_deferred(until, floor)),
+            due_in,
+        ),
+        None => (RolloutState::UpToDate, None),
+    })
 }
 
 /// The first 12 hex digits of a content hash, for Events.

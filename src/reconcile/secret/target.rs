@@ -1,16 +1,18 @@
-//! The target Secret: what it must look like after a sync (pure), and the read and write.
+//! The target Secret: what it must look like after a sync (pure), and the read and write. Whether
+//! it may be written at all is decided before, by
+//! [`target_access`](crate::reconcile::rules::target_access).
 //!
 //! # Guarantees
 //! - The content is replaced, not merged: stale keys disappear. Values go to `data` as bytes,
 //!   so binary `base64Decode` results survive.
 //! - Labels and annotations set by others are kept; only `ferrvault.com/managed-by` and
 //!   `ferrvault.com/content-hash` are stamped.
-//! - An owned target gets this FerrVaultSecret as controller owner (`blockOwnerDeletion`),
-//!   adopting an unowned Secret; one controlled by anything else is never touched.
-//! - The connection's token Secret (`Unowned`) never gets an owner reference from us (one is
-//!   stripped), and its keys that the sync does not produce are kept: writing the token
-//!   target must not drop unrelated keys (reference §8 item 12).
+//! - The target gets this FerrVaultSecret as controller owner (`blockOwnerDeletion`); other,
+//!   non-controller owner references are kept.
 //! - Updates carry the read `resourceVersion`, so a concurrent edit is a conflict, not lost.
+//! - A Secret's `type` is immutable, so a target whose type must change is replaced: deleted
+//!   (only the version that was read: UID and `resourceVersion` preconditions) and created again
+//!   at once with the same metadata, the new type and the content.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +21,10 @@ use k8s_openapi::{
     api::core::v1::Secret,
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
 };
-use kube::{Api, Resource, ResourceExt};
+use kube::{
+    Api, Resource, ResourceExt,
+    api::{DeleteParams, Preconditions},
+};
 
 use crate::reconcile::field_manager::post_params;
 use crate::{
@@ -33,29 +38,8 @@ use crate::{
 /// Largest content written to a Secret: the API server refuses Secrets over 1 MiB.
 pub const MAX_SECRET_BYTES: usize = 1024 * 1024;
 
-/// How the target is written (from the token-target guard).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ownership {
-    /// Controlled by the FerrVaultSecret; content replaced.
-    Owned,
-    /// The connection's token Secret: never owned by us; synced keys written, others kept.
-    Unowned,
-}
-
-/// Why the target cannot be written.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TargetConflict {
-    /// Another controller owns the Secret.
-    #[error("Secret {target} is already controlled by {kind} {name:?}")]
-    ControlledByOther {
-        /// The target's name.
-        target: String,
-        /// The controlling owner's kind.
-        kind: String,
-        /// The controlling owner's name.
-        name: String,
-    },
-}
+/// The type the API server gives a Secret stored without one.
+const IMPLICIT_TYPE: &str = "Opaque";
 
 /// Total size of keys and values, as the API server counts a Secret's data.
 pub fn payload_bytes(data: &SecretData) -> usize {
@@ -63,10 +47,7 @@ pub fn payload_bytes(data: &SecretData) -> usize {
 }
 
 /// The target as it must be after this sync, starting from `existing` (or a new Secret named
-/// `target` in the CR's namespace).
-///
-/// # Errors
-/// [`TargetConflict::ControlledByOther`] for an owned target controlled by someone else.
+/// `target` in the CR's namespace), controlled by `cr`. Ownership was judged before.
 pub fn desired_target(
     existing: Option<&Secret>,
     cr: &FerrVaultSecret,
@@ -74,8 +55,7 @@ pub fn desired_target(
     type_: &str,
     data: &SecretData,
     hash: &str,
-    ownership: Ownership,
-) -> Result<Secret, TargetConflict> {
+) -> Secret {
     let mut secret = existing.cloned().unwrap_or_else(|| Secret {
         metadata: ObjectMeta {
             name: Some(target.to_owned()),
@@ -86,41 +66,26 @@ pub fn desired_target(
     });
     let uid = cr.uid().unwrap_or_default();
     let mut owners: Vec<OwnerReference> = secret.metadata.owner_references.take().unwrap_or_default();
-    match ownership {
-        Ownership::Owned => {
-            if let Some(other) = owners.iter().find(|o| o.controller == Some(true) && o.uid != uid) {
-                return Err(TargetConflict::ControlledByOther {
-                    target: target.to_owned(),
-                    kind: other.kind.clone(),
-                    name: other.name.clone(),
-                });
-            }
-            owners.retain(|o| o.uid != uid);
-            let owner = cr
-                .controller_owner_ref(&())
-                .expect("a stored FerrVaultSecret has a name and uid");
-            owners.push(OwnerReference {
-                block_owner_deletion: Some(true),
-                ..owner
-            });
-        }
-        Ownership::Unowned => owners.retain(|o| o.uid != uid),
-    }
-    secret.metadata.owner_references = (!owners.is_empty()).then_some(owners);
+    owners.retain(|o| o.uid != uid);
+    let owner = cr
+        .controller_owner_ref(&())
+        .expect("a stored FerrVaultSecret has a name and uid");
+    owners.push(OwnerReference {
+        block_owner_deletion: Some(true),
+        ..owner
+    });
+    secret.metadata.owner_references = Some(owners);
     let annotations = secret.metadata.annotations.get_or_insert_with(BTreeMap::new);
     annotations.insert(MANAGED_BY_ANNOTATION.to_owned(), MANAGED_BY_VALUE.to_owned());
     annotations.insert(CONTENT_HASH_ANNOTATION.to_owned(), hash.to_owned());
-    let mut content: BTreeMap<String, ByteString> = match ownership {
-        Ownership::Owned => BTreeMap::new(),
-        Ownership::Unowned => secret.data.take().unwrap_or_default(),
-    };
-    content.extend(data.iter().map(|(k, v)| (k.clone(), ByteString(v.clone()))));
-    secret.data = Some(content);
+    secret.data = Some(
+        data.iter()
+            .map(|(k, v)| (k.clone(), ByteString(v.clone())))
+            .collect(),
+    );
     secret.string_data = None;
-    if existing.is_none() {
-        secret.type_ = Some(type_.to_owned());
-    }
-    Ok(secret)
+    secret.type_ = Some(type_.to_owned());
+    secret
 }
 
 /// Whether writing `desired` over `existing` would change anything.
@@ -132,6 +97,13 @@ pub fn needs_write(existing: Option<&Secret>, desired: &Secret) -> bool {
     existing.data.as_ref().unwrap_or(&empty) != desired.data.as_ref().unwrap_or(&empty)
         || existing.metadata.annotations != desired.metadata.annotations
         || existing.metadata.owner_references != desired.metadata.owner_references
+        || type_changes(existing, desired)
+}
+
+/// Whether `desired` has another `type` than `existing` (which only a replacement can change).
+fn type_changes(existing: &Secret, desired: &Secret) -> bool {
+    let type_of = |s: &Secret| s.type_.clone().unwrap_or_else(|| IMPLICIT_TYPE.to_owned());
+    type_of(existing) != type_of(desired)
 }
 
 /// The content-hash annotation of an existing target.
@@ -144,10 +116,11 @@ pub fn recorded_hash(existing: Option<&Secret>) -> Option<String> {
         .cloned()
 }
 
-/// Creates or replaces the target; returns the written Secret (its new `resourceVersion`).
+/// Creates, updates or (for a new type) replaces the target; returns the written Secret (its new
+/// `resourceVersion`).
 ///
 /// # Errors
-/// The API error (a 409 when the Secret changed since it was read).
+/// The API error: a 409 when the Secret changed since it was read (or was recreated meanwhile).
 pub async fn write(
     api: &Api<Secret>,
     existing: Option<&Secret>,
@@ -156,7 +129,38 @@ pub async fn write(
     let params = post_params();
     match existing {
         None => api.create(&params, desired).await,
+        Some(existing) if type_changes(existing, desired) => {
+            let exactly_what_was_read = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid: existing.uid(),
+                    resource_version: existing.resource_version(),
+                }),
+                ..DeleteParams::default()
+            };
+            api.delete(&desired.name_any(), &exactly_what_was_read).await?;
+            api.create(&params, &recreated(desired)).await
+        }
         Some(_) => api.replace(&desired.name_any(), &params, desired).await,
+    }
+}
+
+/// `desired` as a new object: what the server set on the old one (UID, versions, timestamps,
+/// managed fields, finalizers) left out.
+fn recreated(desired: &Secret) -> Secret {
+    let meta = &desired.metadata;
+    Secret {
+        metadata: ObjectMeta {
+            name: meta.name.clone(),
+            namespace: meta.namespace.clone(),
+            labels: meta.labels.clone(),
+            annotations: meta.annotations.clone(),
+            owner_references: meta.owner_references.clone(),
+            ..ObjectMeta::default()
+        },
+        data: desired.data.clone(),
+        type_: desired.type_.clone(),
+        immutable: desired.immutable,
+        ..Secret::default()
     }
 }
 
@@ -184,30 +188,25 @@ mod tests {
         cr
     }
 
-    fn existing(owner_uid: Option<&str>) -> Secret {
+    fn existing() -> Secret {
         Secret {
             metadata: ObjectMeta {
                 name: Some("app".into()),
                 labels: Some([("team".to_owned(), "shop".to_owned())].into()),
-                owner_references: owner_uid.map(|uid| {
-                    vec![OwnerReference {
-                        api_version: "apps/v1".into(),
-                        kind: "Deployment".into(),
-                        name: "other".into(),
-                        uid: uid.into(),
-                        controller: Some(true),
-                        block_owner_deletion: None,
-                    }]
-                }),
+                owner_references: Some(vec![OwnerReference {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    name: "other".into(),
+                    uid: "uid-other".into(),
+                    controller: None,
+                    block_owner_deletion: None,
+                }]),
+                uid: Some("secret-uid".into()),
+                resource_version: Some("7".into()),
+                finalizers: Some(vec!["example.com/keep".into()]),
                 ..ObjectMeta::default()
             },
-            data: Some(
-                [
-                    ("STALE".to_owned(), ByteString(b"old".to_vec())),
-                    ("token".to_owned(), ByteString(b"t".to_vec())),
-                ]
-                .into(),
-            ),
+            data: Some([("STALE".to_owned(), ByteString(b"old".to_vec()))].into()),
             ..Secret::default()
         }
     }
@@ -217,28 +216,23 @@ mod tests {
     }
 
     #[test]
-    fn owned_target_should_replace_content_keep_labels_and_be_controlled() {
-        let desired = desired_target(
-            Some(&existing(None)),
-            &cr(),
-            "app",
-            "Opaque",
-            &data(),
-            "h",
-            Ownership::Owned,
-        )
-        .unwrap();
+    fn the_target_should_have_its_content_replaced_keep_labels_and_be_controlled() {
+        let desired = desired_target(Some(&existing()), &cr(), "app", "Opaque", &data(), "h");
         assert_eq!(
             desired.data.as_ref().unwrap().keys().collect::<Vec<_>>(),
             vec!["A"]
         );
         assert_eq!(desired.data.as_ref().unwrap()["A"].0, vec![0xff, 0x00]);
         assert_eq!(desired.metadata.labels.as_ref().unwrap()["team"], "shop");
-        let owners = desired.metadata.owner_references.unwrap();
-        assert_eq!(owners.len(), 1);
+        let owners = desired.metadata.owner_references.clone().unwrap();
+        assert_eq!(owners.len(), 2, "the non-controller owner is kept");
         assert_eq!(
-            (owners[0].controller, owners[0].block_owner_deletion),
-            (Some(true), Some(true))
+            (
+                owners[1].uid.as_str(),
+                owners[1].controller,
+                owners[1].block_owner_deletion
+            ),
+            ("uid-1", Some(true), Some(true))
         );
         assert_eq!(
             desired.metadata.annotations.unwrap()[CONTENT_HASH_ANNOTATION],
@@ -247,46 +241,36 @@ mod tests {
     }
 
     #[test]
-    fn target_controlled_by_another_should_be_refused() {
-        let refused = desired_target(
-            Some(&existing(Some("x"))),
-            &cr(),
-            "app",
-            "Opaque",
-            &data(),
-            "h",
-            Ownership::Owned,
-        );
-        assert!(matches!(refused, Err(TargetConflict::ControlledByOther { .. })));
-    }
-
-    #[test]
-    fn unowned_target_should_keep_other_keys_and_drop_our_owner_reference() {
-        let mut token = existing(Some("uid-1"));
-        token.data.as_mut().unwrap().remove("STALE");
-        let desired = desired_target(
-            Some(&token),
-            &cr(),
-            "app",
-            "Opaque",
-            &data(),
-            "h",
-            Ownership::Unowned,
-        )
-        .unwrap();
-        assert_eq!(
-            desired.data.as_ref().unwrap().keys().collect::<Vec<_>>(),
-            vec!["A", "token"]
-        );
-        assert_eq!(desired.metadata.owner_references, None);
-    }
-
-    #[test]
     fn an_identical_target_should_not_be_rewritten() {
-        let desired = desired_target(None, &cr(), "app", "Opaque", &data(), "h", Ownership::Owned).unwrap();
+        let desired = desired_target(None, &cr(), "app", "Opaque", &data(), "h");
         assert!(needs_write(None, &desired));
         assert!(!needs_write(Some(&desired), &desired));
         assert_eq!(recorded_hash(Some(&desired)).as_deref(), Some("h"));
         assert_eq!(desired.type_.as_deref(), Some("Opaque"));
+    }
+
+    #[test]
+    fn a_new_type_should_be_a_write_and_a_recreation_without_server_fields() {
+        let mut stored = desired_target(Some(&existing()), &cr(), "app", "Opaque", &data(), "h");
+        stored.type_ = None; // as a server that defaulted it may omit it: Opaque
+        assert!(!needs_write(
+            Some(&stored),
+            &desired_target(Some(&stored), &cr(), "app", "Opaque", &data(), "h")
+        ));
+        let tls = desired_target(Some(&stored), &cr(), "app", "kubernetes.io/tls", &data(), "h");
+        assert!(needs_write(Some(&stored), &tls));
+        let fresh = recreated(&tls);
+        assert_eq!(fresh.type_.as_deref(), Some("kubernetes.io/tls"));
+        assert_eq!(fresh.data, tls.data);
+        assert_eq!(fresh.metadata.labels, tls.metadata.labels);
+        assert_eq!(fresh.metadata.owner_references, tls.metadata.owner_references);
+        assert_eq!(
+            (
+                fresh.metadata.uid,
+                fresh.metadata.resource_version,
+                fresh.metadata.finalizers
+            ),
+            (None, None, None)
+        );
     }
 }

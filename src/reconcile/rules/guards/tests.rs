@@ -5,13 +5,6 @@ fn data(keys: &[&str]) -> SecretData {
     secret_data_from_strings(keys.iter().map(|k| (k.to_string(), "v".to_string())))
 }
 
-fn token_ref(name: &str, key: &str) -> SecretKeyRef {
-    SecretKeyRef {
-        name: name.into(),
-        key: key.into(),
-    }
-}
-
 const MINUTE: Duration = Duration::from_secs(60);
 
 #[test]
@@ -50,37 +43,6 @@ fn nothing_missing_should_write_the_target() {
     assert_eq!(
         missing_keys_decision(&[], false, &data(&[])),
         MissingKeysDecision::WriteAll
-    );
-}
-
-#[test]
-fn the_connection_token_target_should_be_written_unowned() {
-    let token = token_ref("sat", "token");
-    assert_eq!(
-        token_target_decision(Some(&token), "sat", &data(&["token", "x"])),
-        TokenTargetDecision::Unowned
-    );
-}
-
-#[test]
-fn the_connection_token_target_without_the_token_key_should_be_left_alone() {
-    let token = token_ref("sat", "token");
-    assert_eq!(
-        token_target_decision(Some(&token), "sat", &data(&["other"])),
-        TokenTargetDecision::TokenKeyMissing { key: "token".into() }
-    );
-}
-
-#[test]
-fn an_ordinary_target_should_still_be_owned() {
-    let token = token_ref("sat", "token");
-    assert_eq!(
-        token_target_decision(Some(&token), "app", &data(&[])),
-        TokenTargetDecision::Owned
-    );
-    assert_eq!(
-        token_target_decision(None, "sat", &data(&[])),
-        TokenTargetDecision::Owned
     );
 }
 
@@ -132,6 +94,12 @@ fn failures_should_retry_within_five_minutes_even_when_refresh_is_disabled() {
 #[test]
 fn an_invalid_spec_should_wait_for_an_edit() {
     assert_eq!(requeue_after(RequeueCase::InvalidSpec, MINUTE), None);
+}
+
+#[test]
+fn a_refused_target_should_wait_for_a_change_not_a_timer() {
+    assert_eq!(requeue_after(RequeueCase::Refused, MINUTE), None);
+    assert_eq!(requeue_after(RequeueCase::Refused, Duration::ZERO), None);
 }
 
 #[test]

@@ -1,0 +1,183 @@
+//! End-to-end: the content hash is keyed with an operator-held key that survives restarts (no
+//! second rollout), an upgrade from unkeyed hashes only re-stamps them (no rollout), and rotating
+//! the key restarts each rollout target exactly once, as documented.
+
+use std::collections::BTreeMap;
+
+use crate::{fixtures::template_annotation, operator_support::*};
+use ferrvault_operator::{
+    api::{
+        FerrVaultSecretSpec, RolloutTarget, WorkloadKind,
+        names::{CONTENT_HASH_ANNOTATION, workload_content_hash_annotation},
+    },
+    reconcile::{content_hash_key::CONTENT_HASH_KEY_SECRET, rules::content_hash::legacy_content_hash},
+};
+use kube::{
+    ResourceExt,
+    api::{DeleteParams, Patch, PatchParams},
+};
+use serde_json::json;
+
+fn prod_data() -> BTreeMap<String, Vec<u8>> {
+    BTreeMap::from([
+        ("API_KEY".to_owned(), API_KEY.as_bytes().to_vec()),
+        ("DB_URL".to_owned(), DB_URL.as_bytes().to_vec()),
+    ])
+}
+
+/// `app` reading `prod`, restarting Deployment `web`, refreshed every `refresh`.
+fn restarting_web(refresh: &str) -> FerrVaultSecretSpec {
+    let mut spec = secret_spec("conn", "prod");
+    spec.refresh_interval = refresh.into();
+    spec.rollout_restart = vec![RolloutTarget {
+        kind: WorkloadKind::Deployment,
+        name: "web".into(),
+    }];
+    spec
+}
+
+/// Waits until `more` further reveals happened (each a full pass under a 1s refresh).
+async fn passes(h: &Harness, more: u64) {
+    let start = h.reveals();
+    h.eventually(&format!("{more} more passes"), || async {
+        (h.reveals() >= start + more).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_should_survive_a_restart_so_a_restart_rolls_nothing_out() {
+    let mut h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.create_deployment("web").await;
+    let cr = h.create_secret("app", restarting_web("1s")).await;
+    let per_cr = workload_content_hash_annotation(&cr.uid().unwrap());
+    h.wait_secret_reason("app", "Synced").await;
+    h.fv.put_secret("prod", "API_KEY", "sk_live_LEAKCHECK_apikey_rotated");
+    let restarted = h
+        .eventually("web restarted for the new content", || async {
+            let web = h.deployments().get("web").await.ok()?;
+            template_annotation(&web, &per_cr).map(|_| web)
+        })
+        .await;
+    let key = h.secrets().get(CONTENT_HASH_KEY_SECRET).await.unwrap();
+    let target = h.secrets().get("app").await.unwrap();
+
+    h.restart_operator().await;
+    passes(&h, 3).await;
+    assert_eq!(
+        h.secrets().get(CONTENT_HASH_KEY_SECRET).await.unwrap(),
+        key,
+        "the same key Secret, untouched"
+    );
+    let after = h.secrets().get("app").await.unwrap();
+    assert_eq!(
+        after.annotations()[CONTENT_HASH_ANNOTATION],
+        target.annotations()[CONTENT_HASH_ANNOTATION],
+        "the same hash"
+    );
+    assert_eq!(
+        h.deployments().get("web").await.unwrap().resource_version(),
+        restarted.resource_version(),
+        "no second rollout"
+    );
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
+    h.finish().await;
+}
+
+/// Leaves `app` as a release with unkeyed hashes would have: `hash` in `status.lastRolloutHash`
+/// and on the target (the annotation edit is what triggers the next pass).
+async fn recorded_unkeyed(h: &Harness, hash: &str) {
+    h.fvs()
+        .patch_status(
+            "app",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"lastRolloutHash": hash}})),
+        )
+        .await
+        .unwrap();
+    h.secrets()
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {CONTENT_HASH_ANNOTATION: hash}}})),
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_rollout() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    let web = h.create_deployment("web").await;
+    let cr = h.create_secret("app", restarting_web("1h")).await;
+    let per_cr = workload_content_hash_annotation(&cr.uid().unwrap());
+    h.wait_secret_reason("app", "Synced").await;
+    let keyed = h.hash_of(&prod_data()).await;
+
+    recorded_unkeyed(&h, &legacy_content_hash(&prod_data())).await;
+    h.wait_target_for("re-stamped with the keyed hash", "app", |s| {
+        s.annotations()[CONTENT_HASH_ANNOTATION] == keyed
+    })
+    .await;
+    h.eventually("lastRolloutHash re-stamped", || async {
+        let status = h.fvs().get("app").await.ok()?.status?;
+        (status.last_rollout_hash.as_deref() == Some(keyed.as_str())).then_some(())
+    })
+    .await;
+    assert_eq!(
+        h.deployments().get("web").await.unwrap().resource_version(),
+        web.resource_version(),
+        "no rollout for an upgrade"
+    );
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 0);
+
+    // The same steps with the unkeyed hash of *other* content are a content change: a rollout.
+    let other = BTreeMap::from([("API_KEY".to_owned(), b"old".to_vec())]);
+    recorded_unkeyed(&h, &legacy_content_hash(&other)).await;
+    h.eventually("web restarted for a real change", || async {
+        let web = h.deployments().get("web").await.ok()?;
+        (template_annotation(&web, &per_cr)? == keyed).then_some(())
+    })
+    .await;
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_key_should_restart_each_rollout_target_once() {
+    let mut h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.create_deployment("web").await;
+    let cr = h.create_secret("app", restarting_web("1s")).await;
+    let per_cr = workload_content_hash_annotation(&cr.uid().unwrap());
+    h.wait_secret_reason("app", "Synced").await;
+    let old_key = h.secrets().get(CONTENT_HASH_KEY_SECRET).await.unwrap();
+    let old_hash = h.hash_of(&prod_data()).await;
+
+    // Rotation as documented: delete the key Secret, restart the operator.
+    h.secrets()
+        .delete(CONTENT_HASH_KEY_SECRET, &DeleteParams::default())
+        .await
+        .unwrap();
+    h.restart_operator().await;
+    let restarted = h
+        .eventually("web restarted under the new key", || async {
+            let web = h.deployments().get("web").await.ok()?;
+            template_annotation(&web, &per_cr).map(|_| web)
+        })
+        .await;
+    let new_key = h.secrets().get(CONTENT_HASH_KEY_SECRET).await.unwrap();
+    assert_ne!(new_key.data, old_key.data, "a new random key");
+    let new_hash = h.hash_of(&prod_data()).await;
+    assert_ne!(new_hash, old_hash, "same content, another key: another hash");
+    assert_eq!(template_annotation(&restarted, &per_cr), Some(new_hash));
+    passes(&h, 3).await;
+    assert_eq!(
+        h.deployments().get("web").await.unwrap().resource_version(),
+        restarted.resource_version(),
+        "once"
+    );
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
+    h.finish().await;
+}
