@@ -24,7 +24,7 @@ use super::{args::RunArgs, logging, settings::ConfigError, settings::ProcessEnv,
 use crate::{
     admin::{
         Sources,
-        server::{Addresses, ServeError, Servers},
+        server::{Addresses, Requested, ServeError, Servers},
     },
     reconcile::operator::{self, OperatorSettings},
 };
@@ -82,7 +82,7 @@ pub fn main(args: RunArgs) -> i32 {
 
 fn run(args: RunArgs) -> Result<(), RunError> {
     let settings = RunSettings::from_args(args, &ProcessEnv::read())?;
-    logging::init(&settings.log_level, settings.log_format)?;
+    logging::init(&settings.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -145,7 +145,7 @@ impl OperatorProcess {
             ferrvault: reconcilers.ferrvault().clone(),
         };
         let servers = Servers::start(
-            Addresses {
+            Requested {
                 metrics: settings.metrics_addr,
                 probes: settings.probe_addr,
                 admin: settings.admin_addr,
@@ -154,7 +154,7 @@ impl OperatorProcess {
         )?;
         let bound = servers.addresses();
         tracing::info!(
-            metrics = %bound.metrics,
+            metrics = %bound.metrics.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
             probes = %bound.probes,
             admin = %bound.admin.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
             "http servers listening"

@@ -58,6 +58,11 @@ const RUN_FLAGS: &[&str] = &[
     "shutdown-grace-period",
     "log-level",
     "log-format",
+    "zap-devel",
+    "zap-encoder",
+    "zap-log-level",
+    "zap-stacktrace-level",
+    "zap-time-encoding",
     "kubeconfig",
 ];
 

@@ -372,7 +372,7 @@ impl SecretReconciler {
         refresh: Duration,
     ) -> Outcome {
         let ctx = &self.ctx;
-        warn!(reason = %failure.reason, message = %failure.message, "sync failed");
+        warn!(reason = %failure.reason, error = %failure.message, "sync failed");
         ctx.metrics.count_sync_error(failure.reason);
         let generation = cr.meta().generation;
         let mut status = status::after_failure(
