@@ -27,6 +27,7 @@ use crate::{
         server::{Addresses, Requested, ServeError, Servers},
     },
     reconcile::operator::{self, OperatorSettings},
+    telemetry::{self, rest_client::RestClientMetrics},
 };
 
 /// Why `run` stopped with an error; each maps to an exit code.
@@ -111,6 +112,8 @@ impl OperatorProcess {
         // process installed a provider first, which is just as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut registry = Registry::default();
+        telemetry::process::register(&mut registry);
+        RestClientMetrics::process_wide().register(&mut registry);
         let reconcilers = operator::Operator::new(
             client.clone(),
             OperatorSettings {
@@ -209,7 +212,11 @@ pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, RunE
         }
         None => kube::Config::infer().await.map_err(|e| fail(&e))?,
     };
-    kube::Client::try_from(config).map_err(|e| fail(&e))
+    let requests = RestClientMetrics::process_wide().layer(telemetry::rest_client::host_label(&config));
+    Ok(kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| fail(&e))?
+        .with_layer(&requests)
+        .build())
 }
 
 /// Resolves on the first SIGTERM or SIGINT. Handlers are installed now, so a signal that
