@@ -90,7 +90,8 @@ pub struct RunArgs {
     /// How long in-flight reconciles may finish after SIGTERM.
     #[arg(long, env = "FERRVAULT_SHUTDOWN_GRACE_PERIOD", default_value = "30s", value_parser = duration)]
     pub shutdown_grace_period: Duration,
-    /// Log level or `tracing` filter directives (`info`, `debug,kube=info`).
+    /// Log level or `tracing` filter directives (`info`, `debug,kube=info`); zap's level names and
+    /// verbosities (`panic`, `2`) too.
     #[arg(long, env = "FERRVAULT_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
     /// Log line format.

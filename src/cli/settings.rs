@@ -15,7 +15,7 @@ use super::{
     address::{AddressError, BindAddress},
     args::RunArgs,
     logging::{LogFormat, LogSettings},
-    zap::ZapEncoder,
+    zap::{ZapEncoder, ZapLevel},
 };
 use crate::{
     ferrvault::{ClientConfig, FerrVault},
@@ -234,7 +234,11 @@ fn log_settings(args: &RunArgs) -> LogSettings {
     let filter = match (args.zap_log_level, args.zap_devel) {
         (Some(level), _) => level.tracing_filter().to_owned(),
         (None, true) => "debug".to_owned(),
-        (None, false) => args.log_level.clone(),
+        // zap's names and verbosities (the Go chart's `logLevel`) mean the same here.
+        (None, false) => ZapLevel::parse(&args.log_level).map_or_else(
+            |_| args.log_level.clone(),
+            |level| level.tracing_filter().to_owned(),
+        ),
     };
     let format = match (args.zap_encoder, args.zap_devel) {
         (Some(ZapEncoder::Json), _) => LogFormat::Json,

@@ -139,6 +139,13 @@ fn zap_flags_should_decide_logging_when_given() {
     let env = ProcessEnv::default();
     let log = |flags: &[&str]| settings(flags, &env).expect("valid flags").log;
     assert_eq!(log(&["--zap-log-level=debug"]).filter, "debug");
+    assert_eq!(
+        log(&["--log-level=2"]).filter,
+        "trace",
+        "the Go chart's logLevel: 2"
+    );
+    assert_eq!(log(&["--log-level=panic"]).filter, "off");
+    assert_eq!(log(&["--log-level=info,kube=warn"]).filter, "info,kube=warn");
     assert_eq!(log(&["--log-level=warn", "--zap-log-level=3"]).filter, "trace");
     assert_eq!(log(&["--zap-log-level=panic"]).filter, "off");
     assert_eq!(log(&["--zap-encoder=console"]).format, LogFormat::Text);
