@@ -3,6 +3,7 @@
 
 mod connection;
 mod events;
+mod go_era_values;
 mod invalid_spec;
 #[path = "../support/operator.rs"]
 mod operator_support;
