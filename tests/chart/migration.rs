@@ -232,12 +232,19 @@ fn controller_runtime_series_should_be_there(series: &[Series], kube: &KubeSim) 
         .trim_start_matches("https://")
         .trim_end_matches('/')
         .to_owned();
+    let reconciles = |controller: &str, result: &str| {
+        format!(r#"controller_runtime_reconcile_total{{controller="{controller}",result="{result}"}}"#)
+    };
     let expectations = [
+        // A sync or probe with a timed refresh is `requeue_after`, as a Go reconciler returning
+        // RequeueAfter; nothing in this healthy run ends without one.
+        (reconciles("ferrvaultsecret", "requeue_after"), Expect::Positive),
         (
-            r#"controller_runtime_reconcile_total{controller="ferrvaultsecret",result="requeue_after"}"#
-                .to_owned(),
+            reconciles("ferrvaultconnection", "requeue_after"),
             Expect::Positive,
         ),
+        (reconciles("ferrvaultsecret", "success"), Expect::Zero),
+        (reconciles("ferrvaultconnection", "success"), Expect::Zero),
         (
             r#"controller_runtime_reconcile_total{controller="ferrvaultconnection",result="requeue"}"#
                 .to_owned(),

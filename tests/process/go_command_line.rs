@@ -47,10 +47,18 @@ async fn go_flag_syntax_and_zap_flags_should_start_the_operator_with_metrics_off
         line.contains("metrics=\"disabled\"") || line.contains("metrics=disabled"),
         "console lines (--zap-encoder=console), metrics off: {line}"
     );
-    wait_for_200(&format!("http://127.0.0.1:{probes}/readyz"), Duration::from_secs(30)).await;
+    wait_for_200(
+        &format!("http://127.0.0.1:{probes}/readyz"),
+        Duration::from_secs(30),
+    )
+    .await;
     if TcpListener::bind("[::1]:0").is_ok() {
         let (status, body) = get(&format!("http://[::1]:{probes}/healthz")).await;
-        assert_eq!((status, body.as_str()), (200, "ok"), ":PORT answers over IPv6 too");
+        assert_eq!(
+            (status, body.as_str()),
+            (200, "ok"),
+            ":PORT answers over IPv6 too"
+        );
     }
     assert!(
         operator.output().contains("DEBUG") || operator.output().contains("TRACE"),
