@@ -14,6 +14,7 @@ mod command_line;
 mod crds;
 mod image;
 mod launch;
+mod migrating_md;
 mod migration;
 mod monitoring;
 mod operator_rbac;
