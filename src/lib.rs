@@ -6,6 +6,7 @@
 //! - [`cli`]: `run`'s flags, their checks, logging and the operator process.
 //! - [`ferrvault`]: the FerrVault HTTP client (per-credential pacing, single-flight reveals).
 //! - [`reconcile`]: pure reconcile rules (transforms, hashing, conditions, durations, guards).
+//! - [`telemetry`]: the process and REST client metrics a controller-runtime operator exposes.
 #![deny(missing_docs)]
 
 pub mod admin;
@@ -13,3 +14,4 @@ pub mod api;
 pub mod cli;
 pub mod ferrvault;
 pub mod reconcile;
+pub mod telemetry;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use ferrvault_operator::{api::crdgen, cli};
 
 /// Keeps Kubernetes Secrets in sync with FerrVault.
@@ -29,7 +29,11 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+    let command = Cli::command();
+    let run = command.find_subcommand("run").expect("run is a subcommand");
+    // Go operators' Deployments pass `-flag`: rewritten to `--flag` before clap reads argv.
+    let argv = cli::args::go_flag_syntax(std::env::args_os(), run);
+    match Cli::parse_from(argv).command {
         // `run` sets up its own logging from its flags and owns its exit code.
         Command::Run(args) => std::process::exit(cli::run::main(*args)),
         Command::Crdgen { out_dir: None } => print!("{}", crdgen::all_crds_yaml()?),

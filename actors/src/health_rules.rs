@@ -77,6 +77,9 @@ pub struct ProbeReport {
     pub ok: bool,
     /// One line per check: `ok <name>: <detail>` or `FAIL <name>: <detail>`.
     pub body: String,
+    /// The checks themselves, for handlers that answer per check (controller-runtime's
+    /// `/healthz/<check>`, `?exclude=<check>`).
+    pub checks: Vec<Check>,
 }
 
 impl Verdict {
@@ -129,7 +132,8 @@ impl Verdict {
 fn report<'a>(checks: impl Iterator<Item = &'a Check>) -> ProbeReport {
     let mut ok = true;
     let mut body = String::new();
-    for c in checks {
+    let checks: Vec<Check> = checks.cloned().collect();
+    for c in &checks {
         ok &= c.ok;
         body.push_str(if c.ok { "ok " } else { "FAIL " });
         body.push_str(c.name);
@@ -137,7 +141,7 @@ fn report<'a>(checks: impl Iterator<Item = &'a Check>) -> ProbeReport {
         body.push_str(&c.detail);
         body.push('\n');
     }
-    ProbeReport { ok, body }
+    ProbeReport { ok, body, checks }
 }
 
 /// Evaluate the rules at `now`.

@@ -51,11 +51,16 @@ impl Outcome {
         }
     }
 
-    /// The controller-runtime `result` label of `controller_runtime_reconcile_total`.
+    /// The controller-runtime `result` label of `controller_runtime_reconcile_total`: a done
+    /// reconcile with a timed refresh is `requeue_after`, as a Go reconciler returning
+    /// `RequeueAfter` is; a throttled one is retried on the rate-limited path, `requeue`.
     pub fn result_label(&self) -> &'static str {
         match self {
-            Outcome::Done { .. } => "success",
-            Outcome::RequeueAfter(_) => "requeue_after",
+            Outcome::Done { refresh_after: None } => "success",
+            Outcome::Done {
+                refresh_after: Some(_),
+            }
+            | Outcome::RequeueAfter(_) => "requeue_after",
             Outcome::Error { .. } => "error",
             Outcome::RateLimited { .. } => "requeue",
         }

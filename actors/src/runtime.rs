@@ -215,6 +215,9 @@ impl Runtime {
         let metrics = b
             .metrics
             .unwrap_or_else(|| RuntimeMetrics::register(&mut Registry::default()));
+        for (controller, _) in &b.controllers {
+            metrics.init_controller(controller, b.queue.workers);
+        }
         let directory = Arc::new(Directory::new(metrics));
         let (leadership, lease_name, identity) = match b.leader_election {
             LeaderElection::Disabled => {

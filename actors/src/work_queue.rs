@@ -35,6 +35,7 @@ use crate::{
     directory::Directory,
     key::{Cause, ObjectKey},
     mailbox::{CountedRef, MailboxStats},
+    metrics::Ended,
     queue_state::{AbortCause, Finish, KeyInfo, Next, QueueState},
     reconciler::{Outcome, SharedReconciler},
 };
@@ -259,18 +260,22 @@ impl QueueActorState {
             return replacements;
         };
         let secs = since.map_or(0.0, |s| now.saturating_duration_since(s).as_secs_f64());
-        let (label, error, timeout) = match &finish {
-            Finish::Reconciled(outcome @ Outcome::Error { .. }) => (outcome.result_label(), true, false),
-            Finish::Reconciled(outcome) => (outcome.result_label(), false, false),
-            Finish::TimedOut => ("error", true, true),
-            Finish::Aborted(_) => ("error", true, false),
+        let (label, ended) = match &finish {
+            Finish::Reconciled(outcome @ Outcome::Error { .. }) => (outcome.result_label(), Ended::WithError),
+            Finish::Reconciled(outcome) => (outcome.result_label(), Ended::Cleanly),
+            Finish::TimedOut => ("error", Ended::TimedOut),
+            Finish::Aborted(AbortCause::Panicked) => ("error", Ended::Panicked),
+            Finish::Aborted(_) => ("error", Ended::WithError),
         };
         self.directory
             .metrics()
-            .reconciled(self.controller, label, secs, error, timeout);
+            .reconciled(self.controller, label, secs, ended);
         let next = self.queue.finish(&key, &finish, now, random_unit());
-        if let Next::RetryAt(at) = next {
+        if matches!(next, Next::RetryAt(_) | Next::RefreshAt(_)) {
+            // controller-runtime counts every add with a delay, timed refreshes included.
             self.directory.metrics().queue_retried(self.controller);
+        }
+        if let Next::RetryAt(at) = next {
             // The reason is a fixed label; the reconciler's message is not logged here.
             let reason = match &finish {
                 Finish::Reconciled(Outcome::Error { reason, .. }) => reason,

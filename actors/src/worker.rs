@@ -20,6 +20,7 @@ use std::{sync::Arc, time::Duration};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::{task::AbortHandle, time::Instant};
 use tokio_util::sync::{CancellationToken, DropGuard};
+use tracing::Instrument;
 
 use crate::{
     key::ObjectKey,
@@ -172,20 +173,31 @@ impl WorkerState {
             cancel: token.clone(),
             attempt: job.attempt,
         };
+        // controller-runtime's reconcile log context: every line of this run carries these keys.
+        let span = tracing::info_span!(
+            "reconcile",
+            controller = job.key.controller,
+            namespace = job.key.namespace.as_deref().unwrap_or_default(),
+            name = %job.key.name,
+            reconcileID = %uuid::Uuid::new_v4(),
+        );
         let reconcile = self.reconciler.clone().reconcile_boxed(job.key, ctx);
         let guard = job.guard;
         let task_token = token.clone();
-        let task = tokio::spawn(async move {
-            let finish = tokio::select! {
-                biased;
-                outcome = reconcile => Finish::Reconciled(outcome),
-                () = tokio::time::sleep_until(deadline) => {
-                    task_token.cancel();
-                    Finish::TimedOut
-                }
-            };
-            guard.complete(finish);
-        });
+        let task = tokio::spawn(
+            async move {
+                let finish = tokio::select! {
+                    biased;
+                    outcome = reconcile => Finish::Reconciled(outcome),
+                    () = tokio::time::sleep_until(deadline) => {
+                        task_token.cancel();
+                        Finish::TimedOut
+                    }
+                };
+                guard.complete(finish);
+            }
+            .instrument(span),
+        );
         self.current = Some(RunningTask {
             abort: task.abort_handle(),
             _cancel: token.drop_guard(),

@@ -5,6 +5,7 @@
 //! - [`routes`]: one warp filter per server; every handler reads a snapshot (the health
 //!   verdict, the published tree, the registry) and never waits on an actor for a probe.
 //! - `debug_queue.rs`: the `/debug/queue` document, built from values (pure).
+//! - [`healthz`]: controller-runtime's probe answers (500, sub-paths, `?verbose`, `?exclude=`).
 //! - [`exposition`]: OpenMetrics or the classic Prometheus text format, by `Accept` (pure).
 //! - [`server`]: binds every listener first, then serves them on a thread of its own.
 //!
@@ -20,6 +21,7 @@
 
 mod debug_queue;
 pub mod exposition;
+pub mod healthz;
 pub mod routes;
 pub mod server;
 

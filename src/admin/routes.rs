@@ -14,7 +14,7 @@ use warp::{
 
 use super::{
     debug_queue::{self, QueueReport},
-    exposition,
+    exposition, healthz,
 };
 use crate::ferrvault::FerrVault;
 
@@ -53,26 +53,34 @@ pub fn metrics(registry: Arc<Registry>) -> BoxedFilter<(Response,)> {
     })
 }
 
-/// `/healthz` (liveness) and `/readyz` (readiness, with the role): 200 or 503, one line per
-/// check saying what passed or failed and why.
+/// `/healthz` (liveness) and `/readyz` (readiness, with the role), with their `/<check>`
+/// sub-paths, `?verbose` and `?exclude=`, as controller-runtime answers them ([`healthz`]).
 pub fn probes(health: HealthHandle) -> BoxedFilter<(Response,)> {
-    server(move |path, _query, _accept| {
-        let report = match path.as_str() {
-            "/healthz" => Some(health.liveness()),
-            "/readyz" => Some(health.readiness()),
-            _ => None,
-        };
+    server(move |path, query, _accept| {
+        let answer = [("/healthz", true), ("/readyz", false)]
+            .into_iter()
+            .find_map(|(root, live)| {
+                let sub_path = path.strip_prefix(root)?;
+                (sub_path.is_empty() || sub_path.starts_with('/')).then_some((sub_path, live))
+            })
+            .map(|(sub_path, live)| {
+                let report = if live {
+                    health.liveness()
+                } else {
+                    health.readiness()
+                };
+                healthz::answer(&report, sub_path, &query)
+            });
         async move {
-            match report {
-                Some(report) => reply(
-                    if report.ok {
-                        StatusCode::OK
-                    } else {
-                        StatusCode::SERVICE_UNAVAILABLE
-                    },
-                    TEXT,
-                    report.body,
-                ),
+            match answer {
+                Some(answer) => {
+                    let mut response = reply(answer.status, TEXT, answer.body);
+                    response.headers_mut().insert(
+                        header::X_CONTENT_TYPE_OPTIONS,
+                        header::HeaderValue::from_static("nosniff"),
+                    );
+                    response
+                }
                 None => not_found(),
             }
         }

@@ -19,12 +19,24 @@ use tokio_util::sync::CancellationToken;
 use warp::{filters::BoxedFilter, reply::Response};
 
 use super::{Sources, routes};
+use crate::cli::BindAddress;
 
-/// Where each server listens (`admin: None` = disabled).
+/// Where each server is asked to listen (`None` = disabled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requested {
+    /// `/metrics`.
+    pub metrics: Option<BindAddress>,
+    /// `/healthz`, `/readyz`.
+    pub probes: BindAddress,
+    /// `/debug/*`.
+    pub admin: Option<BindAddress>,
+}
+
+/// Where each server listens (`None` = disabled).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Addresses {
     /// `/metrics`.
-    pub metrics: SocketAddr,
+    pub metrics: Option<SocketAddr>,
     /// `/healthz`, `/readyz`.
     pub probes: SocketAddr,
     /// `/debug/*`.
@@ -40,7 +52,7 @@ pub enum ServeError {
         /// `metrics`, `health probes` or `admin`.
         server: &'static str,
         /// The address asked for.
-        addr: SocketAddr,
+        addr: BindAddress,
         /// The OS error.
         #[source]
         source: std::io::Error,
@@ -65,28 +77,21 @@ impl Servers {
     ///
     /// # Errors
     /// [`ServeError::Bind`] naming the server and address; [`ServeError::Thread`].
-    pub fn start(requested: Addresses, sources: Sources) -> Result<Self, ServeError> {
-        let metrics = bind("metrics", requested.metrics)?;
+    pub fn start(requested: Requested, sources: Sources) -> Result<Self, ServeError> {
+        let metrics = requested.metrics.map(|addr| bind("metrics", addr)).transpose()?;
         let probes = bind("health probes", requested.probes)?;
         let admin = requested.admin.map(|addr| bind("admin", addr)).transpose()?;
-        let local = |listener: &TcpListener, server, addr| {
-            listener
-                .local_addr()
-                .map_err(|source| ServeError::Bind { server, addr, source })
-        };
         let bound = Addresses {
-            metrics: local(&metrics, "metrics", requested.metrics)?,
-            probes: local(&probes, "health probes", requested.probes)?,
-            admin: match (&admin, requested.admin) {
-                (Some(listener), Some(addr)) => Some(local(listener, "admin", addr)?),
-                _ => None,
-            },
+            metrics: metrics.as_ref().map(|(_, local)| *local),
+            probes: probes.1,
+            admin: admin.as_ref().map(|(_, local)| *local),
         };
-        let mut served: Vec<(TcpListener, BoxedFilter<(Response,)>)> = vec![
-            (metrics, routes::metrics(sources.registry.clone())),
-            (probes, routes::probes(sources.health.clone())),
-        ];
-        if let Some(listener) = admin {
+        let mut served: Vec<(TcpListener, BoxedFilter<(Response,)>)> =
+            vec![(probes.0, routes::probes(sources.health.clone()))];
+        if let Some((listener, _)) = metrics {
+            served.push((listener, routes::metrics(sources.registry.clone())));
+        }
+        if let Some((listener, _)) = admin {
             served.push((
                 listener,
                 routes::debug(sources.tree, sources.queues, sources.ferrvault),
@@ -139,12 +144,12 @@ impl Drop for Servers {
     }
 }
 
-fn bind(server: &'static str, addr: SocketAddr) -> Result<TcpListener, ServeError> {
-    let listener = TcpListener::bind(addr).map_err(|source| ServeError::Bind { server, addr, source })?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|source| ServeError::Bind { server, addr, source })?;
-    Ok(listener)
+/// A bound listener and the address it really got (ports resolved when `:0` was asked for).
+fn bind(server: &'static str, addr: BindAddress) -> Result<(TcpListener, SocketAddr), ServeError> {
+    let fail = |source| ServeError::Bind { server, addr, source };
+    let listener = addr.bind().map_err(fail)?;
+    let local = listener.local_addr().map_err(fail)?;
+    Ok((listener, local))
 }
 
 async fn serve_all(served: Vec<(TcpListener, BoxedFilter<(Response,)>)>, stop: CancellationToken) {

@@ -6,16 +6,13 @@ use serde::{Deserialize, Serialize};
 
 /// A key inside a `Secret` in the same namespace as the object that holds the reference.
 ///
-/// # Guarantees
-/// Both fields are required and non-empty in the schema: a reference that can never resolve is
-/// refused by the API server instead of failing at every reconcile.
+/// Both fields are required, and may be empty, as in the Go CRD: a reference that cannot
+/// resolve is reported by the reconciler (`TokenUnreadable`, `CaBundleUnreadable`).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct SecretKeyRef {
     /// Name of the Secret, in the same namespace.
-    #[schemars(length(min = 1))]
     pub name: String,
     /// Key inside the Secret's `data`.
-    #[schemars(length(min = 1))]
     pub key: String,
 }
 
@@ -23,8 +20,8 @@ pub struct SecretKeyRef {
 /// so a FerrVaultSecret can never borrow another namespace's credential.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct ConnectionRef {
-    /// Name of the FerrVaultConnection, in the same namespace.
-    #[schemars(length(min = 1))]
+    /// Name of the FerrVaultConnection, in the same namespace (an empty one is reported as
+    /// `ConnectionNotFound`, as the Go CRD admitted it).
     pub name: String,
 }
 

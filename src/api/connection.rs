@@ -1,10 +1,13 @@
 //! `FerrVaultConnection` (`fvc`): where FerrVault is and which credential reaches it.
 //!
-//! # Guarantees (enforced by the CRD schema, reference §1.1 and §8 item 7)
+//! # Guarantees (enforced by the CRD schema: the Go CRD's rules, reference §1.1)
 //! - `url` starts with `http://` or `https://`.
 //! - `mode` is `ferrvault` (default) or `cloud`; cloud mode needs a non-empty `organization`.
-//! - Exactly one of `tokenSecretRef` and `oidc` is set.
 //! - `oidc.clusterID`, when set, is a 36-character UUID-like string.
+//!
+//! Like the Go CRD, the schema admits both or neither of `tokenSecretRef` and `oidc`, so Go-era
+//! manifests re-apply; the reconciler reports such a connection `TokenUnreadable`, naming the
+//! rule.
 //!
 //! # Trust
 //! `oidc` only opts in to the operator's own cluster identity (its flags `--oidc-cluster-id`,
@@ -40,31 +43,27 @@ pub const CLUSTER_ID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";
     status = "FerrVaultConnectionStatus",
     derive = "PartialEq",
     doc = "How to reach a FerrVault server and which credential to use.",
+    // The Go CRD's columns, in its order (scripts read `kubectl get fvc` by position); ours
+    // (Mode, Reason) only with `-o wide`.
     printcolumn(name = "URL", type_ = "string", json_path = ".spec.url"),
-    printcolumn(name = "Mode", type_ = "string", json_path = ".spec.mode"),
-    printcolumn(
-        name = "Org",
-        type_ = "string",
-        json_path = ".spec.organization",
-        priority = 1
-    ),
+    printcolumn(name = "Org", type_ = "string", json_path = ".spec.organization"),
     printcolumn(
         name = "Ready",
         type_ = "string",
         json_path = r#".status.conditions[?(@.type=="Ready")].status"#
     ),
+    printcolumn(name = "Mode", type_ = "string", json_path = ".spec.mode", priority = 1),
     printcolumn(
         name = "Reason",
         type_ = "string",
-        json_path = r#".status.conditions[?(@.type=="Ready")].reason"#
+        json_path = r#".status.conditions[?(@.type=="Ready")].reason"#,
+        priority = 1
     ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[x_kube(
     validation = Rule::new("self.mode != 'cloud' || (has(self.organization) && size(self.organization) > 0)")
-        .message("organization is required when mode is cloud"),
-    validation = Rule::new("has(self.tokenSecretRef) != has(self.oidc)")
-        .message("set exactly one of tokenSecretRef or oidc")
+        .message("organization is required when mode is cloud")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct FerrVaultConnectionSpec {

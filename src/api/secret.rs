@@ -1,14 +1,18 @@
 //! `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`, how they are
 //! transformed, and which workloads restart when the content changes.
 //!
-//! # Guarantees (enforced by the CRD schema, reference §1.2 and §3.7)
-//! - `vault` and `connectionRef.name` are non-empty; `project`, when set, is non-empty.
-//! - `refreshInterval` is a Go duration (`1h`, `1h30m`, `0s`; default `1h`); see
-//!   [`GO_DURATION_PATTERN`].
-//! - Each transform has a known `type` and the fields that type needs.
-//! - Each rollout target is a `Deployment`, `StatefulSet` or `DaemonSet`.
-//! - `target.type` is none of [`REFUSED_TARGET_TYPES`] (the reconciler refuses them again, for
-//!   objects stored without this validation).
+//! # Guarantees (enforced by the CRD schema: the Go CRD's rules, reference §1.2, plus one)
+//! - `vault` is non-empty; `project`, when set, is non-empty; `connectionRef.name` is set.
+//! - Each transform has a known `type`; each rollout target is a `Deployment`, `StatefulSet` or
+//!   `DaemonSet`.
+//! - `target.type` is none of [`REFUSED_TARGET_TYPES`]: the one rule stricter than Go's, because
+//!   Kubernetes turns such Secrets into credentials (the reconciler refuses them again, for objects
+//!   stored without this validation).
+//!
+//! Everything else the Go CRD admitted is admitted, so Go-era manifests re-apply: a
+//! `refreshInterval` that is not a Go duration (see [`GO_DURATION_PATTERN`]) is reported as
+//! `InvalidRefreshInterval`, a transform missing the fields its type needs as `TransformError`,
+//! an empty name as the failure of the lookup it names.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::{CustomResource, KubeSchema};
@@ -17,9 +21,11 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{ConnectionRef, conditions_schema};
 
-/// Pattern of `spec.refreshInterval`: Go `time.Duration` syntax without a sign (a sequence of
-/// decimal numbers each with a unit `ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`; or a bare `0`).
-/// `reconcile::rules::duration::parse_go_duration` accepts exactly this language.
+/// The language of a valid `spec.refreshInterval`: Go `time.Duration` syntax without a sign (a
+/// sequence of decimal numbers each with a unit `ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`; or
+/// a bare `0`). `reconcile::rules::duration::parse_go_duration` accepts exactly this language. Not a
+/// schema pattern: the Go CRD admitted any string, so other values are reported as
+/// `InvalidRefreshInterval` instead of refused.
 pub const GO_DURATION_PATTERN: &str = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
 
 /// The CRD default of `spec.refreshInterval`.
@@ -74,8 +80,10 @@ fn default_refresh_interval() -> String {
     status = "FerrVaultSecretStatus",
     derive = "PartialEq",
     doc = "Keeps a Kubernetes Secret in sync with keys of a FerrVault vault.",
+    // The Go CRD's columns, in its order (scripts read `kubectl get fvs` by position); ours
+    // (Reason, Rollout) only with `-o wide`.
+    printcolumn(name = "Project", type_ = "string", json_path = ".spec.project"),
     printcolumn(name = "Vault", type_ = "string", json_path = ".spec.vault"),
-    printcolumn(name = "Project", type_ = "string", json_path = ".spec.project", priority = 1),
     printcolumn(
         name = "Ready",
         type_ = "string",
@@ -84,7 +92,8 @@ fn default_refresh_interval() -> String {
     printcolumn(
         name = "Reason",
         type_ = "string",
-        json_path = r#".status.conditions[?(@.type=="Ready")].reason"#
+        json_path = r#".status.conditions[?(@.type=="Ready")].reason"#,
+        priority = 1
     ),
     printcolumn(
         name = "Rollout",
@@ -115,7 +124,6 @@ pub struct FerrVaultSecretSpec {
     /// How often to re-read the vault, as a Go duration (`30s`, `1h30m`); `0s` disables scheduled
     /// refreshes (changes to this object, its connection or the target still resync at once).
     #[serde(default = "default_refresh_interval", deserialize_with = "lenient_interval")]
-    #[schemars(regex(pattern = GO_DURATION_PATTERN))]
     pub refresh_interval: String,
     /// Workloads to restart (by a pod-template annotation) when the synced content changes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -181,7 +189,6 @@ pub struct RolloutTarget {
     /// Workload kind.
     pub kind: WorkloadKind,
     /// Workload name, in the same namespace.
-    #[schemars(length(min = 1))]
     pub name: String,
 }
 
@@ -207,20 +214,11 @@ impl WorkloadKind {
     }
 }
 
-/// One transform step. Which fields matter depends on `type` (checked by CEL rules in the CRD):
-/// `prefix`/`suffix` need `value`, `rename` needs `from` and `to`, `jsonExpand` needs `key`,
-/// `base64Decode` takes optional `keys`.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-#[x_kube(
-    validation = Rule::new("(self.type != 'prefix' && self.type != 'suffix') || has(self.value)")
-        .message("prefix and suffix require `value`"),
-    validation = Rule::new(
-        "self.type != 'rename' || (has(self.from) && size(self.from) > 0 && has(self.to) && size(self.to) > 0)"
-    )
-    .message("rename requires both `from` and `to`"),
-    validation = Rule::new("self.type != 'jsonExpand' || (has(self.key) && size(self.key) > 0)")
-        .message("jsonExpand requires `key`")
-)]
+/// One transform step. Which fields matter depends on `type`: `prefix`/`suffix` use `value` (none
+/// is a no-op), `rename` needs `from` and `to`, `jsonExpand` needs `key`, `base64Decode` takes
+/// optional `keys`. As in the Go CRD the schema does not require them: a missing one fails the
+/// sync with `TransformError` naming it.
+#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Transform {
     /// What the step does: `prefix`, `suffix`, `rename`, `base64Decode` or `jsonExpand`.
     #[serde(rename = "type")]

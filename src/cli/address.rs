@@ -1,7 +1,13 @@
-//! Bind addresses in the forms Kubernetes operators use: `:8080` (every interface, as in
-//! controller-runtime), `127.0.0.1:8082`, `[::1]:8082`, `localhost:8082`.
+//! Bind addresses in the forms Kubernetes operators use: `:8080` (every interface of every
+//! address family, as Go's `net.Listen` reads it), `127.0.0.1:8082`, `[::1]:8082`,
+//! `localhost:8082`, and `0` for "off" where controller-runtime accepts it.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::{
+    io,
+    net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener},
+};
+
+use socket2::{Domain, Socket, Type};
 
 /// Why a bind address is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,10 +21,17 @@ pub struct AddressError {
 
 /// A parsed bind address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BindAddress(SocketAddr);
+pub enum BindAddress {
+    /// `:PORT`: every interface, IPv6 and IPv4 (one dual-stack socket), or IPv4 alone on a host
+    /// without IPv6 — what Go's `net.Listen("tcp", ":PORT")` does, so IPv6-only clusters can
+    /// probe and scrape.
+    EveryInterface(u16),
+    /// One address, as given.
+    Exact(SocketAddr),
+}
 
 impl BindAddress {
-    /// Parses `:PORT` (all IPv4 interfaces), `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT`.
+    /// Parses `:PORT`, `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT`.
     ///
     /// # Errors
     /// Anything else, naming the problem.
@@ -27,40 +40,98 @@ impl BindAddress {
             value: value.to_owned(),
             problem,
         };
+        let port = |text: &str| {
+            text.parse::<u16>()
+                .map_err(|_| fail("the port is not a number 0-65535"))
+        };
         let value = value.trim();
-        if let Some(port) = value.strip_prefix(':') {
-            let port = port
-                .parse::<u16>()
-                .map_err(|_| fail("the port is not a number 0-65535"))?;
-            return Ok(Self(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)));
+        if let Some(text) = value.strip_prefix(':') {
+            return Ok(Self::EveryInterface(port(text)?));
         }
-        if let Some(port) = value.strip_prefix("localhost:") {
-            let port = port
-                .parse::<u16>()
-                .map_err(|_| fail("the port is not a number 0-65535"))?;
-            return Ok(Self(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)));
+        if let Some(text) = value.strip_prefix("localhost:") {
+            return Ok(Self::Exact(SocketAddr::new(
+                IpAddr::V4(Ipv4Addr::LOCALHOST),
+                port(text)?,
+            )));
         }
         value
             .parse::<SocketAddr>()
-            .map(Self)
+            .map(Self::Exact)
             .map_err(|_| fail("expected an IP address and a port"))
     }
 
-    /// The socket address to bind.
-    pub fn socket_addr(self) -> SocketAddr {
-        self.0
+    /// Parses like [`BindAddress::parse`], with `0` meaning "do not serve" (controller-runtime's
+    /// spelling for a disabled metrics server) and an empty value too.
+    ///
+    /// # Errors
+    /// As [`BindAddress::parse`].
+    pub fn parse_optional(value: &str) -> Result<Option<Self>, AddressError> {
+        match value.trim() {
+            "" | "0" => Ok(None),
+            value => Self::parse(value).map(Some),
+        }
     }
+
+    /// Binds a listening socket (non-blocking, ready for tokio).
+    ///
+    /// # Errors
+    /// The OS error of the bind, or of the IPv4 fallback for [`BindAddress::EveryInterface`]
+    /// on a host without IPv6.
+    pub fn bind(self) -> io::Result<TcpListener> {
+        let listener = match self {
+            Self::Exact(addr) => TcpListener::bind(addr)?,
+            Self::EveryInterface(port) => match dual_stack(port) {
+                Ok(listener) => listener,
+                Err(error) if ipv6_unavailable(&error) => {
+                    TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port))?
+                }
+                Err(error) => return Err(error),
+            },
+        };
+        listener.set_nonblocking(true)?;
+        Ok(listener)
+    }
+}
+
+impl std::fmt::Display for BindAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::EveryInterface(port) => write!(f, ":{port}"),
+            Self::Exact(addr) => write!(f, "{addr}"),
+        }
+    }
+}
+
+/// `[::]:port` with `IPV6_V6ONLY` off, so IPv4 clients reach it as `::ffff:a.b.c.d` whatever
+/// the host's `net.ipv6.bindv6only` default is.
+fn dual_stack(port: u16) -> io::Result<TcpListener> {
+    let socket = Socket::new(Domain::IPV6, Type::STREAM, None)?;
+    socket.set_only_v6(false)?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port).into())?;
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
+/// The errors of a kernel booted without IPv6 (or a sandbox denying it).
+fn ipv6_unavailable(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EAFNOSUPPORT | libc::EADDRNOTAVAIL | libc::EPROTONOSUPPORT)
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use std::net::TcpStream;
+
     use super::*;
 
     #[test]
     fn a_bare_port_should_mean_every_interface() {
         assert_eq!(
-            BindAddress::parse(":8080").unwrap().socket_addr(),
-            "0.0.0.0:8080".parse().unwrap()
+            BindAddress::parse(":8080").unwrap(),
+            BindAddress::EveryInterface(8080)
         );
     }
 
@@ -73,11 +144,22 @@ mod tests {
             ("0.0.0.0:9102", "0.0.0.0:9102"),
         ] {
             assert_eq!(
-                BindAddress::parse(input).unwrap().socket_addr(),
-                expected.parse().unwrap(),
+                BindAddress::parse(input).unwrap(),
+                BindAddress::Exact(expected.parse().unwrap()),
                 "{input}"
             );
         }
+    }
+
+    #[test]
+    fn zero_and_empty_should_mean_off_only_where_off_is_allowed() {
+        assert_eq!(BindAddress::parse_optional("0").unwrap(), None);
+        assert_eq!(BindAddress::parse_optional("").unwrap(), None);
+        assert_eq!(
+            BindAddress::parse_optional(":9").unwrap(),
+            Some(BindAddress::EveryInterface(9))
+        );
+        BindAddress::parse("0").expect_err("0 is not an address where off is not allowed");
     }
 
     #[test]
@@ -85,6 +167,25 @@ mod tests {
         for input in ["8080", ":http", ":70000", "example.com:80", "localhost", ""] {
             let error = BindAddress::parse(input).expect_err(input);
             assert!(error.to_string().contains(&format!("{input:?}")), "{error}");
+        }
+    }
+
+    #[test]
+    fn every_interface_should_accept_ipv4_and_ipv6_clients_on_one_port() {
+        let host_has_ipv6 = TcpListener::bind("[::1]:0").is_ok();
+        let listener = BindAddress::EveryInterface(0).bind().expect("bind :0");
+        let port = listener.local_addr().expect("bound").port();
+        listener.set_nonblocking(false).expect("blocking accept");
+        TcpStream::connect(("127.0.0.1", port)).expect("an IPv4 client connects");
+        listener.accept().expect("the IPv4 connection is accepted");
+        if host_has_ipv6 {
+            TcpStream::connect(("::1", port)).expect("an IPv6 client connects");
+            listener.accept().expect("the IPv6 connection is accepted");
+        } else {
+            assert!(
+                listener.local_addr().expect("bound").is_ipv4(),
+                "the IPv4 fallback"
+            );
         }
     }
 }

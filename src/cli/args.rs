@@ -1,5 +1,6 @@
-//! `ferrvault-operator run`'s flags, exactly the ones the Helm chart passes (`RUN_FLAGS` in
-//! `tests/chart_manifests/main.rs` is held equal to this list by a test).
+//! `ferrvault-operator run`'s flags: ours (`RUN_FLAGS` in `tests/chart/main.rs` is held equal to
+//! this list by a test) and every flag of the Go operator's `cmd/main.go`, zap's included
+//! (reference §5.1), so its Deployment's command line starts this binary unchanged.
 //!
 //! Every flag can also come from the environment variable `FERRVAULT_<FLAG_IN_UPPER_SNAKE>`
 //! (`--reconcile-timeout` ↔ `FERRVAULT_RECONCILE_TIMEOUT`); a flag on the command line wins.
@@ -7,15 +8,23 @@
 //! [`parse_go_duration`](crate::reconcile::rules::duration::parse_go_duration), so the chart's values
 //! mean the same here as in the Go operator. Cross-flag rules are checked by
 //! [`super::settings::RunSettings::from_args`], not here.
+//!
+//! Go's `flag` syntax is accepted besides clap's: `-flag` is rewritten to `--flag` before clap
+//! reads the command line ([`go_flag_syntax`]), and boolean flags take `--flag`, `--flag=true`
+//! or `--flag=false` (any `strconv.ParseBool` spelling).
 
-use std::{path::PathBuf, time::Duration};
+use std::{ffi::OsString, path::PathBuf, time::Duration};
 
+use super::{
+    logging::LogFormat,
+    zap::{TimeEncoding, ZapEncoder, ZapLevel, go_bool},
+};
 use crate::{ferrvault::DEFAULT_TOKEN_PATH, reconcile::rules::duration::parse_go_duration};
 
 /// Flags of `ferrvault-operator run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
-    /// Where `/metrics` listens (`:8080` = every interface).
+    /// Where `/metrics` listens (`:8080` = every interface, IPv6 and IPv4; `0` = no metrics).
     #[arg(long, env = "FERRVAULT_METRICS_BIND_ADDRESS", default_value = ":8080")]
     pub metrics_bind_address: String,
     /// Where `/healthz` and `/readyz` listen.
@@ -24,8 +33,10 @@ pub struct RunArgs {
     /// Where `/debug/actors` and `/debug/queue` listen; an empty value disables them.
     #[arg(long, env = "FERRVAULT_ADMIN_BIND_ADDRESS", default_value = "127.0.0.1:8082")]
     pub admin_bind_address: String,
-    /// Compete for a Lease so that only one replica reconciles.
-    #[arg(long, env = "FERRVAULT_LEADER_ELECT")]
+    /// Compete for a Lease so that only one replica reconciles (`--leader-elect[=true|false]`).
+    #[arg(long, env = "FERRVAULT_LEADER_ELECT", action = clap::ArgAction::Set, num_args = 0..=1,
+          require_equals = true, default_value = "false", default_missing_value = "true",
+          value_parser = go_bool)]
     pub leader_elect: bool,
     /// Name of the Lease.
     #[arg(
@@ -94,29 +105,75 @@ pub struct RunArgs {
     /// How long in-flight reconciles may finish after SIGTERM.
     #[arg(long, env = "FERRVAULT_SHUTDOWN_GRACE_PERIOD", default_value = "30s", value_parser = duration)]
     pub shutdown_grace_period: Duration,
-    /// Log level or `tracing` filter directives (`info`, `debug,kube=info`).
+    /// Log level or `tracing` filter directives (`info`, `debug,kube=info`); zap's level names and
+    /// verbosities (`panic`, `2`) too.
     #[arg(long, env = "FERRVAULT_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
     /// Log line format.
     #[arg(long, env = "FERRVAULT_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
     pub log_format: LogFormat,
+    /// controller-runtime's development defaults: console lines at debug level, unless
+    /// --zap-encoder or --zap-log-level say otherwise (`--zap-devel[=true|false]`).
+    #[arg(long, env = "FERRVAULT_ZAP_DEVEL", action = clap::ArgAction::Set, num_args = 0..=1,
+          require_equals = true, default_value = "false", default_missing_value = "true",
+          value_parser = go_bool)]
+    pub zap_devel: bool,
+    /// Log line format, zap's names: `json` or `console`. Wins over --log-format.
+    #[arg(long, env = "FERRVAULT_ZAP_ENCODER", value_parser = ZapEncoder::parse)]
+    pub zap_encoder: Option<ZapEncoder>,
+    /// Log level, zap's names (`debug`, `info`, `warn`, `error`, `dpanic`, `panic`, `fatal`) or a
+    /// verbosity (`1` = debug, `2`+ = trace). Wins over --log-level.
+    #[arg(long, env = "FERRVAULT_ZAP_LOG_LEVEL", value_parser = ZapLevel::parse)]
+    pub zap_log_level: Option<ZapLevel>,
+    /// Accepted for the Go command line; Rust log events carry no stack traces.
+    #[arg(long, env = "FERRVAULT_ZAP_STACKTRACE_LEVEL", value_parser = ZapLevel::parse)]
+    pub zap_stacktrace_level: Option<ZapLevel>,
+    /// How `ts` is written in JSON lines: `rfc3339` (default), `rfc3339nano`, `iso8601`,
+    /// `epoch`, `millis` or `nanos`.
+    #[arg(long, env = "FERRVAULT_ZAP_TIME_ENCODING", value_parser = TimeEncoding::parse)]
+    pub zap_time_encoding: Option<TimeEncoding>,
     /// Kubeconfig file (default: in-cluster config, then $KUBECONFIG, then ~/.kube/config).
     #[arg(long, env = "FERRVAULT_KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
 }
 
-/// How log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    /// One JSON object per line (for log pipelines).
-    Json,
-    /// Human-readable lines.
-    Text,
-}
-
 /// Clap value parser for Go-syntax durations.
 fn duration(value: &str) -> Result<Duration, String> {
     parse_go_duration(value).map_err(|error| error.to_string())
+}
+
+/// `argv` with Go's single-dash long flags (`-leader-elect`, `-zap-log-level=2`) rewritten to
+/// `--` after the subcommand, so clap reads a Go operator's command line. Only names of `run`'s
+/// flags (and `help`) are rewritten: a value such as `-1m` is left for clap to judge, and
+/// everything after `--` is left alone.
+pub fn go_flag_syntax(argv: impl IntoIterator<Item = OsString>, run: &clap::Command) -> Vec<OsString> {
+    let longs: Vec<&str> = run
+        .get_arguments()
+        .filter_map(clap::Arg::get_long)
+        .chain(["help"])
+        .collect();
+    let mut subcommand_seen = false;
+    let mut rest_is_positional = false;
+    let mut out = Vec::new();
+    for (index, arg) in argv.into_iter().enumerate() {
+        let text = arg.to_str().unwrap_or_default();
+        if index == 0 || rest_is_positional || !subcommand_seen {
+            subcommand_seen |= index > 0 && !text.starts_with('-');
+            out.push(arg);
+            continue;
+        }
+        if text == "--" {
+            rest_is_positional = true;
+            out.push(arg);
+            continue;
+        }
+        let single_dash = text
+            .strip_prefix('-')
+            .filter(|rest| !rest.starts_with('-'))
+            .filter(|rest| longs.contains(&rest.split('=').next().unwrap_or_default()));
+        out.push(single_dash.map_or(arg.clone(), |rest| OsString::from(format!("--{rest}"))));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -160,6 +217,10 @@ mod tests {
             PathBuf::from("/var/run/secrets/ferrvault/token")
         );
         assert!(args.oidc_trusted_urls.is_empty());
+        assert!(!args.zap_devel);
+        assert_eq!(args.zap_encoder, None);
+        assert_eq!(args.zap_log_level, None);
+        assert_eq!(args.zap_time_encoding, None);
     }
 
     #[test]
@@ -176,6 +237,119 @@ mod tests {
             args.oidc_trusted_urls,
             ["https://a.example", "https://b.example", "https://c.example"]
         );
+    }
+
+    fn parse_go(argv: &[&str]) -> Result<RunArgs, clap::Error> {
+        let argv = std::iter::once("x")
+            .chain(argv.iter().copied())
+            .map(OsString::from);
+        let normalised = go_flag_syntax(
+            std::iter::once(OsString::from("bin")).chain(argv),
+            &Harness::command(),
+        );
+        Harness::try_parse_from(normalised.into_iter().skip(1)).map(|harness| harness.args)
+    }
+
+    #[test]
+    fn the_go_operators_chart_command_line_should_parse() {
+        let args = parse_go(&[
+            "--metrics-bind-address=:8080",
+            "--health-probe-bind-address=:8081",
+            "--default-refresh-interval=1h",
+            "--stall-threshold=15m",
+            "--reconcile-timeout=2m",
+            "--leader-elect",
+            "--leader-elect-id=ferrvault-operator.ferrvault.com",
+            "--watch-namespace=apps",
+            "--zap-log-level=info",
+        ])
+        .expect("the Go chart's args");
+        assert!(args.leader_elect);
+        assert_eq!(args.zap_log_level, Some(ZapLevel::Info));
+        assert_eq!(args.watch_namespace.as_deref(), Some("apps"));
+    }
+
+    #[test]
+    fn go_flag_syntax_forms_should_all_parse() {
+        let args = parse_go(&[
+            "-leader-elect=false",
+            "-zap-encoder",
+            "console",
+            "-zap-log-level=2",
+            "--zap-devel=true",
+            "-zap-stacktrace-level=panic",
+            "--zap-time-encoding",
+            "epoch",
+            "-reconcile-timeout",
+            "90s",
+            "-kubeconfig=/tmp/k",
+        ])
+        .expect("Go flag syntax");
+        assert!(!args.leader_elect);
+        assert_eq!(args.zap_encoder, Some(ZapEncoder::Console));
+        assert_eq!(args.zap_log_level, Some(ZapLevel::Verbosity(2)));
+        assert!(args.zap_devel);
+        assert_eq!(args.zap_stacktrace_level, Some(ZapLevel::Panic));
+        assert_eq!(args.zap_time_encoding, Some(TimeEncoding::Epoch));
+        assert_eq!(args.reconcile_timeout, Duration::from_secs(90));
+        assert_eq!(args.kubeconfig, Some(PathBuf::from("/tmp/k")));
+        for (bool_flag, expected) in [
+            ("--leader-elect=true", true),
+            ("--leader-elect=0", false),
+            ("--leader-elect", true),
+        ] {
+            assert_eq!(
+                parse_go(&[bool_flag]).expect(bool_flag).leader_elect,
+                expected,
+                "{bool_flag}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_flag_names_should_be_rewritten_never_values_or_positionals() {
+        let command = Harness::command();
+        let argv = [
+            "bin",
+            "run",
+            "-leader-elect",
+            "--stall-threshold",
+            "-1m",
+            "-x",
+            "--",
+            "-watch-namespace",
+        ];
+        let rewritten: Vec<String> = go_flag_syntax(argv.map(OsString::from), &command)
+            .into_iter()
+            .map(|arg| arg.into_string().expect("utf-8"))
+            .collect();
+        assert_eq!(
+            rewritten,
+            [
+                "bin",
+                "run",
+                "--leader-elect",
+                "--stall-threshold",
+                "-1m",
+                "-x",
+                "--",
+                "-watch-namespace"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_zap_values_should_be_refused_naming_them() {
+        for flag in [
+            "--zap-log-level=loud",
+            "--zap-encoder=logfmt",
+            "--zap-time-encoding=unix",
+            "--leader-elect=maybe",
+        ] {
+            let error = parse_go(&[flag]).expect_err(flag);
+            let value = flag.split_once('=').expect("valued").1;
+            assert!(error.to_string().contains(value), "{flag}: {error}");
+        }
     }
 
     #[test]

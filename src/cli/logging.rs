@@ -1,10 +1,45 @@
-//! Logging for `run`: `tracing` to stderr as JSON or text, filtered by `--log-level`.
+//! Logging for `run`: `tracing` to stderr, as zap-compatible JSON lines ([`zap_json`]) or
+//! human-readable text, filtered by `--log-level` or `--zap-log-level`.
+
+mod zap_json;
 
 use std::io::IsTerminal;
 
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::{EnvFilter, fmt::format::JsonFields};
 
-use super::args::LogFormat;
+pub use self::zap_json::ZapJson;
+use super::zap::TimeEncoding;
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One JSON object per line with zap's keys (for log pipelines).
+    Json,
+    /// Human-readable lines.
+    Text,
+}
+
+/// What logging needs, resolved from `--log-*` and `--zap-*` flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSettings {
+    /// A level or `tracing` filter directives (`info`, `debug,kube=info`).
+    pub filter: String,
+    /// Line format.
+    pub format: LogFormat,
+    /// How `ts` is written in JSON lines.
+    pub time: TimeEncoding,
+}
+
+impl LogSettings {
+    /// The given filter and format with controller-runtime's default time encoding.
+    pub fn new(filter: impl Into<String>, format: LogFormat) -> Self {
+        Self {
+            filter: filter.into(),
+            format,
+            time: TimeEncoding::default(),
+        }
+    }
+}
 
 /// Why logging could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -39,16 +74,15 @@ pub fn filter(level: &str) -> Result<EnvFilter, LoggingError> {
 /// Installs the global subscriber, once per process.
 ///
 /// # Errors
-/// A bad `level`, or a subscriber already installed.
-pub fn init(level: &str, format: LogFormat) -> Result<(), LoggingError> {
+/// A bad filter, or a subscriber already installed.
+pub fn init(settings: &LogSettings) -> Result<(), LoggingError> {
     let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(filter(level)?);
-    let installed = match format {
+        .with_env_filter(filter(&settings.filter)?);
+    let installed = match settings.format {
         LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(false)
+            .fmt_fields(JsonFields::new())
+            .event_format(ZapJson::new(settings.time))
             .try_init(),
         LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
     };
@@ -62,6 +96,7 @@ mod tests {
     #[test]
     fn levels_and_directives_should_parse_and_nonsense_should_not() {
         filter("info").expect("a level");
+        filter("off").expect("zap's panic levels map to off");
         filter("debug,kube=warn").expect("directives");
         let error = filter("loud=!!").expect_err("nonsense");
         assert!(error.to_string().contains("--log-level"), "{error}");

@@ -1,5 +1,5 @@
-//! The `run` subcommand: flags ([`args`]), their checked form ([`settings`]), logging
-//! ([`logging`]) and the process that wires the operator, the HTTP servers and signals
+//! The `run` subcommand: flags ([`args`], with the Go operator's zap flags in [`zap`]), their
+//! checked form ([`settings`]), logging ([`logging`]) and the process that wires the operator, the HTTP servers and signals
 //! together ([`run`]).
 
 mod address;
@@ -7,7 +7,9 @@ pub mod args;
 pub mod logging;
 pub mod run;
 pub mod settings;
+pub mod zap;
 
 pub use address::{AddressError, BindAddress};
-pub use args::{LogFormat, RunArgs};
+pub use args::RunArgs;
+pub use logging::{LogFormat, LogSettings};
 pub use settings::{ConfigError, ProcessEnv, RunSettings};

@@ -25,9 +25,10 @@ use super::{args::RunArgs, logging, settings::ConfigError, settings::ProcessEnv,
 use crate::{
     admin::{
         Sources,
-        server::{Addresses, ServeError, Servers},
+        server::{Addresses, Requested, ServeError, Servers},
     },
     reconcile::{content_hash_key::KeyError, operator, settings::OperatorSettings},
+    telemetry::{self, rest_client::RestClientMetrics},
 };
 
 /// Why `run` stopped with an error; each maps to an exit code.
@@ -89,7 +90,7 @@ pub fn main(args: RunArgs) -> i32 {
 
 fn run(args: RunArgs) -> Result<(), RunError> {
     let settings = RunSettings::from_args(args, &ProcessEnv::read())?;
-    logging::init(&settings.log_level, settings.log_format)?;
+    logging::init(&settings.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -119,6 +120,8 @@ impl OperatorProcess {
         // process installed a provider first, which is just as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut registry = Registry::default();
+        telemetry::process::register(&mut registry);
+        RestClientMetrics::process_wide().register(&mut registry);
         let reconcilers = operator::Operator::new(
             client.clone(),
             OperatorSettings {
@@ -155,7 +158,7 @@ impl OperatorProcess {
             ferrvault: reconcilers.ferrvault().clone(),
         };
         let servers = Servers::start(
-            Addresses {
+            Requested {
                 metrics: settings.metrics_addr,
                 probes: settings.probe_addr,
                 admin: settings.admin_addr,
@@ -164,7 +167,7 @@ impl OperatorProcess {
         )?;
         let bound = servers.addresses();
         tracing::info!(
-            metrics = %bound.metrics,
+            metrics = %bound.metrics.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
             probes = %bound.probes,
             admin = %bound.admin.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
             "http servers listening"
@@ -243,7 +246,11 @@ pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, RunE
         }
         None => kube::Config::infer().await.map_err(|e| fail(&e))?,
     };
-    kube::Client::try_from(config).map_err(|e| fail(&e))
+    let requests = RestClientMetrics::process_wide().layer(telemetry::rest_client::host_label(&config));
+    Ok(kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| fail(&e))?
+        .with_layer(&requests)
+        .build())
 }
 
 /// Resolves on the first SIGTERM or SIGINT. Handlers are installed now, so a signal that

@@ -9,13 +9,15 @@
 //! - The cluster identity is all or nothing: `--oidc-cluster-id` needs `--oidc-trusted-urls`
 //!   and the reverse, and a plain `http://` trusted URL needs `--allow-insecure-http`.
 
-use std::{net::SocketAddr, time::Duration};
+use std::time::Duration;
 
 use controller_actors::lease_rules::{Timings, TimingsError};
 
 use super::{
     address::{AddressError, BindAddress},
-    args::{LogFormat, RunArgs},
+    args::RunArgs,
+    logging::{LogFormat, LogSettings},
+    zap::{ZapEncoder, ZapLevel},
 };
 use crate::{
     ferrvault::{ClientConfig, ClusterIdentity, FerrVault},
@@ -111,12 +113,12 @@ pub enum ConfigError {
 /// The checked configuration of `run`.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
-    /// `/metrics`.
-    pub metrics_addr: SocketAddr,
+    /// `/metrics`, `None` when disabled (`--metrics-bind-address=0`).
+    pub metrics_addr: Option<BindAddress>,
     /// `/healthz`, `/readyz`.
-    pub probe_addr: SocketAddr,
+    pub probe_addr: BindAddress,
     /// `/debug/*`, `None` when disabled.
-    pub admin_addr: Option<SocketAddr>,
+    pub admin_addr: Option<BindAddress>,
     /// Whether to compete for the Lease.
     pub leader_elect: bool,
     /// Lease namespace (resolved).
@@ -141,10 +143,8 @@ pub struct RunSettings {
     pub connection_probe_interval: Duration,
     /// `--shutdown-grace-period`.
     pub shutdown_grace: Duration,
-    /// `--log-level`.
-    pub log_level: String,
-    /// `--log-format`.
-    pub log_format: LogFormat,
+    /// `--log-*` and `--zap-*`, resolved.
+    pub log: LogSettings,
     /// `--kubeconfig`.
     pub kubeconfig: Option<std::path::PathBuf>,
     /// `$POD_NAME`, or `local` outside a pod; the leader identity adds a per-process uid.
@@ -157,17 +157,16 @@ impl RunSettings {
     /// # Errors
     /// The first rule broken, as a [`ConfigError`].
     pub fn from_args(args: RunArgs, env: &ProcessEnv) -> Result<Self, ConfigError> {
-        let address = |flag: &'static str, value: &str| {
-            BindAddress::parse(value)
-                .map_err(|source| ConfigError::Address { flag, source })
-                .map(BindAddress::socket_addr)
-        };
-        let metrics_addr = address("metrics-bind-address", &args.metrics_bind_address)?;
-        let probe_addr = address("health-probe-bind-address", &args.health_probe_bind_address)?;
+        let invalid = |flag: &'static str| move |source| ConfigError::Address { flag, source };
+        let metrics_addr = BindAddress::parse_optional(&args.metrics_bind_address)
+            .map_err(invalid("metrics-bind-address"))?;
+        let probe_addr = BindAddress::parse(&args.health_probe_bind_address)
+            .map_err(invalid("health-probe-bind-address"))?;
         let admin_addr = match args.admin_bind_address.trim() {
             "" => None,
-            value => Some(address("admin-bind-address", value)?),
+            value => Some(BindAddress::parse(value).map_err(invalid("admin-bind-address"))?),
         };
+        let log = log_settings(&args);
         let timings = Timings {
             lease_duration: args.leader_elect_lease_duration,
             renew_deadline: args.leader_elect_renew_deadline,
@@ -228,8 +227,7 @@ impl RunSettings {
             ferrvault,
             connection_probe_interval: args.connection_probe_interval,
             shutdown_grace: args.shutdown_grace_period,
-            log_level: args.log_level,
-            log_format: args.log_format,
+            log,
             kubeconfig: args.kubeconfig,
             pod_name: env.pod_name.clone().unwrap_or_else(|| "local".to_owned()),
         })
@@ -269,6 +267,31 @@ fn cluster_identity(args: &RunArgs) -> Result<Option<ClusterIdentity>, ConfigErr
         )
         .map(Some)
         .map_err(ConfigError::ClusterIdentity),
+    }
+}
+
+/// Logging from `--log-level`/`--log-format` and controller-runtime's zap flags: a zap flag
+/// given wins, and `--zap-devel` means console lines at debug level unless a zap flag says
+/// otherwise (controller-runtime's development defaults).
+fn log_settings(args: &RunArgs) -> LogSettings {
+    let filter = match (args.zap_log_level, args.zap_devel) {
+        (Some(level), _) => level.tracing_filter().to_owned(),
+        (None, true) => "debug".to_owned(),
+        // zap's names and verbosities (the Go chart's `logLevel`) mean the same here.
+        (None, false) => ZapLevel::parse(&args.log_level).map_or_else(
+            |_| args.log_level.clone(),
+            |level| level.tracing_filter().to_owned(),
+        ),
+    };
+    let format = match (args.zap_encoder, args.zap_devel) {
+        (Some(ZapEncoder::Json), _) => LogFormat::Json,
+        (Some(ZapEncoder::Console), _) | (None, true) => LogFormat::Text,
+        (None, false) => args.log_format,
+    };
+    LogSettings {
+        filter,
+        format,
+        time: args.zap_time_encoding.unwrap_or_default(),
     }
 }
 

@@ -10,6 +10,7 @@
 //! | `ferrvault_connection_ready` | gauge | `namespace`, `name` |
 //!
 //! # Guarantees
+//! - Every `result` and failure `reason` series exists from the start, at zero.
 //! - Labels are a fixed reason set or object coordinates: never a value, a token or an error text.
 //! - The last-sync and refresh-interval series are set and removed together, so the staleness
 //!   alert `(time() - last_sync) > 2 * refresh + 300` never sees one without the other.
@@ -109,7 +110,30 @@ impl SyncMetrics {
             "1 when the FerrVaultConnection's last probe succeeded, else 0",
             metrics.connection_ready.clone(),
         );
+        metrics.init_series();
         metrics
+    }
+
+    /// Creates every result and failure-reason series at zero, as controller-runtime does for
+    /// its counters: `increase()` in an alert (`reason="RolloutFailed"`) sees the first failure
+    /// instead of a series appearing at 1.
+    fn init_series(&self) {
+        for result in ["success", "failure"] {
+            drop(self.duration.get_or_create(&ResultLabel { result }));
+        }
+        let successes = [
+            Reason::Synced,
+            Reason::UpToDate,
+            Reason::Reachable,
+            Reason::DeletionBlocked,
+        ];
+        for reason in Reason::ALL.into_iter().filter(|r| !successes.contains(r)) {
+            self.errors
+                .get_or_create(&ReasonLabel {
+                    reason: reason.as_str(),
+                })
+                .inc_by(0);
+        }
     }
 
     /// Records one FerrVaultSecret reconcile's duration.

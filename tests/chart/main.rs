@@ -14,11 +14,14 @@ mod command_line;
 mod crds;
 mod image;
 mod launch;
+mod migrating_md;
+mod migration;
 mod monitoring;
 mod operator_rbac;
 mod operator_run;
 mod permissions;
 mod pod;
+mod promql;
 mod rbac;
 mod readme;
 mod render;
@@ -26,6 +29,8 @@ mod tools;
 
 #[path = "../support/process.rs"]
 mod process_support;
+#[path = "../support/strict_json.rs"]
+mod strict_json;
 
 use k8s_openapi::api::{
     apps::v1::Deployment,
@@ -62,26 +67,12 @@ const RUN_FLAGS: &[&str] = &[
     "shutdown-grace-period",
     "log-level",
     "log-format",
+    "zap-devel",
+    "zap-encoder",
+    "zap-log-level",
+    "zap-stacktrace-level",
+    "zap-time-encoding",
     "kubeconfig",
-];
-
-/// Every metric the operator exposes that alerts and dashboards may use (histograms by base name).
-const OPERATOR_METRICS: &[&str] = &[
-    "workqueue_depth",
-    "workqueue_longest_running_processor_seconds",
-    "controller_runtime_reconcile_total",
-    "controller_runtime_reconcile_errors_total",
-    "controller_runtime_reconcile_timeouts_total",
-    "leader_election_master_status",
-    "ferrvault_secret_sync_duration_seconds",
-    "ferrvault_secret_sync_errors_total",
-    "ferrvault_secret_last_sync_timestamp_seconds",
-    "ferrvault_secret_refresh_interval_seconds",
-    "ferrvault_connection_ready",
-    "ferrvault_client_requests_total",
-    "ferrvault_client_throttled_total",
-    "ferrvault_client_limiter_rate",
-    "ferrvault_client_limiter_waiters",
 ];
 
 const DEFAULTS: &[&str] = &[];

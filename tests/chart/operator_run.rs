@@ -119,8 +119,8 @@ async fn the_rendered_deployment_should_start_the_binary_serve_its_probes_and_ex
         // Ready as a standby first when competing for the Lease; alone, it must then lead.
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         loop {
-            let (status, body) = get(&format!("{base}{readiness_path}")).await;
-            if status == 200 && body.contains("ok role: leader") {
+            let (status, body) = get(&format!("{base}{readiness_path}?verbose")).await;
+            if status == 200 && body.contains("[+]role ok: leader") {
                 break;
             }
             assert!(

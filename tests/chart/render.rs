@@ -33,7 +33,19 @@ impl Rendering {
 
     /// Renders the chart for `kube_version`.
     pub fn for_kube(sets: &[&str], kube_version: &str) -> Self {
-        let yaml = helm_template(sets, kube_version).unwrap_or_else(|error| panic!("{error}"));
+        Self::parse(helm_template(sets, kube_version).unwrap_or_else(|error| panic!("{error}")))
+    }
+
+    /// Renders the chart with a values file (relative to the repository root) and `sets`.
+    pub fn with_values_file(file: &str, sets: &[&str]) -> Self {
+        let mut args = vec!["--values", file];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        Self::parse(helm_template_args(&args, "1.35.0").unwrap_or_else(|error| panic!("{error}")))
+    }
+
+    fn parse(yaml: String) -> Self {
         let objects = serde_yaml::Deserializer::from_str(&yaml)
             .map(|document| Value::deserialize(document).expect("helm rendered invalid YAML"))
             .filter(|object| !object.is_null())
@@ -79,6 +91,15 @@ impl Rendering {
 
 /// Runs `helm template` for the chart; `Err` carries helm's output when rendering fails.
 pub fn helm_template(sets: &[&str], kube_version: &str) -> Result<String, String> {
+    let mut args = Vec::new();
+    for set in sets {
+        args.extend(["--set", set]);
+    }
+    helm_template_args(&args, kube_version)
+}
+
+/// `helm template` of the chart with `extra` arguments (`--set`, `--values`).
+fn helm_template_args(extra: &[&str], kube_version: &str) -> Result<String, String> {
     let mut args = vec![
         "template",
         RELEASE,
@@ -88,9 +109,7 @@ pub fn helm_template(sets: &[&str], kube_version: &str) -> Result<String, String
         "--kube-version",
         kube_version,
     ];
-    for set in sets {
-        args.extend(["--set", set]);
-    }
+    args.extend_from_slice(extra);
     let output = run_tool("helm", &args, None);
     if output.status.success() {
         Ok(String::from_utf8(output.stdout).expect("helm output is UTF-8"))

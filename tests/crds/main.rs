@@ -2,5 +2,6 @@
 
 mod cel;
 mod drift;
+mod go_manifests;
 mod samples;
 mod schema;

@@ -5,6 +5,7 @@ mod connection;
 mod content_hash;
 mod events;
 mod fixtures;
+mod go_era_values;
 mod invalid_spec;
 #[path = "../support/operator.rs"]
 mod operator_support;

@@ -119,6 +119,7 @@ async fn failed_rollout_should_be_retried_until_the_workload_exists() {
     );
     h.eventually("RolloutFailed counted", || async {
         h.metric(r#"ferrvault_secret_sync_errors_total{reason="RolloutFailed"}"#)
+            .filter(|n| *n >= 1.0)
     })
     .await;
     // The pending rollout was recorded in status before the Secret was written.

@@ -1,6 +1,7 @@
 //! The real `ferrvault-operator` binary: flags, probes, metrics, debug endpoints, signals, and a
 //! scan of everything it exposes for secrets.
 
+mod go_command_line;
 mod no_secrets;
 mod probe_isolation;
 #[path = "../support/process.rs"]

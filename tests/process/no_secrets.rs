@@ -103,8 +103,8 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     let mut shown = Vec::new();
     for url in [
         format!("http://{}/metrics", at.metrics),
-        format!("http://{}/healthz", at.probes),
-        format!("http://{}/readyz", at.probes),
+        format!("http://{}/healthz?verbose", at.probes),
+        format!("http://{}/readyz?verbose", at.probes),
         format!("http://{admin}/debug/actors"),
         format!("http://{admin}/debug/actors?format=text"),
         format!("http://{admin}/debug/queue"),
@@ -185,7 +185,7 @@ fn readme_usage_should_match(shown: &[(String, String)]) {
             .map(|(_, body)| body.as_str())
             .unwrap_or_else(|| panic!("{suffix} was scraped"))
     };
-    let probes = format!("{}{}", body("/healthz"), body("/readyz"));
+    let probes = format!("{}{}", body("/healthz?verbose"), body("/readyz?verbose"));
     for line in readme_block("healthz") {
         let check = line.split_once(':').map_or(line.as_str(), |(check, _)| check);
         assert!(

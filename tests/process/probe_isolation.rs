@@ -64,7 +64,7 @@ fn probes_should_answer_while_the_operator_runtime_is_blocked() {
             "{live}"
         );
         assert!(
-            ready.contains(" 503"),
+            ready.contains(" 500"),
             "not ready before the runtime runs: {ready}"
         );
     });

@@ -45,7 +45,10 @@ async fn work_queue_should_serialise_and_coalesce_a_thousand_events_for_ten_keys
         text.contains("controller_runtime_reconcile_total{controller=\"test\",result=\"success\"}"),
         "{text}"
     );
-    assert!(text.contains("workqueue_depth{name=\"test\"} 0"), "{text}");
+    assert!(
+        text.contains("workqueue_depth{controller=\"test\",name=\"test\",priority=\"\"} 0"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 6)]
@@ -160,6 +163,10 @@ async fn work_queue_should_survive_a_reconcile_panic_and_retry_the_key() {
     })
     .await;
     let text = q.metrics_text();
+    assert!(
+        text.contains("controller_runtime_reconcile_panics_total{controller=\"test\"} 1"),
+        "{text}"
+    );
     assert!(
         text.contains("controller_runtime_reconcile_errors_total{controller=\"test\"} 1"),
         "{text}"

@@ -93,8 +93,7 @@ pub fn main(args: DemoArgs) -> i32 {
 
 async fn run(args: DemoArgs) -> Result<(), DemoError> {
     let settings = operator_settings(&args)?;
-    ferrvault_operator::cli::logging::init(&settings.log_level, settings.log_format)
-        .map_err(RunError::from)?;
+    ferrvault_operator::cli::logging::init(&settings.log).map_err(RunError::from)?;
     let shutdown = ferrvault_operator::cli::run::shutdown_signal().map_err(RunError::Process)?;
     let mut manifests = fixtures::manifests()?;
     let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
@@ -138,7 +137,9 @@ async fn run(args: DemoArgs) -> Result<(), DemoError> {
         started.elapsed().as_secs_f64()
     );
     let admin = addresses.admin.expect("the demo always enables the admin server");
-    println!("  metrics     curl http://{}/metrics", addresses.metrics);
+    if let Some(metrics) = addresses.metrics {
+        println!("  metrics     curl http://{metrics}/metrics");
+    }
     println!(
         "  health      curl http://{}/healthz   (and /readyz)",
         addresses.probes

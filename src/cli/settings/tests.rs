@@ -16,9 +16,13 @@ fn settings(flags: &[&str], env: &ProcessEnv) -> Result<RunSettings, ConfigError
 #[test]
 fn defaults_should_be_accepted_and_bind_every_interface_except_admin() {
     let settings = settings(&[], &ProcessEnv::default()).expect("defaults are valid");
-    assert_eq!(settings.metrics_addr, "0.0.0.0:8080".parse().unwrap());
-    assert_eq!(settings.probe_addr, "0.0.0.0:8081".parse().unwrap());
-    assert_eq!(settings.admin_addr, Some("127.0.0.1:8082".parse().unwrap()));
+    assert_eq!(settings.metrics_addr, Some(BindAddress::EveryInterface(8080)));
+    assert_eq!(settings.probe_addr, BindAddress::EveryInterface(8081));
+    assert_eq!(
+        settings.admin_addr,
+        Some(BindAddress::Exact("127.0.0.1:8082".parse().unwrap()))
+    );
+    assert_eq!(settings.log, LogSettings::new("info", LogFormat::Json));
     assert_eq!(settings.reconcile_timeout, Duration::from_secs(120));
     assert_eq!(settings.lease_namespace, "default");
     assert_eq!(settings.pod_name, "local");
@@ -186,4 +190,48 @@ fn incomplete_or_insecure_cluster_identity_flags_should_be_refused() {
     )
     .expect("http is allowed with the opt-in");
     assert!(insecure.ferrvault.allow_insecure_http);
+}
+
+#[test]
+fn metrics_bind_address_zero_should_turn_metrics_off_as_in_controller_runtime() {
+    let off = settings(&["--metrics-bind-address=0"], &ProcessEnv::default()).expect("0 is off");
+    assert_eq!(off.metrics_addr, None);
+    settings(&["--health-probe-bind-address=0"], &ProcessEnv::default())
+        .expect_err("the probes cannot be turned off: the Deployment probes them");
+}
+
+#[test]
+fn zap_flags_should_decide_logging_when_given() {
+    let env = ProcessEnv::default();
+    let log = |flags: &[&str]| settings(flags, &env).expect("valid flags").log;
+    assert_eq!(log(&["--zap-log-level=debug"]).filter, "debug");
+    assert_eq!(
+        log(&["--log-level=2"]).filter,
+        "trace",
+        "the Go chart's logLevel: 2"
+    );
+    assert_eq!(log(&["--log-level=panic"]).filter, "off");
+    assert_eq!(log(&["--log-level=info,kube=warn"]).filter, "info,kube=warn");
+    assert_eq!(log(&["--log-level=warn", "--zap-log-level=3"]).filter, "trace");
+    assert_eq!(log(&["--zap-log-level=panic"]).filter, "off");
+    assert_eq!(log(&["--zap-encoder=console"]).format, LogFormat::Text);
+    assert_eq!(
+        log(&["--log-format=text", "--zap-encoder=json"]).format,
+        LogFormat::Json
+    );
+    let devel = log(&["--zap-devel"]);
+    assert_eq!((devel.filter.as_str(), devel.format), ("debug", LogFormat::Text));
+    let devel_json = log(&["--zap-devel", "--zap-encoder=json", "--zap-log-level=info"]);
+    assert_eq!(
+        (devel_json.filter.as_str(), devel_json.format),
+        ("info", LogFormat::Json)
+    );
+    assert_eq!(
+        log(&["--zap-devel=false"]),
+        LogSettings::new("info", LogFormat::Json)
+    );
+    assert_eq!(
+        log(&["--zap-time-encoding=epoch"]).time,
+        crate::cli::zap::TimeEncoding::Epoch
+    );
 }

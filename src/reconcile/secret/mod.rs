@@ -206,7 +206,7 @@ impl SecretReconciler {
         refresh: Duration,
     ) -> Result<Outcome, KubeFailure> {
         let ctx = &self.ctx;
-        warn!(reason = %failure.reason, message = %failure.message, "sync failed");
+        warn!(reason = %failure.reason, error = %failure.message, "sync failed");
         ctx.metrics.count_sync_error(failure.reason);
         let generation = cr.meta().generation;
         let mut status = secret_status::after_failure(

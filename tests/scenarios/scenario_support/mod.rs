@@ -17,6 +17,8 @@
 pub mod fixtures;
 #[path = "../../support/process.rs"]
 pub mod process;
+#[path = "../../support/strict_json.rs"]
+pub mod strict_json;
 
 pub mod audit;
 pub mod cluster;

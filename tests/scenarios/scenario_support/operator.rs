@@ -6,6 +6,7 @@ use super::{
     cluster::Cluster,
     leaks::Evidence,
     process::{Addresses, Spawned, binary, http},
+    strict_json::zap_log_lines,
 };
 
 /// Lease timings small enough for a test and valid for client-go's rules.
@@ -88,7 +89,10 @@ impl OperatorProcess {
 
     /// Whether `/readyz` reports this replica as the leader.
     pub async fn is_leader(&self) -> bool {
-        self.probe("/readyz").await.1.contains("role: leader")
+        self.probe("/readyz?verbose")
+            .await
+            .1
+            .contains("[+]role ok: leader")
     }
 
     /// Scrapes `/metrics`, `/debug/actors` and `/debug/queue`, keeping each for the leak scan;
@@ -137,7 +141,8 @@ impl OperatorProcess {
     }
 
     /// Its log (also written to its log file) and every scrape taken, for the leak scan.
-    /// Asserts the log shows no panic.
+    /// Asserts the log shows no panic and that every line is a zap-style JSON object with one
+    /// value per key (what log pipelines built for the Go operator parse).
     pub fn evidence(mut self) -> Evidence {
         let log = self.write_log();
         assert!(
@@ -146,6 +151,9 @@ impl OperatorProcess {
             self.name,
             self.log_file.display()
         );
+        if let Err(why) = zap_log_lines(&log) {
+            panic!("{}: {why}; log in {}", self.name, self.log_file.display());
+        }
         let mut evidence = std::mem::take(&mut self.scrapes);
         evidence.add(format!("{} log", self.name), log);
         evidence

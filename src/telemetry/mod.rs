@@ -1,0 +1,6 @@
+//! Metrics a controller-runtime operator exposes besides its controllers', so Go-era dashboards
+//! and alerts find them: the process collector of client_golang ([`process`]) and client-go's
+//! REST client metrics ([`rest_client`]), a tower layer on the kube client.
+
+pub mod process;
+pub mod rest_client;
