@@ -1,18 +1,23 @@
-//! Per-runtime facts about actors that ractor does not keep: logical names and kinds by
-//! `ActorId`, restart counts and reasons by logical name (ids change on every restart), and
-//! the latest watch states. Written by supervisors and reporters, read by the tree dump,
-//! metrics and health without messaging any actor.
+//! Per-runtime facts about actors that ractor does not keep: logical names, kinds and mailbox
+//! counters of live actors by `ActorId` (kept by [`crate::spawn`]), restart counts and reasons
+//! by logical name (ids change on every restart), and the latest watch states. Written by the
+//! spawn wrapper, supervisors and reporters, read by the tree dump, metrics and health without
+//! messaging any actor.
 
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::Mutex,
+    sync::{Arc, Mutex},
     time::SystemTime,
 };
 
 use ractor::ActorId;
 use serde::Serialize;
 
-use crate::{metrics::RuntimeMetrics, seams::WatchState};
+use crate::{
+    mailbox::MailboxStats,
+    metrics::RuntimeMetrics,
+    watch_state::{WatchReporter, WatchState},
+};
 
 /// What an actor is, for the tree dump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -60,10 +65,18 @@ pub struct RestartRecord {
     pub last_at: SystemTime,
 }
 
+/// A live actor as registered by its spawner.
+#[derive(Debug)]
+struct Entry {
+    name: String,
+    kind: ActorKind,
+    mailbox: Arc<MailboxStats>,
+}
+
 /// The directory. One per runtime, shared by `Arc`.
 #[derive(Debug)]
 pub struct Directory {
-    names: Mutex<HashMap<ActorId, (String, ActorKind)>>,
+    actors: Mutex<HashMap<ActorId, Entry>>,
     restarts: Mutex<BTreeMap<String, RestartRecord>>,
     watches: Mutex<BTreeMap<String, WatchState>>,
     metrics: RuntimeMetrics,
@@ -73,7 +86,7 @@ impl Directory {
     /// An empty directory that also counts restarts in `metrics`.
     pub fn new(metrics: RuntimeMetrics) -> Self {
         Self {
-            names: Mutex::default(),
+            actors: Mutex::default(),
             restarts: Mutex::default(),
             watches: Mutex::default(),
             metrics,
@@ -85,23 +98,35 @@ impl Directory {
         &self.metrics
     }
 
-    /// Record the logical name and kind of live actor `id`.
-    pub fn name(&self, id: ActorId, name: impl Into<String>, kind: ActorKind) {
-        self.names
+    /// Record live actor `id`: its logical name, kind and mailbox counters (by the spawner).
+    pub(crate) fn register(&self, id: ActorId, name: String, kind: ActorKind, mailbox: Arc<MailboxStats>) {
+        self.actors
             .lock()
             .expect("directory poisoned")
-            .insert(id, (name.into(), kind));
+            .insert(id, Entry { name, kind, mailbox });
     }
 
-    /// Forget actor `id` (it stopped) and its mailbox counters.
-    pub fn forget(&self, id: ActorId) {
-        self.names.lock().expect("directory poisoned").remove(&id);
-        crate::mailbox::unregister(id);
+    /// Forget actor `id` (its state was dropped; ids are never reused).
+    pub(crate) fn forget(&self, id: ActorId) {
+        self.actors.lock().expect("directory poisoned").remove(&id);
     }
 
-    /// The logical name and kind of actor `id`.
+    /// The logical name and kind of live actor `id`.
     pub fn lookup(&self, id: ActorId) -> Option<(String, ActorKind)> {
-        self.names.lock().expect("directory poisoned").get(&id).cloned()
+        self.actors
+            .lock()
+            .expect("directory poisoned")
+            .get(&id)
+            .map(|e| (e.name.clone(), e.kind))
+    }
+
+    /// The mailbox counters of live actor `id`.
+    pub fn mailbox(&self, id: ActorId) -> Option<Arc<MailboxStats>> {
+        self.actors
+            .lock()
+            .expect("directory poisoned")
+            .get(&id)
+            .map(|e| e.mailbox.clone())
     }
 
     /// Count one restart of `name` because of `reason`.
@@ -149,7 +174,7 @@ impl Directory {
 }
 
 /// Watchers report here; health and the tree dump read the states back.
-impl crate::seams::WatchReporter for Directory {
+impl WatchReporter for Directory {
     fn report(&self, state: WatchState) {
         self.watch(state);
     }

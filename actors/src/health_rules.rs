@@ -18,7 +18,7 @@ use std::{collections::BTreeMap, time::Duration};
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::{seams::Role, seams::WatchState, work_queue::QueueStats};
+use crate::{queue_view::QueueStats, seams::Role, watch_state::WatchState};
 
 /// Health settings.
 #[derive(Clone, Debug)]

@@ -13,8 +13,9 @@
 //!   Lease's `resourceVersion` (the actor's job), so two candidates racing for an expired lease
 //!   cannot both win.
 //! - A leader that has not renewed successfully for `renew_deadline` steps down. Because
-//!   `renew_deadline < lease_duration` and others start their expiry clock no earlier than our
-//!   last successful write, we stop leading before anyone else may take over.
+//!   `renew_deadline + retry_period ≤ lease_duration` and others start their expiry clock no
+//!   earlier than our last successful write, we stop writing (the fence, [`crate::fence`])
+//!   and leading before anyone else may take over.
 
 use std::time::{Duration, SystemTime};
 
@@ -54,6 +55,14 @@ pub enum TimingsError {
     /// `retry_period` is zero.
     #[error("retry period must be positive")]
     RetryPeriodZero,
+    /// `renew_deadline + retry_period > lease_duration`: the write fence closes at the renew
+    /// deadline and needs a retry period of margin before another replica may acquire.
+    #[error(
+        "renew deadline + retry period must not exceed the lease duration: writes stop at the renew \
+         deadline, and the margin up to the lease duration must cover one retry period before \
+         another replica may take over"
+    )]
+    NoFencingMargin,
 }
 
 impl Timings {
@@ -64,7 +73,11 @@ impl Timings {
         retry_period: Duration::from_secs(2),
     };
 
-    /// Check client-go's constraints between the three durations.
+    /// Check client-go's constraints between the three durations, and the write fence's:
+    /// `renew_deadline + retry_period ≤ lease_duration` (the bound is stated in
+    /// [`crate::fence`]: writes stop at the renew deadline after the last successful renewal,
+    /// nobody else may acquire before the lease duration after it, and the margin between the
+    /// two covers a write already on the wire and the leadership actor's next tick).
     ///
     /// # Errors
     /// The first constraint violated, as a [`TimingsError`].
@@ -80,6 +93,9 @@ impl Timings {
         }
         if self.renew_deadline.as_secs_f64() <= JITTER_FACTOR * self.retry_period.as_secs_f64() {
             return Err(TimingsError::RenewDeadlineTooShort);
+        }
+        if self.renew_deadline + self.retry_period > self.lease_duration {
+            return Err(TimingsError::NoFencingMargin);
         }
         Ok(())
     }

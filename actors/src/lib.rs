@@ -90,30 +90,56 @@
 //! - Shutdown lets in-flight reconciles finish: `shutdown_should_let_in_flight_reconciles_finish`.
 #![deny(missing_docs)]
 
-pub mod backoff;
-pub mod controllers;
-pub mod directory;
-pub mod health;
-pub mod health_rules;
-pub mod introspection;
-pub mod key;
-pub mod leadership;
-pub mod lease_api;
-pub mod lease_rules;
-pub mod lease_source;
-pub mod mailbox;
-pub mod metrics;
-pub mod queue_state;
-pub mod queue_view;
-pub mod reconciler;
-pub mod restart_policy;
-pub mod runtime;
-pub mod seams;
-pub mod supervisor;
+mod backoff;
+mod controllers;
+mod directory;
+mod fairness_metrics;
+mod fence;
+mod fence_layer;
+mod health;
+mod health_rules;
+mod introspection;
+mod key;
+mod leadership;
+mod lease_api;
+mod lease_rules;
+mod lease_source;
+mod mailbox;
+mod metrics;
+mod queue_state;
+mod queue_view;
+mod reconciler;
+mod restart_policy;
+mod runtime;
+mod seams;
+mod spawn;
+mod supervisor;
 #[cfg(test)]
 mod test_support;
-pub mod watch_filter;
-pub mod watch_spec;
-pub mod watcher;
-pub mod work_queue;
-pub mod worker;
+mod watch_filter;
+mod watch_spec;
+mod watch_state;
+mod watcher;
+mod work_queue;
+mod worker;
+
+pub use crate::{
+    backoff::BackoffConfig,
+    fence::{Allowance, Fence},
+    fence_layer::{FenceError, FenceLayer},
+    health::HealthHandle,
+    health_rules::ProbeReport,
+    introspection::TreeHandle,
+    key::{Cause, ObjectKey},
+    leadership::{LeaderElectionConfig, LeadershipMsg, identity},
+    lease_rules::{Timings, TimingsError},
+    lease_source::LeaseLeadership,
+    queue_state::{KeyInfo, NamespaceShare, QueueCounters},
+    queue_view::{QueueStats, WorkerView},
+    reconciler::{Outcome, ReconcileContext, Reconciler},
+    runtime::{LeaderElection, QueueHandle, Runtime, RuntimeBuilder, RuntimeError},
+    seams::{KeySink, LeadershipHooks, LeadershipSource, LeaseStatus, Role, WatchSource},
+    spawn::{Spawned, Spawner},
+    watch_spec::WatchSpec,
+    watch_state::{WatchReporter, WatchState},
+};

@@ -16,6 +16,8 @@ use prometheus_client::{
 };
 use std::sync::atomic::AtomicU64;
 
+use crate::fairness_metrics::FairnessMetrics;
+
 type Labels = Vec<(&'static str, String)>;
 type Seconds = Gauge<f64, AtomicU64>;
 type Durations = Family<Labels, Histogram, fn() -> Histogram>;
@@ -53,6 +55,7 @@ pub struct RuntimeMetrics {
     mailbox_depth: Family<Labels, Gauge>,
     mailbox_handled: Family<Labels, Gauge>,
     restarts: Family<Labels, Counter>,
+    fairness: FairnessMetrics,
 }
 
 impl RuntimeMetrics {
@@ -76,6 +79,7 @@ impl RuntimeMetrics {
             mailbox_depth: Family::default(),
             mailbox_handled: Family::default(),
             restarts: Family::default(),
+            fairness: FairnessMetrics::default(),
         };
         let r = registry;
         r.register(
@@ -163,7 +167,13 @@ impl RuntimeMetrics {
             "Restarts and replacements per actor",
             m.restarts.clone(),
         );
+        m.fairness.register(r);
         m
+    }
+
+    /// The work queue's fairness gauges (registered with the rest).
+    pub fn fairness(&self) -> &FairnessMetrics {
+        &self.fairness
     }
 
     /// Record a new key queued (`n` of them).

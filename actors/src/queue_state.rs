@@ -6,13 +6,17 @@
 //!   dirty, and it is queued again when that processing finishes;
 //! - delayed keys (refreshes, backoff) wait in one ordered timer map, not in sleeping tasks;
 //! - two lanes: `Changed` keys are handed out before any `Refresh` key, FIFO within a lane;
+//! - fairness across namespaces ([`fair_share`]): one namespace holds at most `share` workers,
+//!   and a free worker goes to the namespace holding the fewest, round robin;
 //! - per-key error and rate-limit backoff, forgotten on success.
 //!
 //! # Invariants
-//! - A key is in at most one of `ready` / `delayed`, and its `Record::wait` says which.
-//! - A processing key is in neither (`wait` is `Idle`); `dirty` is only set while processing.
-//! - `ready_since` has exactly one entry per `ready` entry, so `depth()` and the oldest age
-//!   are exact.
+//! - A key's [`KeyState`] says where it is: in the ready set (`Ready`), in `delayed`
+//!   (`Delayed`), on a worker (`Processing`), or nowhere (`Idle`, kept for its backoff only).
+//!   A change during processing is the `dirty` lane of `Processing`, so it cannot exist
+//!   elsewhere.
+//! - `ready_since` has exactly one entry per ready key, so `depth()` and the oldest age are
+//!   exact; `processing` counts the `Processing` records.
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
@@ -22,6 +26,8 @@ use std::{
 use serde::Serialize;
 use tokio::time::Instant;
 
+use self::fair_share::FairShare;
+pub use self::fair_share::NamespaceShare;
 use crate::{
     backoff::BackoffConfig,
     key::{Cause, Lane, ObjectKey},
@@ -49,6 +55,8 @@ pub enum AbortCause {
     Killed,
     /// The dispatch never reached a live worker (its mailbox was dropped).
     Lost,
+    /// The write fence lapsed: this replica could no longer prove it leads.
+    Fenced,
 }
 
 impl AbortCause {
@@ -58,6 +66,7 @@ impl AbortCause {
             AbortCause::Panicked => "panicked",
             AbortCause::Killed => "killed",
             AbortCause::Lost => "lost",
+            AbortCause::Fenced => "fenced",
         }
     }
 }
@@ -114,30 +123,33 @@ pub struct KeyInfo {
     pub due_in_secs: Option<f64>,
 }
 
+/// Where one key is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Wait {
+enum KeyState {
+    /// Neither waiting nor running: kept only because it carries backoff.
     Idle,
-    Ready {
-        lane: Lane,
-        seq: u64,
-        since: Instant,
-    },
+    /// Due now, waiting for a worker in `lane` (FIFO number `seq`) since `since`.
+    Ready { lane: Lane, seq: u64, since: Instant },
+    /// Waiting for `due`; a `first_pass` slot survives a re-list.
     Delayed {
         due: Instant,
         seq: u64,
         lane: Lane,
         first_pass: bool,
     },
+    /// On a worker since `since`. `dirty`: a change arrived meanwhile, to queue in this lane
+    /// when the run ends. `holds_worker`: the run still occupies a worker of its namespace's
+    /// share (false once its stuck worker was replaced and the run abandoned).
+    Processing {
+        since: Instant,
+        dirty: Option<Lane>,
+        holds_worker: bool,
+    },
 }
 
 #[derive(Debug)]
 struct Record {
-    /// Where the key waits (never `Ready`/`Delayed` while `processing` is set).
-    wait: Wait,
-    /// When its current run started.
-    processing: Option<Instant>,
-    /// A change arrived during processing: queue it in this lane when the run finishes.
-    dirty: Option<Lane>,
+    state: KeyState,
     /// Errors (including timeouts and aborts) in a row.
     failures: u32,
     /// Rate limits in a row.
@@ -146,7 +158,7 @@ struct Record {
 
 impl Record {
     fn is_forgettable(&self) -> bool {
-        self.wait == Wait::Idle && self.processing.is_none() && self.failures == 0 && self.throttles == 0
+        self.state == KeyState::Idle && self.failures == 0 && self.throttles == 0
     }
 }
 
@@ -163,12 +175,14 @@ pub struct QueueState {
     seq: u64,
     /// Every key that waits, runs, or still carries backoff.
     records: HashMap<ObjectKey, Record>,
-    /// Keys due now, `Changed` lane first, FIFO within a lane.
-    ready: BTreeMap<(u8, u64), ObjectKey>,
-    /// The `since` of every `ready` entry, to read the oldest age exactly.
+    /// Keys due now, by namespace, lane and FIFO order.
+    ready: FairShare,
+    /// The `since` of every ready key, to read the oldest age exactly.
     ready_since: BTreeSet<(Instant, u64)>,
     /// Keys due later, by due time: the timer structure.
     delayed: BTreeMap<(Instant, u64), ObjectKey>,
+    /// Keys on a worker.
+    processing: usize,
     /// Counters since start.
     counters: QueueCounters,
     /// When a run last finished.
@@ -183,17 +197,18 @@ fn rank(lane: Lane) -> u8 {
 }
 
 impl QueueState {
-    /// An empty queue starting at `now`.
-    pub fn new(config: BackoffConfig, now: Instant) -> Self {
+    /// An empty queue starting at `now`, letting one namespace hold at most `share` workers.
+    pub fn new(config: BackoffConfig, share: usize, now: Instant) -> Self {
         Self {
             config,
             started_at: now,
             first_pass_keys: 0,
             seq: 0,
             records: HashMap::new(),
-            ready: BTreeMap::new(),
+            ready: FairShare::new(share),
             ready_since: BTreeSet::new(),
             delayed: BTreeMap::new(),
+            processing: 0,
             counters: QueueCounters::default(),
             last_completed_at: None,
         }
@@ -214,9 +229,7 @@ impl QueueState {
             self.records.insert(
                 key.clone(),
                 Record {
-                    wait: Wait::Idle,
-                    processing: None,
-                    dirty: None,
+                    state: KeyState::Idle,
                     failures: 0,
                     throttles: 0,
                 },
@@ -230,34 +243,40 @@ impl QueueState {
             }
             return;
         };
-        if rec.processing.is_some() {
-            match rec.dirty {
-                None => {
-                    self.counters.adds += 1;
-                    rec.dirty = Some(lane);
-                }
-                Some(old) => {
-                    self.counters.coalesced += 1;
-                    if old == Lane::Refresh && lane == Lane::Changed {
-                        rec.dirty = Some(Lane::Changed);
+        match rec.state {
+            KeyState::Processing {
+                since,
+                dirty,
+                holds_worker,
+            } => {
+                let dirty = match dirty {
+                    None => {
+                        self.counters.adds += 1;
+                        lane
                     }
-                }
+                    Some(old) => {
+                        self.counters.coalesced += 1;
+                        upgrade(old, lane)
+                    }
+                };
+                rec.state = KeyState::Processing {
+                    since,
+                    dirty: Some(dirty),
+                    holds_worker,
+                };
             }
-            return;
-        }
-        match rec.wait {
-            Wait::Idle => {
+            KeyState::Idle => {
                 self.counters.adds += 1;
                 self.set_ready(&key, lane, now);
             }
-            Wait::Ready { lane: old, .. } => {
+            KeyState::Ready { lane: old, .. } => {
                 self.counters.coalesced += 1;
                 if old == Lane::Refresh && lane == Lane::Changed {
                     self.clear_wait(&key);
                     self.set_ready(&key, lane, now);
                 }
             }
-            Wait::Delayed {
+            KeyState::Delayed {
                 first_pass: true,
                 lane: old,
                 due,
@@ -269,11 +288,10 @@ impl QueueState {
                     self.set_delayed(&key, due, lane, true);
                 }
             }
-            Wait::Delayed { lane: old, .. } => {
+            KeyState::Delayed { lane: old, .. } => {
                 self.counters.coalesced += 1;
                 self.clear_wait(&key);
-                let best = if old == Lane::Changed { old } else { lane };
-                self.set_ready(&key, best, now);
+                self.set_ready(&key, upgrade(old, lane), now);
             }
         }
     }
@@ -286,29 +304,35 @@ impl QueueState {
                 break;
             }
             let key = entry.remove();
-            let Some(Wait::Delayed { lane, .. }) = self.records.get(&key).map(|r| r.wait) else {
+            let Some(KeyState::Delayed { lane, .. }) = self.records.get(&key).map(|r| r.state) else {
                 panic!("delayed entry without a Delayed record violated: {key}");
             };
-            self.set_wait(&key, Wait::Idle);
+            self.set_state(&key, KeyState::Idle);
             self.set_ready(&key, lane, now);
             moved += 1;
         }
         moved
     }
 
-    /// Hand out the next ready key (after promoting due ones), marking it processing.
+    /// Hand out the next ready key by the fairness rules (after promoting due ones), marking it
+    /// processing; `None` when nothing is ready or every namespace with a ready key holds its
+    /// share of workers.
     pub fn pop(&mut self, now: Instant) -> Option<Dispatch> {
         self.promote_due(now);
-        let (_, key) = self.ready.pop_first()?;
+        let (key, _, _) = self.ready.pop()?;
         let rec = self
             .records
             .get_mut(&key)
             .expect("ready key without record violated");
-        let Wait::Ready { lane, seq, since } = rec.wait else {
+        let KeyState::Ready { lane, seq, since } = rec.state else {
             panic!("ready entry without a Ready record violated: {key}");
         };
-        rec.wait = Wait::Idle;
-        rec.processing = Some(now);
+        rec.state = KeyState::Processing {
+            since: now,
+            dirty: None,
+            holds_worker: true,
+        };
+        self.processing += 1;
         self.ready_since.remove(&(since, seq));
         Some(Dispatch {
             attempt: rec.failures + rec.throttles,
@@ -316,6 +340,22 @@ impl QueueState {
             lane,
             waited: now.saturating_duration_since(since),
         })
+    }
+
+    /// The worker running `key` was replaced while the run goes on (it ignores cancellation):
+    /// the key stays processing, so it is never run twice at once, but its namespace gets the
+    /// worker back.
+    pub fn abandon(&mut self, key: &ObjectKey) {
+        let Some(Record {
+            state: KeyState::Processing { holds_worker, .. },
+            ..
+        }) = self.records.get_mut(key)
+        else {
+            return;
+        };
+        if std::mem::replace(holds_worker, false) {
+            self.ready.release(&key.namespace);
+        }
     }
 
     /// The run of `key` ended with `finish` at `now`: schedule what comes next.
@@ -332,13 +372,18 @@ impl QueueState {
             .records
             .get_mut(key)
             .expect("finish for an unknown key violated: one run per dispatch");
-        assert!(
-            rec.processing.take().is_some(),
-            "finish for a key not processing violated: {key}"
-        );
+        let KeyState::Processing {
+            dirty, holds_worker, ..
+        } = std::mem::replace(&mut rec.state, KeyState::Idle)
+        else {
+            panic!("finish for a key not processing violated: {key}");
+        };
+        if holds_worker {
+            self.ready.release(&key.namespace);
+        }
+        self.processing -= 1;
         self.counters.completed += 1;
         self.last_completed_at = Some(now);
-        let dirty = rec.dirty.take();
         let retry_due = match finish {
             Finish::Reconciled(Outcome::Done { .. } | Outcome::RequeueAfter(_)) => {
                 rec.failures = 0;
@@ -393,20 +438,20 @@ impl QueueState {
         self.seq
     }
 
-    fn set_wait(&mut self, key: &ObjectKey, wait: Wait) {
+    fn set_state(&mut self, key: &ObjectKey, state: KeyState) {
         self.records
             .get_mut(key)
             .expect("record for a waiting key violated")
-            .wait = wait;
+            .state = state;
     }
 
     fn set_ready(&mut self, key: &ObjectKey, lane: Lane, now: Instant) {
         let seq = self.next_seq();
-        self.ready.insert((rank(lane), seq), key.clone());
+        self.ready.insert(key.clone(), rank(lane), seq);
         self.ready_since.insert((now, seq));
-        self.set_wait(
+        self.set_state(
             key,
-            Wait::Ready {
+            KeyState::Ready {
                 lane,
                 seq,
                 since: now,
@@ -417,9 +462,9 @@ impl QueueState {
     fn set_delayed(&mut self, key: &ObjectKey, due: Instant, lane: Lane, first_pass: bool) {
         let seq = self.next_seq();
         self.delayed.insert((due, seq), key.clone());
-        self.set_wait(
+        self.set_state(
             key,
-            Wait::Delayed {
+            KeyState::Delayed {
                 due,
                 seq,
                 lane,
@@ -428,24 +473,35 @@ impl QueueState {
         );
     }
 
+    /// Take a waiting key out of the ready set or the timer map (back to `Idle`).
     fn clear_wait(&mut self, key: &ObjectKey) {
         let rec = self
             .records
             .get_mut(key)
             .expect("record for a waiting key violated");
-        match std::mem::replace(&mut rec.wait, Wait::Idle) {
-            Wait::Idle => {}
-            Wait::Ready { lane, seq, since } => {
-                self.ready.remove(&(rank(lane), seq));
+        match std::mem::replace(&mut rec.state, KeyState::Idle) {
+            KeyState::Idle => {}
+            KeyState::Ready { lane, seq, since } => {
+                self.ready.remove(key, rank(lane), seq);
                 self.ready_since.remove(&(since, seq));
             }
-            Wait::Delayed { due, seq, .. } => {
+            KeyState::Delayed { due, seq, .. } => {
                 self.delayed.remove(&(due, seq));
+            }
+            processing @ KeyState::Processing { .. } => {
+                rec.state = processing;
+                panic!("clearing the wait of a processing key violated: {key}");
             }
         }
     }
 }
 
+/// The better of two lanes for one key.
+fn upgrade(old: Lane, new: Lane) -> Lane {
+    if old == Lane::Changed { old } else { new }
+}
+
+mod fair_share;
 mod figures;
 #[cfg(test)]
 mod tests;

@@ -7,17 +7,19 @@ use std::{
 };
 
 use prometheus_client::registry::Registry;
-use ractor::{Actor, ActorRef};
 use tokio::sync::watch;
 
 use crate::{
     backoff::BackoffConfig,
-    directory::Directory,
+    directory::{ActorKind, Directory},
+    fence::Fence,
     key::ObjectKey,
-    mailbox::{self, CountedRef, MailboxStats},
+    mailbox::CountedRef,
     metrics::RuntimeMetrics,
+    queue_view::{QueueConfig, QueueStats},
     reconciler::{Outcome, ReconcileContext, Reconciler},
-    work_queue::{QueueArgs, QueueConfig, QueueMsg, QueueStats, WorkQueue},
+    spawn::Spawner,
+    work_queue::{QueueArgs, QueueMsg, WorkQueue},
 };
 
 /// What the scripted reconciler does for one call: given the key name and attempt number.
@@ -123,7 +125,22 @@ pub fn quick_config(workers: usize) -> QueueConfig {
             ..BackoffConfig::default()
         },
         max_abandoned: workers,
+        namespace_share: workers,
     }
+}
+
+/// A fence open for good (leader election disabled).
+pub fn open_fence() -> Fence {
+    let fence = Fence::new();
+    fence.open_unbounded();
+    fence
+}
+
+/// Spawns top-level actors registered in a fresh directory (with its metrics registry).
+pub fn spawner() -> (Spawner, Arc<Directory>, Registry) {
+    let mut registry = Registry::default();
+    let directory = Arc::new(Directory::new(RuntimeMetrics::register(&mut registry)));
+    (Spawner::root(directory.clone()), directory, registry)
 }
 
 /// A spawned work queue and what tests observe it through.
@@ -136,24 +153,22 @@ pub struct QueueFixture {
 
 impl QueueFixture {
     pub async fn spawn(reconciler: Arc<Scripted>, config: QueueConfig) -> Self {
-        let mut registry = Registry::default();
-        let metrics = RuntimeMetrics::register(&mut registry);
-        let directory = Arc::new(Directory::new(metrics));
+        let (spawner, directory, registry) = spawner();
         let (tx, stats) = watch::channel(QueueStats::inactive());
-        let mailbox = Arc::new(MailboxStats::default());
         let args = QueueArgs {
             controller: "test",
             reconciler,
             config,
-            mailbox: mailbox.clone(),
             stats: Arc::new(tx),
             directory: directory.clone(),
+            fence: open_fence(),
         };
-        let (actor, _): (ActorRef<QueueMsg>, _) =
-            Actor::spawn(None, WorkQueue, args).await.expect("queue spawns");
-        mailbox::register(actor.get_id(), mailbox.clone());
+        let queue = spawner
+            .spawn("test/queue", ActorKind::WorkQueue, WorkQueue, args)
+            .await
+            .expect("queue spawns");
         Self {
-            queue: CountedRef::new(actor, mailbox),
+            queue,
             stats,
             directory,
             registry,
@@ -182,7 +197,7 @@ impl QueueFixture {
 
 impl Drop for QueueFixture {
     fn drop(&mut self) {
-        self.queue.actor().stop(None);
+        self.queue.cell().stop(None);
     }
 }
 

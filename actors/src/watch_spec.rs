@@ -1,6 +1,7 @@
 //! Watch specs: what one watcher actor watches, how its events map to keys, and which changes
 //! matter. Both kinds of watch (full objects, metadata only) are one generic [`WatchSpec`]; both
-//! implement [`WatchSource`] so the runtime keeps them in one list.
+//! implement [`WatchSource`](crate::seams::WatchSource) (in `watcher.rs`, which turns a spec
+//! into a watcher actor) so the runtime keeps them in one list.
 //!
 //! # Guarantees
 //! - The reflector [`Store`] returned by the constructors stays valid across watcher restarts:
@@ -9,15 +10,8 @@
 //! - Metadata-only specs (`Api<PartialObjectMeta<K>>`) request `as=PartialObjectMetadata`, so
 //!   their store holds metadata only and memory does not grow with object size.
 
-use std::{
-    fmt::Debug,
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
-};
+use std::{fmt::Debug, sync::Arc};
 
-use futures::future::BoxFuture;
 use kube::{
     Api, Resource,
     core::PartialObjectMeta,
@@ -26,15 +20,9 @@ use kube::{
         watcher,
     },
 };
-use ractor::{Actor, ActorCell, SpawnErr};
 use serde::de::DeserializeOwned;
 
-use crate::{
-    key::ObjectKey,
-    seams::{KeySink, WatchReporter, WatchSource},
-    watch_filter,
-    watcher::{Watcher, WatcherArgs},
-};
+use crate::{key::ObjectKey, watch_filter};
 
 /// What a watched kind must be: a Kubernetes resource without a runtime type (typed structs,
 /// CRDs from kube-derive, `PartialObjectMeta<K>`).
@@ -118,6 +106,11 @@ impl<K: Watched> WatchSpec<K> {
         self.with(|s| s.matters = Arc::new(matters))
     }
 
+    /// What every incarnation of this spec's watcher shares.
+    pub(crate) fn shared(&self) -> &Arc<SpecShared<K>> {
+        &self.shared
+    }
+
     fn with(self, edit: impl FnOnce(&mut SpecShared<K>)) -> Self {
         let mut shared = Arc::into_inner(self.shared).expect("a spec is configured before it is shared");
         edit(&mut shared);
@@ -140,37 +133,5 @@ where
         config: watcher::Config,
     ) -> (Self, Store<PartialObjectMeta<K>>) {
         Self::full(name, api, config)
-    }
-}
-
-/// Makes registered actor names unique per process (several runtimes may share one in tests).
-static INCARNATION: AtomicU64 = AtomicU64::new(0);
-
-impl<K: Watched> WatchSource for WatchSpec<K> {
-    fn name(&self) -> &str {
-        &self.shared.name
-    }
-
-    fn spawn_linked(
-        &self,
-        supervisor: ActorCell,
-        sink: Arc<dyn KeySink>,
-        reporter: Arc<dyn WatchReporter>,
-    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
-        let args = WatcherArgs {
-            spec: self.shared.clone(),
-            sink,
-            reporter,
-        };
-        let name = format!(
-            "watcher:{}#{}",
-            self.shared.name,
-            INCARNATION.fetch_add(1, Ordering::Relaxed)
-        );
-        Box::pin(async move {
-            let (actor, _) =
-                Actor::spawn_linked(Some(name), Watcher::<K>::default(), args, supervisor).await?;
-            Ok(actor.get_cell())
-        })
     }
 }

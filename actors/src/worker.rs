@@ -1,13 +1,16 @@
 //! A worker: runs one reconcile at a time, in a task it owns, under a deadline.
 //!
 //! Receives [`WorkerMsg::Run`] from its work queue (its supervisor). Sends nothing itself: the
-//! job's [`DoneGuard`] reports the end of the run straight to the queue.
+//! job's [`DoneGuard`] reports the end of the run straight to the queue (through the
+//! [`DoneSink`] seam).
 //!
 //! # Guarantees
 //! - The queue hears exactly one `Done` per dispatched run: with the outcome, `TimedOut` at
-//!   the deadline (the reconcile future is dropped and its cancellation token cancelled), or
-//!   `Aborted` when the run panics, its task is aborted, its worker is killed, or the `Run`
-//!   message is dropped unread with a dead mailbox.
+//!   the deadline (the reconcile future is dropped and its cancellation token cancelled),
+//!   `Aborted(Fenced)` when the write fence lapses first (same cancellation: this replica can
+//!   no longer prove it leads, see [`crate::fence`]), or `Aborted` when the run panics, its
+//!   task is aborted, its worker is killed, or the `Run` message is dropped unread with a dead
+//!   mailbox.
 //! - The reconcile never runs inside `handle`, so the worker's mailbox stays responsive and a
 //!   kill takes effect even when the reconcile blocks.
 //!
@@ -17,16 +20,18 @@
 
 use std::{sync::Arc, time::Duration};
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use tokio::{task::AbortHandle, time::Instant};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::{
+    fence::Fence,
     key::ObjectKey,
-    mailbox::{CountedRef, MailboxStats},
+    mailbox::CountedRef,
     queue_state::{AbortCause, Finish},
     reconciler::{ReconcileContext, SharedReconciler},
-    work_queue::QueueMsg,
+    seams::DoneSink,
+    spawn::RuntimeActor,
 };
 
 /// Messages to a worker.
@@ -52,12 +57,12 @@ pub struct DoneGuard {
     run: u64,
     key: Option<ObjectKey>,
     started: bool,
-    queue: CountedRef<QueueMsg>,
+    queue: Arc<dyn DoneSink>,
 }
 
 impl DoneGuard {
     /// A guard for run `run` of `key`, reporting to `queue`.
-    pub fn new(run: u64, key: ObjectKey, queue: CountedRef<QueueMsg>) -> Self {
+    pub(crate) fn new(run: u64, key: ObjectKey, queue: Arc<dyn DoneSink>) -> Self {
         Self {
             run,
             key: Some(key),
@@ -73,12 +78,7 @@ impl DoneGuard {
 
     fn report(&mut self, finish: Finish) {
         if let Some(key) = self.key.take() {
-            // The queue may be gone (shutdown): then nobody needs the completion.
-            let _ = self.queue.cast(QueueMsg::Done {
-                run: self.run,
-                key,
-                finish,
-            });
+            self.queue.done(self.run, key, finish);
         }
     }
 }
@@ -100,15 +100,13 @@ pub struct WorkerArgs {
     pub reconciler: SharedReconciler,
     /// `--reconcile-timeout`.
     pub timeout: Duration,
-    /// This incarnation's mailbox counters.
-    pub mailbox: Arc<MailboxStats>,
+    /// Runs are cancelled when it lapses.
+    pub fence: Fence,
 }
 
 /// Worker state.
 pub struct WorkerState {
-    reconciler: SharedReconciler,
-    timeout: Duration,
-    mailbox: Arc<MailboxStats>,
+    args: WorkerArgs,
     /// The current (or last) run: dropping it aborts the task and cancels its token.
     current: Option<RunningTask>,
 }
@@ -128,34 +126,28 @@ impl Drop for RunningTask {
 /// The worker actor.
 pub struct Worker;
 
-impl Actor for Worker {
+impl RuntimeActor for Worker {
     type Msg = WorkerMsg;
     type State = WorkerState;
     type Arguments = WorkerArgs;
 
     async fn pre_start(
         &self,
-        _: ActorRef<WorkerMsg>,
+        _: CountedRef<WorkerMsg>,
         args: WorkerArgs,
     ) -> Result<WorkerState, ActorProcessingErr> {
-        Ok(WorkerState {
-            reconciler: args.reconciler,
-            timeout: args.timeout,
-            mailbox: args.mailbox,
-            current: None,
-        })
+        Ok(WorkerState { args, current: None })
     }
 
     async fn handle(
         &self,
-        _: ActorRef<WorkerMsg>,
+        _: CountedRef<WorkerMsg>,
         msg: WorkerMsg,
         state: &mut WorkerState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             WorkerMsg::Run(job) => state.start(job),
         }
-        state.mailbox.record_handled();
         Ok(())
     }
 }
@@ -166,13 +158,14 @@ impl WorkerState {
     fn start(&mut self, mut job: Job) {
         job.guard.started = true;
         let token = CancellationToken::new();
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + self.args.timeout;
         let ctx = ReconcileContext {
             deadline,
             cancel: token.clone(),
             attempt: job.attempt,
         };
-        let reconcile = self.reconciler.clone().reconcile_boxed(job.key, ctx);
+        let reconcile = self.args.reconciler.clone().reconcile_boxed(job.key, ctx);
+        let lapsed = self.args.fence.lapsed();
         let guard = job.guard;
         let task_token = token.clone();
         let task = tokio::spawn(async move {
@@ -182,6 +175,10 @@ impl WorkerState {
                 () = tokio::time::sleep_until(deadline) => {
                     task_token.cancel();
                     Finish::TimedOut
+                }
+                () = lapsed => {
+                    task_token.cancel();
+                    Finish::Aborted(AbortCause::Fenced)
                 }
             };
             guard.complete(finish);

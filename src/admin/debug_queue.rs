@@ -1,7 +1,7 @@
 //! The `/debug/queue` document: every controller's queue (figures and keys) and every
 //! FerrVault credential's limiter, as JSON. Pure: built from values the handler collected.
 
-use controller_actors::{queue_state::KeyInfo, queue_view::QueueStats};
+use controller_actors::{KeyInfo, QueueStats};
 use serde_json::{Value, json};
 
 use crate::{ferrvault::LimiterSnapshot, reconcile::messages::redact_userinfo};

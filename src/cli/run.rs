@@ -13,9 +13,7 @@
 use std::{future::Future, path::Path, sync::Arc};
 
 use controller_actors::{
-    health::HealthHandle,
-    leadership::{LeaderElectionConfig, identity},
-    runtime::{LeaderElection, Runtime, RuntimeError},
+    Fence, FenceLayer, HealthHandle, LeaderElection, LeaderElectionConfig, Runtime, RuntimeError, identity,
 };
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use prometheus_client::registry::Registry;
@@ -110,6 +108,11 @@ impl OperatorProcess {
         // kube and reqwest use rustls with ring; installing fails only when another part of the
         // process installed a provider first, which is just as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        // Every write stops when this replica can no longer prove it holds the Lease (docs/architecture.md).
+        let fence = Fence::new();
+        let client = FenceLayer::new(fence.clone())
+            .exempt_lease(&settings.lease_namespace, &settings.lease_name)
+            .wrap(client);
         let mut registry = Registry::default();
         let reconcilers = operator::Operator::new(
             client.clone(),
@@ -126,6 +129,7 @@ impl OperatorProcess {
             .reconcile_timeout(settings.reconcile_timeout)
             .stall_threshold(settings.stall_threshold)
             .shutdown_grace(settings.shutdown_grace)
+            .fence(fence)
             .client(client)
             .leader_election(LeaderElection::Lease(LeaderElectionConfig {
                 enabled: settings.leader_elect,

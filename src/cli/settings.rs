@@ -6,10 +6,13 @@
 //!   [`ConfigError`] whose message names the flag, the value and the rule.
 //! - `--reconcile-timeout` below the FerrVault client's longest call is refused (reference
 //!   §5.1): a shorter deadline cancels healthy reveals, and 0 would disable the guardrail.
+//! - Lease timings must meet client-go's rules and the write fence's: renew deadline + retry
+//!   period ≤ lease duration, so writes stop with a retry period of margin before another
+//!   replica may acquire the Lease (`Timings::validate`, docs/architecture.md).
 
 use std::{net::SocketAddr, time::Duration};
 
-use controller_actors::lease_rules::{Timings, TimingsError};
+use controller_actors::{Timings, TimingsError};
 
 use super::{
     address::{AddressError, BindAddress},
@@ -83,7 +86,7 @@ pub enum ConfigError {
         /// `--reconcile-timeout`, Go syntax.
         timeout: String,
     },
-    /// Lease timings that break client-go's constraints.
+    /// Lease timings that break client-go's constraints or leave the write fence no margin.
     #[error(
         "invalid --leader-elect-lease-duration/--leader-elect-renew-deadline/--leader-elect-retry-period: \
          {0}"

@@ -10,7 +10,7 @@
 
 use std::fmt::Debug;
 
-use controller_actors::reconciler::Outcome;
+use controller_actors::Outcome;
 use jiff::Timestamp;
 use kube::{Api, Resource, ResourceExt, api::Patch};
 use serde::de::DeserializeOwned;

@@ -1,6 +1,6 @@
 //! Kubernetes API errors as the reconcilers report them.
 
-use controller_actors::reconciler::Outcome;
+use controller_actors::Outcome;
 use tracing::warn;
 
 /// `Outcome::Error` reason when a Kubernetes API call outside a reported step failed.

@@ -9,7 +9,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use controller_actors::runtime::RuntimeBuilder;
+use controller_actors::RuntimeBuilder;
 use prometheus_client::registry::Registry;
 
 use super::{

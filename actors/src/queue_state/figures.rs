@@ -3,18 +3,38 @@
 
 use tokio::time::Instant;
 
-use super::{KeyInfo, QueueCounters, QueueState, Wait};
+use super::{KeyInfo, KeyState, NamespaceShare, QueueCounters, QueueState};
 use crate::key::ObjectKey;
 
 impl QueueState {
     /// Keys waiting to be handed out (exact; excludes delayed and processing keys).
     pub fn depth(&self) -> usize {
-        self.ready.len()
+        self.ready_since.len()
     }
 
-    /// Keys being processed.
+    /// Keys being processed (including runs whose worker was replaced).
     pub fn processing(&self) -> usize {
-        self.records.values().filter(|r| r.processing.is_some()).count()
+        self.processing
+    }
+
+    /// Most workers one namespace may hold.
+    pub fn share(&self) -> usize {
+        self.ready.share()
+    }
+
+    /// Namespaces with a ready key.
+    pub fn namespaces_waiting(&self) -> usize {
+        self.ready.waiting()
+    }
+
+    /// Ready keys waiting only because their namespace holds its share of workers.
+    pub fn held_by_share(&self) -> usize {
+        self.ready.held()
+    }
+
+    /// The namespaces holding workers now (at most one per worker).
+    pub fn namespaces_holding(&self) -> Vec<NamespaceShare> {
+        self.ready.holding()
     }
 
     /// Keys waiting for their due time.
@@ -52,23 +72,18 @@ impl QueueState {
         self.records.get(key).map_or(0, |r| r.failures + r.throttles)
     }
 
-    /// Whether `key` is being processed.
-    pub fn is_processing(&self, key: &ObjectKey) -> bool {
-        self.records.get(key).is_some_and(|r| r.processing.is_some())
-    }
-
     /// Every known key with its state, sorted by key.
     pub fn keys(&self, now: Instant) -> Vec<KeyInfo> {
         let mut out: Vec<KeyInfo> = self
             .records
             .iter()
             .map(|(key, rec)| {
-                let (state, due_in_secs) = match (rec.processing, rec.dirty, rec.wait) {
-                    (Some(_), Some(_), _) => ("processing+dirty", None),
-                    (Some(_), None, _) => ("processing", None),
-                    (None, _, Wait::Ready { .. }) => ("ready", None),
-                    (None, _, Wait::Delayed { due, .. }) => ("delayed", Some(signed_secs(due, now))),
-                    (None, _, Wait::Idle) => ("idle", None),
+                let (state, due_in_secs) = match rec.state {
+                    KeyState::Processing { dirty: Some(_), .. } => ("processing+dirty", None),
+                    KeyState::Processing { dirty: None, .. } => ("processing", None),
+                    KeyState::Ready { .. } => ("ready", None),
+                    KeyState::Delayed { due, .. } => ("delayed", Some(signed_secs(due, now))),
+                    KeyState::Idle => ("idle", None),
                 };
                 KeyInfo {
                     key: key.to_string(),

@@ -58,23 +58,27 @@ impl WatchSource for Seed {
 
     fn spawn_linked(
         &self,
-        supervisor: ractor::ActorCell,
+        spawner: &Spawner,
         sink: Arc<dyn crate::seams::KeySink>,
         reporter: Arc<dyn WatchReporter>,
     ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>> {
+        let spawner = spawner.clone();
         Box::pin(async move {
-            let (actor, _) = ractor::Actor::spawn_linked(None, super::fixtures::Idle, (), supervisor).await?;
+            let actor = spawner
+                .spawn("Seed", ActorKind::Watcher, super::fixtures::Idle, ())
+                .await?
+                .cell();
             sink.enqueue(
                 ObjectKey::namespaced("test", "elect", "shared"),
                 crate::key::Cause::Listed,
             );
-            reporter.report(crate::seams::WatchState {
+            reporter.report(crate::watch_state::WatchState {
                 synced: true,
                 connected: true,
                 events: 1,
-                ..crate::seams::WatchState::starting("Seed")
+                ..crate::watch_state::WatchState::starting("Seed")
             });
-            Ok(actor.get_cell())
+            Ok(actor)
         })
     }
 }

@@ -7,7 +7,7 @@ use std::{
 
 use futures::future::BoxFuture;
 use prometheus_client::registry::Registry;
-use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
+use ractor::{ActorCell, ActorProcessingErr, SpawnErr};
 use tokio::{
     sync::{oneshot, watch},
     task::JoinHandle,
@@ -15,9 +15,13 @@ use tokio::{
 
 use super::*;
 use crate::{
+    backoff::BackoffConfig,
     key::{Cause, ObjectKey},
+    mailbox::CountedRef,
     reconciler::Reconciler,
-    seams::{KeySink, LeadershipHooks, WatchState},
+    seams::{KeySink, LeadershipHooks},
+    spawn::{RuntimeActor, Spawned},
+    watch_state::WatchState,
 };
 
 /// A watcher actor that does nothing but can be told to panic.
@@ -28,27 +32,31 @@ pub enum FakeWatchMsg {
     Panic,
 }
 
-impl Actor for FakeWatcher {
+impl RuntimeActor for FakeWatcher {
     type Msg = FakeWatchMsg;
     type State = bool;
     type Arguments = bool;
 
     async fn pre_start(
         &self,
-        _: ActorRef<FakeWatchMsg>,
+        _: CountedRef<FakeWatchMsg>,
         fail_on_start: bool,
     ) -> Result<bool, ActorProcessingErr> {
         Ok(fail_on_start)
     }
 
-    async fn post_start(&self, _: ActorRef<FakeWatchMsg>, fail: &mut bool) -> Result<(), ActorProcessingErr> {
+    async fn post_start(
+        &self,
+        _: CountedRef<FakeWatchMsg>,
+        fail: &mut bool,
+    ) -> Result<(), ActorProcessingErr> {
         assert!(!*fail, "fake watcher told to die on start");
         Ok(())
     }
 
     async fn handle(
         &self,
-        _: ActorRef<FakeWatchMsg>,
+        _: CountedRef<FakeWatchMsg>,
         msg: FakeWatchMsg,
         _: &mut bool,
     ) -> Result<(), ActorProcessingErr> {
@@ -64,7 +72,7 @@ pub struct FakeWatch {
     pub name: &'static str,
     pub fail_on_start: bool,
     pub sink: Arc<Mutex<Option<Arc<dyn KeySink>>>>,
-    pub actor: Arc<Mutex<Option<ActorRef<FakeWatchMsg>>>>,
+    pub actor: Arc<Mutex<Option<CountedRef<FakeWatchMsg>>>>,
 }
 
 impl FakeWatch {
@@ -94,13 +102,15 @@ impl WatchSource for FakeWatch {
 
     fn spawn_linked(
         &self,
-        supervisor: ActorCell,
+        spawner: &Spawner,
         sink: Arc<dyn KeySink>,
         reporter: Arc<dyn WatchReporter>,
     ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
-        let this = self.clone();
+        let (this, spawner) = (self.clone(), spawner.clone());
         Box::pin(async move {
-            let (actor, _) = Actor::spawn_linked(None, FakeWatcher, this.fail_on_start, supervisor).await?;
+            let actor = spawner
+                .spawn(this.name, ActorKind::Watcher, FakeWatcher, this.fail_on_start)
+                .await?;
             *this.sink.lock().unwrap() = Some(sink);
             *this.actor.lock().unwrap() = Some(actor.clone());
             reporter.report(WatchState {
@@ -108,7 +118,7 @@ impl WatchSource for FakeWatch {
                 connected: true,
                 ..WatchState::starting(this.name)
             });
-            Ok(actor.get_cell())
+            Ok(actor.cell())
         })
     }
 }
@@ -116,27 +126,33 @@ impl WatchSource for FakeWatch {
 /// An actor that does nothing (stands in for leadership and seed watchers).
 pub struct Idle;
 
-impl Actor for Idle {
+impl RuntimeActor for Idle {
     type Msg = ();
     type State = ();
     type Arguments = ();
 
-    async fn pre_start(&self, _: ActorRef<()>, (): ()) -> Result<(), ActorProcessingErr> {
+    async fn pre_start(&self, _: CountedRef<()>, (): ()) -> Result<(), ActorProcessingErr> {
+        Ok(())
+    }
+
+    async fn handle(&self, _: CountedRef<()>, (): (), (): &mut ()) -> Result<(), ActorProcessingErr> {
         Ok(())
     }
 }
 
-/// Leadership the test drives with `lead` / `lose`.
+/// Leadership the test drives with `lead` / `lose` (the fence open while it leads).
 #[derive(Clone, Default)]
 pub struct FakeLeadership {
     /// The live leadership actor.
     pub cell: Arc<Mutex<Option<ActorCell>>>,
     hooks: Arc<Mutex<Option<Arc<dyn LeadershipHooks>>>>,
     status: Arc<Mutex<Option<watch::Sender<LeaseStatus>>>>,
+    fence: Arc<Mutex<Option<Fence>>>,
 }
 
 impl FakeLeadership {
     pub async fn lead(&self) {
+        self.fence().open_unbounded();
         self.set_role(Role::Leader);
         let hooks = self.hooks.lock().unwrap().clone().expect("leadership spawned");
         hooks.started_leading().await;
@@ -144,8 +160,13 @@ impl FakeLeadership {
 
     pub async fn lose(&self) {
         let hooks = self.hooks.lock().unwrap().clone().expect("leadership spawned");
+        self.fence().close();
         self.set_role(Role::Standby);
         hooks.stopped_leading().await;
+    }
+
+    fn fence(&self) -> Fence {
+        self.fence.lock().unwrap().clone().expect("leadership spawned")
     }
 
     fn set_role(&self, role: Role) {
@@ -162,7 +183,7 @@ impl FakeLeadership {
 }
 
 impl LeadershipSource for FakeLeadership {
-    fn release(&self, _: ActorCell, _: Duration) -> BoxFuture<'static, ()> {
+    fn release(&self, _: &Spawned, _: Duration) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
 
@@ -176,17 +197,21 @@ impl LeadershipSource for FakeLeadership {
 
     fn spawn_linked(
         &self,
-        supervisor: ActorCell,
+        spawner: &Spawner,
         hooks: Arc<dyn LeadershipHooks>,
         status: watch::Sender<LeaseStatus>,
-    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
-        let this = self.clone();
+        fence: Fence,
+    ) -> BoxFuture<'static, Result<Spawned, SpawnErr>> {
+        let (this, spawner) = (self.clone(), spawner.clone());
         Box::pin(async move {
-            let (actor, _) = Actor::spawn_linked(None, Idle, (), supervisor).await?;
+            let actor = spawner
+                .spawn("leadership", ActorKind::Leadership, Idle, ())
+                .await?;
             *this.hooks.lock().unwrap() = Some(hooks);
             *this.status.lock().unwrap() = Some(status);
-            *this.cell.lock().unwrap() = Some(actor.get_cell());
-            Ok(actor.get_cell())
+            *this.fence.lock().unwrap() = Some(fence);
+            *this.cell.lock().unwrap() = Some(actor.cell());
+            Ok(actor.into())
         })
     }
 }

@@ -29,10 +29,7 @@ pub mod target;
 
 use std::{sync::Arc, time::Duration};
 
-use controller_actors::{
-    key::ObjectKey,
-    reconciler::{Outcome, ReconcileContext, Reconciler},
-};
+use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Resource, ResourceExt};

@@ -1,0 +1,140 @@
+//! The [`Fence`] on the wire: a tower layer for a Kubernetes client that fails every mutating
+//! request (POST, PUT, PATCH, DELETE) once the fence has lapsed, and abandons any that is still
+//! unanswered when it does, so no write of this replica lands after the bound stated in
+//! [`crate::fence`]. Reads pass untouched, and so do the writes leadership makes to its own
+//! Lease (acquiring and renewing are how the fence opens again).
+//!
+//! ```text
+//! let fence = Fence::new();
+//! let client = FenceLayer::new(fence.clone()).exempt_lease("ns", "my-lease").wrap(client);
+//! let runtime = Runtime::builder().fence(fence) /* … */;
+//! ```
+
+use std::{
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use futures::{FutureExt, future::BoxFuture};
+use http::{Method, Request, Response};
+use tokio::time::Instant;
+use tower::{Layer, Service};
+
+use crate::fence::{Allowance, Fence};
+
+/// What a fenced request fails with (the client reports it as `kube::Error::Service`).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FenceError {
+    /// The fence had lapsed before the write started.
+    #[error("write refused: this replica cannot prove it still holds the leader Lease")]
+    Refused,
+    /// The fence lapsed while the write was unanswered; the request was abandoned.
+    #[error("write abandoned: the leader Lease could not be renewed while it was in flight")]
+    Abandoned,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Enforces a [`Fence`] on the requests of the service it wraps.
+#[derive(Clone, Debug)]
+pub struct FenceLayer {
+    fence: Fence,
+    /// Paths leadership writes its Lease at: the collection (create) and the object.
+    lease_paths: Arc<[String; 2]>,
+}
+
+impl FenceLayer {
+    /// Enforce `fence` (no Lease exempt until [`exempt_lease`](Self::exempt_lease)).
+    pub fn new(fence: Fence) -> Self {
+        Self {
+            fence,
+            lease_paths: Arc::new([String::new(), String::new()]),
+        }
+    }
+
+    /// Let writes to Lease `namespace/name` through: leadership acquires and renews it.
+    #[must_use]
+    pub fn exempt_lease(self, namespace: &str, name: &str) -> Self {
+        let collection = format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases");
+        let object = format!("{collection}/{name}");
+        Self {
+            lease_paths: Arc::new([collection, object]),
+            ..self
+        }
+    }
+
+    /// `client` with this layer in front of it.
+    pub fn wrap(&self, client: kube::Client) -> kube::Client {
+        let namespace = client.default_namespace().to_owned();
+        let send = tower::service_fn(move |request| {
+            let client = client.clone();
+            async move { client.send(request).await }
+        });
+        kube::client::ClientBuilder::new(send, namespace)
+            .with_layer(self)
+            .build()
+    }
+
+    fn is_lease_write(&self, path: &str) -> bool {
+        self.lease_paths.iter().any(|p| !p.is_empty() && p == path)
+    }
+}
+
+impl<S> Layer<S> for FenceLayer {
+    type Service = FenceService<S>;
+
+    fn layer(&self, inner: S) -> FenceService<S> {
+        FenceService {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service [`FenceLayer`] builds.
+#[derive(Clone, Debug)]
+pub struct FenceService<S> {
+    inner: S,
+    layer: FenceLayer,
+}
+
+impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for FenceService<S>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+    ResBody: Send + 'static,
+{
+    type Response = Response<ResBody>;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Response<ResBody>, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let writes = matches!(
+            *request.method(),
+            Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+        );
+        if !writes || self.layer.is_lease_write(request.uri().path()) {
+            return self.inner.call(request).map(|r| r.map_err(Into::into)).boxed();
+        }
+        match self.layer.fence.allowance(Instant::now()) {
+            Allowance::Refused => futures::future::ready(Err(FenceError::Refused.into())).boxed(),
+            Allowance::Unbounded => self.inner.call(request).map(|r| r.map_err(Into::into)).boxed(),
+            Allowance::Until(until) => {
+                let call = self.inner.call(request);
+                async move {
+                    match tokio::time::timeout_at(until, call).await {
+                        Ok(answer) => answer.map_err(Into::into),
+                        // Dropping the call abandons the request (its connection is closed).
+                        Err(_) => Err(FenceError::Abandoned.into()),
+                    }
+                }
+                .boxed()
+            }
+        }
+    }
+}
