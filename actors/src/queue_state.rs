@@ -502,6 +502,8 @@ fn upgrade(old: Lane, new: Lane) -> Lane {
 }
 
 mod fair_share;
+#[cfg(test)]
+mod fairness_tests;
 mod figures;
 #[cfg(test)]
 mod tests;
