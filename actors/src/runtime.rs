@@ -339,6 +339,8 @@ mod builder;
 mod election_tests;
 mod error;
 #[cfg(test)]
+mod fence_tests;
+#[cfg(test)]
 mod fixtures;
 #[cfg(test)]
 mod sim_tests;

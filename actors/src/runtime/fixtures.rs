@@ -140,6 +140,42 @@ impl RuntimeActor for Idle {
     }
 }
 
+/// Enqueues its keys (as listed) each time the controllers start, and reports itself synced.
+pub struct Seed(Vec<ObjectKey>);
+
+impl Seed {
+    pub fn keys(keys: &[ObjectKey]) -> Self {
+        Self(keys.to_vec())
+    }
+}
+
+impl WatchSource for Seed {
+    fn name(&self) -> &str {
+        "Seed"
+    }
+
+    fn spawn_linked(
+        &self,
+        spawner: &Spawner,
+        sink: Arc<dyn KeySink>,
+        reporter: Arc<dyn WatchReporter>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        let (spawner, keys) = (spawner.clone(), self.0.clone());
+        Box::pin(async move {
+            let actor = spawner.spawn("Seed", ActorKind::Watcher, Idle, ()).await?;
+            for key in keys {
+                sink.enqueue(key, Cause::Listed);
+            }
+            reporter.report(WatchState {
+                synced: true,
+                connected: true,
+                ..WatchState::starting("Seed")
+            });
+            Ok(actor.cell())
+        })
+    }
+}
+
 /// Leadership the test drives with `lead` / `lose` (the fence open while it leads).
 #[derive(Clone, Default)]
 pub struct FakeLeadership {
