@@ -39,14 +39,14 @@ use crate::{
 };
 
 /// Messages to the controllers actor.
-pub enum ControllersMsg {
+pub(crate) enum ControllersMsg {
     /// From its own timer after a child's backoff: start that child again.
     Restart(Child),
 }
 
 /// A child of the controllers actor, by position in its specs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Child {
+pub(crate) enum Child {
     /// The work queue of controller `n`.
     Queue(usize),
     /// The watcher of watch source `n`.
@@ -55,7 +55,7 @@ pub enum Child {
 
 /// One controller: its name, reconciler, and the channel its queue publishes on.
 #[derive(Clone)]
-pub struct ControllerSpec {
+pub(crate) struct ControllerSpec {
     /// `ObjectKey::controller` of its keys.
     pub name: &'static str,
     /// Its reconciler.
@@ -66,13 +66,13 @@ pub struct ControllerSpec {
 
 /// Routes keys to the live queue of their controller; also how the queue handle finds queues.
 #[derive(Default)]
-pub struct QueueRouter {
+pub(crate) struct QueueRouter {
     queues: RwLock<HashMap<&'static str, CountedRef<QueueMsg>>>,
 }
 
 impl QueueRouter {
     /// The live queue of `controller`.
-    pub fn get(&self, controller: &str) -> Option<CountedRef<QueueMsg>> {
+    pub(crate) fn get(&self, controller: &str) -> Option<CountedRef<QueueMsg>> {
         self.queues
             .read()
             .expect("router poisoned")
@@ -100,7 +100,7 @@ impl KeySink for QueueRouter {
 }
 
 /// Controllers arguments (kept as configuration for restarts).
-pub struct ControllersArgs {
+pub(crate) struct ControllersArgs {
     /// The controllers.
     pub controllers: Vec<ControllerSpec>,
     /// The watches.
@@ -126,7 +126,7 @@ pub struct ControllersArgs {
 }
 
 /// Controllers state.
-pub struct ControllersState {
+pub(crate) struct ControllersState {
     args: ControllersArgs,
     /// Spawns the queues and watchers under this actor.
     spawner: Spawner,
@@ -135,7 +135,7 @@ pub struct ControllersState {
 }
 
 /// The controllers actor.
-pub struct Controllers;
+pub(crate) struct Controllers;
 
 impl RuntimeActor for Controllers {
     type Msg = ControllersMsg;

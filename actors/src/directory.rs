@@ -22,7 +22,7 @@ use crate::{
 /// What an actor is, for the tree dump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ActorKind {
+pub(crate) enum ActorKind {
     /// The root supervisor.
     Supervisor,
     /// The health actor.
@@ -41,7 +41,7 @@ pub enum ActorKind {
 
 impl ActorKind {
     /// The snake_case name used in JSON and the text tree.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ActorKind::Supervisor => "supervisor",
             ActorKind::Health => "health",
@@ -56,7 +56,7 @@ impl ActorKind {
 
 /// Restart history of one logical actor.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RestartRecord {
+pub(crate) struct RestartRecord {
     /// Restarts and replacements since the runtime started.
     pub count: u64,
     /// Why the last one happened (secret-free: panic messages of our own code, reasons).
@@ -75,7 +75,7 @@ struct Entry {
 
 /// The directory. One per runtime, shared by `Arc`.
 #[derive(Debug)]
-pub struct Directory {
+pub(crate) struct Directory {
     actors: Mutex<HashMap<ActorId, Entry>>,
     restarts: Mutex<BTreeMap<String, RestartRecord>>,
     watches: Mutex<BTreeMap<String, WatchState>>,
@@ -84,7 +84,7 @@ pub struct Directory {
 
 impl Directory {
     /// An empty directory that also counts restarts in `metrics`.
-    pub fn new(metrics: RuntimeMetrics) -> Self {
+    pub(crate) fn new(metrics: RuntimeMetrics) -> Self {
         Self {
             actors: Mutex::default(),
             restarts: Mutex::default(),
@@ -94,7 +94,7 @@ impl Directory {
     }
 
     /// The runtime's metrics.
-    pub fn metrics(&self) -> &RuntimeMetrics {
+    pub(crate) fn metrics(&self) -> &RuntimeMetrics {
         &self.metrics
     }
 
@@ -112,7 +112,7 @@ impl Directory {
     }
 
     /// The logical name and kind of live actor `id`.
-    pub fn lookup(&self, id: ActorId) -> Option<(String, ActorKind)> {
+    pub(crate) fn lookup(&self, id: ActorId) -> Option<(String, ActorKind)> {
         self.actors
             .lock()
             .expect("directory poisoned")
@@ -121,7 +121,7 @@ impl Directory {
     }
 
     /// The mailbox counters of live actor `id`.
-    pub fn mailbox(&self, id: ActorId) -> Option<Arc<MailboxStats>> {
+    pub(crate) fn mailbox(&self, id: ActorId) -> Option<Arc<MailboxStats>> {
         self.actors
             .lock()
             .expect("directory poisoned")
@@ -130,7 +130,7 @@ impl Directory {
     }
 
     /// Count one restart of `name` because of `reason`.
-    pub fn restarted(&self, name: &str, reason: impl Into<String>) {
+    pub(crate) fn restarted(&self, name: &str, reason: impl Into<String>) {
         let reason = reason.into();
         tracing::warn!(actor = name, %reason, "actor restarted");
         self.metrics.restarted(name);
@@ -146,7 +146,7 @@ impl Directory {
     }
 
     /// The restart history of `name`.
-    pub fn restarts(&self, name: &str) -> Option<RestartRecord> {
+    pub(crate) fn restarts(&self, name: &str) -> Option<RestartRecord> {
         self.restarts
             .lock()
             .expect("directory poisoned")
@@ -155,7 +155,7 @@ impl Directory {
     }
 
     /// Record a watch's latest state.
-    pub fn watch(&self, state: WatchState) {
+    pub(crate) fn watch(&self, state: WatchState) {
         self.watches
             .lock()
             .expect("directory poisoned")
@@ -163,12 +163,12 @@ impl Directory {
     }
 
     /// Forget every watch state (the controllers subtree stopped; the next term reports anew).
-    pub fn clear_watches(&self) {
+    pub(crate) fn clear_watches(&self) {
         self.watches.lock().expect("directory poisoned").clear();
     }
 
     /// Latest states of every watch seen.
-    pub fn watches(&self) -> BTreeMap<String, WatchState> {
+    pub(crate) fn watches(&self) -> BTreeMap<String, WatchState> {
         self.watches.lock().expect("directory poisoned").clone()
     }
 }

@@ -14,7 +14,7 @@ type Labels = Vec<(&'static str, String)>;
 
 /// The fairness gauges. Cheap to clone (handles share the registered series).
 #[derive(Clone, Debug, Default)]
-pub struct FairnessMetrics {
+pub(crate) struct FairnessMetrics {
     share: Family<Labels, Gauge>,
     waiting: Family<Labels, Gauge>,
     held: Family<Labels, Gauge>,

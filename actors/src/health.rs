@@ -34,7 +34,7 @@ use crate::{
 };
 
 /// Messages to the health actor.
-pub enum HealthMsg {
+pub(crate) enum HealthMsg {
     /// From its own timer, every probe period: evaluate, publish, re-arm.
     Tick,
     /// From the root supervisor when it escalates: evaluate and publish now.
@@ -43,10 +43,10 @@ pub enum HealthMsg {
 
 /// Why the supervisor escalated; shared by the supervisor (writer) and health (reader), so it
 /// survives a health restart.
-pub type EscalationCell = Arc<Mutex<Option<String>>>;
+pub(crate) type EscalationCell = Arc<Mutex<Option<String>>>;
 
 /// Health arguments.
-pub struct HealthArgs {
+pub(crate) struct HealthArgs {
     /// Thresholds.
     pub config: HealthConfig,
     /// Each controller's queue figures.
@@ -68,7 +68,7 @@ pub struct HealthArgs {
 }
 
 /// The health actor.
-pub struct Health;
+pub(crate) struct Health;
 
 impl RuntimeActor for Health {
     type Msg = HealthMsg;
@@ -166,15 +166,5 @@ impl HealthHandle {
     /// Readiness now (200 if `ok`), with the role.
     pub fn readiness(&self) -> ProbeReport {
         self.verdict.borrow().readiness()
-    }
-
-    /// The role in the latest verdict.
-    pub fn role(&self) -> Role {
-        self.verdict.borrow().role
-    }
-
-    /// The latest verdict.
-    pub fn verdict(&self) -> Verdict {
-        self.verdict.borrow().clone()
     }
 }

@@ -21,7 +21,7 @@ use crate::{
 
 /// One actor in the dump.
 #[derive(Clone, Debug, Serialize)]
-pub struct ActorNode {
+pub(crate) struct ActorNode {
     /// Logical name (`health`, `ferrvaultsecret/worker-2`), or the ractor name / `?`.
     pub name: String,
     /// What it is, when known.
@@ -49,7 +49,7 @@ pub struct ActorNode {
 /// Kind-specific figures of a node.
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Detail {
+pub(crate) enum Detail {
     /// A worker's current run.
     Worker {
         /// The key it runs.
@@ -104,7 +104,7 @@ impl TreeHandle {
     }
 
     /// The current tree, or `None` before the runtime started.
-    pub fn snapshot(&self) -> Option<ActorNode> {
+    fn snapshot(&self) -> Option<ActorNode> {
         let now = Instant::now();
         self.root.get().map(|root| self.node(root, None, now))
     }

@@ -106,7 +106,7 @@ pub fn identity(pod_name: &str) -> String {
 }
 
 /// What the leadership actor is started with.
-pub struct LeadershipArgs {
+pub(crate) struct LeadershipArgs {
     /// Flags.
     pub config: LeaderElectionConfig,
     /// The client used for the Lease (its identity is what the API server audits).
@@ -149,7 +149,7 @@ struct InFlight {
 }
 
 /// The leadership actor's state.
-pub struct State {
+pub(crate) struct State {
     /// Flags.
     config: LeaderElectionConfig,
     /// The Lease calls, each under the API timeout.
@@ -176,7 +176,7 @@ pub struct State {
 
 /// The leadership actor (no configuration of its own: everything is in [`LeadershipArgs`]).
 #[derive(Debug, Default)]
-pub struct Leadership;
+pub(crate) struct Leadership;
 
 impl RuntimeActor for Leadership {
     type Msg = LeadershipMsg;

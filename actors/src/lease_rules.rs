@@ -115,7 +115,7 @@ impl Default for Timings {
 
 /// The leader-election fields of a Lease (what client-go calls a `LeaderElectionRecord`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaseRecord {
+pub(crate) struct LeaseRecord {
     /// Who holds the lease; `None` (or an empty string in the API) means nobody.
     pub holder: Option<String>,
     /// `leaseDurationSeconds`.
@@ -130,7 +130,7 @@ pub struct LeaseRecord {
 
 impl LeaseRecord {
     /// Read the record from a Lease spec (a missing spec reads as a free lease).
-    pub fn from_spec(spec: Option<&LeaseSpec>) -> Self {
+    pub(crate) fn from_spec(spec: Option<&LeaseSpec>) -> Self {
         let spec = spec.cloned().unwrap_or_default();
         Self {
             holder: spec.holder_identity.filter(|h| !h.is_empty()),
@@ -142,7 +142,7 @@ impl LeaseRecord {
     }
 
     /// Write the record into `spec`, leaving fields we do not own (strategy, preferred holder).
-    pub fn write_to(&self, spec: &mut LeaseSpec) {
+    pub(crate) fn write_to(&self, spec: &mut LeaseSpec) {
         spec.holder_identity = Some(self.holder.clone().unwrap_or_default());
         spec.lease_duration_seconds = Some(i32::try_from(self.lease_duration.as_secs()).unwrap_or(i32::MAX));
         spec.acquire_time = self.acquire_time.map(MicroTime);
@@ -151,14 +151,14 @@ impl LeaseRecord {
     }
 
     /// Whether `identity` is the recorded holder.
-    pub fn is_held_by(&self, identity: &str) -> bool {
+    pub(crate) fn is_held_by(&self, identity: &str) -> bool {
         self.holder.as_deref() == Some(identity)
     }
 }
 
 /// A record together with the local time we first saw it (client-go's `observedTime`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// The record as last read or written.
     pub record: LeaseRecord,
     /// When we first saw this exact record (local monotonic clock).
@@ -169,7 +169,7 @@ impl Observed {
     /// Record that we read `record` at `now`: the observation time restarts only when the
     /// record changed, so a holder that stops renewing expires `lease_duration` after we first
     /// saw its last renewal.
-    pub fn update(previous: Option<Self>, record: LeaseRecord, now: Instant) -> Self {
+    pub(crate) fn update(previous: Option<Self>, record: LeaseRecord, now: Instant) -> Self {
         match previous {
             Some(prev) if prev.record == record => prev,
             Some(_) | None => Self {
@@ -180,19 +180,19 @@ impl Observed {
     }
 
     /// When the recorded holder's lease runs out unless it is renewed.
-    pub fn expires_at(&self) -> Instant {
+    pub(crate) fn expires_at(&self) -> Instant {
         self.observed_at + self.record.lease_duration
     }
 
     /// Whether someone holds the lease and it has not run out at `now`.
-    pub fn is_valid_at(&self, now: Instant) -> bool {
+    pub(crate) fn is_valid_at(&self, now: Instant) -> bool {
         self.record.holder.is_some() && self.expires_at() > now
     }
 }
 
 /// What to do after reading the Lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// No Lease exists: create one naming us (a conflict means another candidate won).
     Create(LeaseRecord),
     /// Replace the observed Lease (at its resourceVersion) with `record`.
@@ -220,7 +220,7 @@ pub enum Decision {
 ///
 /// `leading` says whether this replica currently runs its controllers; `wall_now` is what we
 /// write into `renewTime`/`acquireTime`.
-pub fn decide(
+pub(crate) fn decide(
     observed: Option<&Observed>,
     me: &str,
     leading: bool,
@@ -270,13 +270,13 @@ pub fn decide(
 }
 
 /// Whether a leader whose last successful renew *started* at `last_renewed_at` must step down.
-pub fn renew_deadline_passed(last_renewed_at: Instant, now: Instant, timings: &Timings) -> bool {
+pub(crate) fn renew_deadline_passed(last_renewed_at: Instant, now: Instant, timings: &Timings) -> bool {
     now >= last_renewed_at + timings.renew_deadline
 }
 
 /// The record a leader writes when it lets go (client-go's `ReleaseOnCancel`): no holder, a
 /// one-second duration and `renewTime` now, so any candidate may acquire at its next retry.
-pub fn released(current: &LeaseRecord, wall_now: Timestamp) -> LeaseRecord {
+pub(crate) fn released(current: &LeaseRecord, wall_now: Timestamp) -> LeaseRecord {
     LeaseRecord {
         holder: None,
         lease_duration: Duration::from_secs(1),
@@ -288,7 +288,7 @@ pub fn released(current: &LeaseRecord, wall_now: Timestamp) -> LeaseRecord {
 
 /// What to publish: our role and what we know of the Lease. `expires_at` maps the local
 /// expiry instant onto the wall clock (`wall_now` is the wall time at `now`).
-pub fn status(
+pub(crate) fn status(
     observed: Option<&Observed>,
     role: Role,
     me: &str,

@@ -20,21 +20,21 @@ use tokio::task::JoinHandle;
 
 /// Message counters of one actor incarnation.
 #[derive(Debug, Default)]
-pub struct MailboxStats {
+pub(crate) struct MailboxStats {
     enqueued: AtomicU64,
     handled: AtomicU64,
 }
 
 impl MailboxStats {
     /// Messages waiting or being handled.
-    pub fn depth(&self) -> u64 {
+    pub(crate) fn depth(&self) -> u64 {
         // Read handled first: a concurrent enqueue+handle can only make depth look larger, never negative.
         let handled = self.handled.load(Ordering::Acquire);
         self.enqueued.load(Ordering::Acquire).saturating_sub(handled)
     }
 
     /// Messages this incarnation has finished handling.
-    pub fn handled(&self) -> u64 {
+    pub(crate) fn handled(&self) -> u64 {
         self.handled.load(Ordering::Acquire)
     }
 

@@ -36,7 +36,7 @@ use crate::{
 
 /// How a processing run of a key ended, as reported to the queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Finish {
+pub(crate) enum Finish {
     /// The reconciler returned.
     Reconciled(Outcome),
     /// The reconcile overran `--reconcile-timeout` and was cancelled.
@@ -48,7 +48,7 @@ pub enum Finish {
 /// Why a run ended without an outcome (bounded: used as a metric label).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum AbortCause {
+pub(crate) enum AbortCause {
     /// The reconcile panicked.
     Panicked,
     /// Its worker was killed (stuck past deadline + grace, or shutdown ran out of grace).
@@ -61,7 +61,7 @@ pub enum AbortCause {
 
 impl AbortCause {
     /// A fixed label.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AbortCause::Panicked => "panicked",
             AbortCause::Killed => "killed",
@@ -73,7 +73,7 @@ impl AbortCause {
 
 /// A key handed to a worker.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Dispatch {
+pub(crate) struct Dispatch {
     /// The key to reconcile.
     pub key: ObjectKey,
     /// The lane it waited in.
@@ -86,7 +86,7 @@ pub struct Dispatch {
 
 /// What `finish` scheduled next for the key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
+pub(crate) enum Next {
     /// Nothing: the key waits for its next event.
     Idle,
     /// Queued again at once (a change arrived while it was processing).
@@ -164,7 +164,7 @@ impl Record {
 
 /// The queue proper. All methods take `now` (and `unit` randomness in `[0, 1)`) as values.
 #[derive(Debug)]
-pub struct QueueState {
+pub(crate) struct QueueState {
     /// Backoff and jitter settings.
     config: BackoffConfig,
     /// When this queue incarnation started (first-pass window, progress baseline).
@@ -198,7 +198,7 @@ fn rank(lane: Lane) -> u8 {
 
 impl QueueState {
     /// An empty queue starting at `now`, letting one namespace hold at most `share` workers.
-    pub fn new(config: BackoffConfig, share: usize, now: Instant) -> Self {
+    pub(crate) fn new(config: BackoffConfig, share: usize, now: Instant) -> Self {
         Self {
             config,
             started_at: now,
@@ -221,7 +221,7 @@ impl QueueState {
     /// (upgraded to `Changed` by an event). A key first listed within `first_pass_spread` of
     /// the start gets such a slot; an event for a key never seen is ready at once, so a brand-new
     /// object never waits for a restart's backlog.
-    pub fn add(&mut self, key: ObjectKey, cause: Cause, now: Instant, unit: f64) {
+    pub(crate) fn add(&mut self, key: ObjectKey, cause: Cause, now: Instant, unit: f64) {
         let lane = cause.lane();
         let in_first_pass = now < self.started_at + self.config.first_pass_spread;
         let Some(rec) = self.records.get_mut(&key) else {
@@ -297,7 +297,7 @@ impl QueueState {
     }
 
     /// Move every delayed key due at `now` to ready; returns how many moved.
-    pub fn promote_due(&mut self, now: Instant) -> usize {
+    pub(crate) fn promote_due(&mut self, now: Instant) -> usize {
         let mut moved = 0;
         while let Some(entry) = self.delayed.first_entry() {
             if entry.key().0 > now {
@@ -317,7 +317,7 @@ impl QueueState {
     /// Hand out the next ready key by the fairness rules (after promoting due ones), marking it
     /// processing; `None` when nothing is ready or every namespace with a ready key holds its
     /// share of workers.
-    pub fn pop(&mut self, now: Instant) -> Option<Dispatch> {
+    pub(crate) fn pop(&mut self, now: Instant) -> Option<Dispatch> {
         self.promote_due(now);
         let (key, _, _) = self.ready.pop()?;
         let rec = self
@@ -345,7 +345,7 @@ impl QueueState {
     /// The worker running `key` was replaced while the run goes on (it ignores cancellation):
     /// the key stays processing, so it is never run twice at once, but its namespace gets the
     /// worker back.
-    pub fn abandon(&mut self, key: &ObjectKey) {
+    pub(crate) fn abandon(&mut self, key: &ObjectKey) {
         let Some(Record {
             state: KeyState::Processing { holds_worker, .. },
             ..
@@ -366,7 +366,7 @@ impl QueueState {
     ///
     /// # Panics
     /// If `key` is not processing (a duplicate or forged completion).
-    pub fn finish(&mut self, key: &ObjectKey, finish: &Finish, now: Instant, unit: f64) -> Next {
+    pub(crate) fn finish(&mut self, key: &ObjectKey, finish: &Finish, now: Instant, unit: f64) -> Next {
         let config = self.config.clone();
         let rec = self
             .records

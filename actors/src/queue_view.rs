@@ -13,7 +13,7 @@ use crate::{
 
 /// Queue and pool settings (runtime flags).
 #[derive(Clone, Debug)]
-pub struct QueueConfig {
+pub(crate) struct QueueConfig {
     /// `--max-concurrent-reconciles`.
     pub workers: usize,
     /// `--reconcile-timeout`.
@@ -104,7 +104,7 @@ impl QueueStats {
 
 impl QueueStats {
     /// Set the queue gauges of `controller` from these figures as of `now`.
-    pub fn record_gauges(&self, controller: &str, metrics: &RuntimeMetrics, now: Instant) {
+    pub(crate) fn record_gauges(&self, controller: &str, metrics: &RuntimeMetrics, now: Instant) {
         let running: Vec<f64> = self
             .workers
             .iter()

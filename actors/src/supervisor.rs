@@ -46,7 +46,7 @@ use crate::{
 const ESCALATION_LINGER: Duration = Duration::from_millis(200);
 
 /// Messages to the root supervisor.
-pub enum SupervisorMsg {
+pub(crate) enum SupervisorMsg {
     /// From the leadership hooks: we lead; start the controllers subtree.
     StartControllers,
     /// From the leadership hooks: we no longer lead; the reply comes once the subtree stopped.
@@ -61,7 +61,7 @@ pub enum SupervisorMsg {
 
 /// A child of the root supervisor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RootChild {
+pub(crate) enum RootChild {
     /// The health actor.
     Health,
     /// The leadership actor.
@@ -82,7 +82,7 @@ impl RootChild {
 
 /// How the runtime ended, written by the supervisor before it stops.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Graceful shutdown.
     Shutdown,
     /// Restart storm; the reason.
@@ -90,7 +90,7 @@ pub enum Exit {
 }
 
 /// Builds the children's arguments (again on every restart).
-pub trait ChildFactory: Send + Sync + 'static {
+pub(crate) trait ChildFactory: Send + Sync + 'static {
     /// Health arguments.
     fn health_args(&self) -> HealthArgs;
     /// Controllers arguments, escalating through `escalation`.
@@ -98,7 +98,7 @@ pub trait ChildFactory: Send + Sync + 'static {
 }
 
 /// Supervisor arguments.
-pub struct SupervisorArgs {
+pub(crate) struct SupervisorArgs {
     /// Child arguments.
     pub factory: Arc<dyn ChildFactory>,
     /// Leadership, or `None` when leader election is disabled (leader at once).
@@ -131,7 +131,7 @@ enum Phase {
 }
 
 /// Supervisor state.
-pub struct SupervisorState {
+pub(crate) struct SupervisorState {
     args: SupervisorArgs,
     spawner: Spawner,
     phase: Phase,
@@ -141,7 +141,7 @@ pub struct SupervisorState {
 }
 
 /// The root supervisor actor.
-pub struct Supervisor;
+pub(crate) struct Supervisor;
 
 impl RuntimeActor for Supervisor {
     type Msg = SupervisorMsg;

@@ -23,10 +23,10 @@ use crate::{
 };
 
 /// What the scripted reconciler does for one call: given the key name and attempt number.
-pub type Script = dyn Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync;
+pub(crate) type Script = dyn Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync;
 
 /// One scripted behaviour.
-pub enum Step {
+pub(crate) enum Step {
     /// Return this outcome after sleeping (cooperatively) this long.
     Return(Duration, Outcome),
     /// Block the thread (ignoring cancellation) this long, then succeed.
@@ -38,7 +38,7 @@ pub enum Step {
 }
 
 /// Counts calls per key and catches two concurrent calls on one key.
-pub struct Scripted {
+pub(crate) struct Scripted {
     script: Box<Script>,
     in_flight: Mutex<HashMap<String, u32>>,
     /// Calls per key name, in start order.
@@ -48,7 +48,9 @@ pub struct Scripted {
 }
 
 impl Scripted {
-    pub fn new(script: impl Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync + 'static) -> Arc<Self> {
+    pub(crate) fn new(
+        script: impl Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync + 'static,
+    ) -> Arc<Self> {
         Arc::new(Self {
             script: Box::new(script),
             in_flight: Mutex::default(),
@@ -57,7 +59,7 @@ impl Scripted {
         })
     }
 
-    pub fn calls_of(&self, name: &str) -> usize {
+    pub(crate) fn calls_of(&self, name: &str) -> usize {
         self.calls
             .lock()
             .unwrap()
@@ -66,7 +68,7 @@ impl Scripted {
             .count()
     }
 
-    pub fn total_calls(&self) -> usize {
+    pub(crate) fn total_calls(&self) -> usize {
         self.calls.lock().unwrap().len()
     }
 }
@@ -108,12 +110,12 @@ impl Reconciler for Scripted {
 }
 
 /// A key of the test controller.
-pub fn key(name: &str) -> ObjectKey {
+pub(crate) fn key(name: &str) -> ObjectKey {
     ObjectKey::namespaced("test", "ns", name)
 }
 
 /// Settings with short timeouts and no first-pass spreading.
-pub fn quick_config(workers: usize) -> QueueConfig {
+pub(crate) fn quick_config(workers: usize) -> QueueConfig {
     QueueConfig {
         workers,
         reconcile_timeout: Duration::from_millis(300),
@@ -130,21 +132,21 @@ pub fn quick_config(workers: usize) -> QueueConfig {
 }
 
 /// A fence open for good (leader election disabled).
-pub fn open_fence() -> Fence {
+pub(crate) fn open_fence() -> Fence {
     let fence = Fence::new();
     fence.open_unbounded();
     fence
 }
 
 /// Spawns top-level actors registered in a fresh directory (with its metrics registry).
-pub fn spawner() -> (Spawner, Arc<Directory>, Registry) {
+pub(crate) fn spawner() -> (Spawner, Arc<Directory>, Registry) {
     let mut registry = Registry::default();
     let directory = Arc::new(Directory::new(RuntimeMetrics::register(&mut registry)));
     (Spawner::root(directory.clone()), directory, registry)
 }
 
 /// A spawned work queue and what tests observe it through.
-pub struct QueueFixture {
+pub(crate) struct QueueFixture {
     pub queue: CountedRef<QueueMsg>,
     pub stats: watch::Receiver<QueueStats>,
     pub directory: Arc<Directory>,
@@ -152,7 +154,7 @@ pub struct QueueFixture {
 }
 
 impl QueueFixture {
-    pub async fn spawn(reconciler: Arc<Scripted>, config: QueueConfig) -> Self {
+    pub(crate) async fn spawn(reconciler: Arc<Scripted>, config: QueueConfig) -> Self {
         let (spawner, directory, registry) = spawner();
         let (tx, stats) = watch::channel(QueueStats::inactive());
         let args = QueueArgs {
@@ -175,7 +177,7 @@ impl QueueFixture {
         }
     }
 
-    pub fn enqueue(&self, name: &str) {
+    pub(crate) fn enqueue(&self, name: &str) {
         self.queue
             .cast(QueueMsg::Enqueue {
                 key: key(name),
@@ -184,11 +186,11 @@ impl QueueFixture {
             .expect("queue alive");
     }
 
-    pub fn stats(&self) -> QueueStats {
+    pub(crate) fn stats(&self) -> QueueStats {
         self.stats.borrow().clone()
     }
 
-    pub fn metrics_text(&self) -> String {
+    pub(crate) fn metrics_text(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("encodes");
         out
@@ -202,7 +204,7 @@ impl Drop for QueueFixture {
 }
 
 /// Poll `check` every 20ms until it holds, failing with `what` after `within`.
-pub async fn eventually(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
+pub(crate) async fn eventually(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + within;
     while !check() {
         assert!(

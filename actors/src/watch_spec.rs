@@ -37,10 +37,10 @@ impl<K> Watched for K where
 }
 
 /// Maps a watched object to the keys it affects (e.g. a token Secret to the connections using it).
-pub type Mapper<K> = Arc<dyn Fn(&K) -> Vec<ObjectKey> + Send + Sync>;
+pub(crate) type Mapper<K> = Arc<dyn Fn(&K) -> Vec<ObjectKey> + Send + Sync>;
 
 /// Says whether a change from the previous version (`None`: first sighting) to `new` matters.
-pub type Matters<K> = Arc<dyn Fn(Option<&K>, &K) -> bool + Send + Sync>;
+pub(crate) type Matters<K> = Arc<dyn Fn(Option<&K>, &K) -> bool + Send + Sync>;
 
 /// One watch: kind, scope and selectors (via `api` and `config`), key mapper and change filter.
 ///

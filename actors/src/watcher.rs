@@ -60,11 +60,11 @@ use crate::{
 };
 
 /// At most one routine state report per this interval (connection changes are immediate).
-pub const REPORT_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const REPORT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Messages of a watcher actor.
 #[derive(Debug)]
-pub enum WatcherMsg<K> {
+pub(crate) enum WatcherMsg<K> {
     /// Sent by the stream task for every item of the watch stream, in order.
     Stream(StreamItem<K>),
     /// Sent by the stream task's drop guard: the task is gone (it panicked or the stream
@@ -76,14 +76,14 @@ pub enum WatcherMsg<K> {
 
 /// Why a watcher actor fails on purpose.
 #[derive(Debug, thiserror::Error)]
-pub enum WatcherError {
+pub(crate) enum WatcherError {
     /// The stream task ended; the supervisor restarts the watcher.
     #[error("watch stream {0:?} ended")]
     StreamEnded(String),
 }
 
 /// What a watcher actor is started with (built by [`WatchSource::spawn_linked`] below).
-pub struct WatcherArgs<K: Watched> {
+pub(crate) struct WatcherArgs<K: Watched> {
     /// The spec (shared with other incarnations).
     spec: Arc<SpecShared<K>>,
     /// Where keys go.
@@ -132,7 +132,7 @@ impl<K: Watched> Forward<K> for CountedRef<WatcherMsg<K>> {
 }
 
 /// A watcher actor's state.
-pub struct State<K: Watched> {
+pub(crate) struct State<K: Watched> {
     /// The spec (mapper, stream parameters).
     spec: Arc<SpecShared<K>>,
     /// Where keys go.
@@ -150,7 +150,7 @@ pub struct State<K: Watched> {
 }
 
 /// The watcher actor for kind `K` (configuration comes in [`WatcherArgs`]).
-pub struct Watcher<K>(PhantomData<fn() -> K>);
+pub(crate) struct Watcher<K>(PhantomData<fn() -> K>);
 
 impl<K> Default for Watcher<K> {
     fn default() -> Self {

@@ -43,7 +43,7 @@ use crate::{
 };
 
 /// Messages to a work queue.
-pub enum QueueMsg {
+pub(crate) enum QueueMsg {
     /// From watchers (via `KeySink`): `key` changed; queue it (coalesced).
     Enqueue {
         /// The affected object.
@@ -78,7 +78,7 @@ impl DoneSink for CountedRef<QueueMsg> {
 }
 
 /// Work queue arguments.
-pub struct QueueArgs {
+pub(crate) struct QueueArgs {
     /// The controller name (`ObjectKey::controller` of its keys).
     pub controller: &'static str,
     /// Its reconciler.
@@ -96,7 +96,7 @@ pub struct QueueArgs {
 type TimerTask = JoinHandle<Result<(), ractor::MessagingErr<QueueMsg>>>;
 
 /// Work queue state.
-pub struct QueueActorState {
+pub(crate) struct QueueActorState {
     controller: &'static str,
     /// The pure queue.
     queue: QueueState,
@@ -112,7 +112,7 @@ pub struct QueueActorState {
 }
 
 /// The work queue actor.
-pub struct WorkQueue;
+pub(crate) struct WorkQueue;
 
 impl RuntimeActor for WorkQueue {
     type Msg = QueueMsg;

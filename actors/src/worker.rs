@@ -35,13 +35,13 @@ use crate::{
 };
 
 /// Messages to a worker.
-pub enum WorkerMsg {
+pub(crate) enum WorkerMsg {
     /// From the work queue: reconcile `job.key` now (the queue only sends this to an idle worker).
     Run(Job),
 }
 
 /// One dispatched run of one key.
-pub struct Job {
+pub(crate) struct Job {
     /// The key to reconcile.
     pub key: ObjectKey,
     /// Failures in a row before this attempt.
@@ -53,7 +53,7 @@ pub struct Job {
 /// Reports `Done` for one run to the work queue exactly once: explicitly with
 /// [`DoneGuard::complete`], or on drop with `Aborted` (panicking → `Panicked`, else `Killed` once
 /// the run started, `Lost` before).
-pub struct DoneGuard {
+pub(crate) struct DoneGuard {
     run: u64,
     key: Option<ObjectKey>,
     started: bool,
@@ -72,7 +72,7 @@ impl DoneGuard {
     }
 
     /// Report `finish` and disarm.
-    pub fn complete(mut self, finish: Finish) {
+    pub(crate) fn complete(mut self, finish: Finish) {
         self.report(finish);
     }
 
@@ -95,7 +95,7 @@ impl Drop for DoneGuard {
 }
 
 /// Worker configuration.
-pub struct WorkerArgs {
+pub(crate) struct WorkerArgs {
     /// The controller's reconciler.
     pub reconciler: SharedReconciler,
     /// `--reconcile-timeout`.
@@ -105,7 +105,7 @@ pub struct WorkerArgs {
 }
 
 /// Worker state.
-pub struct WorkerState {
+pub(crate) struct WorkerState {
     args: WorkerArgs,
     /// The current (or last) run: dropping it aborts the task and cancels its token.
     current: Option<RunningTask>,
@@ -124,7 +124,7 @@ impl Drop for RunningTask {
 }
 
 /// The worker actor.
-pub struct Worker;
+pub(crate) struct Worker;
 
 impl RuntimeActor for Worker {
     type Msg = WorkerMsg;

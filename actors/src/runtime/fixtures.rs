@@ -28,7 +28,7 @@ use crate::{
 struct FakeWatcher;
 
 /// Messages to the fake watcher.
-pub enum FakeWatchMsg {
+pub(super) enum FakeWatchMsg {
     Panic,
 }
 
@@ -68,7 +68,7 @@ impl RuntimeActor for FakeWatcher {
 
 /// A watch source the test drives: it hands out the sink and the live watcher.
 #[derive(Clone, Default)]
-pub struct FakeWatch {
+pub(super) struct FakeWatch {
     pub name: &'static str,
     pub fail_on_start: bool,
     pub sink: Arc<Mutex<Option<Arc<dyn KeySink>>>>,
@@ -76,7 +76,7 @@ pub struct FakeWatch {
 }
 
 impl FakeWatch {
-    pub fn named(name: &'static str) -> Self {
+    pub(super) fn named(name: &'static str) -> Self {
         Self {
             name,
             ..Self::default()
@@ -84,7 +84,7 @@ impl FakeWatch {
     }
 
     /// Send `key` through the sink of the live watcher; false if none is running.
-    pub fn emit(&self, name: &str) -> bool {
+    pub(super) fn emit(&self, name: &str) -> bool {
         match self.sink.lock().unwrap().as_ref() {
             Some(sink) => {
                 sink.enqueue(ObjectKey::namespaced("test", "ns", name), Cause::Event);
@@ -124,7 +124,7 @@ impl WatchSource for FakeWatch {
 }
 
 /// An actor that does nothing (stands in for leadership and seed watchers).
-pub struct Idle;
+pub(super) struct Idle;
 
 impl RuntimeActor for Idle {
     type Msg = ();
@@ -141,10 +141,10 @@ impl RuntimeActor for Idle {
 }
 
 /// Enqueues its keys (as listed) each time the controllers start, and reports itself synced.
-pub struct Seed(Vec<ObjectKey>);
+pub(super) struct Seed(Vec<ObjectKey>);
 
 impl Seed {
-    pub fn keys(keys: &[ObjectKey]) -> Self {
+    pub(super) fn keys(keys: &[ObjectKey]) -> Self {
         Self(keys.to_vec())
     }
 }
@@ -178,7 +178,7 @@ impl WatchSource for Seed {
 
 /// Leadership the test drives with `lead` / `lose` (the fence open while it leads).
 #[derive(Clone, Default)]
-pub struct FakeLeadership {
+pub(super) struct FakeLeadership {
     /// The live leadership actor.
     pub cell: Arc<Mutex<Option<ActorCell>>>,
     hooks: Arc<Mutex<Option<Arc<dyn LeadershipHooks>>>>,
@@ -187,14 +187,14 @@ pub struct FakeLeadership {
 }
 
 impl FakeLeadership {
-    pub async fn lead(&self) {
+    pub(super) async fn lead(&self) {
         self.fence().open_unbounded();
         self.set_role(Role::Leader);
         let hooks = self.hooks.lock().unwrap().clone().expect("leadership spawned");
         hooks.started_leading().await;
     }
 
-    pub async fn lose(&self) {
+    pub(super) async fn lose(&self) {
         let hooks = self.hooks.lock().unwrap().clone().expect("leadership spawned");
         self.fence().close();
         self.set_role(Role::Standby);
@@ -253,7 +253,7 @@ impl LeadershipSource for FakeLeadership {
 }
 
 /// A runtime running in a task, with its handles.
-pub struct Running {
+pub(super) struct Running {
     pub lease: watch::Receiver<LeaseStatus>,
     pub health: HealthHandle,
     pub tree: TreeHandle,
@@ -264,7 +264,7 @@ pub struct Running {
 }
 
 /// A builder with the scripted reconciler, small thresholds and a metrics registry.
-pub fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> RuntimeBuilder {
+pub(super) fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> RuntimeBuilder {
     Runtime::builder()
         .reconciler("test", rec)
         .max_concurrent_reconciles(2)
@@ -283,7 +283,7 @@ pub fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> Run
 }
 
 impl Running {
-    pub fn start(builder: impl FnOnce(&mut Registry) -> RuntimeBuilder) -> Self {
+    pub(super) fn start(builder: impl FnOnce(&mut Registry) -> RuntimeBuilder) -> Self {
         let mut registry = Registry::default();
         let runtime = builder(&mut registry).build().expect("valid config");
         let (tx, rx) = oneshot::channel();
@@ -304,19 +304,19 @@ impl Running {
         }
     }
 
-    pub fn metrics_text(&self) -> String {
+    pub(super) fn metrics_text(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("encodes");
         out
     }
 
     /// Kill the whole tree at once (a crash: nothing is released).
-    pub fn kill(&self) {
+    pub(super) fn kill(&self) {
         self.tree.root().expect("runtime started").kill();
     }
 
     /// Signal shutdown and wait for `run` to return.
-    pub async fn shutdown(mut self) -> Result<(), RuntimeError> {
+    pub(super) async fn shutdown(mut self) -> Result<(), RuntimeError> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -337,7 +337,7 @@ impl Drop for Running {
 
 impl FakeLeadership {
     /// Whether the runtime spawned the leadership actor yet.
-    pub fn hooks_ready(&self) -> bool {
+    pub(super) fn hooks_ready(&self) -> bool {
         self.hooks.lock().unwrap().is_some()
     }
 }

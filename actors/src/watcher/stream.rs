@@ -19,7 +19,7 @@ use crate::{
 
 /// One watch stream item, as the stream task saw it against the store.
 #[derive(Debug)]
-pub enum StreamItem<K> {
+pub(crate) enum StreamItem<K> {
     /// A (re)list started (first start, or after a 410).
     Relisting,
     /// The (re)list completed; `vanished` were in the store but not in the list.
