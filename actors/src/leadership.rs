@@ -47,6 +47,7 @@ use kube::Client;
 use ractor::{ActorProcessingErr, RpcReplyPort};
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
+pub use self::config::{LeaderElectionConfig, identity};
 use crate::{
     fence::Fence,
     lease_api::{LeaseApi, LeaseCallError},
@@ -79,30 +80,6 @@ pub enum LeadershipMsg {
     /// Sent by the supervisor on shutdown or escalation: stop the controllers, free the Lease,
     /// never compete again. The reply comes once both are done (or the API call timed out).
     Release(RpcReplyPort<()>),
-}
-
-/// What the operator's flags say about leader election.
-#[derive(Clone, Debug)]
-pub struct LeaderElectionConfig {
-    /// `--leader-elect`: compete for the Lease; when `false` this replica leads at once.
-    pub enabled: bool,
-    /// The Lease's namespace.
-    pub lease_namespace: String,
-    /// The Lease's name.
-    pub lease_name: String,
-    /// Our identity in the Lease (see [`identity`]).
-    pub identity: String,
-    /// The `fieldManager` of our Lease writes, so the Lease's managedFields name the operator
-    /// (kube-rs sends no User-Agent: without it the API server records `unknown`).
-    pub field_manager: String,
-    /// Lease duration, renew deadline, retry period.
-    pub timings: Timings,
-}
-
-/// A unique candidate identity: the pod name plus a per-process uid, like client-go's
-/// `hostname_uuid`, so a restarted pod with the same name is a new candidate.
-pub fn identity(pod_name: &str) -> String {
-    format!("{pod_name}_{}", uuid::Uuid::new_v4())
 }
 
 /// What the leadership actor is started with.
@@ -443,14 +420,4 @@ impl State {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn identity_should_start_with_the_pod_name_and_differ_per_process() {
-        let (a, b) = (identity("operator-0"), identity("operator-0"));
-        assert!(a.starts_with("operator-0_"), "{a}");
-        assert_ne!(a, b, "a restarted pod with the same name is a new candidate");
-    }
-}
+mod config;

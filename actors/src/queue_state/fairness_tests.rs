@@ -2,7 +2,7 @@
 //! namespace's reveals hang, another namespace's objects must still sync) and how abandoned
 //! runs give their worker back.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::Duration};
 
 use super::*;
 
