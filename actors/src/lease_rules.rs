@@ -75,7 +75,7 @@ impl Timings {
 
     /// Check client-go's constraints between the three durations, and the write fence's:
     /// `renew_deadline + retry_period ≤ lease_duration` (the bound is stated in
-    /// [`crate::fence`]: writes stop at the renew deadline after the last successful renewal,
+    /// `fence.rs`: writes stop at the renew deadline after the last successful renewal,
     /// nobody else may acquire before the lease duration after it, and the margin between the
     /// two covers a write already on the wire and the leadership actor's next tick).
     ///

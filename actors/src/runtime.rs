@@ -149,7 +149,9 @@ impl RuntimeBuilder {
     /// Validate and assemble.
     ///
     /// # Errors
-    /// `InvalidConfig` for a configuration [`RuntimeBuilder::validate`] refuses.
+    /// `InvalidConfig` for an enabled Lease election without a client, no controller, a
+    /// duplicate controller or watch name, zero workers or namespace share, or a zero reconcile
+    /// timeout / stall threshold / probe period.
     pub fn build(self) -> Result<Runtime, RuntimeError> {
         self.validate()?;
         Ok(Runtime::assemble(self))

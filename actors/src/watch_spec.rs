@@ -100,8 +100,9 @@ impl<K: Watched> WatchSpec<K> {
         self.with(|s| s.mapper = Arc::new(mapper))
     }
 
-    /// Replace the default filter ([`watch_filter::metadata_change_matters`]); deletions and
-    /// objects that vanished during a re-list always matter.
+    /// Replace the default filter (`watch_filter::metadata_change_matters`: generation, labels,
+    /// annotations, owners, finalizers, deletion); deletions and objects that vanished during
+    /// a re-list always matter.
     pub fn matters(self, matters: impl Fn(Option<&K>, &K) -> bool + Send + Sync + 'static) -> Self {
         self.with(|s| s.matters = Arc::new(matters))
     }

@@ -23,14 +23,14 @@ use crate::{
 pub enum LeaderElection {
     /// Leader immediately (single replica, or tests).
     Disabled,
-    /// The Lease election of [`crate::leadership`] with these flags, through the builder's
+    /// The Lease election (`leadership.rs`) with these flags, through the builder's
     /// [`client`](RuntimeBuilder::client) (`enabled: false` means leader at once).
     Lease(LeaderElectionConfig),
     /// Compete through another leadership implementation.
     Enabled(Arc<dyn LeadershipSource>),
 }
 
-/// Builds a [`Runtime`]; every setting has a default except the reconcilers.
+/// Builds a [`Runtime`](crate::Runtime); every setting has a default except the reconcilers.
 #[must_use]
 pub struct RuntimeBuilder {
     pub(super) client: Option<kube::Client>,
