@@ -138,3 +138,102 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        sync::{
+            Arc,
+            atomic::{AtomicUsize, Ordering},
+        },
+        time::Duration,
+    };
+
+    use tower::ServiceExt;
+
+    use super::*;
+
+    /// A service answering after `delay`, counting the requests that reached it.
+    fn backend(
+        delay: Duration,
+        reached: Arc<AtomicUsize>,
+    ) -> impl Service<Request<()>, Response = Response<()>, Error = BoxError, Future: Send> + Clone {
+        tower::service_fn(move |_: Request<()>| {
+            reached.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(delay).await;
+                Ok::<_, BoxError>(Response::new(()))
+            }
+        })
+    }
+
+    fn request(method: Method, path: &str) -> Request<()> {
+        Request::builder()
+            .method(method)
+            .uri(format!("https://kube{path}?fieldManager=x"))
+            .body(())
+            .expect("a request")
+    }
+
+    async fn send(layer: &FenceLayer, delay: Duration, req: Request<()>) -> (Result<(), FenceError>, usize) {
+        let reached = Arc::new(AtomicUsize::new(0));
+        let answer = layer
+            .layer(backend(delay, reached.clone()))
+            .oneshot(req)
+            .await
+            .map(drop)
+            .map_err(|e| *e.downcast::<FenceError>().expect("only fence errors here"));
+        (answer, reached.load(Ordering::SeqCst))
+    }
+
+    const LEASE: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/op-lease";
+
+    #[tokio::test(start_paused = true)]
+    async fn a_closed_fence_should_refuse_writes_but_pass_reads_and_the_lease() {
+        let layer = FenceLayer::new(Fence::new()).exempt_lease("ops", "op-lease");
+        let secret = "/api/v1/namespaces/app/secrets/db";
+        for method in [Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
+            assert_eq!(
+                send(&layer, Duration::ZERO, request(method.clone(), secret)).await,
+                (Err(FenceError::Refused), 0),
+                "{method} never reaches the server"
+            );
+        }
+        assert_eq!(
+            send(&layer, Duration::ZERO, request(Method::GET, secret)).await,
+            (Ok(()), 1)
+        );
+        assert_eq!(
+            send(&layer, Duration::ZERO, request(Method::PUT, LEASE)).await,
+            (Ok(()), 1)
+        );
+        let other_lease = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/someone-else";
+        assert_eq!(
+            send(&layer, Duration::ZERO, request(Method::PUT, other_lease)).await,
+            (Err(FenceError::Refused), 0),
+            "only our own Lease is exempt"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_still_unanswered_when_the_fence_lapses_should_be_abandoned() {
+        let fence = Fence::new();
+        fence.extend_to(Instant::now() + Duration::from_millis(100));
+        let layer = FenceLayer::new(fence);
+        let patch = || request(Method::PATCH, "/api/v1/namespaces/app/secrets/db");
+        assert_eq!(
+            send(&layer, Duration::from_millis(50), patch()).await,
+            (Ok(()), 1)
+        );
+        assert_eq!(
+            send(&layer, Duration::from_millis(500), patch()).await,
+            (Err(FenceError::Abandoned), 1),
+            "answered after the fence: abandoned at it"
+        );
+        assert_eq!(
+            send(&layer, Duration::ZERO, patch()).await,
+            (Err(FenceError::Refused), 0),
+            "the fence has lapsed: refused before sending"
+        );
+    }
+}

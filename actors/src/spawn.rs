@@ -273,3 +273,79 @@ impl<A: RuntimeActor> Actor for Counted<A> {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::test_support::{eventually, spawner};
+
+    /// Counts to itself: `Tick(n)` sends itself `Tick(n - 1)` until 0.
+    struct Countdown;
+
+    impl RuntimeActor for Countdown {
+        type Msg = u32;
+        type State = ();
+        type Arguments = ();
+
+        async fn pre_start(&self, _: CountedRef<u32>, (): ()) -> Result<(), ActorProcessingErr> {
+            Ok(())
+        }
+
+        async fn handle(
+            &self,
+            myself: CountedRef<u32>,
+            n: u32,
+            (): &mut (),
+        ) -> Result<(), ActorProcessingErr> {
+            if n > 0 {
+                myself.cast(n - 1)?;
+            }
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_spawned_actor_should_be_registered_while_it_lives_and_count_every_message() {
+        let (spawner, directory, _) = spawner();
+        let actor = spawner
+            .spawn("countdown", ActorKind::Worker, Countdown, ())
+            .await
+            .expect("spawns");
+        let id = actor.cell().get_id();
+        assert_eq!(
+            directory.lookup(id),
+            Some(("countdown".to_owned(), ActorKind::Worker))
+        );
+        actor.cast(4).expect("alive");
+        let mailbox = directory.mailbox(id).expect("registered with its counters");
+        eventually(
+            Duration::from_secs(5),
+            "five messages handled, none waiting",
+            || mailbox.handled() == 5 && mailbox.depth() == 0,
+        )
+        .await;
+        actor.cell().kill();
+        eventually(Duration::from_secs(5), "a killed actor forgotten", || {
+            directory.lookup(id).is_none() && directory.mailbox(id).is_none()
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_send_to_a_stopped_actor_should_not_count_as_waiting() {
+        let (spawner, _, _) = spawner();
+        let actor = spawner
+            .spawn("countdown", ActorKind::Worker, Countdown, ())
+            .await
+            .expect("spawns");
+        actor
+            .cell()
+            .stop_and_wait(None, Some(Duration::from_secs(5)))
+            .await
+            .expect("stops");
+        assert!(actor.cast(1).is_err());
+        assert_eq!(actor.stats().depth(), 0, "a refused message is not in the depth");
+    }
+}
