@@ -279,7 +279,25 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::test_support::{eventually, spawner};
+
+    /// A root spawner over a fresh directory (not `test_support`'s: that module uses this one).
+    fn spawner() -> (Spawner, Arc<Directory>) {
+        let metrics = RuntimeMetrics::register(&mut prometheus_client::registry::Registry::default());
+        let directory = Arc::new(Directory::new(metrics));
+        (Spawner::root(directory.clone()), directory)
+    }
+
+    async fn eventually(within: Duration, what: &str, check: impl Fn() -> bool) {
+        let polled = tokio::time::timeout(within, async {
+            while !check() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        assert!(
+            polled.await.is_ok(),
+            "timed out after {within:?} waiting until {what}"
+        );
+    }
 
     /// Counts to itself: `Tick(n)` sends itself `Tick(n - 1)` until 0.
     struct Countdown;
@@ -308,7 +326,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_spawned_actor_should_be_registered_while_it_lives_and_count_every_message() {
-        let (spawner, directory, _) = spawner();
+        let (spawner, directory) = spawner();
         let actor = spawner
             .spawn("countdown", ActorKind::Worker, Countdown, ())
             .await
@@ -335,7 +353,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_send_to_a_stopped_actor_should_not_count_as_waiting() {
-        let (spawner, _, _) = spawner();
+        let (spawner, _) = spawner();
         let actor = spawner
             .spawn("countdown", ActorKind::Worker, Countdown, ())
             .await
