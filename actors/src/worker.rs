@@ -16,7 +16,7 @@
 //!
 //! # Failure
 //! Dropping the worker's state (kill, panic, stop) cancels the token and aborts the task. The
-//! work queue replaces killed or failed workers (see `work_queue.rs`).
+//! work queue replaces killed or failed workers (see `work_queue/pool.rs`).
 
 use std::{sync::Arc, time::Duration};
 

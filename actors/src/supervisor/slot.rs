@@ -1,14 +1,14 @@
 //! The root supervisor's controllers slot: whether the controllers subtree should run and
 //! whether it does, as one enum, so "wanted", "running" and "being stopped" cannot disagree.
 //!
-//! ```text
-//!            wanted / start                 unwanted (stop cell)
-//!   Idle ─────────────────────▶ Running ───────────────────────▶ Stopping{restart: false}
-//!    ▲   start failed │            │ failed                         │   ▲ unwanted │ wanted
-//!    │                ▼            ▼                                │   └──────────┘
-//!    │            Restarting ◀─────┘   (restart timer: start)       │ exited
-//!    └──────────── unwanted ───────────────────────────────────────┘ (restart: true → Restarting)
-//! ```
+//! Transitions (the supervisor performs the side effects each one returns):
+//! - `want` (we lead): `Idle` → start it (→ `Running`, or `Restarting` if the start failed);
+//!   `Stopping` → remember to start it again once gone.
+//! - `unwant` (leadership lost, shutdown): `Running` → stop it (→ `Stopping`);
+//!   `Idle`/`Restarting` → `Idle`, answering the waiter at once.
+//! - it exits: `Stopping` → answer the waiters, then `Idle` (or `Restarting` if wanted again);
+//!   `Running` → it failed: `Restarting`, with backoff.
+//! - the restart timer fires: only `Restarting` starts it.
 
 use ractor::{ActorCell, ActorId, RpcReplyPort};
 
