@@ -124,13 +124,14 @@ where
         match self.layer.fence.allowance(Instant::now()) {
             Allowance::Refused => futures::future::ready(Err(FenceError::Refused.into())).boxed(),
             Allowance::Unbounded => self.inner.call(request).map(|r| r.map_err(Into::into)).boxed(),
-            Allowance::Until(until) => {
-                let call = self.inner.call(request);
+            Allowance::Until(_) => {
+                // Bounded by the fence as it moves: a renewal during the write extends it.
+                let (call, lapsed) = (self.inner.call(request), self.layer.fence.lapsed());
                 async move {
-                    match tokio::time::timeout_at(until, call).await {
-                        Ok(answer) => answer.map_err(Into::into),
+                    tokio::select! {
+                        answer = call => answer.map_err(Into::into),
                         // Dropping the call abandons the request (its connection is closed).
-                        Err(_) => Err(FenceError::Abandoned.into()),
+                        () = lapsed => Err(FenceError::Abandoned.into()),
                     }
                 }
                 .boxed()
@@ -213,6 +214,29 @@ mod tests {
             (Err(FenceError::Refused), 0),
             "only our own Lease is exempt"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_should_not_be_abandoned_while_renewals_move_the_fence() {
+        let fence = Fence::new();
+        fence.extend_to(Instant::now() + Duration::from_millis(100));
+        let renewals = tokio::spawn({
+            let fence = fence.clone();
+            async move {
+                for _ in 0..5 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    fence.extend_to(Instant::now() + Duration::from_millis(100));
+                }
+            }
+        });
+        let layer = FenceLayer::new(fence);
+        let patch = request(Method::PATCH, "/api/v1/namespaces/app/secrets/db");
+        assert_eq!(
+            send(&layer, Duration::from_millis(200), patch).await,
+            (Ok(()), 1),
+            "answered after the instant seen at its start, but the lease was renewed meanwhile"
+        );
+        renewals.await.expect("renewals ran");
     }
 
     #[tokio::test(start_paused = true)]
