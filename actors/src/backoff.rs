@@ -103,7 +103,7 @@ fn scale(d: Duration, factor: f64) -> Duration {
 }
 
 /// A uniform random value in `[0, 1)` for the functions above.
-pub fn random_unit() -> f64 {
+pub(crate) fn random_unit() -> f64 {
     use rand::RngExt;
     rand::rng().random_range(0.0..1.0)
 }

@@ -20,30 +20,33 @@ use std::{
     time::Duration,
 };
 
-use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
+use ractor::{ActorCell, ActorId, ActorProcessingErr, SupervisionEvent};
 use tokio::{sync::watch, time::Instant};
 
 use crate::{
     directory::{ActorKind, Directory},
+    fence::Fence,
     introspection::queue_name,
     key::{Cause, ObjectKey},
-    mailbox::{self, CountedRef, MailboxStats},
+    mailbox::CountedRef,
+    queue_view::{QueueConfig, QueueStats},
     reconciler::SharedReconciler,
     restart_policy::{RestartDecision, RestartLog, RestartPolicy, exit_of},
-    seams::{KeySink, WatchReporter, WatchSource},
-    supervisor::SupervisorMsg,
-    work_queue::{QueueArgs, QueueConfig, QueueMsg, QueueStats, WorkQueue},
+    seams::{Escalation, KeySink, WatchSource},
+    spawn::{RuntimeActor, Spawner},
+    watch_state::WatchReporter,
+    work_queue::{QueueArgs, QueueMsg, WorkQueue},
 };
 
 /// Messages to the controllers actor.
-pub enum ControllersMsg {
+pub(crate) enum ControllersMsg {
     /// From its own timer after a child's backoff: start that child again.
     Restart(Child),
 }
 
 /// A child of the controllers actor, by position in its specs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Child {
+pub(crate) enum Child {
     /// The work queue of controller `n`.
     Queue(usize),
     /// The watcher of watch source `n`.
@@ -52,7 +55,7 @@ pub enum Child {
 
 /// One controller: its name, reconciler, and the channel its queue publishes on.
 #[derive(Clone)]
-pub struct ControllerSpec {
+pub(crate) struct ControllerSpec {
     /// `ObjectKey::controller` of its keys.
     pub name: &'static str,
     /// Its reconciler.
@@ -63,13 +66,13 @@ pub struct ControllerSpec {
 
 /// Routes keys to the live queue of their controller; also how the queue handle finds queues.
 #[derive(Default)]
-pub struct QueueRouter {
+pub(crate) struct QueueRouter {
     queues: RwLock<HashMap<&'static str, CountedRef<QueueMsg>>>,
 }
 
 impl QueueRouter {
     /// The live queue of `controller`.
-    pub fn get(&self, controller: &str) -> Option<CountedRef<QueueMsg>> {
+    pub(crate) fn get(&self, controller: &str) -> Option<CountedRef<QueueMsg>> {
         self.queues
             .read()
             .expect("router poisoned")
@@ -97,7 +100,7 @@ impl KeySink for QueueRouter {
 }
 
 /// Controllers arguments (kept as configuration for restarts).
-pub struct ControllersArgs {
+pub(crate) struct ControllersArgs {
     /// The controllers.
     pub controllers: Vec<ControllerSpec>,
     /// The watches.
@@ -116,33 +119,36 @@ pub struct ControllersArgs {
     pub policy: RestartPolicy,
     /// The tree-wide restart log.
     pub restarts: Arc<Mutex<RestartLog>>,
-    /// To ask for escalation.
-    pub supervisor: CountedRef<SupervisorMsg>,
-    /// This incarnation's mailbox counters.
-    pub mailbox: Arc<MailboxStats>,
+    /// To ask for escalation (the root supervisor).
+    pub escalation: Arc<dyn Escalation>,
+    /// The write fence: in-flight reconciles are cancelled when it lapses.
+    pub fence: Fence,
 }
 
 /// Controllers state.
-pub struct ControllersState {
+pub(crate) struct ControllersState {
     args: ControllersArgs,
+    /// Spawns the queues and watchers under this actor.
+    spawner: Spawner,
     /// Live children by id.
     children: HashMap<ActorId, Child>,
 }
 
 /// The controllers actor.
-pub struct Controllers;
+pub(crate) struct Controllers;
 
-impl Actor for Controllers {
+impl RuntimeActor for Controllers {
     type Msg = ControllersMsg;
     type State = ControllersState;
     type Arguments = ControllersArgs;
 
     async fn pre_start(
         &self,
-        _: ActorRef<ControllersMsg>,
+        myself: CountedRef<ControllersMsg>,
         args: ControllersArgs,
     ) -> Result<ControllersState, ActorProcessingErr> {
         Ok(ControllersState {
+            spawner: Spawner::under(myself.cell(), args.directory.clone()),
             args,
             children: HashMap::new(),
         })
@@ -150,7 +156,7 @@ impl Actor for Controllers {
 
     async fn post_start(
         &self,
-        myself: ActorRef<ControllersMsg>,
+        myself: CountedRef<ControllersMsg>,
         state: &mut ControllersState,
     ) -> Result<(), ActorProcessingErr> {
         // Queues first, so watchers' first keys have somewhere to go.
@@ -165,20 +171,19 @@ impl Actor for Controllers {
 
     async fn handle(
         &self,
-        myself: ActorRef<ControllersMsg>,
+        myself: CountedRef<ControllersMsg>,
         msg: ControllersMsg,
         state: &mut ControllersState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             ControllersMsg::Restart(child) => state.start(&myself, child).await,
         }
-        state.args.mailbox.record_handled();
         Ok(())
     }
 
     async fn handle_supervisor_evt(
         &self,
-        myself: ActorRef<ControllersMsg>,
+        myself: CountedRef<ControllersMsg>,
         evt: SupervisionEvent,
         state: &mut ControllersState,
     ) -> Result<(), ActorProcessingErr> {
@@ -193,10 +198,10 @@ impl Actor for Controllers {
 
     async fn post_stop(
         &self,
-        myself: ActorRef<ControllersMsg>,
+        myself: CountedRef<ControllersMsg>,
         state: &mut ControllersState,
     ) -> Result<(), ActorProcessingErr> {
-        state.stop_gracefully(&myself).await;
+        state.stop_gracefully(&myself.cell()).await;
         Ok(())
     }
 }
@@ -213,7 +218,6 @@ impl ControllersState {
 
     /// Forget an exited child; returns it if it was ours.
     fn on_child_exit(&mut self, cell: &ActorCell) -> Option<Child> {
-        self.args.directory.forget(cell.get_id());
         let child = self.children.remove(&cell.get_id())?;
         if let Child::Queue(i) = child {
             self.args.router.set(self.args.controllers[i].name, None);
@@ -223,7 +227,7 @@ impl ControllersState {
 
     /// Count a failure of `child` against the restart policy, then schedule its restart or
     /// escalate to the supervisor.
-    fn restart_or_escalate(&mut self, myself: &ActorRef<ControllersMsg>, child: Child, reason: &str) {
+    fn restart_or_escalate(&mut self, myself: &CountedRef<ControllersMsg>, child: Child, reason: &str) {
         let name = self.name_of(child);
         self.args.directory.restarted(&name, reason);
         let decision = self
@@ -234,32 +238,25 @@ impl ControllersState {
             .on_failure(&self.args.policy, &name, Instant::now());
         match decision {
             RestartDecision::RestartAfter(delay) => {
-                mailbox::send_counted_after(myself, self.args.mailbox.clone(), delay, move || {
-                    ControllersMsg::Restart(child)
-                });
+                myself.send_after(delay, move || ControllersMsg::Restart(child));
             }
-            RestartDecision::Escalate(why) => {
-                // The supervisor may already be stopping: then escalation is moot.
-                let _ = self.args.supervisor.cast(SupervisorMsg::Escalate(why));
-            }
+            RestartDecision::Escalate(why) => self.args.escalation.escalate(why),
         }
     }
 
-    async fn start(&mut self, myself: &ActorRef<ControllersMsg>, child: Child) {
+    async fn start(&mut self, myself: &CountedRef<ControllersMsg>, child: Child) {
         let name = self.name_of(child);
         let started = match child {
-            Child::Queue(i) => self.start_queue(myself, i).await,
+            Child::Queue(i) => self.start_queue(i).await,
             Child::Watch(i) => {
                 let sink: Arc<dyn KeySink> = self.args.router.clone();
                 self.args.watches[i]
-                    .spawn_linked(myself.get_cell(), sink, self.args.reporter.clone())
+                    .spawn_linked(&self.spawner, sink, self.args.reporter.clone())
                     .await
-                    .map(|cell| (cell, ActorKind::Watcher))
             }
         };
         match started {
-            Ok((cell, kind)) => {
-                self.args.directory.name(cell.get_id(), name, kind);
+            Ok(cell) => {
                 self.children.insert(cell.get_id(), child);
             }
             Err(err) => {
@@ -270,31 +267,27 @@ impl ControllersState {
         }
     }
 
-    async fn start_queue(
-        &self,
-        myself: &ActorRef<ControllersMsg>,
-        i: usize,
-    ) -> Result<(ActorCell, ActorKind), ractor::SpawnErr> {
+    async fn start_queue(&self, i: usize) -> Result<ActorCell, ractor::SpawnErr> {
         let spec = &self.args.controllers[i];
-        let stats = Arc::new(MailboxStats::default());
         let args = QueueArgs {
             controller: spec.name,
             reconciler: spec.reconciler.clone(),
             config: self.args.queue_config.clone(),
-            mailbox: stats.clone(),
             stats: spec.stats.clone(),
             directory: self.args.directory.clone(),
+            fence: self.args.fence.clone(),
         };
-        let (queue, _) = Actor::spawn_linked(None, WorkQueue, args, myself.get_cell()).await?;
-        mailbox::register(queue.get_id(), stats.clone());
-        self.args
-            .router
-            .set(spec.name, Some(CountedRef::new(queue.clone(), stats)));
-        Ok((queue.get_cell(), ActorKind::WorkQueue))
+        let queue = self
+            .spawner
+            .spawn(queue_name(spec.name), ActorKind::WorkQueue, WorkQueue, args)
+            .await?;
+        let cell = queue.cell();
+        self.args.router.set(spec.name, Some(queue));
+        Ok(cell)
     }
 
     /// Watchers first, then drain queues within the grace, then stop everything left.
-    async fn stop_gracefully(&mut self, myself: &ActorRef<ControllersMsg>) {
+    async fn stop_gracefully(&mut self, myself: &ActorCell) {
         let watchers: Vec<ActorCell> = myself
             .get_children()
             .into_iter()
@@ -306,25 +299,18 @@ impl ControllersState {
         for w in watchers {
             w.wait(Some(Duration::from_secs(5))).await.ok();
         }
-        let queues: Vec<CountedRef<QueueMsg>> = self
+        let queues: Vec<(&'static str, CountedRef<QueueMsg>)> = self
             .args
             .controllers
             .iter()
-            .filter_map(|c| self.args.router.get(c.name))
+            .filter_map(|c| Some((c.name, self.args.router.get(c.name)?)))
             .collect();
         let grace = self.args.shutdown_grace;
-        let drains = queues.iter().map(|q| {
-            q.stats().record_enqueued();
-            q.actor().call(QueueMsg::Drain, Some(grace))
-        });
-        for (drained, spec) in futures::future::join_all(drains)
-            .await
-            .into_iter()
-            .zip(&self.args.controllers)
-        {
-            if !matches!(drained, Ok(ractor::rpc::CallResult::Success(()))) {
+        let drains = queues.iter().map(|(_, q)| q.call(QueueMsg::Drain, grace));
+        for (drained, (controller, _)) in futures::future::join_all(drains).await.into_iter().zip(&queues) {
+            if drained.is_none() {
                 tracing::warn!(
-                    controller = spec.name,
+                    controller,
                     "in-flight reconciles did not finish within the shutdown grace"
                 );
             }
@@ -335,9 +321,6 @@ impl ControllersState {
         myself
             .stop_children_and_wait(Some("controllers stopping".into()), Some(Duration::from_secs(10)))
             .await;
-        for id in self.children.keys() {
-            self.args.directory.forget(*id);
-        }
         self.args.directory.clear_watches();
     }
 }

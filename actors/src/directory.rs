@@ -1,23 +1,28 @@
-//! Per-runtime facts about actors that ractor does not keep: logical names and kinds by
-//! `ActorId`, restart counts and reasons by logical name (ids change on every restart), and
-//! the latest watch states. Written by supervisors and reporters, read by the tree dump,
-//! metrics and health without messaging any actor.
+//! Per-runtime facts about actors that ractor does not keep: logical names, kinds and mailbox
+//! counters of live actors by `ActorId` (kept by [`crate::spawn`]), restart counts and reasons
+//! by logical name (ids change on every restart), and the latest watch states. Written by the
+//! spawn wrapper, supervisors and reporters, read by the tree dump, metrics and health without
+//! messaging any actor.
 
 use std::{
     collections::{BTreeMap, HashMap},
-    sync::Mutex,
+    sync::{Arc, Mutex},
     time::SystemTime,
 };
 
 use ractor::ActorId;
 use serde::Serialize;
 
-use crate::{metrics::RuntimeMetrics, seams::WatchState};
+use crate::{
+    mailbox::MailboxStats,
+    metrics::RuntimeMetrics,
+    watch_state::{WatchReporter, WatchState},
+};
 
 /// What an actor is, for the tree dump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ActorKind {
+pub(crate) enum ActorKind {
     /// The root supervisor.
     Supervisor,
     /// The health actor.
@@ -36,7 +41,7 @@ pub enum ActorKind {
 
 impl ActorKind {
     /// The snake_case name used in JSON and the text tree.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ActorKind::Supervisor => "supervisor",
             ActorKind::Health => "health",
@@ -51,7 +56,7 @@ impl ActorKind {
 
 /// Restart history of one logical actor.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RestartRecord {
+pub(crate) struct RestartRecord {
     /// Restarts and replacements since the runtime started.
     pub count: u64,
     /// Why the last one happened (secret-free: panic messages of our own code, reasons).
@@ -60,10 +65,18 @@ pub struct RestartRecord {
     pub last_at: SystemTime,
 }
 
+/// A live actor as registered by its spawner.
+#[derive(Debug)]
+struct Entry {
+    name: String,
+    kind: ActorKind,
+    mailbox: Arc<MailboxStats>,
+}
+
 /// The directory. One per runtime, shared by `Arc`.
 #[derive(Debug)]
-pub struct Directory {
-    names: Mutex<HashMap<ActorId, (String, ActorKind)>>,
+pub(crate) struct Directory {
+    actors: Mutex<HashMap<ActorId, Entry>>,
     restarts: Mutex<BTreeMap<String, RestartRecord>>,
     watches: Mutex<BTreeMap<String, WatchState>>,
     metrics: RuntimeMetrics,
@@ -71,9 +84,9 @@ pub struct Directory {
 
 impl Directory {
     /// An empty directory that also counts restarts in `metrics`.
-    pub fn new(metrics: RuntimeMetrics) -> Self {
+    pub(crate) fn new(metrics: RuntimeMetrics) -> Self {
         Self {
-            names: Mutex::default(),
+            actors: Mutex::default(),
             restarts: Mutex::default(),
             watches: Mutex::default(),
             metrics,
@@ -81,31 +94,43 @@ impl Directory {
     }
 
     /// The runtime's metrics.
-    pub fn metrics(&self) -> &RuntimeMetrics {
+    pub(crate) fn metrics(&self) -> &RuntimeMetrics {
         &self.metrics
     }
 
-    /// Record the logical name and kind of live actor `id`.
-    pub fn name(&self, id: ActorId, name: impl Into<String>, kind: ActorKind) {
-        self.names
+    /// Record live actor `id`: its logical name, kind and mailbox counters (by the spawner).
+    pub(crate) fn register(&self, id: ActorId, name: String, kind: ActorKind, mailbox: Arc<MailboxStats>) {
+        self.actors
             .lock()
             .expect("directory poisoned")
-            .insert(id, (name.into(), kind));
+            .insert(id, Entry { name, kind, mailbox });
     }
 
-    /// Forget actor `id` (it stopped) and its mailbox counters.
-    pub fn forget(&self, id: ActorId) {
-        self.names.lock().expect("directory poisoned").remove(&id);
-        crate::mailbox::unregister(id);
+    /// Forget actor `id` (its state was dropped; ids are never reused).
+    pub(crate) fn forget(&self, id: ActorId) {
+        self.actors.lock().expect("directory poisoned").remove(&id);
     }
 
-    /// The logical name and kind of actor `id`.
-    pub fn lookup(&self, id: ActorId) -> Option<(String, ActorKind)> {
-        self.names.lock().expect("directory poisoned").get(&id).cloned()
+    /// The logical name and kind of live actor `id`.
+    pub(crate) fn lookup(&self, id: ActorId) -> Option<(String, ActorKind)> {
+        self.actors
+            .lock()
+            .expect("directory poisoned")
+            .get(&id)
+            .map(|e| (e.name.clone(), e.kind))
+    }
+
+    /// The mailbox counters of live actor `id`.
+    pub(crate) fn mailbox(&self, id: ActorId) -> Option<Arc<MailboxStats>> {
+        self.actors
+            .lock()
+            .expect("directory poisoned")
+            .get(&id)
+            .map(|e| e.mailbox.clone())
     }
 
     /// Count one restart of `name` because of `reason`.
-    pub fn restarted(&self, name: &str, reason: impl Into<String>) {
+    pub(crate) fn restarted(&self, name: &str, reason: impl Into<String>) {
         let reason = reason.into();
         tracing::warn!(actor = name, %reason, "actor restarted");
         self.metrics.restarted(name);
@@ -121,7 +146,7 @@ impl Directory {
     }
 
     /// The restart history of `name`.
-    pub fn restarts(&self, name: &str) -> Option<RestartRecord> {
+    pub(crate) fn restarts(&self, name: &str) -> Option<RestartRecord> {
         self.restarts
             .lock()
             .expect("directory poisoned")
@@ -130,7 +155,7 @@ impl Directory {
     }
 
     /// Record a watch's latest state.
-    pub fn watch(&self, state: WatchState) {
+    pub(crate) fn watch(&self, state: WatchState) {
         self.watches
             .lock()
             .expect("directory poisoned")
@@ -138,18 +163,18 @@ impl Directory {
     }
 
     /// Forget every watch state (the controllers subtree stopped; the next term reports anew).
-    pub fn clear_watches(&self) {
+    pub(crate) fn clear_watches(&self) {
         self.watches.lock().expect("directory poisoned").clear();
     }
 
     /// Latest states of every watch seen.
-    pub fn watches(&self) -> BTreeMap<String, WatchState> {
+    pub(crate) fn watches(&self) -> BTreeMap<String, WatchState> {
         self.watches.lock().expect("directory poisoned").clone()
     }
 }
 
 /// Watchers report here; health and the tree dump read the states back.
-impl crate::seams::WatchReporter for Directory {
+impl WatchReporter for Directory {
     fn report(&self, state: WatchState) {
         self.watch(state);
     }

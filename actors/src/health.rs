@@ -4,9 +4,9 @@
 //! Its inputs are heartbeats published by the other actors into shared cells: each work
 //! queue's [`QueueStats`] (after every message it handles, including worker start/finish),
 //! the leadership [`LeaseStatus`], watch states (via the runtime's `WatchReporter`, kept in the
-//! [`Directory`]) and the supervisor's escalation. `Nudge` (from the supervisor on escalation
-//! and from the watch reporter) re-evaluates at once. It also refreshes the per-actor mailbox
-//! metrics and `leader_election_master_status`.
+//! [`Directory`]) and the supervisor's escalation. `Nudge`, sent by the root supervisor when it
+//! escalates, re-evaluates at once. It also refreshes the per-actor mailbox metrics and
+//! `leader_election_master_status`.
 //!
 //! # Guarantees
 //! - The verdict's `evaluated_at` advances every probe period while this actor's loop runs;
@@ -20,32 +20,33 @@ use std::{
     time::Duration,
 };
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use tokio::{sync::watch, time::Instant};
 
 use crate::{
     directory::Directory,
     health_rules::{HealthConfig, HealthInputs, ProbeReport, Verdict, evaluate},
     introspection::TreeHandle,
-    mailbox::{self, MailboxStats},
+    mailbox::CountedRef,
+    queue_view::QueueStats,
     seams::{LeaseStatus, Role},
-    work_queue::QueueStats,
+    spawn::RuntimeActor,
 };
 
 /// Messages to the health actor.
-pub enum HealthMsg {
+pub(crate) enum HealthMsg {
     /// From its own timer, every probe period: evaluate, publish, re-arm.
     Tick,
-    /// From the supervisor (escalation) or the watch reporter: evaluate and publish now.
+    /// From the root supervisor when it escalates: evaluate and publish now.
     Nudge,
 }
 
 /// Why the supervisor escalated; shared by the supervisor (writer) and health (reader), so it
 /// survives a health restart.
-pub type EscalationCell = Arc<Mutex<Option<String>>>;
+pub(crate) type EscalationCell = Arc<Mutex<Option<String>>>;
 
 /// Health arguments.
-pub struct HealthArgs {
+pub(crate) struct HealthArgs {
     /// Thresholds.
     pub config: HealthConfig,
     /// Each controller's queue figures.
@@ -64,21 +65,19 @@ pub struct HealthArgs {
     pub directory: Arc<Directory>,
     /// For mailbox metrics.
     pub tree: TreeHandle,
-    /// This incarnation's mailbox counters.
-    pub mailbox: Arc<MailboxStats>,
 }
 
 /// The health actor.
-pub struct Health;
+pub(crate) struct Health;
 
-impl Actor for Health {
+impl RuntimeActor for Health {
     type Msg = HealthMsg;
     type State = HealthArgs;
     type Arguments = HealthArgs;
 
     async fn pre_start(
         &self,
-        _: ActorRef<HealthMsg>,
+        _: CountedRef<HealthMsg>,
         args: HealthArgs,
     ) -> Result<HealthArgs, ActorProcessingErr> {
         Ok(args)
@@ -86,17 +85,16 @@ impl Actor for Health {
 
     async fn post_start(
         &self,
-        myself: ActorRef<HealthMsg>,
-        state: &mut HealthArgs,
+        myself: CountedRef<HealthMsg>,
+        _: &mut HealthArgs,
     ) -> Result<(), ActorProcessingErr> {
-        state.mailbox.record_enqueued();
         myself.cast(HealthMsg::Tick)?;
         Ok(())
     }
 
     async fn handle(
         &self,
-        myself: ActorRef<HealthMsg>,
+        myself: CountedRef<HealthMsg>,
         msg: HealthMsg,
         state: &mut HealthArgs,
     ) -> Result<(), ActorProcessingErr> {
@@ -104,16 +102,10 @@ impl Actor for Health {
         match msg {
             HealthMsg::Tick => {
                 state.refresh_metrics();
-                mailbox::send_counted_after(
-                    &myself,
-                    state.mailbox.clone(),
-                    state.config.probe_period,
-                    || HealthMsg::Tick,
-                );
+                myself.send_after(state.config.probe_period, || HealthMsg::Tick);
             }
             HealthMsg::Nudge => {}
         }
-        state.mailbox.record_handled();
         Ok(())
     }
 }
@@ -174,15 +166,5 @@ impl HealthHandle {
     /// Readiness now (200 if `ok`), with the role.
     pub fn readiness(&self) -> ProbeReport {
         self.verdict.borrow().readiness()
-    }
-
-    /// The role in the latest verdict.
-    pub fn role(&self) -> Role {
-        self.verdict.borrow().role
-    }
-
-    /// The latest verdict.
-    pub fn verdict(&self) -> Verdict {
-        self.verdict.borrow().clone()
     }
 }

@@ -18,11 +18,11 @@ use std::{collections::BTreeMap, time::Duration};
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::{seams::Role, seams::WatchState, work_queue::QueueStats};
+use crate::{queue_view::QueueStats, seams::Role, watch_state::WatchState};
 
 /// Health settings.
 #[derive(Clone, Debug)]
-pub struct HealthConfig {
+pub(crate) struct HealthConfig {
     /// `--stall-threshold`: how long due work may go without any completion.
     pub stall_threshold: Duration,
     /// How often the health actor re-evaluates.
@@ -44,7 +44,7 @@ pub struct Check {
 
 /// Everything the rules look at.
 #[derive(Debug)]
-pub struct HealthInputs<'a> {
+pub(crate) struct HealthInputs<'a> {
     /// This replica's role.
     pub role: Role,
     /// Each controller's queue figures.
@@ -59,7 +59,7 @@ pub struct HealthInputs<'a> {
 
 /// A published evaluation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     /// When it was computed.
     pub evaluated_at: Instant,
     /// The role at that time.
@@ -84,7 +84,7 @@ pub struct ProbeReport {
 
 impl Verdict {
     /// The verdict before the first evaluation: live (not yet stale), not ready.
-    pub fn initial(now: Instant) -> Self {
+    pub(crate) fn initial(now: Instant) -> Self {
         let starting = Check {
             name: "startup",
             ok: false,
@@ -99,7 +99,7 @@ impl Verdict {
     }
 
     /// Liveness as seen at `now`, adding the freshness check.
-    pub fn liveness_at(&self, now: Instant, stale_after: Duration) -> ProbeReport {
+    pub(crate) fn liveness_at(&self, now: Instant, stale_after: Duration) -> ProbeReport {
         let age = now.saturating_duration_since(self.evaluated_at);
         let fresh = Check {
             name: "freshness",
@@ -119,7 +119,7 @@ impl Verdict {
     }
 
     /// Readiness, with the role.
-    pub fn readiness(&self) -> ProbeReport {
+    pub(crate) fn readiness(&self) -> ProbeReport {
         let role = Check {
             name: "role",
             ok: true,
@@ -145,7 +145,7 @@ fn report<'a>(checks: impl Iterator<Item = &'a Check>) -> ProbeReport {
 }
 
 /// Evaluate the rules at `now`.
-pub fn evaluate(inputs: &HealthInputs<'_>, config: &HealthConfig, now: Instant) -> Verdict {
+pub(crate) fn evaluate(inputs: &HealthInputs<'_>, config: &HealthConfig, now: Instant) -> Verdict {
     let escalation = match inputs.escalation {
         Some(why) => Check {
             name: "escalation",

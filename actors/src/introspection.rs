@@ -14,14 +14,14 @@ use tokio::{sync::watch, time::Instant};
 
 use crate::{
     directory::{ActorKind, Directory},
-    mailbox,
-    seams::{LeaseStatus, WatchState},
-    work_queue::QueueStats,
+    queue_view::QueueStats,
+    seams::LeaseStatus,
+    watch_state::WatchState,
 };
 
 /// One actor in the dump.
 #[derive(Clone, Debug, Serialize)]
-pub struct ActorNode {
+pub(crate) struct ActorNode {
     /// Logical name (`health`, `ferrvaultsecret/worker-2`), or the ractor name / `?`.
     pub name: String,
     /// What it is, when known.
@@ -49,7 +49,7 @@ pub struct ActorNode {
 /// Kind-specific figures of a node.
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Detail {
+pub(crate) enum Detail {
     /// A worker's current run.
     Worker {
         /// The key it runs.
@@ -104,7 +104,7 @@ impl TreeHandle {
     }
 
     /// The current tree, or `None` before the runtime started.
-    pub fn snapshot(&self) -> Option<ActorNode> {
+    fn snapshot(&self) -> Option<ActorNode> {
         let now = Instant::now();
         self.root.get().map(|root| self.node(root, None, now))
     }
@@ -132,9 +132,7 @@ impl TreeHandle {
     /// Visit every live actor's name and mailbox counters (for metrics).
     pub(crate) fn for_each_mailbox(&self, mut f: impl FnMut(&str, u64, u64)) {
         fn walk(cell: &ActorCell, dir: &Directory, f: &mut dyn FnMut(&str, u64, u64)) {
-            if let (Some((name, _)), Some(stats)) =
-                (dir.lookup(cell.get_id()), mailbox::lookup(cell.get_id()))
-            {
+            if let (Some((name, _)), Some(stats)) = (dir.lookup(cell.get_id()), dir.mailbox(cell.get_id())) {
                 f(&name, stats.depth(), stats.handled());
             }
             for child in cell.get_children() {
@@ -152,7 +150,7 @@ impl TreeHandle {
             Some((name, kind)) => (name, Some(kind)),
             None => (cell.get_name().unwrap_or_else(|| "?".into()), None),
         };
-        let stats = mailbox::lookup(id);
+        let stats = self.directory.mailbox(id);
         let restart = self.directory.restarts(&name);
         let mut children: Vec<ActorNode> = cell
             .get_children()

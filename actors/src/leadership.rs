@@ -3,23 +3,30 @@
 //!
 //! Who sends to it: itself (a `Tick` every retry period, the results of the Lease calls it runs
 //! in tasks) and the supervisor (`Release`, or a graceful stop, on shutdown or escalation; it
-//! spawns the actor through [`crate::lease_source::LeaseLeadership`], a [`LeadershipSource`]). What it sends: a
-//! [`LeaseStatus`] on every change (a `tokio::sync::watch` channel) and the
+//! spawns the actor through [`crate::lease_source::LeaseLeadership`], a
+//! [`LeadershipSource`](crate::seams::LeadershipSource)). What it sends: a [`LeaseStatus`] on
+//! every change (a `tokio::sync::watch` channel), the [`Fence`] it opens and closes, and the
 //! [`LeadershipHooks`] calls.
 //!
 //! # Guarantees
 //! - Every decision is [`lease_rules::decide`]; every write carries the resourceVersion it was
 //!   decided on, so a 409 means someone else won and we are not leader.
-//! - A leader with no successful renew for `renew_deadline` publishes `Standby`, awaits
-//!   `stopped_leading` and only then competes again (the hook runs inside `handle`, so no attempt
-//!   can start meanwhile).
+//! - Every successful Lease write moves the write [`Fence`] to the moment it was decided plus
+//!   `renew_deadline`, so writes stop at that instant exactly when the renewals stop, before
+//!   anyone else may acquire (the bound is in [`crate::fence`]).
+//! - A leader with no successful renew for `renew_deadline` closes the fence, publishes
+//!   `Standby`, awaits `stopped_leading` and only then competes again (the hook runs inside
+//!   `handle`, so no attempt can start meanwhile). The tick notices this up to one retry period
+//!   after the fence lapsed; the fence does not wait for it.
 //! - No Lease call can freeze the actor: each runs in a task under [`Timings::api_timeout`] and
 //!   its result comes back as a message; the renew deadline is checked on every tick, even
 //!   while a call hangs.
-//! - `Release`, or a graceful stop (`post_stop`), stops the controllers first, then frees the
-//!   Lease (if we hold it) so a standby acquires it at its next retry. After `Release` the
-//!   actor never competes again.
-//! - Leader election disabled: leader from `post_start` until `Release`.
+//! - `Release`, or a graceful stop (`post_stop`), stops the controllers first (their in-flight
+//!   writes still bounded by the fence: no renewal happens meanwhile), closes the fence, then
+//!   frees the Lease (if we hold it) so a standby acquires it at its next retry. After
+//!   `Release` the actor never competes again.
+//! - Leader election disabled: leader, with the fence open without bound, from `post_start`
+//!   until `Release`.
 //!
 //! # Invariants
 //! - At most one Lease call is in flight (`State::in_flight`); results of other attempts are
@@ -37,14 +44,17 @@ use std::{sync::Arc, time::SystemTime};
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Client;
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use ractor::{ActorProcessingErr, RpcReplyPort};
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
+pub use self::config::{LeaderElectionConfig, identity};
 use crate::{
+    fence::Fence,
     lease_api::{LeaseApi, LeaseCallError},
     lease_rules::{self, Decision, LeaseRecord, Observed, Timings},
-    mailbox::{self, CountedRef, MailboxStats},
+    mailbox::CountedRef,
     seams::{LeadershipHooks, LeaseStatus, Role},
+    spawn::RuntimeActor,
 };
 
 /// Messages of the leadership actor.
@@ -72,32 +82,8 @@ pub enum LeadershipMsg {
     Release(RpcReplyPort<()>),
 }
 
-/// What the operator's flags say about leader election.
-#[derive(Clone, Debug)]
-pub struct LeaderElectionConfig {
-    /// `--leader-elect`: compete for the Lease; when `false` this replica leads at once.
-    pub enabled: bool,
-    /// The Lease's namespace.
-    pub lease_namespace: String,
-    /// The Lease's name.
-    pub lease_name: String,
-    /// Our identity in the Lease (see [`identity`]).
-    pub identity: String,
-    /// The `fieldManager` of our Lease writes, so the Lease's managedFields name the operator
-    /// (kube-rs sends no User-Agent: without it the API server records `unknown`).
-    pub field_manager: String,
-    /// Lease duration, renew deadline, retry period.
-    pub timings: Timings,
-}
-
-/// A unique candidate identity: the pod name plus a per-process uid, like client-go's
-/// `hostname_uuid`, so a restarted pod with the same name is a new candidate.
-pub fn identity(pod_name: &str) -> String {
-    format!("{pod_name}_{}", uuid::Uuid::new_v4())
-}
-
 /// What the leadership actor is started with.
-pub struct LeadershipArgs {
+pub(crate) struct LeadershipArgs {
     /// Flags.
     pub config: LeaderElectionConfig,
     /// The client used for the Lease (its identity is what the API server audits).
@@ -106,6 +92,8 @@ pub struct LeadershipArgs {
     pub hooks: Arc<dyn LeadershipHooks>,
     /// Where every status change is published.
     pub status: watch::Sender<LeaseStatus>,
+    /// Opened while the lease is provably ours.
+    pub fence: Fence,
 }
 
 /// Where this replica stands.
@@ -138,7 +126,7 @@ struct InFlight {
 }
 
 /// The leadership actor's state.
-pub struct State {
+pub(crate) struct State {
     /// Flags.
     config: LeaderElectionConfig,
     /// The Lease calls, each under the API timeout.
@@ -147,6 +135,8 @@ pub struct State {
     hooks: Arc<dyn LeadershipHooks>,
     /// Status channel.
     status: watch::Sender<LeaseStatus>,
+    /// The write fence.
+    fence: Fence,
     /// Where we stand.
     phase: Phase,
     /// The Lease as last read or written, with our first observation time of its record.
@@ -163,21 +153,19 @@ pub struct State {
 
 /// The leadership actor (no configuration of its own: everything is in [`LeadershipArgs`]).
 #[derive(Debug, Default)]
-pub struct Leadership;
+pub(crate) struct Leadership;
 
-impl Actor for Leadership {
+impl RuntimeActor for Leadership {
     type Msg = LeadershipMsg;
     type State = State;
     type Arguments = LeadershipArgs;
 
     async fn pre_start(
         &self,
-        myself: ActorRef<Self::Msg>,
-        args: Self::Arguments,
-    ) -> Result<Self::State, ActorProcessingErr> {
+        myself: CountedRef<LeadershipMsg>,
+        args: LeadershipArgs,
+    ) -> Result<State, ActorProcessingErr> {
         args.config.timings.validate()?;
-        let stats = Arc::new(MailboxStats::default());
-        mailbox::register(myself.get_id(), stats.clone());
         let lease_api = LeaseApi::new(
             args.client,
             &args.config.lease_namespace,
@@ -190,22 +178,28 @@ impl Actor for Leadership {
             lease_api,
             hooks: args.hooks,
             status: args.status,
+            fence: args.fence,
             phase: Phase::Candidate,
             observed: None,
             lease: None,
             in_flight: None,
             attempts: 0,
-            mailbox: CountedRef::new(myself, stats),
+            mailbox: myself,
         })
     }
 
-    async fn post_start(&self, _: ActorRef<Self::Msg>, state: &mut State) -> Result<(), ActorProcessingErr> {
+    async fn post_start(
+        &self,
+        _: CountedRef<LeadershipMsg>,
+        state: &mut State,
+    ) -> Result<(), ActorProcessingErr> {
         if state.config.enabled {
             state.publish(Role::Standby);
             // A failed cast means we are already stopping: nothing to compete for.
             let _ = state.mailbox.cast(LeadershipMsg::Tick);
         } else {
             state.phase = Phase::Unelected;
+            state.fence.open_unbounded();
             state.publish(Role::Leader);
             state.hooks.started_leading().await;
         }
@@ -214,8 +208,8 @@ impl Actor for Leadership {
 
     async fn handle(
         &self,
-        _: ActorRef<Self::Msg>,
-        msg: Self::Msg,
+        _: CountedRef<LeadershipMsg>,
+        msg: LeadershipMsg,
         state: &mut State,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
@@ -228,20 +222,18 @@ impl Actor for Leadership {
                 let _ = reply.send(());
             }
         }
-        state.mailbox.stats().record_handled();
         Ok(())
     }
 
     async fn post_stop(
         &self,
-        myself: ActorRef<Self::Msg>,
+        _: CountedRef<LeadershipMsg>,
         state: &mut State,
     ) -> Result<(), ActorProcessingErr> {
         match state.phase {
             Phase::Candidate | Phase::Leader { .. } | Phase::Unelected => state.release().await,
             Phase::Released => {}
         }
-        mailbox::unregister(myself.get_id());
         Ok(())
     }
 }
@@ -322,6 +314,8 @@ impl State {
             }
             Phase::Unelected | Phase::Released => return,
         }
+        self.fence
+            .extend_to(call.decided_at + self.timings().renew_deadline);
         self.publish(Role::Leader);
         if !was_leading {
             tracing::info!(identity = %self.config.identity, "acquired the lease: leading");
@@ -344,6 +338,7 @@ impl State {
         if was_leading {
             self.hooks.stopped_leading().await;
         }
+        self.fence.close();
         if self.config.enabled {
             match self.lease_api.release(&self.config.identity).await {
                 Ok(()) => tracing::info!(identity = %self.config.identity, "lease released"),
@@ -352,8 +347,10 @@ impl State {
         }
     }
 
-    /// Publish `Standby`, stop the controllers (awaited) and go back to competing.
+    /// Close the fence, publish `Standby`, stop the controllers (awaited) and go back to
+    /// competing.
     async fn step_down(&mut self) {
+        self.fence.close();
         if let Some(call) = self.in_flight.take() {
             call.task.abort();
         }
@@ -423,14 +420,4 @@ impl State {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn identity_should_start_with_the_pod_name_and_differ_per_process() {
-        let (a, b) = (identity("operator-0"), identity("operator-0"));
-        assert!(a.starts_with("operator-0_"), "{a}");
-        assert_ne!(a, b, "a restarted pod with the same name is a new candidate");
-    }
-}
+mod config;

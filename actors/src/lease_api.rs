@@ -34,7 +34,7 @@ pub enum LeaseCallError {
 
 /// One Lease, reached through one client, with a deadline per call.
 #[derive(Clone)]
-pub struct LeaseApi {
+pub(crate) struct LeaseApi {
     /// Leases in the Lease's namespace.
     api: Api<Lease>,
     /// The Lease's namespace.
@@ -50,7 +50,13 @@ pub struct LeaseApi {
 impl LeaseApi {
     /// Calls on Lease `namespace/name` through `client`, writes named `field_manager`, each
     /// bounded by `timeout`.
-    pub fn new(client: Client, namespace: &str, name: &str, field_manager: &str, timeout: Duration) -> Self {
+    pub(crate) fn new(
+        client: Client,
+        namespace: &str,
+        name: &str,
+        field_manager: &str,
+        timeout: Duration,
+    ) -> Self {
         Self {
             api: Api::namespaced(client, namespace),
             namespace: namespace.to_owned(),
@@ -67,7 +73,7 @@ impl LeaseApi {
     ///
     /// # Errors
     /// `Timeout` or `Api`.
-    pub async fn read(&self) -> Result<Option<Lease>, LeaseCallError> {
+    pub(crate) async fn read(&self) -> Result<Option<Lease>, LeaseCallError> {
         self.bounded(async { self.api.get_opt(&self.name).await.map_err(classify) })
             .await
     }
@@ -77,7 +83,11 @@ impl LeaseApi {
     ///
     /// # Errors
     /// `Conflict` when someone else wrote first, `Timeout` or `Api`.
-    pub async fn write(&self, base: Option<Lease>, record: &LeaseRecord) -> Result<Lease, LeaseCallError> {
+    pub(crate) async fn write(
+        &self,
+        base: Option<Lease>,
+        record: &LeaseRecord,
+    ) -> Result<Lease, LeaseCallError> {
         let create = base.is_none();
         let mut lease = base.unwrap_or_else(|| Lease {
             metadata: ObjectMeta {
@@ -104,7 +114,7 @@ impl LeaseApi {
     ///
     /// # Errors
     /// `Conflict` when someone else wrote in between, `Timeout` or `Api`.
-    pub async fn release(&self, identity: &str) -> Result<(), LeaseCallError> {
+    pub(crate) async fn release(&self, identity: &str) -> Result<(), LeaseCallError> {
         self.bounded(async {
             let Some(mut lease) = self.api.get_opt(&self.name).await.map_err(classify)? else {
                 return Ok(());

@@ -13,8 +13,9 @@
 //!   Lease's `resourceVersion` (the actor's job), so two candidates racing for an expired lease
 //!   cannot both win.
 //! - A leader that has not renewed successfully for `renew_deadline` steps down. Because
-//!   `renew_deadline < lease_duration` and others start their expiry clock no earlier than our
-//!   last successful write, we stop leading before anyone else may take over.
+//!   `renew_deadline + retry_period ≤ lease_duration` and others start their expiry clock no
+//!   earlier than our last successful write, we stop writing (the fence, [`crate::fence`])
+//!   and leading before anyone else may take over.
 
 use std::time::{Duration, SystemTime};
 
@@ -54,6 +55,14 @@ pub enum TimingsError {
     /// `retry_period` is zero.
     #[error("retry period must be positive")]
     RetryPeriodZero,
+    /// `renew_deadline + retry_period > lease_duration`: the write fence closes at the renew
+    /// deadline and needs a retry period of margin before another replica may acquire.
+    #[error(
+        "renew deadline + retry period must not exceed the lease duration: writes stop at the renew \
+         deadline, and the margin up to the lease duration must cover one retry period before \
+         another replica may take over"
+    )]
+    NoFencingMargin,
 }
 
 impl Timings {
@@ -64,7 +73,11 @@ impl Timings {
         retry_period: Duration::from_secs(2),
     };
 
-    /// Check client-go's constraints between the three durations.
+    /// Check client-go's constraints between the three durations, and the write fence's:
+    /// `renew_deadline + retry_period ≤ lease_duration` (the bound is stated in
+    /// `fence.rs`: writes stop at the renew deadline after the last successful renewal,
+    /// nobody else may acquire before the lease duration after it, and the margin between the
+    /// two covers a write already on the wire and the leadership actor's next tick).
     ///
     /// # Errors
     /// The first constraint violated, as a [`TimingsError`].
@@ -80,6 +93,9 @@ impl Timings {
         }
         if self.renew_deadline.as_secs_f64() <= JITTER_FACTOR * self.retry_period.as_secs_f64() {
             return Err(TimingsError::RenewDeadlineTooShort);
+        }
+        if self.renew_deadline + self.retry_period > self.lease_duration {
+            return Err(TimingsError::NoFencingMargin);
         }
         Ok(())
     }
@@ -99,7 +115,7 @@ impl Default for Timings {
 
 /// The leader-election fields of a Lease (what client-go calls a `LeaderElectionRecord`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaseRecord {
+pub(crate) struct LeaseRecord {
     /// Who holds the lease; `None` (or an empty string in the API) means nobody.
     pub holder: Option<String>,
     /// `leaseDurationSeconds`.
@@ -114,7 +130,7 @@ pub struct LeaseRecord {
 
 impl LeaseRecord {
     /// Read the record from a Lease spec (a missing spec reads as a free lease).
-    pub fn from_spec(spec: Option<&LeaseSpec>) -> Self {
+    pub(crate) fn from_spec(spec: Option<&LeaseSpec>) -> Self {
         let spec = spec.cloned().unwrap_or_default();
         Self {
             holder: spec.holder_identity.filter(|h| !h.is_empty()),
@@ -126,7 +142,7 @@ impl LeaseRecord {
     }
 
     /// Write the record into `spec`, leaving fields we do not own (strategy, preferred holder).
-    pub fn write_to(&self, spec: &mut LeaseSpec) {
+    pub(crate) fn write_to(&self, spec: &mut LeaseSpec) {
         spec.holder_identity = Some(self.holder.clone().unwrap_or_default());
         spec.lease_duration_seconds = Some(i32::try_from(self.lease_duration.as_secs()).unwrap_or(i32::MAX));
         spec.acquire_time = self.acquire_time.map(MicroTime);
@@ -135,14 +151,14 @@ impl LeaseRecord {
     }
 
     /// Whether `identity` is the recorded holder.
-    pub fn is_held_by(&self, identity: &str) -> bool {
+    pub(crate) fn is_held_by(&self, identity: &str) -> bool {
         self.holder.as_deref() == Some(identity)
     }
 }
 
 /// A record together with the local time we first saw it (client-go's `observedTime`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// The record as last read or written.
     pub record: LeaseRecord,
     /// When we first saw this exact record (local monotonic clock).
@@ -153,7 +169,7 @@ impl Observed {
     /// Record that we read `record` at `now`: the observation time restarts only when the
     /// record changed, so a holder that stops renewing expires `lease_duration` after we first
     /// saw its last renewal.
-    pub fn update(previous: Option<Self>, record: LeaseRecord, now: Instant) -> Self {
+    pub(crate) fn update(previous: Option<Self>, record: LeaseRecord, now: Instant) -> Self {
         match previous {
             Some(prev) if prev.record == record => prev,
             Some(_) | None => Self {
@@ -164,19 +180,19 @@ impl Observed {
     }
 
     /// When the recorded holder's lease runs out unless it is renewed.
-    pub fn expires_at(&self) -> Instant {
+    pub(crate) fn expires_at(&self) -> Instant {
         self.observed_at + self.record.lease_duration
     }
 
     /// Whether someone holds the lease and it has not run out at `now`.
-    pub fn is_valid_at(&self, now: Instant) -> bool {
+    pub(crate) fn is_valid_at(&self, now: Instant) -> bool {
         self.record.holder.is_some() && self.expires_at() > now
     }
 }
 
 /// What to do after reading the Lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// No Lease exists: create one naming us (a conflict means another candidate won).
     Create(LeaseRecord),
     /// Replace the observed Lease (at its resourceVersion) with `record`.
@@ -204,7 +220,7 @@ pub enum Decision {
 ///
 /// `leading` says whether this replica currently runs its controllers; `wall_now` is what we
 /// write into `renewTime`/`acquireTime`.
-pub fn decide(
+pub(crate) fn decide(
     observed: Option<&Observed>,
     me: &str,
     leading: bool,
@@ -254,13 +270,13 @@ pub fn decide(
 }
 
 /// Whether a leader whose last successful renew *started* at `last_renewed_at` must step down.
-pub fn renew_deadline_passed(last_renewed_at: Instant, now: Instant, timings: &Timings) -> bool {
+pub(crate) fn renew_deadline_passed(last_renewed_at: Instant, now: Instant, timings: &Timings) -> bool {
     now >= last_renewed_at + timings.renew_deadline
 }
 
 /// The record a leader writes when it lets go (client-go's `ReleaseOnCancel`): no holder, a
 /// one-second duration and `renewTime` now, so any candidate may acquire at its next retry.
-pub fn released(current: &LeaseRecord, wall_now: Timestamp) -> LeaseRecord {
+pub(crate) fn released(current: &LeaseRecord, wall_now: Timestamp) -> LeaseRecord {
     LeaseRecord {
         holder: None,
         lease_duration: Duration::from_secs(1),
@@ -272,7 +288,7 @@ pub fn released(current: &LeaseRecord, wall_now: Timestamp) -> LeaseRecord {
 
 /// What to publish: our role and what we know of the Lease. `expires_at` maps the local
 /// expiry instant onto the wall clock (`wall_now` is the wall time at `now`).
-pub fn status(
+pub(crate) fn status(
     observed: Option<&Observed>,
     role: Role,
     me: &str,

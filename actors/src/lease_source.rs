@@ -4,13 +4,15 @@
 use std::{sync::Arc, time::Duration};
 
 use futures::future::BoxFuture;
-use ractor::{Actor, ActorCell, ActorRef, SpawnErr};
+use ractor::SpawnErr;
 use tokio::sync::watch;
 
 use crate::{
+    directory::ActorKind,
+    fence::Fence,
     leadership::{LeaderElectionConfig, Leadership, LeadershipArgs, LeadershipMsg},
-    mailbox,
     seams::{LeadershipHooks, LeadershipSource, LeaseStatus},
+    spawn::{Spawned, Spawner},
 };
 
 /// Leader election through a `coordination.k8s.io/v1` Lease.
@@ -37,30 +39,31 @@ impl LeadershipSource for LeaseLeadership {
 
     fn spawn_linked(
         &self,
-        supervisor: ActorCell,
+        spawner: &Spawner,
         hooks: Arc<dyn LeadershipHooks>,
         status: watch::Sender<LeaseStatus>,
-    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        fence: Fence,
+    ) -> BoxFuture<'static, Result<Spawned, SpawnErr>> {
         let args = LeadershipArgs {
             config: self.config.clone(),
             client: self.client.clone(),
             hooks,
             status,
+            fence,
         };
+        let spawner = spawner.clone();
         Box::pin(async move {
-            let (actor, _) = Actor::spawn_linked(None, Leadership, args, supervisor).await?;
-            Ok(actor.get_cell())
+            let actor = spawner
+                .spawn("leadership", ActorKind::Leadership, Leadership, args)
+                .await?;
+            Ok(actor.into())
         })
     }
 
-    fn release(&self, leadership: ActorCell, timeout: Duration) -> BoxFuture<'static, ()> {
+    fn release(&self, leadership: &Spawned, timeout: Duration) -> BoxFuture<'static, ()> {
+        let actor = leadership.typed::<LeadershipMsg>();
         Box::pin(async move {
-            if let Some(stats) = mailbox::lookup(leadership.get_id()) {
-                stats.record_enqueued();
-            }
-            let actor: ActorRef<LeadershipMsg> = leadership.into();
-            let released = actor.call(LeadershipMsg::Release, Some(timeout)).await;
-            if !matches!(released, Ok(ractor::rpc::CallResult::Success(()))) {
+            if actor.call(LeadershipMsg::Release, timeout).await.is_none() {
                 tracing::warn!("the leadership actor did not confirm the release; the lease will expire");
             }
         })

@@ -1,56 +1,54 @@
 //! Mailbox depth for ractor actors, whose mailboxes report none.
 //!
 //! Every message to an actor goes through a [`CountedRef`], which counts it as enqueued; the
-//! actor counts it as handled when its `handle` finishes. Depth = enqueued − handled, per
-//! incarnation: a restarted actor gets fresh [`MailboxStats`] (its old mailbox was dropped).
-//! The stats of live actors are kept in a process-wide index by `ActorId`, so the tree dump can
-//! read them while walking `ActorCell`s, without messaging any actor.
+//! actor's wrapper ([`crate::spawn`]) counts it as handled when its `handle` finishes. Depth =
+//! enqueued − handled, per incarnation: a restarted actor gets fresh [`MailboxStats`] (its old
+//! mailbox was dropped). The stats of live actors are kept in their runtime's
+//! [`Directory`](crate::directory::Directory), so the tree dump reads them while walking
+//! `ActorCell`s, without messaging any actor.
 
 use std::{
-    collections::HashMap,
     sync::{
-        Arc, LazyLock, Mutex,
+        Arc,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
 };
 
-use ractor::{ActorId, ActorRef, Message, MessagingErr};
+use ractor::{ActorCell, ActorRef, Message, MessagingErr, RpcReplyPort, rpc::CallResult};
 use tokio::task::JoinHandle;
 
 /// Message counters of one actor incarnation.
 #[derive(Debug, Default)]
-pub struct MailboxStats {
+pub(crate) struct MailboxStats {
     enqueued: AtomicU64,
     handled: AtomicU64,
 }
 
 impl MailboxStats {
     /// Messages waiting or being handled.
-    pub fn depth(&self) -> u64 {
+    pub(crate) fn depth(&self) -> u64 {
         // Read handled first: a concurrent enqueue+handle can only make depth look larger, never negative.
         let handled = self.handled.load(Ordering::Acquire);
         self.enqueued.load(Ordering::Acquire).saturating_sub(handled)
     }
 
     /// Messages this incarnation has finished handling.
-    pub fn handled(&self) -> u64 {
+    pub(crate) fn handled(&self) -> u64 {
         self.handled.load(Ordering::Acquire)
     }
 
-    /// Count one message as enqueued (done by [`CountedRef`]; call it directly only for messages
-    /// sent by other means, such as `send_after`).
-    pub fn record_enqueued(&self) {
+    fn record_enqueued(&self) {
         self.enqueued.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Count one message as handled; the actor calls this at the end of `handle`.
-    pub fn record_handled(&self) {
+    /// Count one message as handled (the spawn wrapper does, after each `handle`).
+    pub(crate) fn record_handled(&self) {
         self.handled.fetch_add(1, Ordering::AcqRel);
     }
 }
 
-/// An `ActorRef` that counts what it sends.
+/// An `ActorRef` that counts what it sends: the only way messages reach a runtime actor.
 #[derive(Debug)]
 pub struct CountedRef<M: Message> {
     actor: ActorRef<M>,
@@ -67,12 +65,15 @@ impl<M: Message> Clone for CountedRef<M> {
 }
 
 impl<M: Message> CountedRef<M> {
-    /// Wrap `actor`, whose `handle` records into `stats`.
-    pub fn new(actor: ActorRef<M>, stats: Arc<MailboxStats>) -> Self {
+    /// Wrap `actor`, whose wrapper records into `stats`.
+    pub(crate) fn new(actor: ActorRef<M>, stats: Arc<MailboxStats>) -> Self {
         Self { actor, stats }
     }
 
     /// Send `msg`, counting it as enqueued only if the mailbox accepted it.
+    ///
+    /// # Errors
+    /// The actor is gone or stopping (the message comes back in the error).
     pub fn cast(&self, msg: M) -> Result<(), MessagingErr<M>> {
         self.stats.record_enqueued();
         let sent = self.actor.cast(msg);
@@ -83,54 +84,46 @@ impl<M: Message> CountedRef<M> {
         sent
     }
 
-    /// Send `msg()` after `delay` (see [`send_counted_after`]).
+    /// Send the request `msg(reply)` and wait up to `timeout` for the reply; counted like
+    /// [`cast`](Self::cast). `None` when the actor is gone, dropped the reply or timed out.
+    pub async fn call<T: Send + 'static>(
+        &self,
+        msg: impl FnOnce(RpcReplyPort<T>) -> M,
+        timeout: Duration,
+    ) -> Option<T> {
+        self.stats.record_enqueued();
+        match self.actor.call(msg, Some(timeout)).await {
+            Ok(CallResult::Success(reply)) => Some(reply),
+            Ok(CallResult::Timeout | CallResult::SenderError) => None,
+            Err(_) => {
+                // Never enqueued: undo, as in `cast`.
+                self.stats.record_handled();
+                None
+            }
+        }
+    }
+
+    /// Send `msg()` after `delay`, counting it as enqueued when the timer fires, so a message
+    /// still waiting on its timer is not in the depth. Aborting the handle cancels it.
     pub fn send_after(
         &self,
         delay: Duration,
         msg: impl FnOnce() -> M + Send + 'static,
     ) -> JoinHandle<Result<(), MessagingErr<M>>> {
-        send_counted_after(&self.actor, self.stats.clone(), delay, msg)
+        let stats = self.stats.clone();
+        self.actor.send_after(delay, move || {
+            stats.record_enqueued();
+            msg()
+        })
     }
 
-    /// The wrapped actor (for `call`, supervision, `get_cell`).
-    pub fn actor(&self) -> &ActorRef<M> {
-        &self.actor
+    /// The actor's cell (identity, status, stop, kill, children).
+    pub fn cell(&self) -> ActorCell {
+        self.actor.get_cell()
     }
 
     /// The counters shared with the actor.
-    pub fn stats(&self) -> &Arc<MailboxStats> {
+    pub(crate) fn stats(&self) -> &Arc<MailboxStats> {
         &self.stats
     }
-}
-
-/// Send `msg()` to `actor` after `delay`, counting it as enqueued when the timer fires, so a
-/// message still waiting on its timer is not in the depth. For an actor sending to itself from
-/// `handle` (it holds its own stats, not a [`CountedRef`]). Aborting the handle cancels it.
-pub fn send_counted_after<M: Message>(
-    actor: &ActorRef<M>,
-    stats: Arc<MailboxStats>,
-    delay: Duration,
-    msg: impl FnOnce() -> M + Send + 'static,
-) -> JoinHandle<Result<(), MessagingErr<M>>> {
-    actor.send_after(delay, move || {
-        stats.record_enqueued();
-        msg()
-    })
-}
-
-static INDEX: LazyLock<Mutex<HashMap<ActorId, Arc<MailboxStats>>>> = LazyLock::new(Default::default);
-
-/// Record `stats` as the counters of the live actor `id` (call from `pre_start`).
-pub fn register(id: ActorId, stats: Arc<MailboxStats>) {
-    INDEX.lock().expect("mailbox index poisoned").insert(id, stats);
-}
-
-/// Forget actor `id` (call from `post_stop`; ids are never reused, so a stale entry is harmless).
-pub fn unregister(id: ActorId) {
-    INDEX.lock().expect("mailbox index poisoned").remove(&id);
-}
-
-/// The counters of live actor `id`, if it registered any.
-pub fn lookup(id: ActorId) -> Option<Arc<MailboxStats>> {
-    INDEX.lock().expect("mailbox index poisoned").get(&id).cloned()
 }

@@ -24,6 +24,8 @@ use prometheus_client::{
 };
 use std::sync::atomic::AtomicU64;
 
+use crate::fairness_metrics::FairnessMetrics;
+
 type Labels = Vec<(&'static str, String)>;
 type Seconds = Gauge<f64, AtomicU64>;
 type Durations = Family<Labels, Histogram, fn() -> Histogram>;
@@ -94,6 +96,7 @@ pub struct RuntimeMetrics {
     mailbox_depth: Family<Labels, Gauge>,
     mailbox_handled: Family<Labels, Gauge>,
     restarts: Family<Labels, Counter>,
+    fairness: FairnessMetrics,
 }
 
 impl RuntimeMetrics {
@@ -119,6 +122,7 @@ impl RuntimeMetrics {
             mailbox_depth: Family::default(),
             mailbox_handled: Family::default(),
             restarts: Family::default(),
+            fairness: FairnessMetrics::default(),
         };
         let r = registry;
         // controller-runtime's help strings, word for word (counters get `_total` appended).
@@ -222,7 +226,13 @@ impl RuntimeMetrics {
             "Restarts and replacements per actor",
             m.restarts.clone(),
         );
+        m.fairness.register(r);
         m
+    }
+
+    /// The work queue's fairness gauges (registered with the rest).
+    pub fn fairness(&self) -> &FairnessMetrics {
+        &self.fairness
     }
 
     /// Creates every series of controller `ctl` at zero (its pool size set), as controller-runtime

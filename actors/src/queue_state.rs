@@ -6,138 +6,61 @@
 //!   dirty, and it is queued again when that processing finishes;
 //! - delayed keys (refreshes, backoff) wait in one ordered timer map, not in sleeping tasks;
 //! - two lanes: `Changed` keys are handed out before any `Refresh` key, FIFO within a lane;
+//! - fairness across namespaces ([`fair_share`]): one namespace holds at most `share` workers,
+//!   and a free worker goes to the namespace holding the fewest, round robin;
 //! - per-key error and rate-limit backoff, forgotten on success.
 //!
 //! # Invariants
-//! - A key is in at most one of `ready` / `delayed`, and its `Record::wait` says which.
-//! - A processing key is in neither (`wait` is `Idle`); `dirty` is only set while processing.
-//! - `ready_since` has exactly one entry per `ready` entry, so `depth()` and the oldest age
-//!   are exact.
+//! - A key's [`KeyState`] says where it is: in the ready set (`Ready`), in `delayed`
+//!   (`Delayed`), on a worker (`Processing`), or nowhere (`Idle`, kept for its backoff only).
+//!   A change during processing is the `dirty` lane of `Processing`, so it cannot exist
+//!   elsewhere.
+//! - `ready_since` has exactly one entry per ready key, so `depth()` and the oldest age are
+//!   exact; `processing` counts the `Processing` records.
 
-use std::{
-    collections::{BTreeMap, BTreeSet, HashMap},
-    time::Duration,
-};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde::Serialize;
 use tokio::time::Instant;
 
+use self::fair_share::FairShare;
+pub(crate) use self::runs::{AbortCause, Dispatch, Finish, Next};
+pub use self::{
+    fair_share::NamespaceShare,
+    runs::{KeyInfo, QueueCounters},
+};
 use crate::{
     backoff::BackoffConfig,
     key::{Cause, Lane, ObjectKey},
     reconciler::Outcome,
 };
 
-/// How a processing run of a key ended, as reported to the queue.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Finish {
-    /// The reconciler returned.
-    Reconciled(Outcome),
-    /// The reconcile overran `--reconcile-timeout` and was cancelled.
-    TimedOut,
-    /// The run ended without an outcome.
-    Aborted(AbortCause),
-}
-
-/// Why a run ended without an outcome (bounded: used as a metric label).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AbortCause {
-    /// The reconcile panicked.
-    Panicked,
-    /// Its worker was killed (stuck past deadline + grace, or shutdown ran out of grace).
-    Killed,
-    /// The dispatch never reached a live worker (its mailbox was dropped).
-    Lost,
-}
-
-impl AbortCause {
-    /// A fixed label.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AbortCause::Panicked => "panicked",
-            AbortCause::Killed => "killed",
-            AbortCause::Lost => "lost",
-        }
-    }
-}
-
-/// A key handed to a worker.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Dispatch {
-    /// The key to reconcile.
-    pub key: ObjectKey,
-    /// The lane it waited in.
-    pub lane: Lane,
-    /// How long it waited in `ready` (the queue-duration metric).
-    pub waited: Duration,
-    /// Failures and throttles in a row before this attempt.
-    pub attempt: u32,
-}
-
-/// What `finish` scheduled next for the key.
+/// Where one key is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
-    /// Nothing: the key waits for its next event.
+enum KeyState {
+    /// Neither waiting nor running: kept only because it carries backoff.
     Idle,
-    /// Queued again at once (a change arrived while it was processing).
-    ReadyNow,
-    /// Retried after backoff at this time (`retry` counted).
-    RetryAt(Instant),
-    /// Refreshed at this time.
-    RefreshAt(Instant),
-}
-
-/// Counters since the queue started.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct QueueCounters {
-    /// Keys newly made to wait (coalesced events not counted), as client-go's `adds`.
-    pub adds: u64,
-    /// Events that found their key already waiting or marked dirty.
-    pub coalesced: u64,
-    /// Backoff retries scheduled (errors, throttles, timeouts, aborts).
-    pub retries: u64,
-    /// Runs finished, whatever their outcome.
-    pub completed: u64,
-}
-
-/// One key's place in the queue, for the queue handle and the tree dump.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct KeyInfo {
-    /// The key, displayed.
-    pub key: String,
-    /// `ready`, `delayed`, `processing` or `processing+dirty`.
-    pub state: &'static str,
-    /// Failures and throttles in a row.
-    pub attempts: u32,
-    /// For delayed keys: how long until due (negative = overdue), in seconds.
-    pub due_in_secs: Option<f64>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Wait {
-    Idle,
-    Ready {
-        lane: Lane,
-        seq: u64,
-        since: Instant,
-    },
+    /// Due now, waiting for a worker in `lane` (FIFO number `seq`) since `since`.
+    Ready { lane: Lane, seq: u64, since: Instant },
+    /// Waiting for `due`; a `first_pass` slot survives a re-list.
     Delayed {
         due: Instant,
         seq: u64,
         lane: Lane,
         first_pass: bool,
     },
+    /// On a worker since `since`. `dirty`: a change arrived meanwhile, to queue in this lane
+    /// when the run ends. `holds_worker`: the run still occupies a worker of its namespace's
+    /// share (false once its stuck worker was replaced and the run abandoned).
+    Processing {
+        since: Instant,
+        dirty: Option<Lane>,
+        holds_worker: bool,
+    },
 }
 
 #[derive(Debug)]
 struct Record {
-    /// Where the key waits (never `Ready`/`Delayed` while `processing` is set).
-    wait: Wait,
-    /// When its current run started.
-    processing: Option<Instant>,
-    /// A change arrived during processing: queue it in this lane when the run finishes.
-    dirty: Option<Lane>,
+    state: KeyState,
     /// Errors (including timeouts and aborts) in a row.
     failures: u32,
     /// Rate limits in a row.
@@ -146,13 +69,13 @@ struct Record {
 
 impl Record {
     fn is_forgettable(&self) -> bool {
-        self.wait == Wait::Idle && self.processing.is_none() && self.failures == 0 && self.throttles == 0
+        self.state == KeyState::Idle && self.failures == 0 && self.throttles == 0
     }
 }
 
 /// The queue proper. All methods take `now` (and `unit` randomness in `[0, 1)`) as values.
 #[derive(Debug)]
-pub struct QueueState {
+pub(crate) struct QueueState {
     /// Backoff and jitter settings.
     config: BackoffConfig,
     /// When this queue incarnation started (first-pass window, progress baseline).
@@ -163,12 +86,14 @@ pub struct QueueState {
     seq: u64,
     /// Every key that waits, runs, or still carries backoff.
     records: HashMap<ObjectKey, Record>,
-    /// Keys due now, `Changed` lane first, FIFO within a lane.
-    ready: BTreeMap<(u8, u64), ObjectKey>,
-    /// The `since` of every `ready` entry, to read the oldest age exactly.
+    /// Keys due now, by namespace, lane and FIFO order.
+    ready: FairShare,
+    /// The `since` of every ready key, to read the oldest age exactly.
     ready_since: BTreeSet<(Instant, u64)>,
     /// Keys due later, by due time: the timer structure.
     delayed: BTreeMap<(Instant, u64), ObjectKey>,
+    /// Keys on a worker.
+    processing: usize,
     /// Counters since start.
     counters: QueueCounters,
     /// When a run last finished.
@@ -183,17 +108,18 @@ fn rank(lane: Lane) -> u8 {
 }
 
 impl QueueState {
-    /// An empty queue starting at `now`.
-    pub fn new(config: BackoffConfig, now: Instant) -> Self {
+    /// An empty queue starting at `now`, letting one namespace hold at most `share` workers.
+    pub(crate) fn new(config: BackoffConfig, share: usize, now: Instant) -> Self {
         Self {
             config,
             started_at: now,
             first_pass_keys: 0,
             seq: 0,
             records: HashMap::new(),
-            ready: BTreeMap::new(),
+            ready: FairShare::new(share),
             ready_since: BTreeSet::new(),
             delayed: BTreeMap::new(),
+            processing: 0,
             counters: QueueCounters::default(),
             last_completed_at: None,
         }
@@ -206,7 +132,7 @@ impl QueueState {
     /// (upgraded to `Changed` by an event). A key first listed within `first_pass_spread` of
     /// the start gets such a slot; an event for a key never seen is ready at once, so a brand-new
     /// object never waits for a restart's backlog.
-    pub fn add(&mut self, key: ObjectKey, cause: Cause, now: Instant, unit: f64) {
+    pub(crate) fn add(&mut self, key: ObjectKey, cause: Cause, now: Instant, unit: f64) {
         let lane = cause.lane();
         let in_first_pass = now < self.started_at + self.config.first_pass_spread;
         let Some(rec) = self.records.get_mut(&key) else {
@@ -214,9 +140,7 @@ impl QueueState {
             self.records.insert(
                 key.clone(),
                 Record {
-                    wait: Wait::Idle,
-                    processing: None,
-                    dirty: None,
+                    state: KeyState::Idle,
                     failures: 0,
                     throttles: 0,
                 },
@@ -230,34 +154,40 @@ impl QueueState {
             }
             return;
         };
-        if rec.processing.is_some() {
-            match rec.dirty {
-                None => {
-                    self.counters.adds += 1;
-                    rec.dirty = Some(lane);
-                }
-                Some(old) => {
-                    self.counters.coalesced += 1;
-                    if old == Lane::Refresh && lane == Lane::Changed {
-                        rec.dirty = Some(Lane::Changed);
+        match rec.state {
+            KeyState::Processing {
+                since,
+                dirty,
+                holds_worker,
+            } => {
+                let dirty = match dirty {
+                    None => {
+                        self.counters.adds += 1;
+                        lane
                     }
-                }
+                    Some(old) => {
+                        self.counters.coalesced += 1;
+                        upgrade(old, lane)
+                    }
+                };
+                rec.state = KeyState::Processing {
+                    since,
+                    dirty: Some(dirty),
+                    holds_worker,
+                };
             }
-            return;
-        }
-        match rec.wait {
-            Wait::Idle => {
+            KeyState::Idle => {
                 self.counters.adds += 1;
                 self.set_ready(&key, lane, now);
             }
-            Wait::Ready { lane: old, .. } => {
+            KeyState::Ready { lane: old, .. } => {
                 self.counters.coalesced += 1;
                 if old == Lane::Refresh && lane == Lane::Changed {
                     self.clear_wait(&key);
                     self.set_ready(&key, lane, now);
                 }
             }
-            Wait::Delayed {
+            KeyState::Delayed {
                 first_pass: true,
                 lane: old,
                 due,
@@ -269,46 +199,51 @@ impl QueueState {
                     self.set_delayed(&key, due, lane, true);
                 }
             }
-            Wait::Delayed { lane: old, .. } => {
+            KeyState::Delayed { lane: old, .. } => {
                 self.counters.coalesced += 1;
                 self.clear_wait(&key);
-                let best = if old == Lane::Changed { old } else { lane };
-                self.set_ready(&key, best, now);
+                self.set_ready(&key, upgrade(old, lane), now);
             }
         }
     }
 
     /// Move every delayed key due at `now` to ready; returns how many moved.
-    pub fn promote_due(&mut self, now: Instant) -> usize {
+    pub(crate) fn promote_due(&mut self, now: Instant) -> usize {
         let mut moved = 0;
         while let Some(entry) = self.delayed.first_entry() {
             if entry.key().0 > now {
                 break;
             }
             let key = entry.remove();
-            let Some(Wait::Delayed { lane, .. }) = self.records.get(&key).map(|r| r.wait) else {
+            let Some(KeyState::Delayed { lane, .. }) = self.records.get(&key).map(|r| r.state) else {
                 panic!("delayed entry without a Delayed record violated: {key}");
             };
-            self.set_wait(&key, Wait::Idle);
+            self.set_state(&key, KeyState::Idle);
             self.set_ready(&key, lane, now);
             moved += 1;
         }
         moved
     }
 
-    /// Hand out the next ready key (after promoting due ones), marking it processing.
-    pub fn pop(&mut self, now: Instant) -> Option<Dispatch> {
+    /// Hand out the next ready key by the fairness rules (after promoting due ones), marking it
+    /// processing; `None` when nothing is ready or every namespace with a ready key holds its
+    /// share of workers.
+    pub(crate) fn pop(&mut self, now: Instant) -> Option<Dispatch> {
         self.promote_due(now);
-        let (_, key) = self.ready.pop_first()?;
+        let (key, _, _) = self.ready.pop()?;
         let rec = self
             .records
             .get_mut(&key)
             .expect("ready key without record violated");
-        let Wait::Ready { lane, seq, since } = rec.wait else {
+        let KeyState::Ready { lane, seq, since } = rec.state else {
             panic!("ready entry without a Ready record violated: {key}");
         };
-        rec.wait = Wait::Idle;
-        rec.processing = Some(now);
+        rec.state = KeyState::Processing {
+            since: now,
+            dirty: None,
+            holds_worker: true,
+        };
+        self.processing += 1;
         self.ready_since.remove(&(since, seq));
         Some(Dispatch {
             attempt: rec.failures + rec.throttles,
@@ -316,6 +251,22 @@ impl QueueState {
             lane,
             waited: now.saturating_duration_since(since),
         })
+    }
+
+    /// The worker running `key` was replaced while the run goes on (it ignores cancellation):
+    /// the key stays processing, so it is never run twice at once, but its namespace gets the
+    /// worker back.
+    pub(crate) fn abandon(&mut self, key: &ObjectKey) {
+        let Some(Record {
+            state: KeyState::Processing { holds_worker, .. },
+            ..
+        }) = self.records.get_mut(key)
+        else {
+            return;
+        };
+        if std::mem::replace(holds_worker, false) {
+            self.ready.release(&key.namespace);
+        }
     }
 
     /// The run of `key` ended with `finish` at `now`: schedule what comes next.
@@ -326,19 +277,24 @@ impl QueueState {
     ///
     /// # Panics
     /// If `key` is not processing (a duplicate or forged completion).
-    pub fn finish(&mut self, key: &ObjectKey, finish: &Finish, now: Instant, unit: f64) -> Next {
+    pub(crate) fn finish(&mut self, key: &ObjectKey, finish: &Finish, now: Instant, unit: f64) -> Next {
         let config = self.config.clone();
         let rec = self
             .records
             .get_mut(key)
             .expect("finish for an unknown key violated: one run per dispatch");
-        assert!(
-            rec.processing.take().is_some(),
-            "finish for a key not processing violated: {key}"
-        );
+        let KeyState::Processing {
+            dirty, holds_worker, ..
+        } = std::mem::replace(&mut rec.state, KeyState::Idle)
+        else {
+            panic!("finish for a key not processing violated: {key}");
+        };
+        if holds_worker {
+            self.ready.release(&key.namespace);
+        }
+        self.processing -= 1;
         self.counters.completed += 1;
         self.last_completed_at = Some(now);
-        let dirty = rec.dirty.take();
         let retry_due = match finish {
             Finish::Reconciled(Outcome::Done { .. } | Outcome::RequeueAfter(_)) => {
                 rec.failures = 0;
@@ -393,20 +349,20 @@ impl QueueState {
         self.seq
     }
 
-    fn set_wait(&mut self, key: &ObjectKey, wait: Wait) {
+    fn set_state(&mut self, key: &ObjectKey, state: KeyState) {
         self.records
             .get_mut(key)
             .expect("record for a waiting key violated")
-            .wait = wait;
+            .state = state;
     }
 
     fn set_ready(&mut self, key: &ObjectKey, lane: Lane, now: Instant) {
         let seq = self.next_seq();
-        self.ready.insert((rank(lane), seq), key.clone());
+        self.ready.insert(key.clone(), rank(lane), seq);
         self.ready_since.insert((now, seq));
-        self.set_wait(
+        self.set_state(
             key,
-            Wait::Ready {
+            KeyState::Ready {
                 lane,
                 seq,
                 since: now,
@@ -417,9 +373,9 @@ impl QueueState {
     fn set_delayed(&mut self, key: &ObjectKey, due: Instant, lane: Lane, first_pass: bool) {
         let seq = self.next_seq();
         self.delayed.insert((due, seq), key.clone());
-        self.set_wait(
+        self.set_state(
             key,
-            Wait::Delayed {
+            KeyState::Delayed {
                 due,
                 seq,
                 lane,
@@ -428,24 +384,38 @@ impl QueueState {
         );
     }
 
+    /// Take a waiting key out of the ready set or the timer map (back to `Idle`).
     fn clear_wait(&mut self, key: &ObjectKey) {
         let rec = self
             .records
             .get_mut(key)
             .expect("record for a waiting key violated");
-        match std::mem::replace(&mut rec.wait, Wait::Idle) {
-            Wait::Idle => {}
-            Wait::Ready { lane, seq, since } => {
-                self.ready.remove(&(rank(lane), seq));
+        match std::mem::replace(&mut rec.state, KeyState::Idle) {
+            KeyState::Idle => {}
+            KeyState::Ready { lane, seq, since } => {
+                self.ready.remove(key, rank(lane), seq);
                 self.ready_since.remove(&(since, seq));
             }
-            Wait::Delayed { due, seq, .. } => {
+            KeyState::Delayed { due, seq, .. } => {
                 self.delayed.remove(&(due, seq));
+            }
+            processing @ KeyState::Processing { .. } => {
+                rec.state = processing;
+                panic!("clearing the wait of a processing key violated: {key}");
             }
         }
     }
 }
 
+/// The better of two lanes for one key.
+fn upgrade(old: Lane, new: Lane) -> Lane {
+    if old == Lane::Changed { old } else { new }
+}
+
+mod fair_share;
+#[cfg(test)]
+mod fairness_tests;
 mod figures;
+mod runs;
 #[cfg(test)]
 mod tests;

@@ -5,11 +5,15 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::{backoff::BackoffConfig, metrics::RuntimeMetrics, queue_state::QueueCounters};
+use crate::{
+    backoff::BackoffConfig,
+    metrics::RuntimeMetrics,
+    queue_state::{NamespaceShare, QueueCounters},
+};
 
 /// Queue and pool settings (runtime flags).
 #[derive(Clone, Debug)]
-pub struct QueueConfig {
+pub(crate) struct QueueConfig {
     /// `--max-concurrent-reconciles`.
     pub workers: usize,
     /// `--reconcile-timeout`.
@@ -21,6 +25,9 @@ pub struct QueueConfig {
     /// Most abandoned (killed but still running) reconciles tolerated before refusing to
     /// replace more stuck workers.
     pub max_abandoned: usize,
+    /// Most workers one namespace may hold at once (default `workers − 1`, at least 1): see
+    /// [`crate::queue_state`] for the fairness rules and the bound they give.
+    pub namespace_share: usize,
 }
 
 /// One worker slot as published.
@@ -61,6 +68,14 @@ pub struct QueueStats {
     pub abandoned: usize,
     /// Why stuck workers could not be replaced (empty when all is well).
     pub unreplaceable: Vec<String>,
+    /// Most workers one namespace may hold.
+    pub namespace_share: usize,
+    /// Namespaces with a ready key.
+    pub namespaces_waiting: usize,
+    /// Ready keys waiting only because their namespace holds its share.
+    pub held_by_share: usize,
+    /// The namespaces holding workers now.
+    pub namespaces: Vec<NamespaceShare>,
 }
 
 impl QueueStats {
@@ -79,13 +94,17 @@ impl QueueStats {
             workers: Vec::new(),
             abandoned: 0,
             unreplaceable: Vec::new(),
+            namespace_share: 0,
+            namespaces_waiting: 0,
+            held_by_share: 0,
+            namespaces: Vec::new(),
         }
     }
 }
 
 impl QueueStats {
     /// Set the queue gauges of `controller` from these figures as of `now`.
-    pub fn record_gauges(&self, controller: &str, metrics: &RuntimeMetrics, now: Instant) {
+    pub(crate) fn record_gauges(&self, controller: &str, metrics: &RuntimeMetrics, now: Instant) {
         let running: Vec<f64> = self
             .workers
             .iter()
@@ -98,6 +117,12 @@ impl QueueStats {
             running.len(),
             running.iter().sum(),
             longest,
+        );
+        metrics.fairness().set(
+            controller,
+            self.namespace_share,
+            self.namespaces_waiting,
+            self.held_by_share,
         );
     }
 }

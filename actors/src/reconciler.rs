@@ -95,7 +95,7 @@ pub trait Reconciler: Send + Sync + 'static {
 
 /// Object-safe form of [`Reconciler`] (implemented for every `Reconciler`), so controllers of
 /// different types share one runtime.
-pub trait DynReconciler: Send + Sync + 'static {
+pub(crate) trait DynReconciler: Send + Sync + 'static {
     /// `reconcile`, boxed and owning its arguments.
     fn reconcile_boxed(self: Arc<Self>, key: ObjectKey, ctx: ReconcileContext)
     -> BoxFuture<'static, Outcome>;
@@ -112,4 +112,4 @@ impl<R: Reconciler> DynReconciler for R {
 }
 
 /// A shared, type-erased reconciler.
-pub type SharedReconciler = Arc<dyn DynReconciler>;
+pub(crate) type SharedReconciler = Arc<dyn DynReconciler>;

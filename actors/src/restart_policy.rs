@@ -39,7 +39,7 @@ impl Default for RestartPolicy {
 
 /// What to do about a failed child.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RestartDecision {
+pub(crate) enum RestartDecision {
     /// Restart it after this delay.
     RestartAfter(Duration),
     /// Too many restarts: escalate, with this reason.
@@ -60,14 +60,14 @@ pub(crate) fn exit_of(event: SupervisionEvent) -> Option<(ActorCell, String)> {
 
 /// Restart history within the window.
 #[derive(Debug, Default)]
-pub struct RestartLog {
+pub(crate) struct RestartLog {
     /// Restart times of every child, oldest first, within the window.
     recent: VecDeque<(Instant, String)>,
 }
 
 impl RestartLog {
     /// Child `name` failed at `now`: restart (after its backoff) or escalate.
-    pub fn on_failure(&mut self, policy: &RestartPolicy, name: &str, now: Instant) -> RestartDecision {
+    pub(crate) fn on_failure(&mut self, policy: &RestartPolicy, name: &str, now: Instant) -> RestartDecision {
         while self
             .recent
             .front()

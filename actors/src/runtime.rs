@@ -23,58 +23,31 @@ use std::{
 };
 
 use prometheus_client::registry::Registry;
-use ractor::{Actor, ActorCell};
+use ractor::ActorCell;
 use tokio::sync::watch;
 
+pub use self::{
+    builder::{LeaderElection, RuntimeBuilder},
+    error::RuntimeError,
+};
 use crate::{
-    backoff::BackoffConfig,
     controllers::{ControllerSpec, ControllersArgs, QueueRouter},
     directory::{ActorKind, Directory},
+    fence::Fence,
     health::{EscalationCell, HealthArgs, HealthHandle},
     health_rules::{HealthConfig, Verdict},
     introspection::TreeHandle,
     lease_source::LeaseLeadership,
-    mailbox::{self, CountedRef, MailboxStats},
     metrics::RuntimeMetrics,
     queue_state::KeyInfo,
+    queue_view::{QueueConfig, QueueStats},
     restart_policy::{RestartLog, RestartPolicy},
-    seams::{LeadershipSource, LeaseStatus, Role, WatchReporter, WatchSource},
+    seams::{Escalation, LeadershipSource, LeaseStatus, Role, WatchSource},
+    spawn::Spawner,
     supervisor::{ChildFactory, Exit, Supervisor, SupervisorArgs, SupervisorMsg},
-    work_queue::{QueueConfig, QueueMsg, QueueStats},
+    watch_state::WatchReporter,
+    work_queue::QueueMsg,
 };
-
-pub use builder::{LeaderElection, RuntimeBuilder};
-
-/// Why the runtime did not run or stopped abnormally.
-#[derive(Debug, thiserror::Error)]
-pub enum RuntimeError {
-    /// `build` refused the configuration.
-    #[error("invalid runtime configuration: {0}")]
-    InvalidConfig(String),
-    /// The root supervisor did not start.
-    #[error("the root supervisor could not start: {0}")]
-    Start(String),
-    /// A restart storm escalated (the process should exit non-zero so Kubernetes restarts it).
-    #[error("restart storm escalated: {0}")]
-    Escalated(String),
-    /// The root supervisor itself failed.
-    #[error("the root supervisor failed")]
-    RootFailed,
-    /// Shutdown did not complete in time; the tree was killed.
-    #[error("shutdown did not finish within {0:?}")]
-    ShutdownTimedOut(Duration),
-}
-
-impl RuntimeError {
-    /// The process exit code for this error.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            RuntimeError::InvalidConfig(_) => 2,
-            RuntimeError::Escalated(_) => 3,
-            RuntimeError::Start(_) | RuntimeError::RootFailed | RuntimeError::ShutdownTimedOut(_) => 1,
-        }
-    }
-}
 
 /// Reads each controller's queue: published figures, and its keys on request.
 #[derive(Clone)]
@@ -100,16 +73,10 @@ impl QueueHandle {
     /// Every key of `controller`'s queue with state, attempts and due time. Asks the queue
     /// (admin path, not a probe): `None` when no queue runs (standby) or it did not answer in 2s.
     pub async fn keys(&self, controller: &str) -> Option<Vec<KeyInfo>> {
-        let queue = self.router.get(controller)?;
-        queue.stats().record_enqueued();
-        match queue
-            .actor()
-            .call(QueueMsg::Keys, Some(Duration::from_secs(2)))
+        self.router
+            .get(controller)?
+            .call(QueueMsg::Keys, Duration::from_secs(2))
             .await
-        {
-            Ok(ractor::rpc::CallResult::Success(keys)) => Some(keys),
-            _ => None,
-        }
     }
 }
 
@@ -131,10 +98,11 @@ struct Parts {
     router: Arc<QueueRouter>,
     policy: RestartPolicy,
     restarts: Arc<Mutex<RestartLog>>,
+    fence: Fence,
 }
 
 impl ChildFactory for Parts {
-    fn health_args(&self, mailbox: Arc<MailboxStats>) -> HealthArgs {
+    fn health_args(&self) -> HealthArgs {
         HealthArgs {
             config: self.health.clone(),
             queues: self.queue_stats.clone(),
@@ -145,15 +113,10 @@ impl ChildFactory for Parts {
             verdict: self.verdict.clone(),
             directory: self.directory.clone(),
             tree: self.tree.clone(),
-            mailbox,
         }
     }
 
-    fn controllers_args(
-        &self,
-        supervisor: CountedRef<SupervisorMsg>,
-        mailbox: Arc<MailboxStats>,
-    ) -> ControllersArgs {
+    fn controllers_args(&self, escalation: Arc<dyn Escalation>) -> ControllersArgs {
         let reporter: Arc<dyn WatchReporter> = self.directory.clone();
         ControllersArgs {
             controllers: self.controllers.clone(),
@@ -165,8 +128,8 @@ impl ChildFactory for Parts {
             directory: self.directory.clone(),
             policy: self.policy.clone(),
             restarts: self.restarts.clone(),
-            supervisor,
-            mailbox,
+            escalation,
+            fence: self.fence.clone(),
         }
     }
 }
@@ -182,33 +145,24 @@ pub struct Runtime {
     queues: QueueHandle,
 }
 
+impl RuntimeBuilder {
+    /// Validate and assemble.
+    ///
+    /// # Errors
+    /// `InvalidConfig` for an enabled Lease election without a client, no controller, a
+    /// duplicate controller or watch name, zero workers or namespace share, or a zero reconcile
+    /// timeout / stall threshold / probe period.
+    pub fn build(self) -> Result<Runtime, RuntimeError> {
+        self.validate()?;
+        Ok(Runtime::assemble(self))
+    }
+}
+
 impl Runtime {
     /// A builder with defaults: 4 workers, 60s reconcile timeout (+10s kill grace), 15m stall
     /// threshold, 1s probe period, 30s shutdown grace, leader election disabled.
     pub fn builder() -> RuntimeBuilder {
-        RuntimeBuilder {
-            client: None,
-            controllers: Vec::new(),
-            watches: Vec::new(),
-            leader_election: LeaderElection::Disabled,
-            identity: None,
-            queue: QueueConfig {
-                workers: RuntimeBuilder::DEFAULT_MAX_CONCURRENT,
-                reconcile_timeout: RuntimeBuilder::DEFAULT_RECONCILE_TIMEOUT,
-                kill_grace: Duration::from_secs(10),
-                backoff: BackoffConfig::default(),
-                max_abandoned: 0,
-            },
-            max_abandoned: None,
-            health: HealthConfig {
-                stall_threshold: RuntimeBuilder::DEFAULT_STALL_THRESHOLD,
-                probe_period: Duration::from_secs(1),
-                stale_after: Duration::from_secs(10),
-            },
-            restart_policy: RestartPolicy::default(),
-            shutdown_grace: Duration::from_secs(30),
-            metrics: None,
-        }
+        RuntimeBuilder::default()
     }
 
     fn assemble(b: RuntimeBuilder) -> Self {
@@ -285,12 +239,17 @@ impl Runtime {
             watches: b.watches,
             queue: QueueConfig {
                 max_abandoned: b.max_abandoned.unwrap_or(workers),
+                namespace_share: b
+                    .namespace_share
+                    .unwrap_or(workers.saturating_sub(1))
+                    .clamp(1, workers),
                 ..b.queue
             },
             shutdown_grace: b.shutdown_grace,
             router,
             policy: b.restart_policy,
             restarts: Arc::default(),
+            fence: b.fence.unwrap_or_default(),
         };
         Self {
             parts: Arc::new(parts),
@@ -331,42 +290,39 @@ impl Runtime {
     /// `ShutdownTimedOut` for failures of the runtime itself.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), RuntimeError> {
         let stop_timeout = self.parts.shutdown_grace + Duration::from_secs(10);
-        let mailbox = Arc::new(MailboxStats::default());
         let args = SupervisorArgs {
             factory: self.parts.clone(),
             leadership: self.leadership,
             lease: self.lease_tx,
+            fence: self.parts.fence.clone(),
             policy: self.parts.policy.clone(),
             restarts: self.parts.restarts.clone(),
             escalation: self.parts.escalation.clone(),
             exit: self.exit.clone(),
-            directory: self.parts.directory.clone(),
             stop_timeout,
-            mailbox: mailbox.clone(),
+            directory: self.parts.directory.clone(),
         };
-        let (root, mut join) = Actor::spawn(None, Supervisor, args)
+        let root = Spawner::root(self.parts.directory.clone())
+            .spawn("supervisor", ActorKind::Supervisor, Supervisor, args)
             .await
             .map_err(|e| RuntimeError::Start(e.to_string()))?;
-        mailbox::register(root.get_id(), mailbox.clone());
-        self.parts
-            .directory
-            .name(root.get_id(), "supervisor", ActorKind::Supervisor);
         // Set once per runtime (run consumes self).
-        let _ = self.root.set(root.get_cell());
-        let root = CountedRef::new(root, mailbox);
+        let _ = self.root.set(root.cell());
         tokio::pin!(shutdown);
+        let root_cell = root.cell();
+        let mut stopped = std::pin::pin!(root_cell.wait(None));
         tokio::select! {
             () = &mut shutdown => {
                 tracing::info!("shutdown requested: stopping gracefully");
                 // An already-stopping root needs no message.
                 let _ = root.cast(SupervisorMsg::Shutdown);
                 let limit = stop_timeout * 2;
-                if tokio::time::timeout(limit, &mut join).await.is_err() {
-                    root.actor().kill();
+                if tokio::time::timeout(limit, &mut stopped).await.is_err() {
+                    root.cell().kill();
                     return Err(RuntimeError::ShutdownTimedOut(limit));
                 }
             }
-            _ = &mut join => {}
+            _ = &mut stopped => {}
         }
         match self.exit.lock().expect("exit cell poisoned").clone() {
             Some(Exit::Shutdown) => Ok(()),
@@ -386,6 +342,9 @@ fn default_identity() -> String {
 mod builder;
 #[cfg(test)]
 mod election_tests;
+mod error;
+#[cfg(test)]
+mod fence_tests;
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]

@@ -1,12 +1,36 @@
-//! The contracts between the runtime's parts that are built separately: what watchers push,
-//! what leadership calls and publishes, and how both report to health.
+//! The contracts between the runtime's parts, so that no two files need each other: what
+//! watchers push, what leadership calls and publishes, how both report to health, how a run
+//! reports its end and how a subtree asks for escalation.
 //!
-//! The supervisor (`supervisor.rs`/`runtime.rs`) implements [`KeySink`], [`WatchReporter`] and
-//! [`LeadershipHooks`]; the watcher and leadership actors only see these traits.
+//! Who implements what:
+//! - `KeySink`: the controllers' queue router (`controllers.rs`), which casts into the work
+//!   queue of the key's controller.
+//! - `WatchReporter` (with `WatchState`, in `watch_state.rs`): the runtime's `Directory`
+//!   (`directory.rs`), which health and the tree dump read.
+//! - `LeadershipHooks`: the root supervisor's hooks (`supervisor/children.rs`).
+//! - `WatchSource`: `WatchSpec` (the impl is in `watcher.rs`, which turns a spec into a
+//!   watcher actor).
+//! - `LeadershipSource`: `LeaseLeadership` (`lease_source.rs`).
+//! - `DoneSink`: the work queue's mailbox (`work_queue.rs`); the worker only sees the trait.
+//! - `Escalation`: the root supervisor's mailbox (`supervisor/children.rs`); the controllers
+//!   actor only sees the trait.
 
-use std::time::{Duration, SystemTime};
+use std::{
+    sync::Arc,
+    time::{Duration, SystemTime},
+};
 
-use crate::key::{Cause, ObjectKey};
+use futures::future::BoxFuture;
+use ractor::{ActorCell, SpawnErr};
+use tokio::sync::watch;
+
+use crate::{
+    fence::Fence,
+    key::{Cause, ObjectKey},
+    queue_state::Finish,
+    spawn::{Spawned, Spawner},
+    watch_state::WatchReporter,
+};
 
 /// Where watchers send the keys their events map to (the work queue, in production).
 ///
@@ -15,51 +39,6 @@ use crate::key::{Cause, ObjectKey};
 pub trait KeySink: Send + Sync + 'static {
     /// Queue `key` for `cause` (coalesced with any pending entry for the same key).
     fn enqueue(&self, key: ObjectKey, cause: Cause);
-}
-
-/// The connection state of one watch stream, as shown in health and the actor tree.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct WatchState {
-    /// The watch's name, e.g. `"FerrVaultSecret"` or `"Secret (metadata)"`.
-    pub name: String,
-    /// This watcher incarnation completed its initial list at least once, so its store and
-    /// the keys it enqueued cover every object: what readiness checks. Never cleared within an
-    /// incarnation (a stream error is retried and resumes or re-lists on its own; a restarted
-    /// watcher reports a fresh, unsynced state).
-    pub synced: bool,
-    /// Informative only: the stream completed a list and no error came since. A stream error
-    /// clears it; the next completed list sets it again. An error recovered without a re-list
-    /// leaves no trace in the stream, so it may stay false while the watch works.
-    pub connected: bool,
-    /// When the last event (including bookmarks and errors) arrived.
-    pub last_event_at: Option<SystemTime>,
-    /// Events received since this watcher incarnation started.
-    pub events: u64,
-    /// Stream errors since this watcher incarnation started (each one is retried with backoff).
-    pub errors: u64,
-    /// A short, secret-free description of the last error.
-    pub last_error: Option<String>,
-}
-
-impl WatchState {
-    /// The state of a watch named `name` that has not received anything yet.
-    pub fn starting(name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            synced: false,
-            connected: false,
-            last_event_at: None,
-            events: 0,
-            errors: 0,
-            last_error: None,
-        }
-    }
-}
-
-/// Receives watch state changes (implemented by the runtime; forwards to the health actor).
-pub trait WatchReporter: Send + Sync + 'static {
-    /// Record a new state for the watch named `state.name`.
-    fn report(&self, state: WatchState);
 }
 
 /// This replica's place in the leader election.
@@ -104,26 +83,29 @@ pub trait LeadershipHooks: Send + Sync + 'static {
 
 /// A watch that the controllers subtree runs (one watcher actor each) while this replica leads.
 ///
-/// Implemented by the watcher module's spec types; the runtime only sees this trait, so
-/// watches of different kinds (typed, metadata-only) live in one list.
+/// Implemented by [`WatchSpec`](crate::watch_spec::WatchSpec); the runtime only sees this
+/// trait, so watches of different kinds (typed, metadata-only) live in one list.
 pub trait WatchSource: Send + Sync + 'static {
     /// A stable, human-readable name, e.g. `"FerrVaultSecret"` or `"Secret (metadata)"`.
     fn name(&self) -> &str;
-    /// Spawn this watch's actor, linked to `supervisor`, sending mapped keys to `sink` and
-    /// its connection state to `reporter`.
+    /// Spawn this watch's actor through `spawner` (which links and registers it), sending
+    /// mapped keys to `sink` and its connection state to `reporter`.
     fn spawn_linked(
         &self,
-        supervisor: ractor::ActorCell,
-        sink: std::sync::Arc<dyn KeySink>,
-        reporter: std::sync::Arc<dyn WatchReporter>,
-    ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>>;
+        spawner: &Spawner,
+        sink: Arc<dyn KeySink>,
+        reporter: Arc<dyn WatchReporter>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>>;
 }
 
-/// Spawns the leadership actor (implemented by the leadership module; the runtime only sees
-/// this trait, like [`WatchSource`]).
+/// Spawns the leadership actor (implemented by
+/// [`LeaseLeadership`](crate::lease_source::LeaseLeadership); the runtime only sees this
+/// trait, like [`WatchSource`]).
 ///
 /// # Expected behaviour of the spawned actor
 /// - Publishes its [`LeaseStatus`] on `status` on every change.
+/// - Opens `fence` while it can prove it holds the lease, and closes it on losing it (see
+///   [`Fence`] for the bound).
 /// - Calls `hooks.started_leading()` on winning and awaits `hooks.stopped_leading()` before
 ///   competing again after a lost renewal.
 /// - On [`LeadershipSource::release`] (shutdown, escalation) calls `stopped_leading` if
@@ -133,18 +115,30 @@ pub trait LeadershipSource: Send + Sync + 'static {
     fn lease_name(&self) -> &str;
     /// This replica's identity.
     fn identity(&self) -> &str;
-    /// Spawn the leadership actor linked to `supervisor` (called again after each restart).
+    /// Spawn the leadership actor through `spawner` (called again after each restart).
     fn spawn_linked(
         &self,
-        supervisor: ractor::ActorCell,
-        hooks: std::sync::Arc<dyn LeadershipHooks>,
-        status: tokio::sync::watch::Sender<LeaseStatus>,
-    ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>>;
+        spawner: &Spawner,
+        hooks: Arc<dyn LeadershipHooks>,
+        status: watch::Sender<LeaseStatus>,
+        fence: Fence,
+    ) -> BoxFuture<'static, Result<Spawned, SpawnErr>>;
     /// Ask the actor `leadership` (spawned by this source) to release the lease; resolves once
     /// it has (or gave up within `timeout`). The supervisor stops the actor afterwards.
-    fn release(
-        &self,
-        leadership: ractor::ActorCell,
-        timeout: std::time::Duration,
-    ) -> futures::future::BoxFuture<'static, ()>;
+    fn release(&self, leadership: &Spawned, timeout: Duration) -> BoxFuture<'static, ()>;
+}
+
+/// Where a run's [`DoneGuard`](crate::worker::DoneGuard) reports how it ended (the work queue).
+///
+/// # Guarantees expected from the implementor
+/// `done` never blocks: it is a cast into the queue's mailbox (dropped if the queue is gone).
+pub(crate) trait DoneSink: Send + Sync + 'static {
+    /// Run `run` of `key` ended with `finish`.
+    fn done(&self, run: u64, key: ObjectKey, finish: Finish);
+}
+
+/// Where a subtree asks the root supervisor to escalate a restart storm.
+pub(crate) trait Escalation: Send + Sync + 'static {
+    /// Escalate with this reason (ignored when the supervisor is already stopping).
+    fn escalate(&self, why: String);
 }

@@ -2,15 +2,16 @@
 //! subtree as leadership comes and goes, restarts failed children one-for-one with backoff,
 //! escalates a restart storm, and runs graceful shutdown.
 //!
-//! Receives `StartControllers`/`StopControllers` from the leadership hooks ([`RuntimeHooks`]),
-//! `Escalate` from the controllers actor, `Shutdown` from [`Runtime::run`](crate::runtime::Runtime::run),
-//! `Restart` from its own backoff timers.
+//! Receives `StartControllers`/`StopControllers` from the leadership hooks (`children.rs`),
+//! `Escalate` from the controllers actor (through the [`Escalation`] seam), `Shutdown` from
+//! [`Runtime::run`](crate::runtime::Runtime::run), `Restart` from its own backoff timers.
+//! Sends `Nudge` to health on escalation.
 //!
 //! # Guarantees
 //! - `StopControllers` is answered only once the controllers subtree has stopped (watchers
 //!   stopped, queues drained within the grace): leadership competes again only after that.
-//! - Leadership failing stops the controllers before leadership restarts: a replica that may
-//!   have lost its lease never keeps reconciling.
+//! - Leadership failing closes the write fence and stops the controllers before leadership
+//!   restarts: a replica that may have lost its lease never keeps reconciling.
 //! - Shutdown and escalation: stop the controllers (draining in-flight work within the grace),
 //!   then stop leadership (which releases the lease), then stop. Escalation also marks health
 //!   unhealthy and makes `run` return `Err(Escalated)`.
@@ -24,21 +25,28 @@ use std::{
     time::Duration,
 };
 
-use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-
+use ractor::{ActorCell, ActorProcessingErr, RpcReplyPort, SupervisionEvent};
 use tokio::{sync::watch, time::Instant};
 
+use self::slot::{ControllersSlot, Exited};
 use crate::{
     controllers::ControllersArgs,
     directory::Directory,
+    fence::Fence,
     health::{EscalationCell, HealthArgs, HealthMsg},
-    mailbox::{self, CountedRef, MailboxStats},
+    mailbox::CountedRef,
     restart_policy::{RestartDecision, RestartLog, RestartPolicy, exit_of},
-    seams::{LeadershipSource, LeaseStatus, Role},
+    seams::{Escalation, LeadershipSource, LeaseStatus, Role},
+    spawn::{RuntimeActor, Spawned, Spawner},
 };
 
+/// How long an escalating runtime lingers before it stops: health re-evaluates at once on the
+/// supervisor's `Nudge`, and this lets a probe or scrape already in flight read the failing
+/// verdict before the process exits (the exit code is what restarts the pod).
+const ESCALATION_LINGER: Duration = Duration::from_millis(200);
+
 /// Messages to the root supervisor.
-pub enum SupervisorMsg {
+pub(crate) enum SupervisorMsg {
     /// From the leadership hooks: we lead; start the controllers subtree.
     StartControllers,
     /// From the leadership hooks: we no longer lead; the reply comes once the subtree stopped.
@@ -53,7 +61,7 @@ pub enum SupervisorMsg {
 
 /// A child of the root supervisor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RootChild {
+pub(crate) enum RootChild {
     /// The health actor.
     Health,
     /// The leadership actor.
@@ -74,7 +82,7 @@ impl RootChild {
 
 /// How the runtime ended, written by the supervisor before it stops.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Graceful shutdown.
     Shutdown,
     /// Restart storm; the reason.
@@ -82,25 +90,23 @@ pub enum Exit {
 }
 
 /// Builds the children's arguments (again on every restart).
-pub trait ChildFactory: Send + Sync + 'static {
-    /// Health arguments with fresh mailbox counters.
-    fn health_args(&self, mailbox: Arc<MailboxStats>) -> HealthArgs;
-    /// Controllers arguments with fresh mailbox counters.
-    fn controllers_args(
-        &self,
-        supervisor: CountedRef<SupervisorMsg>,
-        mailbox: Arc<MailboxStats>,
-    ) -> ControllersArgs;
+pub(crate) trait ChildFactory: Send + Sync + 'static {
+    /// Health arguments.
+    fn health_args(&self) -> HealthArgs;
+    /// Controllers arguments, escalating through `escalation`.
+    fn controllers_args(&self, escalation: Arc<dyn Escalation>) -> ControllersArgs;
 }
 
 /// Supervisor arguments.
-pub struct SupervisorArgs {
+pub(crate) struct SupervisorArgs {
     /// Child arguments.
     pub factory: Arc<dyn ChildFactory>,
     /// Leadership, or `None` when leader election is disabled (leader at once).
     pub leadership: Option<Arc<dyn LeadershipSource>>,
     /// Where leadership (or the supervisor itself, when disabled) publishes the role.
     pub lease: watch::Sender<LeaseStatus>,
+    /// The write fence leadership opens and closes (opened for good when disabled).
+    pub fence: Fence,
     /// Restart policy.
     pub policy: RestartPolicy,
     /// The tree-wide restart log.
@@ -109,12 +115,10 @@ pub struct SupervisorArgs {
     pub escalation: EscalationCell,
     /// How the run ended.
     pub exit: Arc<Mutex<Option<Exit>>>,
-    /// Names, restarts, metrics.
-    pub directory: Arc<Directory>,
     /// Upper bound on stopping the controllers (their drain grace plus slack).
     pub stop_timeout: Duration,
-    /// This actor's mailbox counters.
-    pub mailbox: Arc<MailboxStats>,
+    /// Where the children are registered (names, restarts, mailboxes).
+    pub directory: Arc<Directory>,
 }
 
 /// What the supervisor is doing.
@@ -127,64 +131,60 @@ enum Phase {
 }
 
 /// Supervisor state.
-pub struct SupervisorState {
+pub(crate) struct SupervisorState {
     args: SupervisorArgs,
+    spawner: Spawner,
     phase: Phase,
     health: Option<CountedRef<HealthMsg>>,
-    leadership: Option<ActorCell>,
-    controllers: Option<ActorCell>,
-    /// Whether the controllers should run (we lead and are not stopping).
-    wants_controllers: bool,
-    /// Waiting for the controllers subtree to stop.
-    stop_waiters: Vec<RpcReplyPort<()>>,
+    leadership: Option<Spawned>,
+    controllers: ControllersSlot,
 }
 
 /// The root supervisor actor.
-pub struct Supervisor;
+pub(crate) struct Supervisor;
 
-impl Actor for Supervisor {
+impl RuntimeActor for Supervisor {
     type Msg = SupervisorMsg;
     type State = SupervisorState;
     type Arguments = SupervisorArgs;
 
     async fn pre_start(
         &self,
-        _: ActorRef<SupervisorMsg>,
+        myself: CountedRef<SupervisorMsg>,
         args: SupervisorArgs,
     ) -> Result<SupervisorState, ActorProcessingErr> {
         Ok(SupervisorState {
+            spawner: Spawner::under(myself.cell(), args.directory.clone()),
             args,
             phase: Phase::Running,
             health: None,
             leadership: None,
-            controllers: None,
-            wants_controllers: false,
-            stop_waiters: Vec::new(),
+            controllers: ControllersSlot::Idle,
         })
     }
 
     async fn post_start(
         &self,
-        myself: ActorRef<SupervisorMsg>,
+        myself: CountedRef<SupervisorMsg>,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
         state.start(&myself, RootChild::Health).await;
         if state.args.leadership.is_some() {
             state.start(&myself, RootChild::Leadership).await;
         } else {
+            state.args.fence.open_unbounded();
             state.args.lease.send_modify(|s| {
                 s.role = Role::Leader;
                 s.holder = Some(s.identity.clone());
             });
-            state.wants_controllers = true;
-            state.start(&myself, RootChild::Controllers).await;
+            state.on_start_controllers(&myself).await;
         }
         Ok(())
     }
 
     async fn handle(
         &self,
-        myself: ActorRef<SupervisorMsg>,
+        myself: CountedRef<SupervisorMsg>,
         msg: SupervisorMsg,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
@@ -195,13 +195,12 @@ impl Actor for Supervisor {
             SupervisorMsg::Shutdown => state.on_shutdown(&myself, Exit::Shutdown),
             SupervisorMsg::Restart(child) => state.on_restart(&myself, child).await,
         }
-        state.args.mailbox.record_handled();
         Ok(())
     }
 
     async fn handle_supervisor_evt(
         &self,
-        myself: ActorRef<SupervisorMsg>,
+        myself: CountedRef<SupervisorMsg>,
         evt: SupervisionEvent,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
@@ -213,11 +212,12 @@ impl Actor for Supervisor {
 
     async fn post_stop(
         &self,
-        myself: ActorRef<SupervisorMsg>,
+        myself: CountedRef<SupervisorMsg>,
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
         // Normally every child is already down; this catches a stop from elsewhere.
         myself
+            .cell()
             .stop_children_and_wait(Some("runtime stopping".into()), Some(state.args.stop_timeout))
             .await;
         let mut exit = state.args.exit.lock().expect("exit cell poisoned");
@@ -229,34 +229,19 @@ impl Actor for Supervisor {
 // === impl SupervisorState ===
 
 impl SupervisorState {
-    /// Our own mailbox, counted.
-    fn myself(&self, myself: &ActorRef<SupervisorMsg>) -> CountedRef<SupervisorMsg> {
-        CountedRef::new(myself.clone(), self.args.mailbox.clone())
-    }
-
-    async fn on_start_controllers(&mut self, myself: &ActorRef<SupervisorMsg>) {
-        if self.phase != Phase::Running {
-            return;
-        }
-        self.wants_controllers = true;
-        if self.controllers.is_none() {
+    async fn on_start_controllers(&mut self, myself: &CountedRef<SupervisorMsg>) {
+        if self.phase == Phase::Running && self.controllers.want() {
             self.start(myself, RootChild::Controllers).await;
         }
     }
 
     fn on_stop_controllers(&mut self, reply: RpcReplyPort<()>) {
-        self.wants_controllers = false;
-        match &self.controllers {
-            Some(cell) => {
-                cell.stop(Some("leadership lost".into()));
-                self.stop_waiters.push(reply);
-            }
-            // Nobody may be waiting any more: fine.
-            None => drop(reply.send(())),
+        if let Some(cell) = self.controllers.unwant(Some(reply)) {
+            cell.stop(Some("leadership lost".into()));
         }
     }
 
-    fn on_escalate(&mut self, myself: &ActorRef<SupervisorMsg>, why: String) {
+    fn on_escalate(&mut self, myself: &CountedRef<SupervisorMsg>, why: String) {
         if self.phase != Phase::Running {
             return;
         }
@@ -271,18 +256,22 @@ impl SupervisorState {
 
     /// Stop controllers, then leadership (releasing the lease), then this actor — off the
     /// handler, so supervision events keep flowing meanwhile.
-    fn on_shutdown(&mut self, myself: &ActorRef<SupervisorMsg>, exit: Exit) {
+    fn on_shutdown(&mut self, myself: &CountedRef<SupervisorMsg>, exit: Exit) {
         if self.phase != Phase::Running {
             return;
         }
         self.phase = Phase::Stopping;
-        self.wants_controllers = false;
         self.args
             .exit
             .lock()
             .expect("exit cell poisoned")
             .get_or_insert(exit.clone());
-        let controllers = self.controllers.clone();
+        let controllers = match &self.controllers {
+            ControllersSlot::Running(cell) | ControllersSlot::Stopping { cell, .. } => Some(cell.clone()),
+            ControllersSlot::Idle | ControllersSlot::Restarting => None,
+        };
+        // Stopped by the task below, which waits for it.
+        let _ = self.controllers.unwant(None);
         let leadership = self.leadership.clone().zip(self.args.leadership.clone());
         let timeout = self.args.stop_timeout;
         let myself = myself.clone();
@@ -293,73 +282,68 @@ impl SupervisorState {
                     .stop_and_wait(Some("runtime stopping".into()), Some(timeout))
                     .await;
             }
-            if let Some((cell, source)) = leadership {
-                source.release(cell.clone(), timeout).await;
+            if let Some((spawned, source)) = leadership {
+                source.release(&spawned, timeout).await;
                 // A timeout here means the actor was killed instead; the lease then expires.
-                let _ = cell
+                let _ = spawned
+                    .cell()
                     .stop_and_wait(Some("runtime stopping".into()), Some(timeout))
                     .await;
             }
             if matches!(exit, Exit::Escalated(_)) {
-                // Give one probe period for /healthz to show why before the process exits.
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                tokio::time::sleep(ESCALATION_LINGER).await;
             }
-            myself.stop(Some("runtime stopped".into()));
+            myself.cell().stop(Some("runtime stopped".into()));
         });
     }
 
-    async fn on_restart(&mut self, myself: &ActorRef<SupervisorMsg>, child: RootChild) {
+    async fn on_restart(&mut self, myself: &CountedRef<SupervisorMsg>, child: RootChild) {
         let wanted = match child {
             RootChild::Health => self.health.is_none(),
             RootChild::Leadership => self.leadership.is_none(),
-            RootChild::Controllers => self.controllers.is_none() && self.wants_controllers,
+            RootChild::Controllers => self.controllers.restart_due(),
         };
         if self.phase == Phase::Running && wanted {
             self.start(myself, child).await;
         }
     }
 
-    fn on_child_exit(&mut self, myself: &ActorRef<SupervisorMsg>, cell: &ActorCell, reason: String) {
-        self.args.directory.forget(cell.get_id());
+    fn on_child_exit(&mut self, myself: &CountedRef<SupervisorMsg>, cell: &ActorCell, reason: String) {
         let id = cell.get_id();
-        let child = if self.health.as_ref().is_some_and(|h| h.actor().get_id() == id) {
+        let child = if self.health.as_ref().is_some_and(|h| h.cell().get_id() == id) {
             self.health = None;
             RootChild::Health
-        } else if self.leadership.as_ref().is_some_and(|l| l.get_id() == id) {
+        } else if self.leadership.as_ref().is_some_and(|l| l.cell().get_id() == id) {
             self.leadership = None;
             RootChild::Leadership
-        } else if self.controllers.as_ref().is_some_and(|c| c.get_id() == id) {
-            self.controllers = None;
-            let requested = !self.stop_waiters.is_empty();
-            for reply in self.stop_waiters.drain(..) {
-                // The hook may have timed out waiting: fine.
-                let _ = reply.send(());
-            }
-            if requested && self.wants_controllers && self.phase == Phase::Running {
-                // Leadership came back while the subtree was stopping: start it again now.
-                // A failed cast means we are stopping ourselves: nothing to start then.
-                let _ = self
-                    .myself(myself)
-                    .cast(SupervisorMsg::Restart(RootChild::Controllers));
-            }
-            if requested {
-                return;
-            }
-            RootChild::Controllers
         } else {
-            return;
+            match self.controllers.exited(id) {
+                Some(Exited::Requested { waiters, restart }) => {
+                    for reply in waiters {
+                        // The hook may have timed out waiting: fine.
+                        let _ = reply.send(());
+                    }
+                    if restart && self.phase == Phase::Running {
+                        // Leadership came back while the subtree was stopping: start it again now.
+                        self.controllers.started(None);
+                        // A failed cast means we are stopping ourselves: nothing to start then.
+                        let _ = myself.cast(SupervisorMsg::Restart(RootChild::Controllers));
+                    }
+                    return;
+                }
+                Some(Exited::Failed) => RootChild::Controllers,
+                None => return,
+            }
         };
-        let intended =
-            self.phase == Phase::Stopping || (child == RootChild::Controllers && !self.wants_controllers);
-        if intended {
+        if self.phase == Phase::Stopping {
             return;
         }
         if child == RootChild::Leadership {
             // We may have lost the lease with it: never reconcile without knowing we lead.
-            self.wants_controllers = false;
+            self.args.fence.close();
             self.args.lease.send_modify(|s| s.role = Role::Standby);
-            if let Some(c) = &self.controllers {
-                c.stop(Some("leadership actor failed".into()));
+            if let Some(cell) = self.controllers.unwant(None) {
+                cell.stop(Some("leadership actor failed".into()));
             }
         }
         self.restart_or_escalate(myself, child, reason);
@@ -367,8 +351,8 @@ impl SupervisorState {
 
     /// Count a failure of `child` against the restart policy, then schedule its restart or
     /// escalate.
-    fn restart_or_escalate(&mut self, myself: &ActorRef<SupervisorMsg>, child: RootChild, reason: String) {
-        self.args.directory.restarted(child.name(), reason);
+    fn restart_or_escalate(&mut self, myself: &CountedRef<SupervisorMsg>, child: RootChild, reason: String) {
+        self.spawner.directory().restarted(child.name(), reason);
         let decision = self
             .args
             .restarts
@@ -377,9 +361,7 @@ impl SupervisorState {
             .on_failure(&self.args.policy, child.name(), Instant::now());
         match decision {
             RestartDecision::RestartAfter(delay) => {
-                mailbox::send_counted_after(myself, self.args.mailbox.clone(), delay, move || {
-                    SupervisorMsg::Restart(child)
-                });
+                myself.send_after(delay, move || SupervisorMsg::Restart(child));
             }
             RestartDecision::Escalate(why) => self.on_escalate(myself, why),
         }
@@ -387,5 +369,4 @@ impl SupervisorState {
 }
 
 mod children;
-
-pub use self::children::RuntimeHooks;
+mod slot;

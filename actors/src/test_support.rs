@@ -7,24 +7,26 @@ use std::{
 };
 
 use prometheus_client::registry::Registry;
-use ractor::{Actor, ActorRef};
 use tokio::sync::watch;
 
 use crate::{
     backoff::BackoffConfig,
-    directory::Directory,
+    directory::{ActorKind, Directory},
+    fence::Fence,
     key::ObjectKey,
-    mailbox::{self, CountedRef, MailboxStats},
+    mailbox::CountedRef,
     metrics::RuntimeMetrics,
+    queue_view::{QueueConfig, QueueStats},
     reconciler::{Outcome, ReconcileContext, Reconciler},
-    work_queue::{QueueArgs, QueueConfig, QueueMsg, QueueStats, WorkQueue},
+    spawn::Spawner,
+    work_queue::{QueueArgs, QueueMsg, WorkQueue},
 };
 
 /// What the scripted reconciler does for one call: given the key name and attempt number.
-pub type Script = dyn Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync;
+pub(crate) type Script = dyn Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync;
 
 /// One scripted behaviour.
-pub enum Step {
+pub(crate) enum Step {
     /// Return this outcome after sleeping (cooperatively) this long.
     Return(Duration, Outcome),
     /// Block the thread (ignoring cancellation) this long, then succeed.
@@ -36,7 +38,7 @@ pub enum Step {
 }
 
 /// Counts calls per key and catches two concurrent calls on one key.
-pub struct Scripted {
+pub(crate) struct Scripted {
     script: Box<Script>,
     in_flight: Mutex<HashMap<String, u32>>,
     /// Calls per key name, in start order.
@@ -46,7 +48,9 @@ pub struct Scripted {
 }
 
 impl Scripted {
-    pub fn new(script: impl Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync + 'static) -> Arc<Self> {
+    pub(crate) fn new(
+        script: impl Fn(&str, u32, &ReconcileContext) -> Step + Send + Sync + 'static,
+    ) -> Arc<Self> {
         Arc::new(Self {
             script: Box::new(script),
             in_flight: Mutex::default(),
@@ -55,7 +59,7 @@ impl Scripted {
         })
     }
 
-    pub fn calls_of(&self, name: &str) -> usize {
+    pub(crate) fn calls_of(&self, name: &str) -> usize {
         self.calls
             .lock()
             .unwrap()
@@ -64,7 +68,7 @@ impl Scripted {
             .count()
     }
 
-    pub fn total_calls(&self) -> usize {
+    pub(crate) fn total_calls(&self) -> usize {
         self.calls.lock().unwrap().len()
     }
 }
@@ -106,12 +110,12 @@ impl Reconciler for Scripted {
 }
 
 /// A key of the test controller.
-pub fn key(name: &str) -> ObjectKey {
+pub(crate) fn key(name: &str) -> ObjectKey {
     ObjectKey::namespaced("test", "ns", name)
 }
 
 /// Settings with short timeouts and no first-pass spreading.
-pub fn quick_config(workers: usize) -> QueueConfig {
+pub(crate) fn quick_config(workers: usize) -> QueueConfig {
     QueueConfig {
         workers,
         reconcile_timeout: Duration::from_millis(300),
@@ -123,11 +127,26 @@ pub fn quick_config(workers: usize) -> QueueConfig {
             ..BackoffConfig::default()
         },
         max_abandoned: workers,
+        namespace_share: workers,
     }
 }
 
+/// A fence open for good (leader election disabled).
+pub(crate) fn open_fence() -> Fence {
+    let fence = Fence::new();
+    fence.open_unbounded();
+    fence
+}
+
+/// Spawns top-level actors registered in a fresh directory (with its metrics registry).
+pub(crate) fn spawner() -> (Spawner, Arc<Directory>, Registry) {
+    let mut registry = Registry::default();
+    let directory = Arc::new(Directory::new(RuntimeMetrics::register(&mut registry)));
+    (Spawner::root(directory.clone()), directory, registry)
+}
+
 /// A spawned work queue and what tests observe it through.
-pub struct QueueFixture {
+pub(crate) struct QueueFixture {
     pub queue: CountedRef<QueueMsg>,
     pub stats: watch::Receiver<QueueStats>,
     pub directory: Arc<Directory>,
@@ -135,32 +154,30 @@ pub struct QueueFixture {
 }
 
 impl QueueFixture {
-    pub async fn spawn(reconciler: Arc<Scripted>, config: QueueConfig) -> Self {
-        let mut registry = Registry::default();
-        let metrics = RuntimeMetrics::register(&mut registry);
-        let directory = Arc::new(Directory::new(metrics));
+    pub(crate) async fn spawn(reconciler: Arc<Scripted>, config: QueueConfig) -> Self {
+        let (spawner, directory, registry) = spawner();
         let (tx, stats) = watch::channel(QueueStats::inactive());
-        let mailbox = Arc::new(MailboxStats::default());
         let args = QueueArgs {
             controller: "test",
             reconciler,
             config,
-            mailbox: mailbox.clone(),
             stats: Arc::new(tx),
             directory: directory.clone(),
+            fence: open_fence(),
         };
-        let (actor, _): (ActorRef<QueueMsg>, _) =
-            Actor::spawn(None, WorkQueue, args).await.expect("queue spawns");
-        mailbox::register(actor.get_id(), mailbox.clone());
+        let queue = spawner
+            .spawn("test/queue", ActorKind::WorkQueue, WorkQueue, args)
+            .await
+            .expect("queue spawns");
         Self {
-            queue: CountedRef::new(actor, mailbox),
+            queue,
             stats,
             directory,
             registry,
         }
     }
 
-    pub fn enqueue(&self, name: &str) {
+    pub(crate) fn enqueue(&self, name: &str) {
         self.queue
             .cast(QueueMsg::Enqueue {
                 key: key(name),
@@ -169,11 +186,11 @@ impl QueueFixture {
             .expect("queue alive");
     }
 
-    pub fn stats(&self) -> QueueStats {
+    pub(crate) fn stats(&self) -> QueueStats {
         self.stats.borrow().clone()
     }
 
-    pub fn metrics_text(&self) -> String {
+    pub(crate) fn metrics_text(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("encodes");
         out
@@ -182,12 +199,12 @@ impl QueueFixture {
 
 impl Drop for QueueFixture {
     fn drop(&mut self) {
-        self.queue.actor().stop(None);
+        self.queue.cell().stop(None);
     }
 }
 
 /// Poll `check` every 20ms until it holds, failing with `what` after `within`.
-pub async fn eventually(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
+pub(crate) async fn eventually(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + within;
     while !check() {
         assert!(

@@ -21,7 +21,7 @@ use std::{collections::HashSet, hash::Hash};
 use kube::api::ObjectMeta;
 
 /// Whether the change from `old` (our previous version, `None` if never seen) to `new` matters.
-pub fn metadata_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta) -> bool {
+pub(crate) fn metadata_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta) -> bool {
     let Some(old) = old else {
         return true;
     };
@@ -41,7 +41,7 @@ pub fn metadata_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta) -> bo
 
 /// The objects we knew before a re-list whose key (`key_of`) the re-list no longer contains:
 /// they were deleted while the watch was down, and their deletion event will never come.
-pub fn vanished<T, Q: Eq + Hash>(
+pub(crate) fn vanished<T, Q: Eq + Hash>(
     known_before: impl IntoIterator<Item = T>,
     listed: &HashSet<Q>,
     key_of: impl Fn(&T) -> Q,

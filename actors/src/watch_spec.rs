@@ -1,6 +1,7 @@
 //! Watch specs: what one watcher actor watches, how its events map to keys, and which changes
 //! matter. Both kinds of watch (full objects, metadata only) are one generic [`WatchSpec`]; both
-//! implement [`WatchSource`] so the runtime keeps them in one list.
+//! implement [`WatchSource`](crate::seams::WatchSource) (in `watcher.rs`, which turns a spec
+//! into a watcher actor) so the runtime keeps them in one list.
 //!
 //! # Guarantees
 //! - The reflector [`Store`] returned by the constructors stays valid across watcher restarts:
@@ -9,15 +10,8 @@
 //! - Metadata-only specs (`Api<PartialObjectMeta<K>>`) request `as=PartialObjectMetadata`, so
 //!   their store holds metadata only and memory does not grow with object size.
 
-use std::{
-    fmt::Debug,
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
-};
+use std::{fmt::Debug, sync::Arc};
 
-use futures::future::BoxFuture;
 use kube::{
     Api, Resource,
     core::PartialObjectMeta,
@@ -26,15 +20,9 @@ use kube::{
         watcher,
     },
 };
-use ractor::{Actor, ActorCell, SpawnErr};
 use serde::de::DeserializeOwned;
 
-use crate::{
-    key::ObjectKey,
-    seams::{KeySink, WatchReporter, WatchSource},
-    watch_filter,
-    watcher::{Watcher, WatcherArgs},
-};
+use crate::{key::ObjectKey, watch_filter};
 
 /// What a watched kind must be: a Kubernetes resource without a runtime type (typed structs,
 /// CRDs from kube-derive, `PartialObjectMeta<K>`).
@@ -49,10 +37,10 @@ impl<K> Watched for K where
 }
 
 /// Maps a watched object to the keys it affects (e.g. a token Secret to the connections using it).
-pub type Mapper<K> = Arc<dyn Fn(&K) -> Vec<ObjectKey> + Send + Sync>;
+pub(crate) type Mapper<K> = Arc<dyn Fn(&K) -> Vec<ObjectKey> + Send + Sync>;
 
 /// Says whether a change from the previous version (`None`: first sighting) to `new` matters.
-pub type Matters<K> = Arc<dyn Fn(Option<&K>, &K) -> bool + Send + Sync>;
+pub(crate) type Matters<K> = Arc<dyn Fn(Option<&K>, &K) -> bool + Send + Sync>;
 
 /// One watch: kind, scope and selectors (via `api` and `config`), key mapper and change filter.
 ///
@@ -112,10 +100,16 @@ impl<K: Watched> WatchSpec<K> {
         self.with(|s| s.mapper = Arc::new(mapper))
     }
 
-    /// Replace the default filter ([`watch_filter::metadata_change_matters`]); deletions and
-    /// objects that vanished during a re-list always matter.
+    /// Replace the default filter (`watch_filter::metadata_change_matters`: generation, labels,
+    /// annotations, owners, finalizers, deletion); deletions and objects that vanished during
+    /// a re-list always matter.
     pub fn matters(self, matters: impl Fn(Option<&K>, &K) -> bool + Send + Sync + 'static) -> Self {
         self.with(|s| s.matters = Arc::new(matters))
+    }
+
+    /// What every incarnation of this spec's watcher shares.
+    pub(crate) fn shared(&self) -> &Arc<SpecShared<K>> {
+        &self.shared
     }
 
     fn with(self, edit: impl FnOnce(&mut SpecShared<K>)) -> Self {
@@ -140,37 +134,5 @@ where
         config: watcher::Config,
     ) -> (Self, Store<PartialObjectMeta<K>>) {
         Self::full(name, api, config)
-    }
-}
-
-/// Makes registered actor names unique per process (several runtimes may share one in tests).
-static INCARNATION: AtomicU64 = AtomicU64::new(0);
-
-impl<K: Watched> WatchSource for WatchSpec<K> {
-    fn name(&self) -> &str {
-        &self.shared.name
-    }
-
-    fn spawn_linked(
-        &self,
-        supervisor: ActorCell,
-        sink: Arc<dyn KeySink>,
-        reporter: Arc<dyn WatchReporter>,
-    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
-        let args = WatcherArgs {
-            spec: self.shared.clone(),
-            sink,
-            reporter,
-        };
-        let name = format!(
-            "watcher:{}#{}",
-            self.shared.name,
-            INCARNATION.fetch_add(1, Ordering::Relaxed)
-        );
-        Box::pin(async move {
-            let (actor, _) =
-                Actor::spawn_linked(Some(name), Watcher::<K>::default(), args, supervisor).await?;
-            Ok(actor.get_cell())
-        })
     }
 }

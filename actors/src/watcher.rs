@@ -42,31 +42,29 @@
 //! it once the old task is gone (dropping the state aborts the task even when `post_stop`
 //! does not run).
 
-use std::{collections::HashSet, marker::PhantomData, sync::Arc, time::Duration};
+use std::{marker::PhantomData, sync::Arc, time::Duration};
 
-use futures::StreamExt;
-use kube::runtime::{
-    WatchStreamExt,
-    reflector::{ObjectRef, Store, store::Writer},
-    watcher::{self, Event},
-};
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use futures::future::BoxFuture;
+use ractor::{ActorCell, ActorProcessingErr, SpawnErr};
 use tokio::{task::JoinHandle, time::Instant};
 
+use self::stream::{Forward, StreamItem};
 use crate::{
+    directory::ActorKind,
     key::Cause,
-    mailbox::{self, CountedRef, MailboxStats},
-    seams::{KeySink, WatchReporter, WatchState},
-    watch_filter,
-    watch_spec::{SpecShared, Watched},
+    mailbox::CountedRef,
+    seams::{KeySink, WatchSource},
+    spawn::{RuntimeActor, Spawner},
+    watch_spec::{SpecShared, WatchSpec, Watched},
+    watch_state::{WatchReporter, WatchState},
 };
 
 /// At most one routine state report per this interval (connection changes are immediate).
-pub const REPORT_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const REPORT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Messages of a watcher actor.
 #[derive(Debug)]
-pub enum WatcherMsg<K> {
+pub(crate) enum WatcherMsg<K> {
     /// Sent by the stream task for every item of the watch stream, in order.
     Stream(StreamItem<K>),
     /// Sent by the stream task's drop guard: the task is gone (it panicked or the stream
@@ -76,49 +74,65 @@ pub enum WatcherMsg<K> {
     FlushReport,
 }
 
-/// One watch stream item, as the stream task saw it against the store.
-#[derive(Debug)]
-pub enum StreamItem<K> {
-    /// A (re)list started (first start, or after a 410).
-    Relisting,
-    /// The (re)list completed; `vanished` were in the store but not in the list.
-    Listed {
-        /// Objects deleted while the watch was down.
-        vanished: Vec<Arc<K>>,
-    },
-    /// An object was listed, applied or deleted.
-    Object {
-        /// The object (for a delete: its last state).
-        object: Arc<K>,
-        /// The filter's verdict (always `true` for deletions).
-        matters: bool,
-        /// It came from a (re-)list, not from a watch event.
-        listed: bool,
-    },
-    /// The stream failed; it retries after a backoff. Secret-free description.
-    Failed(String),
-}
-
 /// Why a watcher actor fails on purpose.
 #[derive(Debug, thiserror::Error)]
-pub enum WatcherError {
+pub(crate) enum WatcherError {
     /// The stream task ended; the supervisor restarts the watcher.
     #[error("watch stream {0:?} ended")]
     StreamEnded(String),
 }
 
-/// What a watcher actor is started with (built by the spec's `WatchSource::spawn_linked`).
-pub struct WatcherArgs<K: Watched> {
+/// What a watcher actor is started with (built by [`WatchSource::spawn_linked`] below).
+pub(crate) struct WatcherArgs<K: Watched> {
     /// The spec (shared with other incarnations).
-    pub(crate) spec: Arc<SpecShared<K>>,
+    spec: Arc<SpecShared<K>>,
     /// Where keys go.
-    pub(crate) sink: Arc<dyn KeySink>,
+    sink: Arc<dyn KeySink>,
     /// Where states go.
-    pub(crate) reporter: Arc<dyn WatchReporter>,
+    reporter: Arc<dyn WatchReporter>,
+}
+
+/// A spec becomes a watcher actor, registered under the spec's name.
+impl<K: Watched> WatchSource for WatchSpec<K> {
+    fn name(&self) -> &str {
+        &self.shared().name
+    }
+
+    fn spawn_linked(
+        &self,
+        spawner: &Spawner,
+        sink: Arc<dyn KeySink>,
+        reporter: Arc<dyn WatchReporter>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        let args = WatcherArgs {
+            spec: self.shared().clone(),
+            sink,
+            reporter,
+        };
+        let (spawner, name) = (spawner.clone(), self.shared().name.clone());
+        Box::pin(async move {
+            let actor = spawner
+                .spawn(name, ActorKind::Watcher, Watcher::<K>::default(), args)
+                .await?;
+            Ok(actor.cell())
+        })
+    }
+}
+
+/// The stream task forwards into the actor's mailbox.
+impl<K: Watched> Forward<K> for CountedRef<WatcherMsg<K>> {
+    fn item(&self, item: StreamItem<K>) -> bool {
+        self.cast(WatcherMsg::Stream(item)).is_ok()
+    }
+
+    fn ended(&self) {
+        // Fails when the actor is already gone (it aborted us): then nobody needs to know.
+        let _ = self.cast(WatcherMsg::StreamEnded);
+    }
 }
 
 /// A watcher actor's state.
-pub struct State<K: Watched> {
+pub(crate) struct State<K: Watched> {
     /// The spec (mapper, stream parameters).
     spec: Arc<SpecShared<K>>,
     /// Where keys go.
@@ -136,7 +150,7 @@ pub struct State<K: Watched> {
 }
 
 /// The watcher actor for kind `K` (configuration comes in [`WatcherArgs`]).
-pub struct Watcher<K>(PhantomData<fn() -> K>);
+pub(crate) struct Watcher<K>(PhantomData<fn() -> K>);
 
 impl<K> Default for Watcher<K> {
     fn default() -> Self {
@@ -144,18 +158,16 @@ impl<K> Default for Watcher<K> {
     }
 }
 
-impl<K: Watched> Actor for Watcher<K> {
+impl<K: Watched> RuntimeActor for Watcher<K> {
     type Msg = WatcherMsg<K>;
     type State = State<K>;
     type Arguments = WatcherArgs<K>;
 
     async fn pre_start(
         &self,
-        myself: ActorRef<Self::Msg>,
-        args: Self::Arguments,
-    ) -> Result<Self::State, ActorProcessingErr> {
-        let stats = Arc::new(MailboxStats::default());
-        mailbox::register(myself.get_id(), stats.clone());
+        myself: CountedRef<WatcherMsg<K>>,
+        args: WatcherArgs<K>,
+    ) -> Result<State<K>, ActorProcessingErr> {
         let watch = WatchState::starting(args.spec.name.clone());
         Ok(State {
             spec: args.spec,
@@ -164,25 +176,25 @@ impl<K: Watched> Actor for Watcher<K> {
             watch,
             throttle: ReportThrottle::default(),
             stream: None,
-            mailbox: CountedRef::new(myself, stats),
+            mailbox: myself,
         })
     }
 
     async fn post_start(
         &self,
-        _: ActorRef<Self::Msg>,
+        _: CountedRef<WatcherMsg<K>>,
         state: &mut State<K>,
     ) -> Result<(), ActorProcessingErr> {
         state.reporter.report(state.watch.clone());
-        let task = tokio::spawn(run_stream(state.spec.clone(), state.mailbox.clone()));
+        let task = tokio::spawn(stream::run(state.spec.clone(), state.mailbox.clone()));
         state.stream = Some(AbortOnDrop(task));
         Ok(())
     }
 
     async fn handle(
         &self,
-        _: ActorRef<Self::Msg>,
-        msg: Self::Msg,
+        _: CountedRef<WatcherMsg<K>>,
+        msg: WatcherMsg<K>,
         state: &mut State<K>,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
@@ -190,17 +202,15 @@ impl<K: Watched> Actor for Watcher<K> {
             WatcherMsg::StreamEnded => return Err(WatcherError::StreamEnded(state.watch.name.clone()).into()),
             WatcherMsg::FlushReport => state.on_flush(),
         }
-        state.mailbox.stats().record_handled();
         Ok(())
     }
 
     async fn post_stop(
         &self,
-        myself: ActorRef<Self::Msg>,
+        _: CountedRef<WatcherMsg<K>>,
         state: &mut State<K>,
     ) -> Result<(), ActorProcessingErr> {
         state.stream = None;
-        mailbox::unregister(myself.get_id());
         Ok(())
     }
 }
@@ -315,107 +325,6 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Tells the actor the stream task is gone, however it ends.
-struct EndGuard<K: Watched>(CountedRef<WatcherMsg<K>>);
-
-impl<K: Watched> Drop for EndGuard<K> {
-    fn drop(&mut self) {
-        // Fails when the actor is already gone (it aborted us): then nobody needs to know.
-        let _ = self.0.cast(WatcherMsg::StreamEnded);
-    }
-}
-
-/// The stream task: owns the watch stream and the store writer, forwards every item.
-async fn run_stream<K: Watched>(spec: Arc<SpecShared<K>>, mailbox: CountedRef<WatcherMsg<K>>) {
-    let _end = EndGuard(mailbox.clone());
-    let mut writer = spec.writer.clone().lock_owned().await;
-    let store = writer.as_reader();
-    let mut stream = std::pin::pin!(
-        watcher::watcher(spec.api.clone(), spec.config.clone())
-            .default_backoff()
-            .modify(drop_bookkeeping::<K>)
-    );
-    let mut relist = None;
-    while let Some(item) = stream.next().await {
-        let item = match item {
-            Ok(event) => observe(&spec, &mut writer, &store, &mut relist, event),
-            Err(error) => StreamItem::Failed(describe(&error)),
-        };
-        if mailbox.cast(WatcherMsg::Stream(item)).is_err() {
-            return;
-        }
-    }
-}
-
-/// The annotation `kubectl apply` keeps: a copy of the whole applied object (for a Secret, its
-/// data), never read by a controller.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
-/// Forgets an object's write bookkeeping, managedFields and kubectl's last-applied copy (see
-/// the module's guarantees).
-fn drop_bookkeeping<K: kube::Resource>(object: &mut K) {
-    let meta = object.meta_mut();
-    meta.managed_fields = None;
-    if let Some(annotations) = meta.annotations.as_mut() {
-        annotations.remove(LAST_APPLIED);
-    }
-}
-
-/// Judge `event` against the store (before applying it), then apply it.
-fn observe<K: Watched>(
-    spec: &SpecShared<K>,
-    writer: &mut Writer<K>,
-    store: &Store<K>,
-    relist: &mut Option<HashSet<ObjectRef<K>>>,
-    event: Event<K>,
-) -> StreamItem<K> {
-    let item = match &event {
-        Event::Init => {
-            *relist = Some(HashSet::new());
-            StreamItem::Relisting
-        }
-        Event::InitApply(object) | Event::Apply(object) => {
-            let key = ObjectRef::from_obj(object);
-            let previous = store.get(&key);
-            if let (Event::InitApply(_), Some(listed)) = (&event, relist.as_mut()) {
-                listed.insert(key);
-            }
-            StreamItem::Object {
-                matters: (spec.matters)(previous.as_deref(), object),
-                object: Arc::new(object.clone()),
-                listed: matches!(event, Event::InitApply(_)),
-            }
-        }
-        Event::Delete(object) => StreamItem::Object {
-            object: Arc::new(object.clone()),
-            matters: true,
-            listed: false,
-        },
-        Event::InitDone => {
-            let listed = relist.take().unwrap_or_default();
-            let vanished = watch_filter::vanished(store.state(), &listed, |o| ObjectRef::from_obj(&**o));
-            StreamItem::Listed { vanished }
-        }
-    };
-    writer.apply_watcher_event(&event);
-    item
-}
-
-/// A secret-free description of a stream error: variant, HTTP code and reason only (API
-/// messages may quote object content).
-fn describe(error: &watcher::Error) -> String {
-    let api = |e: &kube::Error| match e {
-        kube::Error::Api(status) => format!("{} {}", status.code, status.reason),
-        _ => "transport error".to_owned(),
-    };
-    match error {
-        watcher::Error::InitialListFailed(e) => format!("initial list failed: {}", api(e)),
-        watcher::Error::WatchStartFailed(e) => format!("watch start failed: {}", api(e)),
-        watcher::Error::WatchError(status) => format!("watch error: {} {}", status.code, status.reason),
-        watcher::Error::WatchFailed(e) => format!("watch failed: {}", api(e)),
-        watcher::Error::NoResourceVersion => "no resourceVersion in watch result".to_owned(),
-    }
-}
-
+mod stream;
 #[cfg(test)]
 mod tests;

@@ -1,43 +1,48 @@
 //! A worker: runs one reconcile at a time, in a task it owns, under a deadline.
 //!
 //! Receives [`WorkerMsg::Run`] from its work queue (its supervisor). Sends nothing itself: the
-//! job's [`DoneGuard`] reports the end of the run straight to the queue.
+//! job's [`DoneGuard`] reports the end of the run straight to the queue (through the
+//! [`DoneSink`] seam).
 //!
 //! # Guarantees
 //! - The queue hears exactly one `Done` per dispatched run: with the outcome, `TimedOut` at
-//!   the deadline (the reconcile future is dropped and its cancellation token cancelled), or
-//!   `Aborted` when the run panics, its task is aborted, its worker is killed, or the `Run`
-//!   message is dropped unread with a dead mailbox.
+//!   the deadline (the reconcile future is dropped and its cancellation token cancelled),
+//!   `Aborted(Fenced)` when the write fence lapses first (same cancellation: this replica can
+//!   no longer prove it leads, see [`crate::fence`]), or `Aborted` when the run panics, its
+//!   task is aborted, its worker is killed, or the `Run` message is dropped unread with a dead
+//!   mailbox.
 //! - The reconcile never runs inside `handle`, so the worker's mailbox stays responsive and a
 //!   kill takes effect even when the reconcile blocks.
 //!
 //! # Failure
 //! Dropping the worker's state (kill, panic, stop) cancels the token and aborts the task. The
-//! work queue replaces killed or failed workers (see `work_queue.rs`).
+//! work queue replaces killed or failed workers (see `work_queue/pool.rs`).
 
 use std::{sync::Arc, time::Duration};
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::ActorProcessingErr;
 use tokio::{task::AbortHandle, time::Instant};
 use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::Instrument;
 
 use crate::{
+    fence::Fence,
     key::ObjectKey,
-    mailbox::{CountedRef, MailboxStats},
+    mailbox::CountedRef,
     queue_state::{AbortCause, Finish},
     reconciler::{ReconcileContext, SharedReconciler},
-    work_queue::QueueMsg,
+    seams::DoneSink,
+    spawn::RuntimeActor,
 };
 
 /// Messages to a worker.
-pub enum WorkerMsg {
+pub(crate) enum WorkerMsg {
     /// From the work queue: reconcile `job.key` now (the queue only sends this to an idle worker).
     Run(Job),
 }
 
 /// One dispatched run of one key.
-pub struct Job {
+pub(crate) struct Job {
     /// The key to reconcile.
     pub key: ObjectKey,
     /// Failures in a row before this attempt.
@@ -49,16 +54,16 @@ pub struct Job {
 /// Reports `Done` for one run to the work queue exactly once: explicitly with
 /// [`DoneGuard::complete`], or on drop with `Aborted` (panicking → `Panicked`, else `Killed` once
 /// the run started, `Lost` before).
-pub struct DoneGuard {
+pub(crate) struct DoneGuard {
     run: u64,
     key: Option<ObjectKey>,
     started: bool,
-    queue: CountedRef<QueueMsg>,
+    queue: Arc<dyn DoneSink>,
 }
 
 impl DoneGuard {
     /// A guard for run `run` of `key`, reporting to `queue`.
-    pub fn new(run: u64, key: ObjectKey, queue: CountedRef<QueueMsg>) -> Self {
+    pub(crate) fn new(run: u64, key: ObjectKey, queue: Arc<dyn DoneSink>) -> Self {
         Self {
             run,
             key: Some(key),
@@ -68,18 +73,13 @@ impl DoneGuard {
     }
 
     /// Report `finish` and disarm.
-    pub fn complete(mut self, finish: Finish) {
+    pub(crate) fn complete(mut self, finish: Finish) {
         self.report(finish);
     }
 
     fn report(&mut self, finish: Finish) {
         if let Some(key) = self.key.take() {
-            // The queue may be gone (shutdown): then nobody needs the completion.
-            let _ = self.queue.cast(QueueMsg::Done {
-                run: self.run,
-                key,
-                finish,
-            });
+            self.queue.done(self.run, key, finish);
         }
     }
 }
@@ -96,20 +96,18 @@ impl Drop for DoneGuard {
 }
 
 /// Worker configuration.
-pub struct WorkerArgs {
+pub(crate) struct WorkerArgs {
     /// The controller's reconciler.
     pub reconciler: SharedReconciler,
     /// `--reconcile-timeout`.
     pub timeout: Duration,
-    /// This incarnation's mailbox counters.
-    pub mailbox: Arc<MailboxStats>,
+    /// Runs are cancelled when it lapses.
+    pub fence: Fence,
 }
 
 /// Worker state.
-pub struct WorkerState {
-    reconciler: SharedReconciler,
-    timeout: Duration,
-    mailbox: Arc<MailboxStats>,
+pub(crate) struct WorkerState {
+    args: WorkerArgs,
     /// The current (or last) run: dropping it aborts the task and cancels its token.
     current: Option<RunningTask>,
 }
@@ -127,36 +125,30 @@ impl Drop for RunningTask {
 }
 
 /// The worker actor.
-pub struct Worker;
+pub(crate) struct Worker;
 
-impl Actor for Worker {
+impl RuntimeActor for Worker {
     type Msg = WorkerMsg;
     type State = WorkerState;
     type Arguments = WorkerArgs;
 
     async fn pre_start(
         &self,
-        _: ActorRef<WorkerMsg>,
+        _: CountedRef<WorkerMsg>,
         args: WorkerArgs,
     ) -> Result<WorkerState, ActorProcessingErr> {
-        Ok(WorkerState {
-            reconciler: args.reconciler,
-            timeout: args.timeout,
-            mailbox: args.mailbox,
-            current: None,
-        })
+        Ok(WorkerState { args, current: None })
     }
 
     async fn handle(
         &self,
-        _: ActorRef<WorkerMsg>,
+        _: CountedRef<WorkerMsg>,
         msg: WorkerMsg,
         state: &mut WorkerState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             WorkerMsg::Run(job) => state.start(job),
         }
-        state.mailbox.record_handled();
         Ok(())
     }
 }
@@ -167,7 +159,7 @@ impl WorkerState {
     fn start(&mut self, mut job: Job) {
         job.guard.started = true;
         let token = CancellationToken::new();
-        let deadline = Instant::now() + self.timeout;
+        let deadline = Instant::now() + self.args.timeout;
         let ctx = ReconcileContext {
             deadline,
             cancel: token.clone(),
@@ -181,7 +173,8 @@ impl WorkerState {
             name = %job.key.name,
             reconcileID = %uuid::Uuid::new_v4(),
         );
-        let reconcile = self.reconciler.clone().reconcile_boxed(job.key, ctx);
+        let reconcile = self.args.reconciler.clone().reconcile_boxed(job.key, ctx);
+        let lapsed = self.args.fence.lapsed();
         let guard = job.guard;
         let task_token = token.clone();
         let task = tokio::spawn(
@@ -192,6 +185,10 @@ impl WorkerState {
                     () = tokio::time::sleep_until(deadline) => {
                         task_token.cancel();
                         Finish::TimedOut
+                    }
+                    () = lapsed => {
+                        task_token.cancel();
+                        Finish::Aborted(AbortCause::Fenced)
                     }
                 };
                 guard.complete(finish);

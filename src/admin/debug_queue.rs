@@ -1,7 +1,8 @@
-//! The `/debug/queue` document: every controller's queue (figures and keys) and every
-//! FerrVault credential's limiter, as JSON. Pure: built from values the handler collected.
+//! The `/debug/queue` document: every controller's queue (figures, fairness across
+//! namespaces, keys) and every FerrVault credential's limiter, as JSON. Pure: built from
+//! values the handler collected.
 
-use controller_actors::{queue_state::KeyInfo, queue_view::QueueStats};
+use controller_actors::{KeyInfo, NamespaceShare, QueueStats};
 use serde_json::{Value, json};
 
 use crate::{ferrvault::LimiterSnapshot, reconcile::rules::messages::redact_userinfo};
@@ -32,7 +33,21 @@ fn queue(report: &QueueReport) -> Value {
         "depth": stats.map(|s| s.depth),
         "delayed": stats.map(|s| s.delayed),
         "processing": stats.map(|s| s.processing),
+        "namespaceShare": stats.map(|s| s.namespace_share),
+        "namespacesWaiting": stats.map(|s| s.namespaces_waiting),
+        "heldByNamespaceShare": stats.map(|s| s.held_by_share),
+        "namespaces": stats.map(|s| s.namespaces.iter().map(namespace).collect::<Vec<_>>()),
         "keys": report.keys,
+    })
+}
+
+/// A namespace holding workers: how many, what it has waiting, whether it is at its share.
+fn namespace(share: &NamespaceShare) -> Value {
+    json!({
+        "namespace": share.namespace,
+        "inFlight": share.in_flight,
+        "ready": share.ready,
+        "atShare": share.at_share,
     })
 }
 
@@ -73,6 +88,43 @@ mod tests {
         assert_eq!(doc["controllers"][0]["active"], false);
         assert_eq!(doc["controllers"][0]["keys"], Value::Null);
         assert_eq!(doc["limiters"], json!([]));
+    }
+
+    #[test]
+    fn an_active_queue_should_show_its_namespace_share_and_who_holds_workers() {
+        let stats = QueueStats {
+            namespace_share: 3,
+            namespaces_waiting: 2,
+            held_by_share: 57,
+            namespaces: vec![NamespaceShare {
+                namespace: "tenant-a".into(),
+                in_flight: 3,
+                ready: 57,
+                at_share: true,
+            }],
+            ..QueueStats::inactive()
+        };
+        let doc = document(
+            &[QueueReport {
+                controller: "ferrvaultsecret",
+                stats: Some(stats),
+                keys: None,
+            }],
+            &[],
+        );
+        let queue = &doc["controllers"][0];
+        assert_eq!(
+            (
+                &queue["namespaceShare"],
+                &queue["namespacesWaiting"],
+                &queue["heldByNamespaceShare"]
+            ),
+            (&json!(3), &json!(2), &json!(57))
+        );
+        assert_eq!(
+            queue["namespaces"],
+            json!([{"namespace": "tenant-a", "inFlight": 3, "ready": 57, "atShare": true}])
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!
 //! Pure: a report, a sub-path and a query in, a status and a body out.
 
-use controller_actors::health_rules::{Check, ProbeReport};
+use controller_actors::{Check, ProbeReport};
 use http::StatusCode;
 
 /// What the handler answers.

@@ -27,7 +27,7 @@ pub mod server;
 
 use std::sync::Arc;
 
-use controller_actors::{health::HealthHandle, introspection::TreeHandle, runtime::QueueHandle};
+use controller_actors::{HealthHandle, QueueHandle, TreeHandle};
 use prometheus_client::registry::Registry;
 
 use crate::ferrvault::FerrVault;

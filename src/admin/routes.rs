@@ -3,7 +3,7 @@
 
 use std::{future::Future, sync::Arc};
 
-use controller_actors::{health::HealthHandle, introspection::TreeHandle, runtime::QueueHandle};
+use controller_actors::{HealthHandle, QueueHandle, TreeHandle};
 use http::{Method, StatusCode, header};
 use prometheus_client::registry::Registry;
 use warp::{

@@ -14,9 +14,7 @@
 use std::{future::Future, path::Path, sync::Arc};
 
 use controller_actors::{
-    health::HealthHandle,
-    leadership::{LeaderElectionConfig, identity},
-    runtime::{LeaderElection, Runtime, RuntimeError},
+    Fence, FenceLayer, HealthHandle, LeaderElection, LeaderElectionConfig, Runtime, RuntimeError, identity,
 };
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use prometheus_client::registry::Registry;
@@ -105,6 +103,8 @@ fn run(args: RunArgs) -> Result<(), RunError> {
 /// A started operator process: the runtime built and the HTTP servers listening.
 pub struct OperatorProcess {
     operator: operator::Operator,
+    /// The client before the write fence, for the content-hash key only.
+    unfenced: kube::Client,
     runtime: Runtime,
     servers: Servers,
 }
@@ -119,6 +119,12 @@ impl OperatorProcess {
         // kube and reqwest use rustls with ring; installing fails only when another part of the
         // process installed a provider first, which is just as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        // Every write stops when this replica can no longer prove it holds the Lease (docs/architecture.md).
+        let fence = Fence::new();
+        let unfenced = client.clone();
+        let client = FenceLayer::new(fence.clone())
+            .exempt_lease(&settings.lease_namespace, &settings.lease_name)
+            .wrap(client);
         let mut registry = Registry::default();
         telemetry::process::register(&mut registry);
         RestClientMetrics::process_wide().register(&mut registry);
@@ -139,6 +145,7 @@ impl OperatorProcess {
             .reconcile_timeout(settings.reconcile_timeout)
             .stall_threshold(settings.stall_threshold)
             .shutdown_grace(settings.shutdown_grace)
+            .fence(fence)
             .client(client)
             .leader_election(LeaderElection::Lease(LeaderElectionConfig {
                 enabled: settings.leader_elect,
@@ -185,6 +192,7 @@ impl OperatorProcess {
         );
         Ok(Self {
             operator: reconcilers,
+            unfenced,
             runtime,
             servers,
         })
@@ -207,7 +215,7 @@ impl OperatorProcess {
     /// `ContentHashKey` before anything runs; the runtime's error (see
     /// [`RuntimeError::exit_code`]).
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
-        if let Err(error) = self.operator.load_content_hash_key().await {
+        if let Err(error) = self.operator.load_content_hash_key(&self.unfenced).await {
             self.servers.stop();
             return Err(error.into());
         }

@@ -8,10 +8,13 @@
 //!   §5.1): a shorter deadline cancels healthy reveals, and 0 would disable the guardrail.
 //! - The cluster identity is all or nothing: `--oidc-cluster-id` needs `--oidc-trusted-urls`
 //!   and the reverse, and a plain `http://` trusted URL needs `--allow-insecure-http`.
+//! - Lease timings must meet client-go's rules and the write fence's: renew deadline + retry
+//!   period ≤ lease duration, so writes stop with a retry period of margin before another
+//!   replica may acquire the Lease (`Timings::validate`, docs/architecture.md).
 
 use std::time::Duration;
 
-use controller_actors::lease_rules::{Timings, TimingsError};
+use controller_actors::{Timings, TimingsError};
 
 use super::{
     address::{AddressError, BindAddress},
@@ -87,7 +90,7 @@ pub enum ConfigError {
         /// `--reconcile-timeout`, Go syntax.
         timeout: String,
     },
-    /// Lease timings that break client-go's constraints.
+    /// Lease timings that break client-go's constraints or leave the write fence no margin.
     #[error(
         "invalid --leader-elect-lease-duration/--leader-elect-renew-deadline/--leader-elect-retry-period: \
          {0}"

@@ -17,10 +17,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use controller_actors::{
-    key::ObjectKey,
-    reconciler::{Outcome, ReconcileContext, Reconciler},
-};
+use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{

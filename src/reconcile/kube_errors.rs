@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use controller_actors::reconciler::Outcome;
+use controller_actors::Outcome;
 use tracing::warn;
 
 /// `Outcome::Error` reason when a Kubernetes API call outside a reported step failed.

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use controller_actors::runtime::RuntimeBuilder;
+use controller_actors::RuntimeBuilder;
 use prometheus_client::registry::Registry;
 
 use super::{
@@ -57,13 +57,14 @@ impl Operator {
         }
     }
 
-    /// Reads (or creates) the content-hash key, so a process that cannot have it fails at start
-    /// instead of at every reconcile.
+    /// Reads (or creates) the content-hash key through `client`. The process passes its client
+    /// without the write fence: the key is not a reconcile's write (replicas racing to create it
+    /// agree through create-then-read), and it is needed before this replica leads.
     ///
     /// # Errors
-    /// [`KeyError`].
-    pub async fn load_content_hash_key(&self) -> Result<(), KeyError> {
-        self.ctx.content_hash_key.get(&self.ctx.client).await.map(|_| ())
+    /// The key Secret cannot be read, created or used.
+    pub async fn load_content_hash_key(&self, client: &kube::Client) -> Result<(), KeyError> {
+        self.ctx.content_hash_key.get(client).await.map(|_| ())
     }
 
     /// Adds both reconcilers (`ferrvaultsecret`, `ferrvaultconnection`) and all their watches.

@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 
-use controller_actors::{key::ObjectKey, seams::WatchSource, watch_spec::WatchSpec};
+use controller_actors::{ObjectKey, WatchSource, WatchSpec};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{
     Api, Resource, ResourceExt,

@@ -214,6 +214,10 @@ fn values_the_operator_would_refuse_should_fail_rendering_with_a_reason() {
             vec!["leaderElection.renewDeadline=20s"],
             "leaseDuration > renewDeadline > retryPeriod",
         ),
+        (
+            vec!["leaderElection.renewDeadline=14s"],
+            "renewDeadline + retryPeriod <= leaseDuration",
+        ),
         (vec!["oidc.enabled=true"], "needs oidc.audience"),
         (
             vec!["oidc.enabled=true", "oidc.audience=a"],

@@ -31,7 +31,7 @@ fn rule(verb: Option<&str>, fraction: f64, code: u16) -> FailureRule {
     FailureRule {
         target: RequestMatch {
             verb: verb.map(str::to_owned),
-            resource: None,
+            ..RequestMatch::default()
         },
         fraction,
         code,

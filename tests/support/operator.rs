@@ -11,7 +11,7 @@ use std::{
     time::Duration,
 };
 
-use controller_actors::{backoff::BackoffConfig, runtime::Runtime};
+use controller_actors::{BackoffConfig, Runtime};
 use ferrvault_operator::{
     api::{
         ConnectionRef, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec,

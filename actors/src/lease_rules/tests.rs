@@ -83,6 +83,15 @@ fn timings_should_refuse_client_go_violations() {
             },
             TimingsError::RetryPeriodZero,
         ),
+        (
+            // 2s + 1.5s > 3s: no retry period of margin between the fence and the takeover.
+            Timings {
+                retry_period: Duration::from_millis(1500),
+                renew_deadline: Duration::from_millis(1900),
+                ..ok
+            },
+            TimingsError::NoFencingMargin,
+        ),
     ];
     for (timings, expected) in cases {
         assert_eq!(timings.validate(), Err(expected), "{timings:?}");

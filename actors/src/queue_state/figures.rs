@@ -3,72 +3,87 @@
 
 use tokio::time::Instant;
 
-use super::{KeyInfo, QueueCounters, QueueState, Wait};
+use super::{KeyInfo, KeyState, NamespaceShare, QueueCounters, QueueState};
 use crate::key::ObjectKey;
 
 impl QueueState {
     /// Keys waiting to be handed out (exact; excludes delayed and processing keys).
-    pub fn depth(&self) -> usize {
-        self.ready.len()
+    pub(crate) fn depth(&self) -> usize {
+        self.ready_since.len()
     }
 
-    /// Keys being processed.
-    pub fn processing(&self) -> usize {
-        self.records.values().filter(|r| r.processing.is_some()).count()
+    /// Keys being processed (including runs whose worker was replaced).
+    pub(crate) fn processing(&self) -> usize {
+        self.processing
+    }
+
+    /// Most workers one namespace may hold.
+    pub(crate) fn share(&self) -> usize {
+        self.ready.share()
+    }
+
+    /// Namespaces with a ready key.
+    pub(crate) fn namespaces_waiting(&self) -> usize {
+        self.ready.waiting()
+    }
+
+    /// Ready keys waiting only because their namespace holds its share of workers.
+    pub(crate) fn held_by_share(&self) -> usize {
+        self.ready.held()
+    }
+
+    /// The namespaces holding workers now (at most one per worker).
+    pub(crate) fn namespaces_holding(&self) -> Vec<NamespaceShare> {
+        self.ready.holding()
     }
 
     /// Keys waiting for their due time.
-    pub fn delayed(&self) -> usize {
+    pub(crate) fn delayed(&self) -> usize {
         self.delayed.len()
     }
 
     /// When the oldest ready key started waiting.
-    pub fn oldest_ready_since(&self) -> Option<Instant> {
+    pub(crate) fn oldest_ready_since(&self) -> Option<Instant> {
         self.ready_since.first().map(|(since, _)| *since)
     }
 
     /// When the earliest delayed key is due (the one timer the actor arms).
-    pub fn next_due(&self) -> Option<Instant> {
+    pub(crate) fn next_due(&self) -> Option<Instant> {
         self.delayed.first_key_value().map(|((due, _), _)| *due)
     }
 
     /// Counters since start.
-    pub fn counters(&self) -> QueueCounters {
+    pub(crate) fn counters(&self) -> QueueCounters {
         self.counters
     }
 
     /// When this incarnation started.
-    pub fn started_at(&self) -> Instant {
+    pub(crate) fn started_at(&self) -> Instant {
         self.started_at
     }
 
     /// When a run last finished.
-    pub fn last_completed_at(&self) -> Option<Instant> {
+    pub(crate) fn last_completed_at(&self) -> Option<Instant> {
         self.last_completed_at
     }
 
     /// Failures and throttles in a row for `key` (0 for unknown keys).
-    pub fn attempts(&self, key: &ObjectKey) -> u32 {
+    pub(crate) fn attempts(&self, key: &ObjectKey) -> u32 {
         self.records.get(key).map_or(0, |r| r.failures + r.throttles)
     }
 
-    /// Whether `key` is being processed.
-    pub fn is_processing(&self, key: &ObjectKey) -> bool {
-        self.records.get(key).is_some_and(|r| r.processing.is_some())
-    }
-
     /// Every known key with its state, sorted by key.
-    pub fn keys(&self, now: Instant) -> Vec<KeyInfo> {
+    pub(crate) fn keys(&self, now: Instant) -> Vec<KeyInfo> {
         let mut out: Vec<KeyInfo> = self
             .records
             .iter()
             .map(|(key, rec)| {
-                let (state, due_in_secs) = match (rec.processing, rec.dirty, rec.wait) {
-                    (Some(_), Some(_), _) => ("processing+dirty", None),
-                    (Some(_), None, _) => ("processing", None),
-                    (None, _, Wait::Ready { .. }) => ("ready", None),
-                    (None, _, Wait::Delayed { due, .. }) => ("delayed", Some(signed_secs(due, now))),
-                    (None, _, Wait::Idle) => ("idle", None),
+                let (state, due_in_secs) = match rec.state {
+                    KeyState::Processing { dirty: Some(_), .. } => ("processing+dirty", None),
+                    KeyState::Processing { dirty: None, .. } => ("processing", None),
+                    KeyState::Ready { .. } => ("ready", None),
+                    KeyState::Delayed { due, .. } => ("delayed", Some(signed_secs(due, now))),
+                    KeyState::Idle => ("idle", None),
                 };
                 KeyInfo {
                     key: key.to_string(),

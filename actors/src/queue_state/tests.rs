@@ -1,8 +1,15 @@
-use std::collections::{HashMap, HashSet};
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
 
 use rand::{RngExt, SeedableRng, rngs::StdRng};
 
 use super::*;
+
+/// These tests are about lanes, coalescing and backoff within one namespace: no fairness
+/// limit (the fairness rules have their own tests below and in `fair_share`).
+const NO_SHARE_LIMIT: usize = usize::MAX;
 
 fn key(i: usize) -> ObjectKey {
     ObjectKey::namespaced("test", "ns", format!("k{i}"))
@@ -15,7 +22,7 @@ fn settled_queue() -> (QueueState, Instant) {
         first_pass_spread: Duration::ZERO,
         ..BackoffConfig::default()
     };
-    (QueueState::new(config, t0), t0)
+    (QueueState::new(config, NO_SHARE_LIMIT, t0), t0)
 }
 
 const S: fn(u64) -> Duration = Duration::from_secs;
@@ -140,7 +147,7 @@ fn queue_should_spread_the_first_pass_after_a_start() {
         first_pass_gap: Duration::from_millis(50),
         ..BackoffConfig::default()
     };
-    let mut q = QueueState::new(config, t0);
+    let mut q = QueueState::new(config, NO_SHARE_LIMIT, t0);
     let mut rng = StdRng::seed_from_u64(1);
     for i in 0..200 {
         q.add(key(i), Cause::Listed, t0, rng.random_range(0.0..1.0));
@@ -166,7 +173,7 @@ fn queue_should_spread_the_first_pass_after_a_start() {
 #[test]
 fn queue_should_start_a_small_first_pass_at_once() {
     let t0 = Instant::now();
-    let mut q = QueueState::new(BackoffConfig::default(), t0);
+    let mut q = QueueState::new(BackoffConfig::default(), NO_SHARE_LIMIT, t0);
     for i in 0..10 {
         q.add(key(i), Cause::Listed, t0, 0.99);
     }
@@ -180,7 +187,7 @@ fn queue_should_start_a_small_first_pass_at_once() {
 #[test]
 fn queue_should_wrap_a_large_first_pass_evenly_into_the_window() {
     let t0 = Instant::now();
-    let mut q = QueueState::new(BackoffConfig::default(), t0);
+    let mut q = QueueState::new(BackoffConfig::default(), NO_SHARE_LIMIT, t0);
     for i in 0..10_000 {
         q.add(key(i), Cause::Listed, t0, 0.5);
     }
@@ -199,7 +206,7 @@ fn queue_should_keep_a_first_pass_slot_when_a_key_is_listed_again() {
         first_pass_gap: S(10),
         ..BackoffConfig::default()
     };
-    let mut q = QueueState::new(config, t0);
+    let mut q = QueueState::new(config, NO_SHARE_LIMIT, t0);
     q.add(key(1), Cause::Listed, t0, 0.5);
     q.add(key(1), Cause::Listed, t0 + S(1), 0.5);
     assert_eq!(q.depth(), 0);
@@ -209,7 +216,7 @@ fn queue_should_keep_a_first_pass_slot_when_a_key_is_listed_again() {
 #[test]
 fn queue_should_run_a_new_object_at_once_ahead_of_a_listed_first_pass() {
     let t0 = Instant::now();
-    let mut q = QueueState::new(BackoffConfig::default(), t0);
+    let mut q = QueueState::new(BackoffConfig::default(), NO_SHARE_LIMIT, t0);
     for i in 0..10_000 {
         q.add(key(i), Cause::Listed, t0, 0.5);
     }
@@ -232,7 +239,7 @@ fn queue_should_upgrade_a_first_pass_slot_to_the_changed_lane_on_an_event() {
         first_pass_gap: S(1),
         ..BackoffConfig::default()
     };
-    let mut q = QueueState::new(config, t0);
+    let mut q = QueueState::new(config, NO_SHARE_LIMIT, t0);
     for i in 0..3 {
         q.add(key(i), Cause::Listed, t0, 0.0);
     }

@@ -1,34 +1,36 @@
 //! [`RuntimeBuilder`]: the runtime's settings, their defaults and their validation. Building
-//! hands the checked settings to [`Runtime`](super::Runtime), which assembles the tree.
+//! (`RuntimeBuilder::build`, next to `Runtime` in the parent module) checks them with
+//! [`RuntimeBuilder::validate`] and hands them to the runtime, which assembles the tree.
 
 use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use prometheus_client::registry::Registry;
 
-use super::{Runtime, RuntimeError};
+use super::error::RuntimeError;
 use crate::{
     backoff::BackoffConfig,
+    fence::Fence,
     health_rules::HealthConfig,
     leadership::LeaderElectionConfig,
     metrics::RuntimeMetrics,
+    queue_view::QueueConfig,
     reconciler::{Reconciler, SharedReconciler},
     restart_policy::RestartPolicy,
     seams::{LeadershipSource, WatchSource},
-    work_queue::QueueConfig,
 };
 
 /// Leader election mode.
 pub enum LeaderElection {
     /// Leader immediately (single replica, or tests).
     Disabled,
-    /// The Lease election of [`crate::leadership`] with these flags, through the builder's
+    /// The Lease election (`leadership.rs`) with these flags, through the builder's
     /// [`client`](RuntimeBuilder::client) (`enabled: false` means leader at once).
     Lease(LeaderElectionConfig),
     /// Compete through another leadership implementation.
     Enabled(Arc<dyn LeadershipSource>),
 }
 
-/// Builds a [`Runtime`]; every setting has a default except the reconcilers.
+/// Builds a [`Runtime`](crate::Runtime); every setting has a default except the reconcilers.
 #[must_use]
 pub struct RuntimeBuilder {
     pub(super) client: Option<kube::Client>,
@@ -42,6 +44,41 @@ pub struct RuntimeBuilder {
     pub(super) restart_policy: RestartPolicy,
     pub(super) shutdown_grace: Duration,
     pub(super) metrics: Option<RuntimeMetrics>,
+    pub(super) fence: Option<Fence>,
+    pub(super) namespace_share: Option<usize>,
+}
+
+impl Default for RuntimeBuilder {
+    /// 4 workers, 60s reconcile timeout (+10s kill grace), 15m stall threshold, 1s probe
+    /// period, 30s shutdown grace, leader election disabled, namespace share `workers − 1`.
+    fn default() -> Self {
+        Self {
+            client: None,
+            controllers: Vec::new(),
+            watches: Vec::new(),
+            leader_election: LeaderElection::Disabled,
+            identity: None,
+            queue: QueueConfig {
+                workers: Self::DEFAULT_MAX_CONCURRENT,
+                reconcile_timeout: Self::DEFAULT_RECONCILE_TIMEOUT,
+                kill_grace: Duration::from_secs(10),
+                backoff: BackoffConfig::default(),
+                max_abandoned: 0,
+                namespace_share: 0,
+            },
+            max_abandoned: None,
+            health: HealthConfig {
+                stall_threshold: Self::DEFAULT_STALL_THRESHOLD,
+                probe_period: Duration::from_secs(1),
+                stale_after: Duration::from_secs(10),
+            },
+            restart_policy: RestartPolicy::default(),
+            shutdown_grace: Duration::from_secs(30),
+            metrics: None,
+            fence: None,
+            namespace_share: None,
+        }
+    }
 }
 
 impl RuntimeBuilder {
@@ -100,6 +137,21 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Most workers one namespace may hold at once (default: the pool size minus one, at least
+    /// one), so one namespace's slow reconciles never occupy the whole pool.
+    pub fn namespace_share(mut self, n: usize) -> Self {
+        self.namespace_share = Some(n);
+        self
+    }
+
+    /// The write fence leadership opens and closes, shared with the Kubernetes client the
+    /// reconcilers write through ([`FenceLayer`](crate::fence_layer::FenceLayer)). Default: a
+    /// fence of the runtime's own, which still cancels in-flight reconciles when it lapses.
+    pub fn fence(mut self, fence: Fence) -> Self {
+        self.fence = Some(fence);
+        self
+    }
+
     /// Abandoned (killed, still running) reconciles tolerated (default: the pool size).
     pub fn max_abandoned_reconciles(mut self, n: usize) -> Self {
         self.max_abandoned = Some(n);
@@ -143,12 +195,13 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Validate and assemble.
+    /// Check the settings.
     ///
     /// # Errors
-    /// `InvalidConfig` for an enabled Lease election without a client, no controller, a duplicate controller or watch name, zero workers,
-    /// or a zero reconcile timeout / stall threshold / probe period.
-    pub fn build(self) -> Result<Runtime, RuntimeError> {
+    /// `InvalidConfig` for an enabled Lease election without a client, no controller, a
+    /// duplicate controller or watch name, zero workers or namespace share, or a zero reconcile
+    /// timeout / stall threshold / probe period.
+    pub(super) fn validate(&self) -> Result<(), RuntimeError> {
         let invalid = |why: &str| Err(RuntimeError::InvalidConfig(why.to_owned()));
         if self.controllers.is_empty() {
             return invalid("no reconciler registered");
@@ -184,12 +237,15 @@ impl RuntimeBuilder {
         if self.queue.workers == 0 {
             return invalid("--max-concurrent-reconciles must be at least 1");
         }
+        if self.namespace_share == Some(0) {
+            return invalid("the namespace share must be at least 1");
+        }
         if self.queue.reconcile_timeout.is_zero()
             || self.health.stall_threshold.is_zero()
             || self.health.probe_period.is_zero()
         {
             return invalid("--reconcile-timeout, --stall-threshold and the probe period must be positive");
         }
-        Ok(Runtime::assemble(self))
+        Ok(())
     }
 }

@@ -11,7 +11,10 @@ use kube::{
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::{fixtures::Running, *};
+use super::{
+    fixtures::{Running, Seed},
+    *,
+};
 use crate::{
     key::ObjectKey,
     lease_rules::Timings,
@@ -48,37 +51,6 @@ impl Reconciler for Stamper {
     }
 }
 
-/// Enqueues the one ConfigMap of the test as soon as the controllers start.
-struct Seed;
-
-impl WatchSource for Seed {
-    fn name(&self) -> &str {
-        "Seed"
-    }
-
-    fn spawn_linked(
-        &self,
-        supervisor: ractor::ActorCell,
-        sink: Arc<dyn crate::seams::KeySink>,
-        reporter: Arc<dyn WatchReporter>,
-    ) -> futures::future::BoxFuture<'static, Result<ractor::ActorCell, ractor::SpawnErr>> {
-        Box::pin(async move {
-            let (actor, _) = ractor::Actor::spawn_linked(None, super::fixtures::Idle, (), supervisor).await?;
-            sink.enqueue(
-                ObjectKey::namespaced("test", "elect", "shared"),
-                crate::key::Cause::Listed,
-            );
-            reporter.report(crate::seams::WatchState {
-                synced: true,
-                connected: true,
-                events: 1,
-                ..crate::seams::WatchState::starting("Seed")
-            });
-            Ok(actor.get_cell())
-        })
-    }
-}
-
 fn replica(sim: &KubeSim, name: &str) -> Running {
     let client = sim.client_as(name);
     let config = crate::leadership::LeaderElectionConfig {
@@ -97,7 +69,9 @@ fn replica(sim: &KubeSim, name: &str) -> Running {
         super::fixtures::quick_builder(stamper, reg)
             .client(client)
             .leader_election(LeaderElection::Lease(config))
-            .watch(Box::new(Seed))
+            .watch(Box::new(Seed::keys(&[ObjectKey::namespaced(
+                "test", "elect", "shared",
+            )])))
     })
 }
 

@@ -7,7 +7,7 @@ use std::{
 
 use futures::future::BoxFuture;
 use prometheus_client::registry::Registry;
-use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SpawnErr};
+use ractor::{ActorCell, ActorProcessingErr, SpawnErr};
 use tokio::{
     sync::{oneshot, watch},
     task::JoinHandle,
@@ -15,40 +15,48 @@ use tokio::{
 
 use super::*;
 use crate::{
+    backoff::BackoffConfig,
     key::{Cause, ObjectKey},
+    mailbox::CountedRef,
     reconciler::Reconciler,
-    seams::{KeySink, LeadershipHooks, WatchState},
+    seams::{KeySink, LeadershipHooks},
+    spawn::{RuntimeActor, Spawned},
+    watch_state::WatchState,
 };
 
 /// A watcher actor that does nothing but can be told to panic.
 struct FakeWatcher;
 
 /// Messages to the fake watcher.
-pub enum FakeWatchMsg {
+pub(super) enum FakeWatchMsg {
     Panic,
 }
 
-impl Actor for FakeWatcher {
+impl RuntimeActor for FakeWatcher {
     type Msg = FakeWatchMsg;
     type State = bool;
     type Arguments = bool;
 
     async fn pre_start(
         &self,
-        _: ActorRef<FakeWatchMsg>,
+        _: CountedRef<FakeWatchMsg>,
         fail_on_start: bool,
     ) -> Result<bool, ActorProcessingErr> {
         Ok(fail_on_start)
     }
 
-    async fn post_start(&self, _: ActorRef<FakeWatchMsg>, fail: &mut bool) -> Result<(), ActorProcessingErr> {
+    async fn post_start(
+        &self,
+        _: CountedRef<FakeWatchMsg>,
+        fail: &mut bool,
+    ) -> Result<(), ActorProcessingErr> {
         assert!(!*fail, "fake watcher told to die on start");
         Ok(())
     }
 
     async fn handle(
         &self,
-        _: ActorRef<FakeWatchMsg>,
+        _: CountedRef<FakeWatchMsg>,
         msg: FakeWatchMsg,
         _: &mut bool,
     ) -> Result<(), ActorProcessingErr> {
@@ -60,15 +68,15 @@ impl Actor for FakeWatcher {
 
 /// A watch source the test drives: it hands out the sink and the live watcher.
 #[derive(Clone, Default)]
-pub struct FakeWatch {
+pub(super) struct FakeWatch {
     pub name: &'static str,
     pub fail_on_start: bool,
     pub sink: Arc<Mutex<Option<Arc<dyn KeySink>>>>,
-    pub actor: Arc<Mutex<Option<ActorRef<FakeWatchMsg>>>>,
+    pub actor: Arc<Mutex<Option<CountedRef<FakeWatchMsg>>>>,
 }
 
 impl FakeWatch {
-    pub fn named(name: &'static str) -> Self {
+    pub(super) fn named(name: &'static str) -> Self {
         Self {
             name,
             ..Self::default()
@@ -76,7 +84,7 @@ impl FakeWatch {
     }
 
     /// Send `key` through the sink of the live watcher; false if none is running.
-    pub fn emit(&self, name: &str) -> bool {
+    pub(super) fn emit(&self, name: &str) -> bool {
         match self.sink.lock().unwrap().as_ref() {
             Some(sink) => {
                 sink.enqueue(ObjectKey::namespaced("test", "ns", name), Cause::Event);
@@ -94,13 +102,15 @@ impl WatchSource for FakeWatch {
 
     fn spawn_linked(
         &self,
-        supervisor: ActorCell,
+        spawner: &Spawner,
         sink: Arc<dyn KeySink>,
         reporter: Arc<dyn WatchReporter>,
     ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
-        let this = self.clone();
+        let (this, spawner) = (self.clone(), spawner.clone());
         Box::pin(async move {
-            let (actor, _) = Actor::spawn_linked(None, FakeWatcher, this.fail_on_start, supervisor).await?;
+            let actor = spawner
+                .spawn(this.name, ActorKind::Watcher, FakeWatcher, this.fail_on_start)
+                .await?;
             *this.sink.lock().unwrap() = Some(sink);
             *this.actor.lock().unwrap() = Some(actor.clone());
             reporter.report(WatchState {
@@ -108,44 +118,91 @@ impl WatchSource for FakeWatch {
                 connected: true,
                 ..WatchState::starting(this.name)
             });
-            Ok(actor.get_cell())
+            Ok(actor.cell())
         })
     }
 }
 
 /// An actor that does nothing (stands in for leadership and seed watchers).
-pub struct Idle;
+pub(super) struct Idle;
 
-impl Actor for Idle {
+impl RuntimeActor for Idle {
     type Msg = ();
     type State = ();
     type Arguments = ();
 
-    async fn pre_start(&self, _: ActorRef<()>, (): ()) -> Result<(), ActorProcessingErr> {
+    async fn pre_start(&self, _: CountedRef<()>, (): ()) -> Result<(), ActorProcessingErr> {
+        Ok(())
+    }
+
+    async fn handle(&self, _: CountedRef<()>, (): (), (): &mut ()) -> Result<(), ActorProcessingErr> {
         Ok(())
     }
 }
 
-/// Leadership the test drives with `lead` / `lose`.
+/// Enqueues its keys (as listed) each time the controllers start, and reports itself synced.
+pub(super) struct Seed(Vec<ObjectKey>);
+
+impl Seed {
+    pub(super) fn keys(keys: &[ObjectKey]) -> Self {
+        Self(keys.to_vec())
+    }
+}
+
+impl WatchSource for Seed {
+    fn name(&self) -> &str {
+        "Seed"
+    }
+
+    fn spawn_linked(
+        &self,
+        spawner: &Spawner,
+        sink: Arc<dyn KeySink>,
+        reporter: Arc<dyn WatchReporter>,
+    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
+        let (spawner, keys) = (spawner.clone(), self.0.clone());
+        Box::pin(async move {
+            let actor = spawner.spawn("Seed", ActorKind::Watcher, Idle, ()).await?;
+            for key in keys {
+                sink.enqueue(key, Cause::Listed);
+            }
+            reporter.report(WatchState {
+                synced: true,
+                connected: true,
+                ..WatchState::starting("Seed")
+            });
+            Ok(actor.cell())
+        })
+    }
+}
+
+/// Leadership the test drives with `lead` / `lose` (the fence open while it leads).
 #[derive(Clone, Default)]
-pub struct FakeLeadership {
+pub(super) struct FakeLeadership {
     /// The live leadership actor.
     pub cell: Arc<Mutex<Option<ActorCell>>>,
     hooks: Arc<Mutex<Option<Arc<dyn LeadershipHooks>>>>,
     status: Arc<Mutex<Option<watch::Sender<LeaseStatus>>>>,
+    fence: Arc<Mutex<Option<Fence>>>,
 }
 
 impl FakeLeadership {
-    pub async fn lead(&self) {
+    pub(super) async fn lead(&self) {
+        self.fence().open_unbounded();
         self.set_role(Role::Leader);
         let hooks = self.hooks.lock().unwrap().clone().expect("leadership spawned");
         hooks.started_leading().await;
     }
 
-    pub async fn lose(&self) {
+    pub(super) async fn lose(&self) {
         let hooks = self.hooks.lock().unwrap().clone().expect("leadership spawned");
+        self.fence().close();
         self.set_role(Role::Standby);
         hooks.stopped_leading().await;
+    }
+
+    fn fence(&self) -> Fence {
+        self.fence.lock().unwrap().clone().expect("leadership spawned")
     }
 
     fn set_role(&self, role: Role) {
@@ -162,7 +219,7 @@ impl FakeLeadership {
 }
 
 impl LeadershipSource for FakeLeadership {
-    fn release(&self, _: ActorCell, _: Duration) -> BoxFuture<'static, ()> {
+    fn release(&self, _: &Spawned, _: Duration) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
 
@@ -176,23 +233,27 @@ impl LeadershipSource for FakeLeadership {
 
     fn spawn_linked(
         &self,
-        supervisor: ActorCell,
+        spawner: &Spawner,
         hooks: Arc<dyn LeadershipHooks>,
         status: watch::Sender<LeaseStatus>,
-    ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
-        let this = self.clone();
+        fence: Fence,
+    ) -> BoxFuture<'static, Result<Spawned, SpawnErr>> {
+        let (this, spawner) = (self.clone(), spawner.clone());
         Box::pin(async move {
-            let (actor, _) = Actor::spawn_linked(None, Idle, (), supervisor).await?;
+            let actor = spawner
+                .spawn("leadership", ActorKind::Leadership, Idle, ())
+                .await?;
             *this.hooks.lock().unwrap() = Some(hooks);
             *this.status.lock().unwrap() = Some(status);
-            *this.cell.lock().unwrap() = Some(actor.get_cell());
-            Ok(actor.get_cell())
+            *this.fence.lock().unwrap() = Some(fence);
+            *this.cell.lock().unwrap() = Some(actor.cell());
+            Ok(actor.into())
         })
     }
 }
 
 /// A runtime running in a task, with its handles.
-pub struct Running {
+pub(super) struct Running {
     pub lease: watch::Receiver<LeaseStatus>,
     pub health: HealthHandle,
     pub tree: TreeHandle,
@@ -203,7 +264,7 @@ pub struct Running {
 }
 
 /// A builder with the scripted reconciler, small thresholds and a metrics registry.
-pub fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> RuntimeBuilder {
+pub(super) fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> RuntimeBuilder {
     Runtime::builder()
         .reconciler("test", rec)
         .max_concurrent_reconciles(2)
@@ -222,7 +283,7 @@ pub fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry) -> Run
 }
 
 impl Running {
-    pub fn start(builder: impl FnOnce(&mut Registry) -> RuntimeBuilder) -> Self {
+    pub(super) fn start(builder: impl FnOnce(&mut Registry) -> RuntimeBuilder) -> Self {
         let mut registry = Registry::default();
         let runtime = builder(&mut registry).build().expect("valid config");
         let (tx, rx) = oneshot::channel();
@@ -243,19 +304,19 @@ impl Running {
         }
     }
 
-    pub fn metrics_text(&self) -> String {
+    pub(super) fn metrics_text(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("encodes");
         out
     }
 
     /// Kill the whole tree at once (a crash: nothing is released).
-    pub fn kill(&self) {
+    pub(super) fn kill(&self) {
         self.tree.root().expect("runtime started").kill();
     }
 
     /// Signal shutdown and wait for `run` to return.
-    pub async fn shutdown(mut self) -> Result<(), RuntimeError> {
+    pub(super) async fn shutdown(mut self) -> Result<(), RuntimeError> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -276,7 +337,7 @@ impl Drop for Running {
 
 impl FakeLeadership {
     /// Whether the runtime spawned the leadership actor yet.
-    pub fn hooks_ready(&self) -> bool {
+    pub(super) fn hooks_ready(&self) -> bool {
         self.hooks.lock().unwrap().is_some()
     }
 }

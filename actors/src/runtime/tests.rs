@@ -288,7 +288,7 @@ async fn panics_in_a_reconcile_and_in_a_watcher_should_be_survived_and_counted()
             .lock()
             .unwrap()
             .as_ref()
-            .is_some_and(|a| a.get_id() != first.get_id())
+            .is_some_and(|a| a.cell().get_id() != first.cell().get_id())
     })
     .await;
     watch.emit("after");

@@ -1,45 +1,43 @@
-//! Starting the root supervisor's children, and the [`LeadershipHooks`] through which the
-//! leadership actor starts and stops the controllers subtree.
+//! Starting the root supervisor's children, and the two ways they reach back to it: the
+//! [`LeadershipHooks`] through which the leadership actor starts and stops the controllers
+//! subtree, and the [`Escalation`] seam through which the controllers escalate.
 
 use std::{sync::Arc, time::Duration};
 
 use futures::future::BoxFuture;
-use ractor::{Actor, ActorRef};
 
 use super::{RootChild, SupervisorMsg, SupervisorState};
 use crate::{
     controllers::Controllers,
     directory::ActorKind,
     health::Health,
-    mailbox::{self, CountedRef, MailboxStats},
-    seams::LeadershipHooks,
+    mailbox::CountedRef,
+    seams::{Escalation, LeadershipHooks},
 };
 
 impl SupervisorState {
     /// Spawn `child` linked to the supervisor; a failed start counts as a failure now.
-    pub(super) async fn start(&mut self, myself: &ActorRef<SupervisorMsg>, child: RootChild) {
-        let stats = Arc::new(MailboxStats::default());
-        let result = match child {
-            RootChild::Health => {
-                let args = self.args.factory.health_args(stats.clone());
-                Actor::spawn_linked(None, Health, args, myself.get_cell())
-                    .await
-                    .map(|(health, _)| {
-                        self.health = Some(CountedRef::new(health.clone(), stats.clone()));
-                        (health.get_cell(), ActorKind::Health)
-                    })
-            }
+    pub(super) async fn start(&mut self, myself: &CountedRef<SupervisorMsg>, child: RootChild) {
+        let started = match child {
+            RootChild::Health => self
+                .spawner
+                .spawn(
+                    child.name(),
+                    ActorKind::Health,
+                    Health,
+                    self.args.factory.health_args(),
+                )
+                .await
+                .map(|health| self.health = Some(health)),
             RootChild::Controllers => {
-                let args = self
-                    .args
-                    .factory
-                    .controllers_args(self.myself(myself), stats.clone());
-                Actor::spawn_linked(None, Controllers, args, myself.get_cell())
-                    .await
-                    .map(|(c, _)| {
-                        self.controllers = Some(c.get_cell());
-                        (c.get_cell(), ActorKind::Controllers)
-                    })
+                let args = self.args.factory.controllers_args(Arc::new(myself.clone()));
+                let spawned = self
+                    .spawner
+                    .spawn(child.name(), ActorKind::Controllers, Controllers, args)
+                    .await;
+                self.controllers
+                    .started(spawned.as_ref().ok().map(CountedRef::cell));
+                spawned.map(drop)
             }
             RootChild::Leadership => {
                 let source = self
@@ -47,39 +45,40 @@ impl SupervisorState {
                     .leadership
                     .clone()
                     .expect("leadership restarted only when enabled");
-                let supervisor = self.myself(myself);
                 let hooks: Arc<dyn LeadershipHooks> = Arc::new(RuntimeHooks {
-                    supervisor,
+                    supervisor: myself.clone(),
                     stop_timeout: self.args.stop_timeout,
                 });
                 source
-                    .spawn_linked(myself.get_cell(), hooks, self.args.lease.clone())
+                    .spawn_linked(
+                        &self.spawner,
+                        hooks,
+                        self.args.lease.clone(),
+                        self.args.fence.clone(),
+                    )
                     .await
-                    .map(|cell| {
-                        self.leadership = Some(cell.clone());
-                        (cell, ActorKind::Leadership)
-                    })
+                    .map(|leadership| self.leadership = Some(leadership))
             }
         };
-        match result {
-            Ok((cell, kind)) => {
-                if kind != ActorKind::Leadership {
-                    mailbox::register(cell.get_id(), stats);
-                }
-                self.args.directory.name(cell.get_id(), child.name(), kind);
-            }
-            Err(err) => {
-                // No supervision event follows a failed start: treat it as a failure now.
-                tracing::warn!(child = child.name(), %err, "child failed to start");
-                self.restart_or_escalate(myself, child, format!("start failed: {err}"));
-            }
+        if let Err(err) = started {
+            // No supervision event follows a failed start: treat it as a failure now.
+            tracing::warn!(child = child.name(), %err, "child failed to start");
+            self.restart_or_escalate(myself, child, format!("start failed: {err}"));
         }
+    }
+}
+
+/// The controllers actor escalates into the supervisor's mailbox.
+impl Escalation for CountedRef<SupervisorMsg> {
+    fn escalate(&self, why: String) {
+        // The supervisor may already be stopping: then escalation is moot.
+        let _ = self.cast(SupervisorMsg::Escalate(why));
     }
 }
 
 /// The [`LeadershipHooks`] the leadership actor calls: they start and stop the controllers
 /// subtree through the supervisor.
-pub struct RuntimeHooks {
+struct RuntimeHooks {
     supervisor: CountedRef<SupervisorMsg>,
     stop_timeout: Duration,
 }
@@ -95,12 +94,11 @@ impl LeadershipHooks for RuntimeHooks {
         let supervisor = self.supervisor.clone();
         let timeout = self.stop_timeout + Duration::from_secs(5);
         Box::pin(async move {
-            supervisor.stats().record_enqueued();
-            let stopped = supervisor
-                .actor()
-                .call(SupervisorMsg::StopControllers, Some(timeout))
-                .await;
-            if !matches!(stopped, Ok(ractor::rpc::CallResult::Success(()))) {
+            if supervisor
+                .call(SupervisorMsg::StopControllers, timeout)
+                .await
+                .is_none()
+            {
                 tracing::warn!("controllers did not confirm their stop in time; competing again anyway");
             }
         })

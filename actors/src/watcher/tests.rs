@@ -92,19 +92,3 @@ fn throttle_should_send_urgent_changes_at_once_and_coalesce_routine_ones() {
     );
     assert_eq!(t.on_change(false, t0 + Duration::from_secs(3)), ReportNow::Send);
 }
-
-#[test]
-fn described_errors_should_keep_code_and_reason_but_never_the_servers_message() {
-    let leaky = "secret \"db\" data.password=hunter2 is invalid";
-    let status = || Box::new(kube::core::Status::failure(leaky, "Invalid").with_code(422));
-    let errors = [
-        watcher::Error::WatchError(status()),
-        watcher::Error::InitialListFailed(kube::Error::Api(status())),
-        watcher::Error::WatchFailed(kube::Error::Api(status())),
-    ];
-    for error in &errors {
-        let described = describe(error);
-        assert!(described.contains("422 Invalid"), "{described}");
-        assert!(!described.contains("hunter2"), "leaked: {described}");
-    }
-}

@@ -112,7 +112,7 @@ async fn work_queue_should_say_why_a_stuck_worker_cannot_be_replaced() {
     let rec = Scripted::new(|_, _, _| Step::Block(Duration::from_secs(2)));
     let q = QueueFixture::spawn(
         rec.clone(),
-        crate::work_queue::QueueConfig {
+        crate::queue_view::QueueConfig {
             max_abandoned: 0,
             ..quick_config(1)
         },
@@ -207,7 +207,7 @@ async fn work_queue_should_replace_a_waiting_stuck_worker_as_soon_as_an_abandone
     });
     let q = QueueFixture::spawn(
         rec.clone(),
-        crate::work_queue::QueueConfig {
+        crate::queue_view::QueueConfig {
             max_abandoned: 1,
             ..quick_config(2)
         },

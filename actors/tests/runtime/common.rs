@@ -8,10 +8,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use controller_actors::{
-    key::{Cause, ObjectKey},
-    seams::{KeySink, LeadershipHooks, WatchReporter, WatchState},
-};
+use controller_actors::{Cause, KeySink, LeadershipHooks, ObjectKey, WatchReporter, WatchState};
 use ferrvault_sim::testkit::poll_until;
 use futures::{FutureExt, future::BoxFuture};
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};

@@ -8,10 +8,8 @@ use std::{
 
 use crate::common::{HookCall, RecordingHooks, eventually, init_tracing, recording_supervisor};
 use controller_actors::{
-    leadership::{LeaderElectionConfig, LeadershipMsg},
-    lease_rules::Timings,
-    lease_source::LeaseLeadership,
-    seams::{LeadershipSource, LeaseStatus, Role},
+    Allowance, Fence, LeaderElectionConfig, LeadershipMsg, LeadershipSource, LeaseLeadership, LeaseStatus,
+    Role, Spawner, Timings,
 };
 use ferrvault_sim::kube::{AuditEntry, KubeSim};
 use k8s_openapi::api::coordination::v1::Lease;
@@ -42,6 +40,7 @@ struct Candidate {
     actor: ActorRef<LeadershipMsg>,
     status: watch::Receiver<LeaseStatus>,
     hooks: Arc<RecordingHooks>,
+    fence: Fence,
     /// Keeps the supervisor (and so the link) alive for the test.
     _supervisor: ActorRef<()>,
 }
@@ -74,15 +73,22 @@ impl Candidate {
         // Spawned the way the runtime does it: through the LeadershipSource, under a supervisor.
         let source = LeaseLeadership::new(config, sim.client_as(identity));
         let (supervisor, _) = recording_supervisor().await;
-        let cell = source
-            .spawn_linked(supervisor.get_cell(), hooks.clone(), tx)
+        let fence = Fence::new();
+        let spawned = source
+            .spawn_linked(
+                &Spawner::standalone(supervisor.get_cell()),
+                hooks.clone(),
+                tx,
+                fence.clone(),
+            )
             .await
             .expect("spawn leadership");
         Self {
             identity: identity.into(),
-            actor: cell.into(),
+            actor: spawned.cell().clone().into(),
             status,
             hooks,
+            fence,
             _supervisor: supervisor,
         }
     }
@@ -364,6 +370,38 @@ async fn leader_should_step_down_before_its_lease_expires_when_the_api_hangs() {
         leader.leads().then_some(())
     })
     .await;
+}
+
+#[tokio::test]
+async fn the_fence_should_follow_the_renewals_and_lapse_at_the_renew_deadline_before_the_lease_expires() {
+    init_tracing();
+    let sim = KubeSim::start().await.expect("simulator starts");
+    let (lease, leader) = established_leader(&sim, Duration::ZERO).await;
+    let allowance = leader.fence.allowance(tokio::time::Instant::now());
+    assert!(
+        matches!(allowance, Allowance::Until(_)),
+        "a renewing leader may write: {allowance:?}"
+    );
+
+    sim.faults().hang(None, Some("leases"));
+    eventually(SOON, "the fence refusing writes", || {
+        (leader.fence.allowance(tokio::time::Instant::now()) == Allowance::Refused).then_some(())
+    })
+    .await;
+    let lapsed = SystemTime::now();
+    // Nothing succeeds once hung: the last successful write is the last renewal.
+    let last_renew = lease_writes(&sim, &lease).last().expect("renewed").1;
+    assert!(
+        lapsed < last_renew + TIMINGS.lease_duration,
+        "writes were still allowed {:?} after the lease ran out",
+        lapsed.duration_since(last_renew + TIMINGS.lease_duration)
+    );
+    assert!(
+        lapsed + SLACK >= last_renew + TIMINGS.renew_deadline,
+        "the fence closed {:?} after the last renewal, well before the renew deadline",
+        lapsed.duration_since(last_renew).unwrap_or_default()
+    );
+    sim.faults().unhang();
 }
 
 #[tokio::test]

@@ -10,11 +10,7 @@ use std::{
 use crate::common::{
     ChildEvent, RecordingReporter, RecordingSink, eventually, init_tracing, recording_supervisor,
 };
-use controller_actors::{
-    key::{Cause, ObjectKey},
-    seams::{KeySink, WatchReporter, WatchSource},
-    watch_spec::WatchSpec,
-};
+use controller_actors::{Cause, KeySink, ObjectKey, Spawner, WatchReporter, WatchSource, WatchSpec};
 use ferrvault_sim::kube::KubeSim;
 use k8s_openapi::{
     ByteString,
@@ -50,7 +46,7 @@ impl Running {
         let reporter = Arc::new(RecordingReporter::default());
         let cell = spec
             .spawn_linked(
-                supervisor.get_cell(),
+                &Spawner::standalone(supervisor.get_cell()),
                 sink.clone() as Arc<dyn KeySink>,
                 reporter.clone() as Arc<dyn WatchReporter>,
             )
@@ -407,7 +403,11 @@ async fn mapper_panic_should_fail_the_watcher_and_a_restart_should_resume_with_t
     // What a supervisor does: spawn the spec again. The store reader stays valid, and the
     // re-list does not map "boom" again (it is unchanged since the store saw it).
     let restarted = spec
-        .spawn_linked(w.supervisor.get_cell(), w.sink.clone(), w.reporter.clone())
+        .spawn_linked(
+            &Spawner::standalone(w.supervisor.get_cell()),
+            w.sink.clone(),
+            w.reporter.clone(),
+        )
         .await
         .expect("respawn watcher");
     create(&api, "fine", "v").await;

@@ -94,6 +94,9 @@ Render-time guards: settings the operator would refuse, or that break it in a cl
 {{- if not (and (gt $lease $renew) (gt $renew $retry)) }}
 {{- fail "leaderElection: need leaseDuration > renewDeadline > retryPeriod, or two replicas could both lead" }}
 {{- end }}
+{{- if gt (addf $renew $retry) $lease }}
+{{- fail "leaderElection: need renewDeadline + retryPeriod <= leaseDuration: a leader that cannot renew stops writing at renewDeadline, and that margin must pass before another replica may take the Lease" }}
+{{- end }}
 {{- else if gt (int .Values.replicaCount) 1 }}
 {{- fail "replicaCount > 1 needs leaderElection.enabled: replicas without a Lease would all reconcile the same objects" }}
 {{- end }}

@@ -13,10 +13,7 @@
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use controller_actors::{
-    key::ObjectKey,
-    reconciler::{Outcome, ReconcileContext, Reconciler},
-};
+use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{

@@ -1,5 +1,5 @@
 //! Fault injection per endpoint: latency, hang-until-cleared, 5xx at a seeded rate, malformed JSON,
-//! connection reset, oversized body.
+//! connection reset, oversized body; optionally for one token's requests only.
 //!
 //! Each request takes one [`FaultPlan`] when it arrives ([`FerrVaultFaults::plan`]): the RNG is rolled
 //! and a `times` budget is spent at that moment, so a run with the same seed and the same request order
@@ -73,6 +73,10 @@ pub struct FaultSpec {
     pub oversized_body_bytes: Option<usize>,
     /// Apply to this many requests, then remove itself; `None` means until cleared.
     pub times: Option<u32>,
+    /// Apply only to requests of this token, named as in the stats (its label, or its
+    /// fingerprint when it has none); `None` means every caller. A test control: one tenant's
+    /// credential misbehaves while another's works.
+    pub token: Option<String>,
 }
 
 /// The 5xx status used when a spec names none.
@@ -120,6 +124,12 @@ impl FaultSpec {
     #[must_use]
     pub fn times(mut self, n: u32) -> Self {
         self.times = Some(n);
+        self
+    }
+    /// Applies to the requests of one token only (its label, or its fingerprint).
+    #[must_use]
+    pub fn for_token(mut self, label_or_fingerprint: &str) -> Self {
+        self.token = Some(label_or_fingerprint.to_owned());
         self
     }
 }
@@ -206,11 +216,15 @@ impl FerrVaultFaults {
         self.lock().specs.clone()
     }
 
-    /// Decides what one arriving request of `endpoint` suffers, spending a `times` budget.
-    pub fn plan(&self, endpoint: Endpoint) -> FaultPlan {
+    /// Decides what one arriving request of `endpoint` from `caller` (its label or fingerprint,
+    /// as in the stats) suffers, spending a `times` budget.
+    pub fn plan(&self, endpoint: Endpoint, caller: &str) -> FaultPlan {
         let mut guard = self.lock();
         let FaultState { specs, epochs, rng } = &mut *guard;
-        let Some(spec) = specs.get_mut(&endpoint) else {
+        let Some(spec) = specs
+            .get_mut(&endpoint)
+            .filter(|spec| spec.token.as_deref().is_none_or(|t| t == caller))
+        else {
             return FaultPlan::default();
         };
         let is_server_error = spec.error_rate > 0.0 && rng.random::<f64>() < spec.error_rate;
@@ -281,7 +295,7 @@ mod tests {
     #[test]
     fn plan_should_be_empty_without_faults() {
         let faults = FerrVaultFaults::new(1);
-        assert_eq!(faults.plan(Endpoint::Reveal), FaultPlan::default());
+        assert_eq!(faults.plan(Endpoint::Reveal, "any"), FaultPlan::default());
     }
 
     #[test]
@@ -293,7 +307,7 @@ mod tests {
                 FaultSpec::default().with_server_errors(0.3, 502),
             );
             (0..1000)
-                .map(|_| faults.plan(Endpoint::Reveal).disruption)
+                .map(|_| faults.plan(Endpoint::Reveal, "any").disruption)
                 .collect::<Vec<_>>()
         };
         let first = draw(7);
@@ -316,14 +330,14 @@ mod tests {
             FaultSpec::default().with_connection_reset().times(2),
         );
         assert_eq!(
-            faults.plan(Endpoint::Reveal).disruption,
+            faults.plan(Endpoint::Reveal, "any").disruption,
             Some(Disruption::ResetConnection)
         );
         assert_eq!(
-            faults.plan(Endpoint::Reveal).disruption,
+            faults.plan(Endpoint::Reveal, "any").disruption,
             Some(Disruption::ResetConnection)
         );
-        assert_eq!(faults.plan(Endpoint::Reveal).disruption, None);
+        assert_eq!(faults.plan(Endpoint::Reveal, "any").disruption, None);
         assert!(faults.active().is_empty());
     }
 
@@ -331,18 +345,37 @@ mod tests {
     fn faults_should_only_touch_their_endpoint() {
         let faults = FerrVaultFaults::new(1);
         faults.set(Endpoint::CloudReveal, FaultSpec::default().with_malformed_json());
-        assert_eq!(faults.plan(Endpoint::Reveal).disruption, None);
+        assert_eq!(faults.plan(Endpoint::Reveal, "any").disruption, None);
         assert_eq!(
-            faults.plan(Endpoint::CloudReveal).disruption,
+            faults.plan(Endpoint::CloudReveal, "any").disruption,
             Some(Disruption::MalformedJson)
         );
+    }
+
+    #[test]
+    fn a_fault_for_one_token_should_spare_every_other_caller_and_their_budget() {
+        let faults = FerrVaultFaults::new(1);
+        faults.set(
+            Endpoint::Reveal,
+            FaultSpec::default()
+                .with_connection_reset()
+                .for_token("tenant-a")
+                .times(1),
+        );
+        assert_eq!(faults.plan(Endpoint::Reveal, "tenant-b").disruption, None);
+        assert_eq!(
+            faults.plan(Endpoint::Reveal, "tenant-a").disruption,
+            Some(Disruption::ResetConnection),
+            "the other caller spent none of the budget"
+        );
+        assert_eq!(faults.plan(Endpoint::Reveal, "tenant-a").disruption, None);
     }
 
     #[tokio::test]
     async fn hang_should_last_until_the_endpoint_faults_are_cleared() {
         let faults = FerrVaultFaults::new(1);
         faults.set(Endpoint::Reveal, FaultSpec::default().with_hang().times(1));
-        let plan = faults.plan(Endpoint::Reveal);
+        let plan = faults.plan(Endpoint::Reveal, "any");
         let waiter = tokio::spawn({
             let faults = faults.clone();
             async move { faults.delay(Endpoint::Reveal, &plan).await }

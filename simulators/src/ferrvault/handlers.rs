@@ -167,7 +167,7 @@ pub async fn handle(state: Arc<SimState>, call: Call) -> warp::reply::Response {
     let mut request = state
         .accounting
         .begin(&call.accounting_key(&caller), endpoint, call.vault());
-    let plan = state.faults.plan(endpoint);
+    let plan = state.faults.plan(endpoint, caller.key());
     state.faults.delay(endpoint, &plan).await;
     let reply = answer(&state, &call, &caller, &request, plan.disruption);
     request.finished(reply.outcome());

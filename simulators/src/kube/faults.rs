@@ -1,4 +1,4 @@
-//! Fault injection: latency, failures by verb/resource, hung requests, a frozen server,
+//! Fault injection: latency, failures by verb/resource/caller, hung requests, a frozen server,
 //! dropped watches, forced 410s and history compaction.
 //!
 //! The whole configuration lives in one `tokio::sync::watch` channel so requests that
@@ -19,13 +19,18 @@ pub struct RequestMatch {
     pub verb: Option<String>,
     /// Plural resource (`leases`).
     pub resource: Option<String>,
+    /// The caller, as the audit names it (a test control: one replica's requests fail while
+    /// another's succeed, as when only one replica loses its network path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
 }
 
 impl RequestMatch {
-    /// Whether a request with this verb and resource is selected.
-    pub fn matches(&self, verb: &str, resource: &str) -> bool {
+    /// Whether a request with this verb and resource, from `identity`, is selected.
+    pub fn matches(&self, verb: &str, resource: &str, identity: &str) -> bool {
         self.verb.as_deref().is_none_or(|v| v == verb)
             && self.resource.as_deref().is_none_or(|r| r == resource)
+            && self.identity.as_deref().is_none_or(|i| i == identity)
     }
 }
 
@@ -100,6 +105,7 @@ impl Faults {
         let target = RequestMatch {
             verb: verb.map(String::from),
             resource: resource.map(String::from),
+            identity: None,
         };
         self.update(|c| {
             c.failures.push(FailureRule {
@@ -110,11 +116,28 @@ impl Faults {
         });
     }
 
+    /// Fails every request of `identity` matching `verb`/`resource` (None = any) with `code`.
+    pub fn fail_for(&self, identity: &str, verb: Option<&str>, resource: Option<&str>, code: u16) {
+        let target = RequestMatch {
+            verb: verb.map(String::from),
+            resource: resource.map(String::from),
+            identity: Some(identity.to_owned()),
+        };
+        self.update(|c| {
+            c.failures.push(FailureRule {
+                target,
+                fraction: 1.0,
+                code,
+            })
+        });
+    }
+
     /// Hangs requests matching `verb`/`resource` until [`Faults::clear`] or [`Faults::unhang`].
     pub fn hang(&self, verb: Option<&str>, resource: Option<&str>) {
         let m = RequestMatch {
             verb: verb.map(String::from),
             resource: resource.map(String::from),
+            identity: None,
         };
         self.update(|c| c.hangs.push(m));
     }
@@ -160,17 +183,21 @@ pub enum Verdict {
     Fail(u16),
 }
 
-/// Decides whether a request fails, given a uniform random number in [0, 1).
-pub fn decide(config: &FaultConfig, verb: &str, resource: &str, roll: f64) -> Verdict {
-    match config.failures.iter().find(|f| f.target.matches(verb, resource)) {
+/// Decides whether a request of `identity` fails, given a uniform random number in [0, 1).
+pub fn decide(config: &FaultConfig, verb: &str, resource: &str, identity: &str, roll: f64) -> Verdict {
+    match config
+        .failures
+        .iter()
+        .find(|f| f.target.matches(verb, resource, identity))
+    {
         Some(rule) if roll < rule.fraction => Verdict::Fail(rule.code),
         _ => Verdict::Proceed,
     }
 }
 
-/// Whether the request must keep waiting (hung or frozen).
-pub fn must_wait(config: &FaultConfig, verb: &str, resource: &str) -> bool {
-    config.frozen || config.hangs.iter().any(|h| h.matches(verb, resource))
+/// Whether the request of `identity` must keep waiting (hung or frozen).
+pub fn must_wait(config: &FaultConfig, verb: &str, resource: &str, identity: &str) -> bool {
+    config.frozen || config.hangs.iter().any(|h| h.matches(verb, resource, identity))
 }
 
 #[cfg(test)]
@@ -184,13 +211,33 @@ mod tests {
             target: RequestMatch {
                 verb: Some("list".into()),
                 resource: None,
+                identity: None,
             },
             fraction: 0.5,
             code: 503,
         });
-        assert_eq!(decide(&c, "list", "secrets", 0.4), Verdict::Fail(503));
-        assert_eq!(decide(&c, "list", "secrets", 0.6), Verdict::Proceed);
-        assert_eq!(decide(&c, "get", "secrets", 0.0), Verdict::Proceed);
+        assert_eq!(decide(&c, "list", "secrets", "a", 0.4), Verdict::Fail(503));
+        assert_eq!(decide(&c, "list", "secrets", "a", 0.6), Verdict::Proceed);
+        assert_eq!(decide(&c, "get", "secrets", "a", 0.0), Verdict::Proceed);
+    }
+
+    #[test]
+    fn failure_rules_for_an_identity_should_spare_other_callers() {
+        let mut c = FaultConfig::default();
+        c.failures.push(FailureRule {
+            target: RequestMatch {
+                verb: Some("update".into()),
+                resource: Some("leases".into()),
+                identity: Some("replica-a".into()),
+            },
+            fraction: 1.0,
+            code: 500,
+        });
+        assert_eq!(
+            decide(&c, "update", "leases", "replica-a", 0.0),
+            Verdict::Fail(500)
+        );
+        assert_eq!(decide(&c, "update", "leases", "replica-b", 0.0), Verdict::Proceed);
     }
 
     #[test]
@@ -199,8 +246,9 @@ mod tests {
         c.hangs.push(RequestMatch {
             verb: Some("update".into()),
             resource: Some("leases".into()),
+            identity: None,
         });
-        assert!(must_wait(&c, "update", "leases"));
-        assert!(!must_wait(&c, "get", "leases"));
+        assert!(must_wait(&c, "update", "leases", "a"));
+        assert!(!must_wait(&c, "get", "leases", "a"));
     }
 }

@@ -155,10 +155,10 @@ fn selectors(q: &Query, p: &ResourcePath) -> Result<Selectors, ApiError> {
 }
 
 /// Waits out hangs and freezes, sleeps the injected latency and rolls for failures.
-async fn apply_faults(shared: &Shared, verb: &str, resource: &str) -> Result<(), ApiError> {
+async fn apply_faults(shared: &Shared, verb: &str, resource: &str, identity: &str) -> Result<(), ApiError> {
     let mut faults = shared.faults.subscribe();
     tokio::select! {
-        r = faults.wait_for(|c| !must_wait(c, verb, resource)) => {
+        r = faults.wait_for(|c| !must_wait(c, verb, resource, identity)) => {
             if r.is_err() { return Err(ApiError::injected(503)); }
         }
         () = shared.shutdown.cancelled() => return Err(ApiError::injected(503)),
@@ -167,7 +167,7 @@ async fn apply_faults(shared: &Shared, verb: &str, resource: &str) -> Result<(),
     if config.latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(config.latency_ms)).await;
     }
-    match decide(&config, verb, resource, rand::random::<f64>()) {
+    match decide(&config, verb, resource, identity, rand::random::<f64>()) {
         Verdict::Proceed => Ok(()),
         Verdict::Fail(code) => Err(ApiError::injected(code)),
     }
@@ -189,7 +189,7 @@ async fn resource_request(
         return error_response(&ApiError::method_not_allowed());
     };
     entry.verb = verb.to_string();
-    if let Err(e) = apply_faults(shared, verb, &p.plural).await {
+    if let Err(e) = apply_faults(shared, verb, &p.plural, &entry.identity).await {
         return error_response(&e);
     }
     match dispatch(shared, req, &p, verb).await {

@@ -235,3 +235,36 @@ fn zap_flags_should_decide_logging_when_given() {
         crate::cli::zap::TimeEncoding::Epoch
     );
 }
+
+#[test]
+fn lease_timings_without_a_fencing_margin_should_be_refused() {
+    // Writes stop at the renew deadline; another replica may acquire at the lease duration:
+    // 14s + 2s > 15s leaves less than one retry period between the two.
+    let error = settings(
+        &[
+            "--leader-elect-lease-duration=15s",
+            "--leader-elect-renew-deadline=14s",
+            "--leader-elect-retry-period=2s",
+        ],
+        &ProcessEnv::default(),
+    )
+    .expect_err("no fencing margin");
+    assert!(
+        error
+            .to_string()
+            .contains("renew deadline + retry period must not exceed the lease duration"),
+        "{error}"
+    );
+    let accepted = settings(
+        &[
+            "--leader-elect-lease-duration=15s",
+            "--leader-elect-renew-deadline=13s",
+            "--leader-elect-retry-period=2s",
+        ],
+        &ProcessEnv::default(),
+    );
+    assert!(
+        accepted.is_ok(),
+        "a margin of exactly one retry period is enough: {accepted:?}"
+    );
+}

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use controller_actors::reconciler::Outcome;
+use controller_actors::Outcome;
 
 use crate::{
     api::Reason,

@@ -36,10 +36,7 @@ pub mod target;
 
 use std::{sync::Arc, time::Duration};
 
-use controller_actors::{
-    key::ObjectKey,
-    reconciler::{Outcome, ReconcileContext, Reconciler},
-};
+use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
 use kube::{Api, Resource, ResourceExt, runtime::reflector::Store};
 use tracing::{Instrument, info, info_span, warn};

@@ -1,0 +1,263 @@
+//! The [`Fence`] on the wire: a tower layer for a Kubernetes client that fails every mutating
+//! request (POST, PUT, PATCH, DELETE) once the fence has lapsed, and abandons any that is still
+//! unanswered when it does, so no write of this replica lands after the bound stated in
+//! [`crate::fence`]. Reads pass untouched, and so do the writes leadership makes to its own
+//! Lease (acquiring and renewing are how the fence opens again).
+//!
+//! ```text
+//! let fence = Fence::new();
+//! let client = FenceLayer::new(fence.clone()).exempt_lease("ns", "my-lease").wrap(client);
+//! let runtime = Runtime::builder().fence(fence) /* … */;
+//! ```
+
+use std::{
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use futures::{FutureExt, future::BoxFuture};
+use http::{Method, Request, Response};
+use tokio::time::Instant;
+use tower::{Layer, Service};
+
+use crate::fence::{Allowance, Fence};
+
+/// What a fenced request fails with (the client reports it as `kube::Error::Service`).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FenceError {
+    /// The fence had lapsed before the write started.
+    #[error("write refused: this replica cannot prove it still holds the leader Lease")]
+    Refused,
+    /// The fence lapsed while the write was unanswered; the request was abandoned.
+    #[error("write abandoned: the leader Lease could not be renewed while it was in flight")]
+    Abandoned,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Enforces a [`Fence`] on the requests of the service it wraps.
+#[derive(Clone, Debug)]
+pub struct FenceLayer {
+    fence: Fence,
+    /// Paths leadership writes its Lease at: the collection (create) and the object.
+    lease_paths: Arc<[String; 2]>,
+}
+
+impl FenceLayer {
+    /// Enforce `fence` (no Lease exempt until [`exempt_lease`](Self::exempt_lease)).
+    pub fn new(fence: Fence) -> Self {
+        Self {
+            fence,
+            lease_paths: Arc::new([String::new(), String::new()]),
+        }
+    }
+
+    /// Let writes to Lease `namespace/name` through: leadership acquires and renews it.
+    #[must_use]
+    pub fn exempt_lease(self, namespace: &str, name: &str) -> Self {
+        let collection = format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases");
+        let object = format!("{collection}/{name}");
+        Self {
+            lease_paths: Arc::new([collection, object]),
+            ..self
+        }
+    }
+
+    /// `client` with this layer in front of it.
+    pub fn wrap(&self, client: kube::Client) -> kube::Client {
+        let namespace = client.default_namespace().to_owned();
+        let send = tower::service_fn(move |request| {
+            let client = client.clone();
+            async move { client.send(request).await }
+        });
+        kube::client::ClientBuilder::new(send, namespace)
+            .with_layer(self)
+            .build()
+    }
+
+    fn is_lease_write(&self, path: &str) -> bool {
+        self.lease_paths.iter().any(|p| !p.is_empty() && p == path)
+    }
+}
+
+impl<S> Layer<S> for FenceLayer {
+    type Service = FenceService<S>;
+
+    fn layer(&self, inner: S) -> FenceService<S> {
+        FenceService {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service [`FenceLayer`] builds.
+#[derive(Clone, Debug)]
+pub struct FenceService<S> {
+    inner: S,
+    layer: FenceLayer,
+}
+
+impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for FenceService<S>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+    ResBody: Send + 'static,
+{
+    type Response = Response<ResBody>;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Response<ResBody>, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let writes = matches!(
+            *request.method(),
+            Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+        );
+        if !writes || self.layer.is_lease_write(request.uri().path()) {
+            return self.inner.call(request).map(|r| r.map_err(Into::into)).boxed();
+        }
+        match self.layer.fence.allowance(Instant::now()) {
+            Allowance::Refused => futures::future::ready(Err(FenceError::Refused.into())).boxed(),
+            Allowance::Unbounded => self.inner.call(request).map(|r| r.map_err(Into::into)).boxed(),
+            Allowance::Until(_) => {
+                // Bounded by the fence as it moves: a renewal during the write extends it.
+                let (call, lapsed) = (self.inner.call(request), self.layer.fence.lapsed());
+                async move {
+                    tokio::select! {
+                        answer = call => answer.map_err(Into::into),
+                        // Dropping the call abandons the request (its connection is closed).
+                        () = lapsed => Err(FenceError::Abandoned.into()),
+                    }
+                }
+                .boxed()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        sync::{
+            Arc,
+            atomic::{AtomicUsize, Ordering},
+        },
+        time::Duration,
+    };
+
+    use tower::ServiceExt;
+
+    use super::*;
+
+    /// A service answering after `delay`, counting the requests that reached it.
+    fn backend(
+        delay: Duration,
+        reached: Arc<AtomicUsize>,
+    ) -> impl Service<Request<()>, Response = Response<()>, Error = BoxError, Future: Send> + Clone {
+        tower::service_fn(move |_: Request<()>| {
+            reached.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(delay).await;
+                Ok::<_, BoxError>(Response::new(()))
+            }
+        })
+    }
+
+    fn request(method: Method, path: &str) -> Request<()> {
+        Request::builder()
+            .method(method)
+            .uri(format!("https://kube{path}?fieldManager=x"))
+            .body(())
+            .expect("a request")
+    }
+
+    async fn send(layer: &FenceLayer, delay: Duration, req: Request<()>) -> (Result<(), FenceError>, usize) {
+        let reached = Arc::new(AtomicUsize::new(0));
+        let answer = layer
+            .layer(backend(delay, reached.clone()))
+            .oneshot(req)
+            .await
+            .map(drop)
+            .map_err(|e| *e.downcast::<FenceError>().expect("only fence errors here"));
+        (answer, reached.load(Ordering::SeqCst))
+    }
+
+    const LEASE: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/op-lease";
+
+    #[tokio::test(start_paused = true)]
+    async fn a_closed_fence_should_refuse_writes_but_pass_reads_and_the_lease() {
+        let layer = FenceLayer::new(Fence::new()).exempt_lease("ops", "op-lease");
+        let secret = "/api/v1/namespaces/app/secrets/db";
+        for method in [Method::POST, Method::PUT, Method::PATCH, Method::DELETE] {
+            assert_eq!(
+                send(&layer, Duration::ZERO, request(method.clone(), secret)).await,
+                (Err(FenceError::Refused), 0),
+                "{method} never reaches the server"
+            );
+        }
+        assert_eq!(
+            send(&layer, Duration::ZERO, request(Method::GET, secret)).await,
+            (Ok(()), 1)
+        );
+        assert_eq!(
+            send(&layer, Duration::ZERO, request(Method::PUT, LEASE)).await,
+            (Ok(()), 1)
+        );
+        let other_lease = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/someone-else";
+        assert_eq!(
+            send(&layer, Duration::ZERO, request(Method::PUT, other_lease)).await,
+            (Err(FenceError::Refused), 0),
+            "only our own Lease is exempt"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_should_not_be_abandoned_while_renewals_move_the_fence() {
+        let fence = Fence::new();
+        fence.extend_to(Instant::now() + Duration::from_millis(100));
+        let renewals = tokio::spawn({
+            let fence = fence.clone();
+            async move {
+                for _ in 0..5 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    fence.extend_to(Instant::now() + Duration::from_millis(100));
+                }
+            }
+        });
+        let layer = FenceLayer::new(fence);
+        let patch = request(Method::PATCH, "/api/v1/namespaces/app/secrets/db");
+        assert_eq!(
+            send(&layer, Duration::from_millis(200), patch).await,
+            (Ok(()), 1),
+            "answered after the instant seen at its start, but the lease was renewed meanwhile"
+        );
+        renewals.await.expect("renewals ran");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_still_unanswered_when_the_fence_lapses_should_be_abandoned() {
+        let fence = Fence::new();
+        fence.extend_to(Instant::now() + Duration::from_millis(100));
+        let layer = FenceLayer::new(fence);
+        let patch = || request(Method::PATCH, "/api/v1/namespaces/app/secrets/db");
+        assert_eq!(
+            send(&layer, Duration::from_millis(50), patch()).await,
+            (Ok(()), 1)
+        );
+        assert_eq!(
+            send(&layer, Duration::from_millis(500), patch()).await,
+            (Err(FenceError::Abandoned), 1),
+            "answered after the fence: abandoned at it"
+        );
+        assert_eq!(
+            send(&layer, Duration::ZERO, patch()).await,
+            (Err(FenceError::Refused), 0),
+            "the fence has lapsed: refused before sending"
+        );
+    }
+}
