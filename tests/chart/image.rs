@@ -88,9 +88,12 @@ fn dockerfile_should_build_locked_release_and_run_it_as_non_root_with_run() {
 #[test]
 fn ci_should_prove_the_dockerfiles_build_through_its_test_build() {
     let root = crate::tools::repo_root();
-    let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("read {path}: {e}"));
+    let read =
+        |path: &str| std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("read {path}: {e}"));
     assert!(
-        read(".ci/run").lines().any(|line| line.trim() == "NEXTEST_PROFILE=ci bash .ci/test"),
+        read(".ci/run")
+            .lines()
+            .any(|line| line.trim() == "NEXTEST_PROFILE=ci bash .ci/test"),
         ".ci/run must run the test command"
     );
     assert!(
@@ -103,7 +106,14 @@ fn ci_should_prove_the_dockerfiles_build_through_its_test_build() {
         "a [profile.release] section would make the image's build differ from the tested one"
     );
     let sources = std::process::Command::new("git")
-        .args(["grep", "-l", "debug_assertions", "--", "*.rs", ":!tests/chart/image.rs"])
+        .args([
+            "grep",
+            "-l",
+            "debug_assertions",
+            "--",
+            "*.rs",
+            ":!tests/chart/image.rs",
+        ])
         .current_dir(&root)
         .output()
         .expect("git grep runs");

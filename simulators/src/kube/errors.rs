@@ -135,6 +135,15 @@ impl ApiError {
         )
     }
 
+    /// 406 NotAcceptable: the client accepts no media type the resource is served in.
+    pub fn not_acceptable() -> Self {
+        Self::new(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: application/json, application/yaml",
+        )
+    }
+
     /// An injected failure (429 TooManyRequests, 500 InternalError, 503 ServiceUnavailable).
     pub fn injected(code: u16) -> Self {
         match code {

@@ -6,6 +6,7 @@ use super::{
     api::{self, DeleteOpts, Target, WriteOpts},
     audit::{AuditEntry, audit_time},
     discovery,
+    encoding::{read_object, respond, respond_error, speaks_protobuf},
     errors::ApiError,
     faults::{Verdict, decide, must_wait},
     gc::Propagation,
@@ -14,6 +15,7 @@ use super::{
     metadata::View,
     openapi,
     patch::PatchType,
+    protobuf::Wire,
     request::{ResourcePath, Route, route, verb},
     selectors::{FieldSelector, LabelSelector, Selectors},
     state::Shared,
@@ -72,15 +74,6 @@ pub fn json_response(code: u16, body: &Value) -> Response {
     r
 }
 
-fn error_response(e: &ApiError) -> Response {
-    let mut r = json_response(e.code, &e.to_status());
-    if let Some(secs) = e.retry_after {
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    r
-}
-
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -119,7 +112,7 @@ async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Respon
 
 async fn non_resource(shared: &Shared, server_address: &str, route: Route, method: &Method) -> Response {
     if !matches!(*method, Method::GET | Method::HEAD) {
-        return error_response(&ApiError::method_not_allowed());
+        return respond_error(Wire::Json, &ApiError::method_not_allowed());
     }
     let store = shared.read();
     let doc = match route {
@@ -135,7 +128,7 @@ async fn non_resource(shared: &Shared, server_address: &str, route: Route, metho
     };
     match doc {
         Some(d) => json_response(200, &d),
-        None => error_response(&ApiError::no_route("get")),
+        None => respond_error(Wire::Json, &ApiError::no_route("get")),
     }
 }
 
@@ -186,16 +179,32 @@ async fn resource_request(
     entry.name = p.name.clone().unwrap_or_default();
     let watching = is_true(&req.query, "watch");
     let Some(verb) = verb(&req.method, p.name.is_some(), watching) else {
-        return error_response(&ApiError::method_not_allowed());
+        return respond_error(Wire::Json, &ApiError::method_not_allowed());
     };
     entry.verb = verb.to_string();
+    let wire = negotiate(shared, req, &p);
     if let Err(e) = apply_faults(shared, verb, &p.plural).await {
-        return error_response(&e);
+        return respond_error(wire.unwrap_or(Wire::Json), &e);
     }
-    match dispatch(shared, req, &p, verb).await {
-        Ok(r) => r,
-        Err(e) => error_response(&e),
-    }
+    let answer = match wire {
+        Some(wire) => dispatch(shared, req, &p, verb, wire).await,
+        None => Err(ApiError::not_acceptable()),
+    };
+    answer.unwrap_or_else(|e| respond_error(wire.unwrap_or(Wire::Json), &e))
+}
+
+/// The encoding of the answer: protobuf when the client prefers it and the addressed kind
+/// has a protobuf form; `None` when the client accepts nothing offered.
+fn negotiate(shared: &Shared, req: &Req, p: &ResourcePath) -> Option<Wire> {
+    let offered = shared
+        .read()
+        .registry
+        .lookup(&p.group, &p.version, &p.plural)
+        .is_some_and(|rt| speaks_protobuf(rt, &p.version));
+    Wire::negotiate(
+        header_str(&req.headers, header::ACCEPT).unwrap_or_default(),
+        offered,
+    )
 }
 
 fn target(shared: &Shared, p: &ResourcePath) -> Result<Target, ApiError> {
@@ -221,23 +230,20 @@ fn target(shared: &Shared, p: &ResourcePath) -> Result<Target, ApiError> {
     })
 }
 
-fn parse_object(req: &Req) -> Result<Value, ApiError> {
-    let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or("application/json");
-    let mime = ct.split(';').next().unwrap_or_default().trim();
-    match mime {
-        "application/json" | "" => serde_json::from_slice(&req.body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}"))),
-        "application/yaml" => serde_yaml::from_slice(&req.body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}"))),
-        other => Err(ApiError::unsupported_media_type(other)),
-    }
+fn parse_object(req: &Req, t: &Target) -> Result<Value, ApiError> {
+    let protobuf = speaks_protobuf(&t.rt, &t.version);
+    read_object(
+        header_str(&req.headers, header::CONTENT_TYPE),
+        &req.body,
+        protobuf,
+    )
 }
 
 fn delete_opts(req: &Req) -> Result<DeleteOpts, ApiError> {
     let body: Value = if req.body.is_empty() {
         Value::Null
     } else {
-        parse_object(req)?
+        read_object(header_str(&req.headers, header::CONTENT_TYPE), &req.body, true)?
     };
     let policy = req
         .query
@@ -268,6 +274,7 @@ async fn dispatch(
     req: &Req,
     p: &ResourcePath,
     verb: &str,
+    wire: Wire,
 ) -> Result<Response, ApiError> {
     let t = target(shared, p)?;
     let q = &req.query;
@@ -281,7 +288,7 @@ async fn dispatch(
         ),
     };
     Ok(match verb {
-        "get" => json_response(200, &api::get(shared, &t, view)?),
+        "get" => respond(wire, 200, &api::get(shared, &t, view)?),
         "list" => {
             let lq = ListQuery {
                 selectors: selectors(q, p)?,
@@ -290,7 +297,7 @@ async fn dispatch(
                 resource_version: q.get("resourceVersion").cloned(),
                 resource_version_match: q.get("resourceVersionMatch").cloned(),
             };
-            json_response(200, &api::list_objects(shared, &t, &lq, view)?)
+            respond(wire, 200, &api::list_objects(shared, &t, &lq, view)?)
         }
         "watch" => {
             let wq = WatchQuery {
@@ -309,22 +316,34 @@ async fn dispatch(
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
             r
         }
-        "create" => json_response(201, &api::create(shared, &t, parse_object(req)?, &opts)?),
-        "update" => json_response(200, &api::update(shared, &t, parse_object(req)?, &opts)?),
+        "create" => respond(
+            wire,
+            201,
+            &api::create(shared, &t, parse_object(req, &t)?, &opts)?,
+        ),
+        "update" => respond(
+            wire,
+            200,
+            &api::update(shared, &t, parse_object(req, &t)?, &opts)?,
+        ),
         "patch" => {
             let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or_default();
             let kind =
                 PatchType::from_content_type(ct).ok_or_else(|| ApiError::unsupported_media_type(ct))?;
             let (code, obj) = api::patch(shared, &t, kind, &req.body, &opts)?;
-            json_response(code, &obj)
+            respond(wire, code, &obj)
         }
-        "delete" => json_response(200, &api::delete(shared, &t, &delete_opts(req)?)?),
+        "delete" => respond(wire, 200, &api::delete(shared, &t, &delete_opts(req)?)?),
         "deletecollection" => {
             let lq = ListQuery {
                 selectors: selectors(q, p)?,
                 ..ListQuery::default()
             };
-            json_response(200, &api::delete_collection(shared, &t, &lq, &delete_opts(req)?)?)
+            respond(
+                wire,
+                200,
+                &api::delete_collection(shared, &t, &lq, &delete_opts(req)?)?,
+            )
         }
         _ => return Err(ApiError::method_not_allowed()),
     })

@@ -206,6 +206,7 @@ impl Default for Registry {
             b("apps", "v1", "statefulsets", "StatefulSet", true, &["sts"], true),
             b("apps", "v1", "daemonsets", "DaemonSet", true, &["ds"], true),
             b("apps", "v1", "replicasets", "ReplicaSet", true, &["rs"], true),
+            b("batch", "v1", "jobs", "Job", true, &[], true),
             b("coordination.k8s.io", "v1", "leases", "Lease", true, &[], false),
             // What a Helm chart installs besides workloads: stored, not enforced (no authorizer).
             b(
