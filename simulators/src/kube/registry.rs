@@ -4,6 +4,8 @@
 //! - `(group, plural)` identifies one [`ResourceType`]; every served version of it shares
 //!   one object store (the simulator does no version conversion, it only rewrites
 //!   `apiVersion` on the way out).
+//! - A type with `stored_as` keeps no objects of its own: it serves another type's objects
+//!   in its own shape (`events.k8s.io` Events are core Events, see [`super::events`]).
 
 use super::table::PrinterColumn;
 use serde_json::Value;
@@ -41,6 +43,8 @@ pub struct ResourceType {
     pub printer_columns: Vec<PrinterColumn>,
     /// Discovery categories (`all` makes `kubectl get all` include the kind).
     pub categories: Vec<String>,
+    /// The type whose objects this one serves, converted (None: its own objects).
+    pub stored_as: Option<ResourceId>,
 }
 
 /// Built-in plurals in the `all` category, as on a real server.
@@ -117,7 +121,14 @@ impl ResourceType {
             } else {
                 Vec::new()
             },
+            stored_as: None,
         }
+    }
+
+    /// This type serving `storage`'s objects in its own shape.
+    fn serving(mut self, storage: &ResourceType) -> Self {
+        self.stored_as = Some(storage.id());
+        self
     }
 
     /// Types described by a CustomResourceDefinition object (one per CRD; all served
@@ -165,6 +176,7 @@ impl ResourceType {
                     a.iter().filter_map(|s| s.as_str().map(String::from)).collect()
                 }),
             kind,
+            stored_as: None,
         })
     }
 }
@@ -201,7 +213,16 @@ impl Default for Registry {
             b("", "v1", "services", "Service", true, &["svc"], true),
             b("", "v1", "pods", "Pod", true, &["po"], true),
             b("", "v1", "events", "Event", true, &["ev"], false),
-            b("events.k8s.io", "v1", "events", "Event", true, &["ev"], false),
+            // One Event resource served through both APIs, as the real server does.
+            b("events.k8s.io", "v1", "events", "Event", true, &["ev"], false).serving(&b(
+                "",
+                "v1",
+                "events",
+                "Event",
+                true,
+                &["ev"],
+                false,
+            )),
             b("apps", "v1", "deployments", "Deployment", true, &["deploy"], true),
             b("apps", "v1", "statefulsets", "StatefulSet", true, &["sts"], true),
             b("apps", "v1", "daemonsets", "DaemonSet", true, &["ds"], true),
@@ -285,6 +306,14 @@ impl Registry {
     /// The type stored under `id`.
     pub fn get(&self, id: &ResourceId) -> Option<&ResourceType> {
         self.types.get(id)
+    }
+
+    /// Where the objects of `id` are kept: its own store, or the one it serves from.
+    pub fn storage_of<'a>(&'a self, id: &'a ResourceId) -> &'a ResourceId {
+        self.types
+            .get(id)
+            .and_then(|t| t.stored_as.as_ref())
+            .unwrap_or(id)
     }
 
     /// Registers (or re-registers) a type; returns whether anything changed.
