@@ -17,6 +17,7 @@ use super::{
     patch::PatchType,
     protobuf::Wire,
     request::{ResourcePath, Route, route, verb},
+    scale,
     selectors::{FieldSelector, LabelSelector, Selectors},
     state::Shared,
     watch::{self, WatchQuery},
@@ -214,10 +215,12 @@ fn target(shared: &Shared, p: &ResourcePath) -> Result<Target, ApiError> {
         .lookup(&p.group, &p.version, &p.plural)
         .cloned()
         .ok_or_else(|| ApiError::no_route(&p.plural))?;
-    let bad_sub = p
-        .subresource
-        .as_deref()
-        .is_some_and(|s| s != "status" || !rt.has_status);
+    let bad_sub = match p.subresource.as_deref() {
+        None => false,
+        Some("status") => !rt.has_status,
+        Some("scale") => !scale::is_scalable(&rt),
+        Some(_) => true,
+    };
     if bad_sub || (!rt.namespaced && p.namespace.is_some()) {
         return Err(ApiError::no_route(&p.plural));
     }
@@ -287,6 +290,9 @@ async fn dispatch(
             header_str(&req.headers, header::USER_AGENT),
         ),
     };
+    if t.subresource.as_deref() == Some("scale") {
+        return scale_request(shared, req, &t, verb, &opts).map(|scale| respond(wire, 200, &scale));
+    }
     Ok(match verb {
         "get" => respond(wire, 200, &api::get(shared, &t, view)?),
         "list" => {
@@ -347,4 +353,25 @@ async fn dispatch(
         }
         _ => return Err(ApiError::method_not_allowed()),
     })
+}
+
+/// A request to a `scale` subresource (get, update, patch).
+fn scale_request(
+    shared: &Shared,
+    req: &Req,
+    t: &Target,
+    verb: &str,
+    opts: &WriteOpts,
+) -> Result<Value, ApiError> {
+    match verb {
+        "get" => scale::get(shared, t),
+        "update" => scale::update(shared, t, parse_object(req, t)?, opts),
+        "patch" => {
+            let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or_default();
+            let kind =
+                PatchType::from_content_type(ct).ok_or_else(|| ApiError::unsupported_media_type(ct))?;
+            scale::patch(shared, t, kind, &req.body, opts)
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
 }

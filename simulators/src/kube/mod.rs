@@ -70,6 +70,7 @@ pub mod printers;
 pub mod protobuf;
 pub mod registry;
 pub mod request;
+pub mod scale;
 pub mod selectors;
 pub mod state;
 pub mod store;

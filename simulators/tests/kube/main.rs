@@ -9,6 +9,7 @@ mod kube_sim_support;
 mod kubectl;
 mod kubectl_create;
 mod kubectl_events;
+mod kubectl_scale;
 mod kubectl_support;
 mod kubectl_tables;
 mod managed_fields;
