@@ -4,7 +4,7 @@
 //! for aggregated discovery with plain `application/json`.
 
 use super::{
-    registry::{Registry, ResourceType, VERBS},
+    registry::{Registry, ResourceType},
     scale::is_scalable,
 };
 use serde_json::{Value, json};
@@ -56,7 +56,7 @@ pub fn group(registry: &Registry, name: &str) -> Option<Value> {
 fn resource_entries(t: &ResourceType) -> Vec<Value> {
     let mut main = json!({
         "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
-        "kind": t.kind, "verbs": VERBS,
+        "kind": t.kind, "verbs": t.verbs,
     });
     if !t.short_names.is_empty() {
         main["shortNames"] = json!(t.short_names);

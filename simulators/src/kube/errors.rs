@@ -110,6 +110,11 @@ impl ApiError {
         Self::new(400, "BadRequest", message)
     }
 
+    /// 401 Unauthorized: credentials nobody issued.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
+    }
+
     /// 403 Forbidden (for example, creating in a terminating namespace).
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(403, "Forbidden", message)

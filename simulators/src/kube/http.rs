@@ -5,6 +5,7 @@ use super::{
     admin,
     api::{self, DeleteOpts, Target, WriteOpts},
     audit::{AuditEntry, audit_time},
+    auth::{reviews, users::authenticate},
     discovery,
     encoding::{read_object, respond, respond_error, speaks_protobuf},
     errors::ApiError,
@@ -290,6 +291,15 @@ async fn dispatch(
             header_str(&req.headers, header::USER_AGENT),
         ),
     };
+    if t.rt.is_review() {
+        if verb != "create" {
+            return Err(ApiError::method_not_allowed());
+        }
+        let requester = authenticate(&req.headers, &shared.audit);
+        let body = parse_object(req, &t)?;
+        let review = reviews::create(&shared.read(), &shared.audit, &t, requester.as_ref(), body)?;
+        return Ok(respond(wire, 201, &review));
+    }
     if t.subresource.as_deref() == Some("scale") {
         return scale_request(shared, req, &t, verb, &opts).map(|scale| respond(wire, 200, &scale));
     }

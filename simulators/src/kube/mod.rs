@@ -49,6 +49,7 @@
 pub mod admin;
 pub mod api;
 pub mod audit;
+pub mod auth;
 pub mod cli;
 pub mod crd;
 pub mod defaults;

@@ -43,7 +43,7 @@ fn group_versions(registry: &Registry) -> Vec<(String, String)> {
 pub fn document(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let types: Vec<&ResourceType> = registry
         .all()
-        .filter(|t| t.group == group && t.versions.iter().any(|v| v == version))
+        .filter(|t| t.group == group && t.versions.iter().any(|v| v == version) && !t.is_review())
         .collect();
     if types.is_empty() {
         return None;

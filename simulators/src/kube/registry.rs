@@ -45,6 +45,8 @@ pub struct ResourceType {
     pub categories: Vec<String>,
     /// The type whose objects this one serves, converted (None: its own objects).
     pub stored_as: Option<ResourceId>,
+    /// The verbs served ([`VERBS`], or `create` alone for reviews, which store nothing).
+    pub verbs: &'static [&'static str],
 }
 
 /// Built-in plurals in the `all` category, as on a real server.
@@ -122,7 +124,21 @@ impl ResourceType {
                 Vec::new()
             },
             stored_as: None,
+            verbs: &VERBS,
         }
+    }
+
+    /// A review: `create` only, answered from what is stored, never stored itself.
+    fn review(group: &str, plural: &str, kind: &str, namespaced: bool) -> Self {
+        ResourceType {
+            verbs: &["create"],
+            ..Self::builtin(group, "v1", plural, kind, namespaced, &[], false)
+        }
+    }
+
+    /// Whether this type is a review (see [`super::auth::reviews`]).
+    pub fn is_review(&self) -> bool {
+        self.verbs == ["create"]
     }
 
     /// This type serving `storage`'s objects in its own shape.
@@ -177,6 +193,7 @@ impl ResourceType {
                 }),
             kind,
             stored_as: None,
+            verbs: &VERBS,
         })
     }
 }
@@ -285,8 +302,42 @@ impl Default for Registry {
                 true,
             ),
         ];
+        let r = ResourceType::review;
+        let reviews = [
+            r(
+                "authorization.k8s.io",
+                "selfsubjectaccessreviews",
+                "SelfSubjectAccessReview",
+                false,
+            ),
+            r(
+                "authorization.k8s.io",
+                "subjectaccessreviews",
+                "SubjectAccessReview",
+                false,
+            ),
+            r(
+                "authorization.k8s.io",
+                "localsubjectaccessreviews",
+                "LocalSubjectAccessReview",
+                true,
+            ),
+            r(
+                "authorization.k8s.io",
+                "selfsubjectrulesreviews",
+                "SelfSubjectRulesReview",
+                false,
+            ),
+            r("authentication.k8s.io", "tokenreviews", "TokenReview", false),
+            r(
+                "authentication.k8s.io",
+                "selfsubjectreviews",
+                "SelfSubjectReview",
+                false,
+            ),
+        ];
         Registry {
-            types: builtins.into_iter().map(|t| (t.id(), t)).collect(),
+            types: builtins.into_iter().chain(reviews).map(|t| (t.id(), t)).collect(),
         }
     }
 }

@@ -7,6 +7,7 @@ mod gc;
 mod http;
 mod kube_sim_support;
 mod kubectl;
+mod kubectl_auth;
 mod kubectl_create;
 mod kubectl_events;
 mod kubectl_scale;

@@ -4,9 +4,9 @@
 use super::convert::{ConvertError, JsonForm};
 use k8s_pb::{
     api::{
-        apps::v1 as apps, autoscaling::v1 as autoscaling, batch::v1 as batch,
-        coordination::v1 as coordination, core::v1 as core, events::v1 as events, policy::v1 as policy,
-        rbac::v1 as rbac,
+        apps::v1 as apps, authentication::v1 as authentication, authorization::v1 as authorization,
+        autoscaling::v1 as autoscaling, batch::v1 as batch, coordination::v1 as coordination,
+        core::v1 as core, events::v1 as events, policy::v1 as policy, rbac::v1 as rbac,
     },
     apimachinery::pkg::apis::meta::v1 as meta,
 };
@@ -72,4 +72,8 @@ kinds! {
     }
     "coordination.k8s.io/v1" coordination { Lease, LeaseList }
     "events.k8s.io/v1" events { Event, EventList }
+    "authorization.k8s.io/v1" authorization {
+        SelfSubjectAccessReview, SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview,
+    }
+    "authentication.k8s.io/v1" authentication { TokenReview, SelfSubjectReview }
 }

@@ -33,5 +33,6 @@ messages! {
     }
     meta::LabelSelector { match_labels, match_expressions }
     meta::StatusCause { reason, message, field }
+    meta::FieldSelectorRequirement { key: keep, operator: keep, values }
     meta::LabelSelectorRequirement { key: keep, operator: keep, values }
 }

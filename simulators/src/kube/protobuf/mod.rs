@@ -9,6 +9,7 @@
 //! Watches stay JSON (a protobuf watch stream frames every event; no client of the
 //! simulator asks for one and accepts nothing else).
 
+mod access;
 mod cluster;
 pub mod convert;
 mod core;
