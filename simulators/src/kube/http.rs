@@ -104,7 +104,7 @@ async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Respon
     };
     let response = match route {
         Route::Resource(p) => resource_request(&shared, &req, p, &mut entry).await,
-        other => non_resource(&shared, &server_address, other, &req.method).await,
+        other => non_resource(&shared, &server_address, other, &req.method, &req.headers).await,
     };
     entry.code = response.status().as_u16();
     entry.time = audit_time();
@@ -112,26 +112,49 @@ async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Respon
     response
 }
 
-async fn non_resource(shared: &Shared, server_address: &str, route: Route, method: &Method) -> Response {
+async fn non_resource(
+    shared: &Shared,
+    server_address: &str,
+    route: Route,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Response {
     if !matches!(*method, Method::GET | Method::HEAD) {
         return respond_error(Wire::Json, &ApiError::method_not_allowed());
     }
     let store = shared.read();
+    if route == Route::OpenApiV2 {
+        return openapi_v2(&store, header_str(headers, header::ACCEPT).unwrap_or_default());
+    }
     let doc = match route {
         Route::Version => Some(discovery::version()),
         Route::CoreVersions => Some(discovery::core_versions(server_address)),
         Route::Groups => Some(discovery::group_list(&store.registry)),
         Route::Group(g) => discovery::group(&store.registry, &g),
         Route::Resources { group, version } => discovery::resource_list(&store.registry, &group, &version),
-        Route::OpenApiV3(rest) if rest.is_empty() => Some(openapi::index(&store.registry)),
-        Route::OpenApiV3(rest) => openapi::document_at(&store.registry, &rest),
+        Route::OpenApiV3(rest) if rest.is_empty() => Some(openapi::index(&store)),
+        Route::OpenApiV3(rest) => openapi::document_at(&store, &rest),
         Route::Health => return warp::reply::with_status("ok", StatusCode::OK).into_response(),
-        Route::Admin(_) | Route::Resource(_) | Route::Unknown => None,
+        Route::Admin(_) | Route::Resource(_) | Route::Unknown | Route::OpenApiV2 => None,
     };
     match doc {
         Some(d) => json_response(200, &d),
         None => respond_error(Wire::Json, &ApiError::no_route("get")),
     }
+}
+
+/// `/openapi/v2`: gnostic protobuf when asked for (client-go asks for nothing else), JSON
+/// otherwise.
+fn openapi_v2(store: &super::store::Store, accept: &str) -> Response {
+    if !openapi::v2::wants_protobuf(accept) {
+        return json_response(200, &openapi::v2::document(store));
+    }
+    let mut r = warp::reply::with_status(openapi::v2::protobuf(store), StatusCode::OK).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(openapi::v2::PROTOBUF_ANSWERED),
+    );
+    r
 }
 
 fn is_true(q: &Query, k: &str) -> bool {

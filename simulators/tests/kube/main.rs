@@ -10,6 +10,7 @@ mod kubectl;
 mod kubectl_auth;
 mod kubectl_create;
 mod kubectl_events;
+mod kubectl_openapi;
 mod kubectl_scale;
 mod kubectl_support;
 mod kubectl_tables;
