@@ -15,8 +15,12 @@
 //!   (Secrets, Namespaces), [`patch`], [`gc`] (finalizers, propagation, ownerReference
 //!   GC, namespace teardown) and [`crd`] (CRD registration and status).
 //! - [`list`] + [`selectors`] serve lists, [`watch`] serves watches, [`metadata`] renders
-//!   full, metadata-only and [`table`] views, [`discovery`] the discovery documents over
-//!   the [`registry`] of resource types, [`openapi`] the little OpenAPI kubectl needs.
+//!   full, metadata-only and [`table`] views ([`printers`]: the columns of built-in
+//!   kinds), [`discovery`] the discovery documents over the [`registry`] of resource
+//!   types, [`openapi`] the OpenAPI v2 and v3 documents with the CRDs' schemas.
+//! - [`encoding`] reads and writes bodies: JSON, YAML and, for built-in kinds,
+//!   [`protobuf`]. [`events`] serves core Events through `events.k8s.io/v1` too;
+//!   [`scale`] is the `scale` subresource; [`auth`] answers access and token reviews.
 //! - [`faults`] and [`audit`] are the observation and injection points; [`cli`] is the
 //!   `sim kube` subcommand.
 //!
@@ -28,11 +32,27 @@
 //!   token's registered name (never the token), else the User-Agent (see [`audit`]).
 //!
 //! # Caveats
-//! - No protobuf: kubectl commands that send protobuf bodies (`kubectl create secret …`)
-//!   get 415; `kubectl apply -f`, `get`, `patch`, `replace`, `delete` use JSON and work.
-//! - No OpenAPI schemas: `/openapi/v2` is 404 and `/openapi/v3` only advertises
-//!   server-side field validation (see [`openapi`]); kubectl computes patches from its
-//!   compiled-in types. Unknown fields are accepted, not rejected.
+//! - Protobuf covers the built-in kinds served here (see [`protobuf::kinds`]), not watch
+//!   streams: a protobuf watch is answered in JSON (a client that accepts only protobuf
+//!   for a custom resource gets 406, as on a real server). Quantities are kept as
+//!   written, not canonicalised.
+//! - OpenAPI documents carry the CRDs' schemas only: `kubectl explain` works for custom
+//!   resources, not built-in kinds; kubectl computes strategic merge patches from its
+//!   compiled-in types. Unknown fields are accepted, not rejected, by the server.
+//! - RBAC is not enforced: every request is served whoever sends it. Access reviews
+//!   (`kubectl auth can-i`, `SubjectAccessReview`) and `TokenReview` answer exactly from
+//!   the stored Roles, ClusterRoles and bindings and the registered tokens, but many
+//!   tests act as registered identities that no binding names, and enforcing would
+//!   refuse them. Requests without credentials (the kubeconfig the simulator writes) are
+//!   the administrator (`system:masters`). The bootstrap roles of a real cluster
+//!   (discovery, `system:basic-user`) are built into the authorizer, not stored objects;
+//!   ClusterRole aggregation is not done. A registered ServiceAccount token is valid
+//!   only while its ServiceAccount exists (TokenReview checks it; requests do not).
+//! - Server-side table columns exist for Deployments, Secrets, ConfigMaps, Namespaces,
+//!   Events and Leases (and CRDs' printer columns); other built-in kinds print Name and
+//!   Age. Deployments show the status a client wrote (no controller fills it).
+//! - A write through the `scale` subresource is recorded in managedFields as an update of
+//!   the parent object, not of its `scale` subresource.
 //! - Garbage collection and namespace teardown run synchronously after the triggering
 //!   delete, not in a separate controller.
 //! - Custom resources are not checked against their CRD's schema: no pruning, no

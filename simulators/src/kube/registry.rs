@@ -246,7 +246,8 @@ impl Default for Registry {
             b("apps", "v1", "replicasets", "ReplicaSet", true, &["rs"], true),
             b("batch", "v1", "jobs", "Job", true, &[], true),
             b("coordination.k8s.io", "v1", "leases", "Lease", true, &[], false),
-            // What a Helm chart installs besides workloads: stored, not enforced (no authorizer).
+            // What a Helm chart installs besides workloads: stored; access reviews read them (see
+            // `auth`), requests are not authorized against them.
             b(
                 "rbac.authorization.k8s.io",
                 "v1",
