@@ -124,7 +124,7 @@ async fn non_resource(
     }
     let store = shared.read();
     if route == Route::OpenApiV2 {
-        return openapi_v2(&store, header_str(headers, header::ACCEPT).unwrap_or_default());
+        return openapi::v2::response(&store, header_str(headers, header::ACCEPT).unwrap_or_default());
     }
     let doc = match route {
         Route::Version => Some(discovery::version()),
@@ -141,20 +141,6 @@ async fn non_resource(
         Some(d) => json_response(200, &d),
         None => respond_error(Wire::Json, &ApiError::no_route("get")),
     }
-}
-
-/// `/openapi/v2`: gnostic protobuf when asked for (client-go asks for nothing else), JSON
-/// otherwise.
-fn openapi_v2(store: &super::store::Store, accept: &str) -> Response {
-    if !openapi::v2::wants_protobuf(accept) {
-        return json_response(200, &openapi::v2::document(store));
-    }
-    let mut r = warp::reply::with_status(openapi::v2::protobuf(store), StatusCode::OK).into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(openapi::v2::PROTOBUF_ANSWERED),
-    );
-    r
 }
 
 fn is_true(q: &Query, k: &str) -> bool {

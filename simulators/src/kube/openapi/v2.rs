@@ -15,18 +15,34 @@ use super::{
     gnostic,
 };
 use crate::kube::{discovery::GIT_VERSION, store::Store};
+use http::{HeaderValue, StatusCode, header};
 use prost::Message;
 use serde_json::{Map, Value, json};
+use warp::{Reply, reply::Response};
 
 /// The media type client-go asks for the protobuf form with.
-pub const PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+const PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
 /// Its other spelling, which is also the `Content-Type` of the answer (Go's media type
 /// parser refuses the `@` one).
-pub const PROTOBUF_ANSWERED: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+const PROTOBUF_ANSWERED: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 /// Whether `accept` asks for the protobuf form.
-pub fn wants_protobuf(accept: &str) -> bool {
+fn wants_protobuf(accept: &str) -> bool {
     accept.contains(PROTOBUF) || accept.contains(PROTOBUF_ANSWERED)
+}
+
+/// The answer to `GET /openapi/v2`: protobuf when `accept` asks for it (client-go asks
+/// for nothing else), JSON otherwise.
+pub fn response(store: &Store, accept: &str) -> Response {
+    let (body, content_type) = if wants_protobuf(accept) {
+        (protobuf(store), PROTOBUF_ANSWERED)
+    } else {
+        (document(store).to_string().into_bytes(), "application/json")
+    };
+    let mut r = warp::reply::with_status(body, StatusCode::OK).into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
 }
 
 /// The JSON document.

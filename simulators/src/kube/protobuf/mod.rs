@@ -17,6 +17,7 @@ pub mod kinds;
 mod meta;
 mod pod;
 mod rbac;
+mod special;
 mod workloads;
 
 use super::errors::ApiError;
