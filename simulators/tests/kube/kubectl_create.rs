@@ -224,3 +224,66 @@ async fn a_client_that_accepts_only_protobuf_should_get_406_for_a_custom_resourc
     let body: serde_json::Value = with_fallback.json().await.expect("json");
     assert_eq!(body["kind"], json!("WidgetList"));
 }
+
+#[tokio::test]
+async fn kubectl_create_service_pdb_registry_secret_and_run_should_work_too() {
+    let sim = sim().await;
+    let k = Kubectl::new(&sim);
+    for args in [
+        &["create", "service", "clusterip", "web", "--tcp=80:8080"][..],
+        &[
+            "create",
+            "poddisruptionbudget",
+            "web",
+            "--selector=app=web",
+            "--min-available=50%",
+        ],
+        &[
+            "create",
+            "secret",
+            "docker-registry",
+            "pull",
+            "--docker-server=registry.example",
+            "--docker-username=u",
+            "--docker-password=p",
+        ],
+        &[
+            "run",
+            "once",
+            "--image=busybox",
+            "--restart=Never",
+            "--env=MODE=fast",
+            "--",
+            "sleep",
+            "1",
+        ],
+    ] {
+        k.ok(args).await;
+    }
+    let service: serde_json::Value =
+        serde_json::from_str(&k.ok(&["get", "service", "web", "-o", "json"]).await).expect("json");
+    assert_eq!(
+        service["spec"]["ports"][0],
+        json!({"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}),
+        "int-or-string targetPort kept its JSON type"
+    );
+    let pdb: serde_json::Value =
+        serde_json::from_str(&k.ok(&["get", "pdb", "web", "-o", "json"]).await).expect("json");
+    assert_eq!(pdb["spec"]["minAvailable"], "50%");
+    let pull = Api::<Secret>::namespaced(sim.client(), "default")
+        .get("pull")
+        .await
+        .expect("secret");
+    assert_eq!(pull.type_.as_deref(), Some("kubernetes.io/dockerconfigjson"));
+    let config: serde_json::Value =
+        serde_json::from_slice(&pull.data.expect("data")[".dockerconfigjson"].0).expect("docker config");
+    assert_eq!(config["auths"]["registry.example"]["username"], "u");
+    let pod: serde_json::Value =
+        serde_json::from_str(&k.ok(&["get", "pod", "once", "-o", "json"]).await).expect("json");
+    assert_eq!(pod["spec"]["restartPolicy"], "Never");
+    assert_eq!(
+        pod["spec"]["containers"][0]["env"],
+        json!([{"name": "MODE", "value": "fast"}])
+    );
+    assert_eq!(pod["spec"]["containers"][0]["args"], json!(["sleep", "1"]));
+}
