@@ -5,7 +5,7 @@ use super::{
     admin,
     api::{self, DeleteOpts, Target, WriteOpts},
     audit::{AuditEntry, audit_time},
-    auth::{reviews, users::authenticate},
+    auth::{enforce, reviews, users::authenticate},
     discovery,
     encoding::{read_object, respond, respond_error, speaks_protobuf},
     errors::ApiError,
@@ -102,14 +102,26 @@ async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Respon
         code: 0,
         path: req.path.clone(),
     };
-    let response = match route {
-        Route::Resource(p) => resource_request(&shared, &req, p, &mut entry).await,
-        other => non_resource(&shared, &server_address, other, &req.method, &req.headers).await,
+    let response = match (refusal(&shared, &req, &route), route) {
+        (Some(e), _) => respond_error(Wire::Json, &e),
+        (None, Route::Resource(p)) => resource_request(&shared, &req, p, &mut entry).await,
+        (None, other) => non_resource(&shared, &server_address, other, &req.method, &req.headers).await,
     };
     entry.code = response.status().as_u16();
     entry.time = audit_time();
     shared.audit.record(entry);
     response
+}
+
+/// Why the request is refused, when the simulator authorizes requests and RBAC does not
+/// allow this one.
+fn refusal(shared: &Shared, req: &Req, route: &Route) -> Option<ApiError> {
+    if !shared.enforce_rbac {
+        return None;
+    }
+    let attrs = enforce::attributes(route, &req.method, &req.path, is_true(&req.query, "watch"))?;
+    let user = authenticate(&req.headers, &shared.audit);
+    enforce::check(&shared.read(), user.as_ref(), &attrs).err()
 }
 
 async fn non_resource(

@@ -39,12 +39,13 @@
 //! - OpenAPI documents carry the CRDs' schemas only: `kubectl explain` works for custom
 //!   resources, not built-in kinds; kubectl computes strategic merge patches from its
 //!   compiled-in types. Unknown fields are accepted, not rejected, by the server.
-//! - RBAC is not enforced: every request is served whoever sends it. Access reviews
-//!   (`kubectl auth can-i`, `SubjectAccessReview`) and `TokenReview` answer exactly from
-//!   the stored Roles, ClusterRoles and bindings and the registered tokens, but many
-//!   tests act as registered identities that no binding names, and enforcing would
-//!   refuse them. Requests without credentials (the kubeconfig the simulator writes) are
-//!   the administrator (`system:masters`). The bootstrap roles of a real cluster
+//! - RBAC is not enforced by default: every request is served whoever sends it, because
+//!   many tests act as registered identities that no binding names. Access reviews
+//!   (`kubectl auth can-i`, `SubjectAccessReview`) and `TokenReview` always answer exactly
+//!   from the stored Roles, ClusterRoles and bindings and the registered tokens;
+//!   [`KubeSimOptions::enforce_rbac`] (`--enforce-rbac`) authorizes every request against
+//!   them too (impersonation itself is not authorized). Requests without credentials (the
+//!   kubeconfig the simulator writes) are the administrator (`system:masters`). The bootstrap roles of a real cluster
 //!   (discovery, `system:basic-user`) are built into the authorizer, not stored objects;
 //!   ClusterRole aggregation is not done. A registered ServiceAccount token is valid
 //!   only while its ServiceAccount exists (TokenReview checks it; requests do not).
@@ -144,6 +145,9 @@ pub struct KubeSimOptions {
     pub history: usize,
     /// Interval of periodic BOOKMARK events.
     pub bookmark_interval: Duration,
+    /// Authorize every request against the stored RBAC objects, as a real server does
+    /// (requests without credentials stay the administrator's; see [`auth::enforce`]).
+    pub enforce_rbac: bool,
 }
 
 impl Default for KubeSimOptions {
@@ -151,6 +155,7 @@ impl Default for KubeSimOptions {
         KubeSimOptions {
             history: store::DEFAULT_HISTORY,
             bookmark_interval: state::DEFAULT_BOOKMARK_INTERVAL,
+            enforce_rbac: false,
         }
     }
 }
@@ -189,7 +194,9 @@ impl KubeSim {
     /// # Errors
     /// [`SimError::Bind`] if `addr` cannot be bound.
     pub async fn start_with(addr: SocketAddr, options: KubeSimOptions) -> Result<KubeSim, SimError> {
-        let shared = Arc::new(Shared::new(options.history, options.bookmark_interval));
+        let mut shared = Shared::new(options.history, options.bookmark_interval);
+        shared.enforce_rbac = options.enforce_rbac;
+        let shared = Arc::new(shared);
         bootstrap(&shared)?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await

@@ -16,5 +16,6 @@ mod kubectl_support;
 mod kubectl_tables;
 mod managed_fields;
 mod protobuf;
+mod rbac_enforcement;
 mod scale;
 mod watch;

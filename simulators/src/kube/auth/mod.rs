@@ -3,9 +3,11 @@
 //! review APIs built on them ([`reviews`]: `SelfSubjectAccessReview`,
 //! `SubjectAccessReview`, `SelfSubjectRulesReview`, `TokenReview`, `SelfSubjectReview`).
 //!
-//! The simulator answers the reviews exactly as a real server does, but does not enforce
-//! RBAC on requests (see the caveats in [`super`]).
+//! The simulator answers the reviews exactly as a real server does; it authorizes
+//! requests only when started with `enforce_rbac` ([`enforce`], see the caveats in
+//! [`super`]).
 
+pub mod enforce;
 pub mod rbac;
 pub mod reviews;
 pub mod users;
