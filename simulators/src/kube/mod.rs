@@ -32,10 +32,10 @@
 //!   token's registered name (never the token), else the User-Agent (see [`audit`]).
 //!
 //! # Caveats
-//! - Protobuf covers the built-in kinds served here (see [`protobuf::kinds`]), not watch
-//!   streams: a protobuf watch is answered in JSON (a client that accepts only protobuf
-//!   for a custom resource gets 406, as on a real server). Quantities are kept as
-//!   written, not canonicalised.
+//! - Protobuf covers the built-in kinds served here (see [`protobuf::kinds`]) except
+//!   CustomResourceDefinition objects, and not watch streams: a protobuf watch is answered
+//!   in JSON (a client that accepts only protobuf for a custom resource gets 406, as on a
+//!   real server). Quantities are kept as written, not canonicalised.
 //! - OpenAPI documents carry the CRDs' schemas only: `kubectl explain` works for custom
 //!   resources, not built-in kinds; kubectl computes strategic merge patches from its
 //!   compiled-in types. Unknown fields are accepted, not rejected, by the server.
