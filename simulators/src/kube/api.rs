@@ -8,6 +8,7 @@
 use super::{
     crd::establish,
     errors::{ApiError, Subject, success_status},
+    events::{from_stored, to_stored},
     gc::{self, Deleted, Propagation},
     list::{ListQuery, list},
     managed::{self, Operation, Write},
@@ -139,6 +140,7 @@ fn create_as(
     operation: Operation,
 ) -> Result<Value, ApiError> {
     let applied = (operation == Operation::Apply).then(|| body.clone());
+    let body = to_stored(&t.rt, body);
     shared.write(|store| {
         check_namespace_open(store, t)?;
         let ns = if t.rt.namespaced {
@@ -228,6 +230,7 @@ fn commit(store: &mut Store, t: &Target, old: Arc<Value>, new: Value) -> Arc<Val
 
 /// PUT: replace (or `/status` update).
 pub fn update(shared: &Shared, t: &Target, body: Value, opts: &WriteOpts) -> Result<Value, ApiError> {
+    let body = to_stored(&t.rt, body);
     shared.write(|store| {
         let old = store
             .get(&t.rt.id(), &t.key())
@@ -271,7 +274,7 @@ pub fn patch(
         let old = store
             .get(&t.rt.id(), &t.key())
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
-        let patched = patch::apply(kind, &old, &patch_doc)?;
+        let patched = to_stored(&t.rt, patch::apply(kind, &from_stored(&t.rt, &old), &patch_doc)?);
         let (operation, applied) = match kind {
             PatchType::Apply => (Operation::Apply, Some(&patch_doc)),
             _ => (Operation::Update, None),

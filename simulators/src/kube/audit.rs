@@ -78,6 +78,15 @@ impl AuditLog {
             .insert(token, identity.to_string());
     }
 
+    /// The identity a bearer token was registered for, if any.
+    pub fn user_of_token(&self, token: &str) -> Option<String> {
+        self.tokens
+            .lock()
+            .expect("audit tokens lock poisoned")
+            .get(token)
+            .cloned()
+    }
+
     /// The identity of a caller from its `Impersonate-User`, `Authorization` and
     /// `User-Agent` headers.
     pub fn identity(

@@ -18,6 +18,10 @@ pub struct SimKubeArgs {
     /// Milliseconds between BOOKMARK events on watches that allow them.
     #[arg(long, default_value_t = 5_000)]
     pub bookmark_interval_ms: u64,
+    /// Authorize every request against the stored RBAC objects (requests without
+    /// credentials, like the kubeconfig's, stay the administrator's).
+    #[arg(long)]
+    pub enforce_rbac: bool,
 }
 
 /// Starts the simulator, prints its URL, writes the kubeconfig and serves until Ctrl-C.
@@ -28,6 +32,7 @@ pub async fn run(args: SimKubeArgs) -> Result<(), SimError> {
     let options = KubeSimOptions {
         history: args.history,
         bookmark_interval: Duration::from_millis(args.bookmark_interval_ms.max(1)),
+        enforce_rbac: args.enforce_rbac,
     };
     let sim = KubeSim::start_with(SocketAddr::from(([127, 0, 0, 1], args.port)), options).await?;
     if let Some(path) = &args.kubeconfig_out {

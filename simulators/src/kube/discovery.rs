@@ -3,7 +3,10 @@
 //! discovery and kubectl's REST mapper fall back to when the server answers a request
 //! for aggregated discovery with plain `application/json`.
 
-use super::registry::{Registry, ResourceType, VERBS};
+use super::{
+    registry::{Registry, ResourceType},
+    scale::is_scalable,
+};
 use serde_json::{Value, json};
 
 /// The Kubernetes version the simulator claims to be.
@@ -53,7 +56,7 @@ pub fn group(registry: &Registry, name: &str) -> Option<Value> {
 fn resource_entries(t: &ResourceType) -> Vec<Value> {
     let mut main = json!({
         "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
-        "kind": t.kind, "verbs": VERBS,
+        "kind": t.kind, "verbs": t.verbs,
     });
     if !t.short_names.is_empty() {
         main["shortNames"] = json!(t.short_names);
@@ -66,6 +69,12 @@ fn resource_entries(t: &ResourceType) -> Vec<Value> {
         out.push(json!({
             "name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
             "kind": t.kind, "verbs": ["get", "patch", "update"],
+        }));
+    }
+    if is_scalable(t) {
+        out.push(json!({
+            "name": format!("{}/scale", t.plural), "singularName": "", "namespaced": t.namespaced,
+            "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"],
         }));
     }
     out

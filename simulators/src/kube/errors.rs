@@ -110,6 +110,11 @@ impl ApiError {
         Self::new(400, "BadRequest", message)
     }
 
+    /// 401 Unauthorized: credentials nobody issued.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
+    }
+
     /// 403 Forbidden (for example, creating in a terminating namespace).
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(403, "Forbidden", message)
@@ -132,6 +137,15 @@ impl ApiError {
             format!(
                 "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type:?})"
             ),
+        )
+    }
+
+    /// 406 NotAcceptable: the client accepts no media type the resource is served in.
+    pub fn not_acceptable() -> Self {
+        Self::new(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: application/json, application/yaml",
         )
     }
 

@@ -5,7 +5,9 @@ use super::{
     admin,
     api::{self, DeleteOpts, Target, WriteOpts},
     audit::{AuditEntry, audit_time},
+    auth::{enforce, reviews, users::authenticate},
     discovery,
+    encoding::{read_object, respond, respond_error, speaks_protobuf},
     errors::ApiError,
     faults::{Verdict, decide, must_wait},
     gc::Propagation,
@@ -14,7 +16,9 @@ use super::{
     metadata::View,
     openapi,
     patch::PatchType,
+    protobuf::Wire,
     request::{ResourcePath, Route, route, verb},
+    scale,
     selectors::{FieldSelector, LabelSelector, Selectors},
     state::Shared,
     watch::{self, WatchQuery},
@@ -72,15 +76,6 @@ pub fn json_response(code: u16, body: &Value) -> Response {
     r
 }
 
-fn error_response(e: &ApiError) -> Response {
-    let mut r = json_response(e.code, &e.to_status());
-    if let Some(secs) = e.retry_after {
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    r
-}
-
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -107,9 +102,10 @@ async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Respon
         code: 0,
         path: req.path.clone(),
     };
-    let response = match route {
-        Route::Resource(p) => resource_request(&shared, &req, p, &mut entry).await,
-        other => non_resource(&shared, &server_address, other, &req.method).await,
+    let response = match (refusal(&shared, &req, &route), route) {
+        (Some(e), _) => respond_error(Wire::Json, &e),
+        (None, Route::Resource(p)) => resource_request(&shared, &req, p, &mut entry).await,
+        (None, other) => non_resource(&shared, &server_address, other, &req.method, &req.headers).await,
     };
     entry.code = response.status().as_u16();
     entry.time = audit_time();
@@ -117,25 +113,45 @@ async fn handle(shared: Arc<Shared>, server_address: String, req: Req) -> Respon
     response
 }
 
-async fn non_resource(shared: &Shared, server_address: &str, route: Route, method: &Method) -> Response {
+/// Why the request is refused, when the simulator authorizes requests and RBAC does not
+/// allow this one.
+fn refusal(shared: &Shared, req: &Req, route: &Route) -> Option<ApiError> {
+    if !shared.enforce_rbac {
+        return None;
+    }
+    let attrs = enforce::attributes(route, &req.method, &req.path, is_true(&req.query, "watch"))?;
+    let user = authenticate(&req.headers, &shared.audit);
+    enforce::check(&shared.read(), user.as_ref(), &attrs).err()
+}
+
+async fn non_resource(
+    shared: &Shared,
+    server_address: &str,
+    route: Route,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Response {
     if !matches!(*method, Method::GET | Method::HEAD) {
-        return error_response(&ApiError::method_not_allowed());
+        return respond_error(Wire::Json, &ApiError::method_not_allowed());
     }
     let store = shared.read();
+    if route == Route::OpenApiV2 {
+        return openapi::v2::response(&store, header_str(headers, header::ACCEPT).unwrap_or_default());
+    }
     let doc = match route {
         Route::Version => Some(discovery::version()),
         Route::CoreVersions => Some(discovery::core_versions(server_address)),
         Route::Groups => Some(discovery::group_list(&store.registry)),
         Route::Group(g) => discovery::group(&store.registry, &g),
         Route::Resources { group, version } => discovery::resource_list(&store.registry, &group, &version),
-        Route::OpenApiV3(rest) if rest.is_empty() => Some(openapi::index(&store.registry)),
-        Route::OpenApiV3(rest) => openapi::document_at(&store.registry, &rest),
+        Route::OpenApiV3(rest) if rest.is_empty() => Some(openapi::index(&store)),
+        Route::OpenApiV3(rest) => openapi::document_at(&store, &rest),
         Route::Health => return warp::reply::with_status("ok", StatusCode::OK).into_response(),
-        Route::Admin(_) | Route::Resource(_) | Route::Unknown => None,
+        Route::Admin(_) | Route::Resource(_) | Route::Unknown | Route::OpenApiV2 => None,
     };
     match doc {
         Some(d) => json_response(200, &d),
-        None => error_response(&ApiError::no_route("get")),
+        None => respond_error(Wire::Json, &ApiError::no_route("get")),
     }
 }
 
@@ -186,16 +202,32 @@ async fn resource_request(
     entry.name = p.name.clone().unwrap_or_default();
     let watching = is_true(&req.query, "watch");
     let Some(verb) = verb(&req.method, p.name.is_some(), watching) else {
-        return error_response(&ApiError::method_not_allowed());
+        return respond_error(Wire::Json, &ApiError::method_not_allowed());
     };
     entry.verb = verb.to_string();
+    let wire = negotiate(shared, req, &p);
     if let Err(e) = apply_faults(shared, verb, &p.plural, &entry.identity).await {
-        return error_response(&e);
+        return respond_error(wire.unwrap_or(Wire::Json), &e);
     }
-    match dispatch(shared, req, &p, verb).await {
-        Ok(r) => r,
-        Err(e) => error_response(&e),
-    }
+    let answer = match wire {
+        Some(wire) => dispatch(shared, req, &p, verb, wire).await,
+        None => Err(ApiError::not_acceptable()),
+    };
+    answer.unwrap_or_else(|e| respond_error(wire.unwrap_or(Wire::Json), &e))
+}
+
+/// The encoding of the answer: protobuf when the client prefers it and the addressed kind
+/// has a protobuf form; `None` when the client accepts nothing offered.
+fn negotiate(shared: &Shared, req: &Req, p: &ResourcePath) -> Option<Wire> {
+    let offered = shared
+        .read()
+        .registry
+        .lookup(&p.group, &p.version, &p.plural)
+        .is_some_and(|rt| speaks_protobuf(rt, &p.version));
+    Wire::negotiate(
+        header_str(&req.headers, header::ACCEPT).unwrap_or_default(),
+        offered,
+    )
 }
 
 fn target(shared: &Shared, p: &ResourcePath) -> Result<Target, ApiError> {
@@ -205,10 +237,12 @@ fn target(shared: &Shared, p: &ResourcePath) -> Result<Target, ApiError> {
         .lookup(&p.group, &p.version, &p.plural)
         .cloned()
         .ok_or_else(|| ApiError::no_route(&p.plural))?;
-    let bad_sub = p
-        .subresource
-        .as_deref()
-        .is_some_and(|s| s != "status" || !rt.has_status);
+    let bad_sub = match p.subresource.as_deref() {
+        None => false,
+        Some("status") => !rt.has_status,
+        Some("scale") => !scale::is_scalable(&rt),
+        Some(_) => true,
+    };
     if bad_sub || (!rt.namespaced && p.namespace.is_some()) {
         return Err(ApiError::no_route(&p.plural));
     }
@@ -221,23 +255,20 @@ fn target(shared: &Shared, p: &ResourcePath) -> Result<Target, ApiError> {
     })
 }
 
-fn parse_object(req: &Req) -> Result<Value, ApiError> {
-    let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or("application/json");
-    let mime = ct.split(';').next().unwrap_or_default().trim();
-    match mime {
-        "application/json" | "" => serde_json::from_slice(&req.body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}"))),
-        "application/yaml" => serde_yaml::from_slice(&req.body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}"))),
-        other => Err(ApiError::unsupported_media_type(other)),
-    }
+fn parse_object(req: &Req, t: &Target) -> Result<Value, ApiError> {
+    let protobuf = speaks_protobuf(&t.rt, &t.version);
+    read_object(
+        header_str(&req.headers, header::CONTENT_TYPE),
+        &req.body,
+        protobuf,
+    )
 }
 
 fn delete_opts(req: &Req) -> Result<DeleteOpts, ApiError> {
     let body: Value = if req.body.is_empty() {
         Value::Null
     } else {
-        parse_object(req)?
+        read_object(header_str(&req.headers, header::CONTENT_TYPE), &req.body, true)?
     };
     let policy = req
         .query
@@ -268,6 +299,7 @@ async fn dispatch(
     req: &Req,
     p: &ResourcePath,
     verb: &str,
+    wire: Wire,
 ) -> Result<Response, ApiError> {
     let t = target(shared, p)?;
     let q = &req.query;
@@ -280,8 +312,20 @@ async fn dispatch(
             header_str(&req.headers, header::USER_AGENT),
         ),
     };
+    if t.rt.is_review() {
+        if verb != "create" {
+            return Err(ApiError::method_not_allowed());
+        }
+        let requester = authenticate(&req.headers, &shared.audit);
+        let body = parse_object(req, &t)?;
+        let review = reviews::create(&shared.read(), &shared.audit, &t, requester.as_ref(), body)?;
+        return Ok(respond(wire, 201, &review));
+    }
+    if t.subresource.as_deref() == Some("scale") {
+        return scale_request(shared, req, &t, verb, &opts).map(|scale| respond(wire, 200, &scale));
+    }
     Ok(match verb {
-        "get" => json_response(200, &api::get(shared, &t, view)?),
+        "get" => respond(wire, 200, &api::get(shared, &t, view)?),
         "list" => {
             let lq = ListQuery {
                 selectors: selectors(q, p)?,
@@ -290,7 +334,7 @@ async fn dispatch(
                 resource_version: q.get("resourceVersion").cloned(),
                 resource_version_match: q.get("resourceVersionMatch").cloned(),
             };
-            json_response(200, &api::list_objects(shared, &t, &lq, view)?)
+            respond(wire, 200, &api::list_objects(shared, &t, &lq, view)?)
         }
         "watch" => {
             let wq = WatchQuery {
@@ -309,23 +353,56 @@ async fn dispatch(
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
             r
         }
-        "create" => json_response(201, &api::create(shared, &t, parse_object(req)?, &opts)?),
-        "update" => json_response(200, &api::update(shared, &t, parse_object(req)?, &opts)?),
+        "create" => respond(
+            wire,
+            201,
+            &api::create(shared, &t, parse_object(req, &t)?, &opts)?,
+        ),
+        "update" => respond(
+            wire,
+            200,
+            &api::update(shared, &t, parse_object(req, &t)?, &opts)?,
+        ),
         "patch" => {
             let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or_default();
             let kind =
                 PatchType::from_content_type(ct).ok_or_else(|| ApiError::unsupported_media_type(ct))?;
             let (code, obj) = api::patch(shared, &t, kind, &req.body, &opts)?;
-            json_response(code, &obj)
+            respond(wire, code, &obj)
         }
-        "delete" => json_response(200, &api::delete(shared, &t, &delete_opts(req)?)?),
+        "delete" => respond(wire, 200, &api::delete(shared, &t, &delete_opts(req)?)?),
         "deletecollection" => {
             let lq = ListQuery {
                 selectors: selectors(q, p)?,
                 ..ListQuery::default()
             };
-            json_response(200, &api::delete_collection(shared, &t, &lq, &delete_opts(req)?)?)
+            respond(
+                wire,
+                200,
+                &api::delete_collection(shared, &t, &lq, &delete_opts(req)?)?,
+            )
         }
         _ => return Err(ApiError::method_not_allowed()),
     })
+}
+
+/// A request to a `scale` subresource (get, update, patch).
+fn scale_request(
+    shared: &Shared,
+    req: &Req,
+    t: &Target,
+    verb: &str,
+    opts: &WriteOpts,
+) -> Result<Value, ApiError> {
+    match verb {
+        "get" => scale::get(shared, t),
+        "update" => scale::update(shared, t, parse_object(req, t)?, opts),
+        "patch" => {
+            let ct = header_str(&req.headers, header::CONTENT_TYPE).unwrap_or_default();
+            let kind =
+                PatchType::from_content_type(ct).ok_or_else(|| ApiError::unsupported_media_type(ct))?;
+            scale::patch(shared, t, kind, &req.body, opts)
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
 }

@@ -2,7 +2,11 @@
 //! (`as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`, what `metadata_watcher` asks
 //! for) and `as=Table` (what `kubectl get` asks for; see [`super::table`]).
 
-use super::{registry::ResourceType, table::table};
+use super::{
+    events, printers,
+    registry::ResourceType,
+    table::{table, table_of_rows},
+};
 use serde_json::{Value, json};
 
 /// How objects are rendered in a response.
@@ -70,7 +74,7 @@ pub fn render(obj: &Value, rt: &ResourceType, version: &str, view: View) -> Valu
 }
 
 fn at_version(obj: &Value, rt: &ResourceType, version: &str) -> Value {
-    let mut o = obj.clone();
+    let mut o = events::from_stored(rt, obj);
     o["apiVersion"] = json!(rt.api_version(version));
     o["kind"] = json!(rt.kind);
     o
@@ -110,7 +114,10 @@ fn table_of(
             partial(o)
         }
     };
-    table(items, &rt.printer_columns, list_meta, embed)
+    match printers::printer(rt) {
+        Some(p) => table_of_rows(items, printers::definitions(&p), p.cells, list_meta, embed),
+        None => table(items, &rt.printer_columns, list_meta, embed),
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,12 @@
 //!   (Secrets, Namespaces), [`patch`], [`gc`] (finalizers, propagation, ownerReference
 //!   GC, namespace teardown) and [`crd`] (CRD registration and status).
 //! - [`list`] + [`selectors`] serve lists, [`watch`] serves watches, [`metadata`] renders
-//!   full, metadata-only and [`table`] views, [`discovery`] the discovery documents over
-//!   the [`registry`] of resource types, [`openapi`] the little OpenAPI kubectl needs.
+//!   full, metadata-only and [`table`] views ([`printers`]: the columns of built-in
+//!   kinds), [`discovery`] the discovery documents over the [`registry`] of resource
+//!   types, [`openapi`] the OpenAPI v2 and v3 documents with the CRDs' schemas.
+//! - [`encoding`] reads and writes bodies: JSON, YAML and, for built-in kinds,
+//!   [`protobuf`]. [`events`] serves core Events through `events.k8s.io/v1` too;
+//!   [`scale`] is the `scale` subresource; [`auth`] answers access and token reviews.
 //! - [`faults`] and [`audit`] are the observation and injection points; [`cli`] is the
 //!   `sim kube` subcommand.
 //!
@@ -28,11 +32,28 @@
 //!   token's registered name (never the token), else the User-Agent (see [`audit`]).
 //!
 //! # Caveats
-//! - No protobuf: kubectl commands that send protobuf bodies (`kubectl create secret …`)
-//!   get 415; `kubectl apply -f`, `get`, `patch`, `replace`, `delete` use JSON and work.
-//! - No OpenAPI schemas: `/openapi/v2` is 404 and `/openapi/v3` only advertises
-//!   server-side field validation (see [`openapi`]); kubectl computes patches from its
-//!   compiled-in types. Unknown fields are accepted, not rejected.
+//! - Protobuf covers the built-in kinds served here (see [`protobuf::kinds`]) except
+//!   CustomResourceDefinition objects, and not watch streams: a protobuf watch is answered
+//!   in JSON (a client that accepts only protobuf for a custom resource gets 406, as on a
+//!   real server). Quantities are kept as written, not canonicalised.
+//! - OpenAPI documents carry the CRDs' schemas only: `kubectl explain` works for custom
+//!   resources, not built-in kinds; kubectl computes strategic merge patches from its
+//!   compiled-in types. Unknown fields are accepted, not rejected, by the server.
+//! - RBAC is not enforced by default: every request is served whoever sends it, because
+//!   many tests act as registered identities that no binding names. Access reviews
+//!   (`kubectl auth can-i`, `SubjectAccessReview`) and `TokenReview` always answer exactly
+//!   from the stored Roles, ClusterRoles and bindings and the registered tokens;
+//!   [`KubeSimOptions::enforce_rbac`] (`--enforce-rbac`) authorizes every request against
+//!   them too (impersonation itself is not authorized). Requests without credentials (the
+//!   kubeconfig the simulator writes) are the administrator (`system:masters`). The bootstrap roles of a real cluster
+//!   (discovery, `system:basic-user`) are built into the authorizer, not stored objects;
+//!   ClusterRole aggregation is not done. A registered ServiceAccount token is valid
+//!   only while its ServiceAccount exists (TokenReview checks it; requests do not).
+//! - Server-side table columns exist for Deployments, Secrets, ConfigMaps, Namespaces,
+//!   Events and Leases (and CRDs' printer columns); other built-in kinds print Name and
+//!   Age. Deployments show the status a client wrote (no controller fills it).
+//! - A write through the `scale` subresource is recorded in managedFields as an update of
+//!   the parent object, not of its `scale` subresource.
 //! - Garbage collection and namespace teardown run synchronously after the triggering
 //!   delete, not in a separate controller.
 //! - Custom resources are not checked against their CRD's schema: no pruning, no
@@ -49,11 +70,14 @@
 pub mod admin;
 pub mod api;
 pub mod audit;
+pub mod auth;
 pub mod cli;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;
+pub mod encoding;
 pub mod errors;
+pub mod events;
 pub mod faults;
 pub mod gc;
 pub mod http;
@@ -64,8 +88,11 @@ pub mod meta;
 pub mod metadata;
 pub mod openapi;
 pub mod patch;
+pub mod printers;
+pub mod protobuf;
 pub mod registry;
 pub mod request;
+pub mod scale;
 pub mod selectors;
 pub mod state;
 pub mod store;
@@ -118,6 +145,9 @@ pub struct KubeSimOptions {
     pub history: usize,
     /// Interval of periodic BOOKMARK events.
     pub bookmark_interval: Duration,
+    /// Authorize every request against the stored RBAC objects, as a real server does
+    /// (requests without credentials stay the administrator's; see [`auth::enforce`]).
+    pub enforce_rbac: bool,
 }
 
 impl Default for KubeSimOptions {
@@ -125,6 +155,7 @@ impl Default for KubeSimOptions {
         KubeSimOptions {
             history: store::DEFAULT_HISTORY,
             bookmark_interval: state::DEFAULT_BOOKMARK_INTERVAL,
+            enforce_rbac: false,
         }
     }
 }
@@ -163,7 +194,9 @@ impl KubeSim {
     /// # Errors
     /// [`SimError::Bind`] if `addr` cannot be bound.
     pub async fn start_with(addr: SocketAddr, options: KubeSimOptions) -> Result<KubeSim, SimError> {
-        let shared = Arc::new(Shared::new(options.history, options.bookmark_interval));
+        let mut shared = Shared::new(options.history, options.bookmark_interval);
+        shared.enforce_rbac = options.enforce_rbac;
+        let shared = Arc::new(shared);
         bootstrap(&shared)?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await

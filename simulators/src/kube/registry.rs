@@ -4,6 +4,8 @@
 //! - `(group, plural)` identifies one [`ResourceType`]; every served version of it shares
 //!   one object store (the simulator does no version conversion, it only rewrites
 //!   `apiVersion` on the way out).
+//! - A type with `stored_as` keeps no objects of its own: it serves another type's objects
+//!   in its own shape (`events.k8s.io` Events are core Events, see [`super::events`]).
 
 use super::table::PrinterColumn;
 use serde_json::Value;
@@ -41,6 +43,10 @@ pub struct ResourceType {
     pub printer_columns: Vec<PrinterColumn>,
     /// Discovery categories (`all` makes `kubectl get all` include the kind).
     pub categories: Vec<String>,
+    /// The type whose objects this one serves, converted (None: its own objects).
+    pub stored_as: Option<ResourceId>,
+    /// The verbs served ([`VERBS`], or `create` alone for reviews, which store nothing).
+    pub verbs: &'static [&'static str],
 }
 
 /// Built-in plurals in the `all` category, as on a real server.
@@ -117,7 +123,28 @@ impl ResourceType {
             } else {
                 Vec::new()
             },
+            stored_as: None,
+            verbs: &VERBS,
         }
+    }
+
+    /// A review: `create` only, answered from what is stored, never stored itself.
+    fn review(group: &str, plural: &str, kind: &str, namespaced: bool) -> Self {
+        ResourceType {
+            verbs: &["create"],
+            ..Self::builtin(group, "v1", plural, kind, namespaced, &[], false)
+        }
+    }
+
+    /// Whether this type is a review (see [`super::auth::reviews`]).
+    pub fn is_review(&self) -> bool {
+        self.verbs == ["create"]
+    }
+
+    /// This type serving `storage`'s objects in its own shape.
+    fn serving(mut self, storage: &ResourceType) -> Self {
+        self.stored_as = Some(storage.id());
+        self
     }
 
     /// Types described by a CustomResourceDefinition object (one per CRD; all served
@@ -165,6 +192,8 @@ impl ResourceType {
                     a.iter().filter_map(|s| s.as_str().map(String::from)).collect()
                 }),
             kind,
+            stored_as: None,
+            verbs: &VERBS,
         })
     }
 }
@@ -201,13 +230,24 @@ impl Default for Registry {
             b("", "v1", "services", "Service", true, &["svc"], true),
             b("", "v1", "pods", "Pod", true, &["po"], true),
             b("", "v1", "events", "Event", true, &["ev"], false),
-            b("events.k8s.io", "v1", "events", "Event", true, &["ev"], false),
+            // One Event resource served through both APIs, as the real server does.
+            b("events.k8s.io", "v1", "events", "Event", true, &["ev"], false).serving(&b(
+                "",
+                "v1",
+                "events",
+                "Event",
+                true,
+                &["ev"],
+                false,
+            )),
             b("apps", "v1", "deployments", "Deployment", true, &["deploy"], true),
             b("apps", "v1", "statefulsets", "StatefulSet", true, &["sts"], true),
             b("apps", "v1", "daemonsets", "DaemonSet", true, &["ds"], true),
             b("apps", "v1", "replicasets", "ReplicaSet", true, &["rs"], true),
+            b("batch", "v1", "jobs", "Job", true, &[], true),
             b("coordination.k8s.io", "v1", "leases", "Lease", true, &[], false),
-            // What a Helm chart installs besides workloads: stored, not enforced (no authorizer).
+            // What a Helm chart installs besides workloads: stored; access reviews read them (see
+            // `auth`), requests are not authorized against them.
             b(
                 "rbac.authorization.k8s.io",
                 "v1",
@@ -263,8 +303,42 @@ impl Default for Registry {
                 true,
             ),
         ];
+        let r = ResourceType::review;
+        let reviews = [
+            r(
+                "authorization.k8s.io",
+                "selfsubjectaccessreviews",
+                "SelfSubjectAccessReview",
+                false,
+            ),
+            r(
+                "authorization.k8s.io",
+                "subjectaccessreviews",
+                "SubjectAccessReview",
+                false,
+            ),
+            r(
+                "authorization.k8s.io",
+                "localsubjectaccessreviews",
+                "LocalSubjectAccessReview",
+                true,
+            ),
+            r(
+                "authorization.k8s.io",
+                "selfsubjectrulesreviews",
+                "SelfSubjectRulesReview",
+                false,
+            ),
+            r("authentication.k8s.io", "tokenreviews", "TokenReview", false),
+            r(
+                "authentication.k8s.io",
+                "selfsubjectreviews",
+                "SelfSubjectReview",
+                false,
+            ),
+        ];
         Registry {
-            types: builtins.into_iter().map(|t| (t.id(), t)).collect(),
+            types: builtins.into_iter().chain(reviews).map(|t| (t.id(), t)).collect(),
         }
     }
 }
@@ -284,6 +358,14 @@ impl Registry {
     /// The type stored under `id`.
     pub fn get(&self, id: &ResourceId) -> Option<&ResourceType> {
         self.types.get(id)
+    }
+
+    /// Where the objects of `id` are kept: its own store, or the one it serves from.
+    pub fn storage_of<'a>(&'a self, id: &'a ResourceId) -> &'a ResourceId {
+        self.types
+            .get(id)
+            .and_then(|t| t.stored_as.as_ref())
+            .unwrap_or(id)
     }
 
     /// Registers (or re-registers) a type; returns whether anything changed.

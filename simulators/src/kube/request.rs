@@ -24,11 +24,13 @@ pub enum Route {
     Health,
     /// `/openapi/v3` (empty) or `/openapi/v3/<group-version path>`.
     OpenApiV3(Vec<String>),
+    /// `/openapi/v2`.
+    OpenApiV2,
     /// `/_sim/...` admin endpoints (the segments after `_sim`).
     Admin(Vec<String>),
     /// A resource or collection.
     Resource(ResourcePath),
-    /// Anything else (including `/openapi/v2`, which the simulator does not serve).
+    /// Anything else.
     Unknown,
 }
 
@@ -60,6 +62,7 @@ pub fn route(path: &str) -> Route {
     match s.as_slice() {
         ["version"] => Route::Version,
         ["healthz" | "livez" | "readyz", ..] => Route::Health,
+        ["openapi", "v2"] => Route::OpenApiV2,
         ["openapi", "v3", rest @ ..] => Route::OpenApiV3(rest.iter().map(|r| r.to_string()).collect()),
         ["_sim", rest @ ..] => Route::Admin(rest.iter().map(|r| r.to_string()).collect()),
         ["api"] => Route::CoreVersions,
@@ -154,7 +157,7 @@ mod tests {
             (d.group.as_str(), d.subresource.as_deref()),
             ("apps", Some("status"))
         );
-        assert_eq!(route("/openapi/v2"), Route::Unknown);
+        assert_eq!(route("/openapi/v2"), Route::OpenApiV2);
         assert_eq!(
             route("/openapi/v3/apis/apps/v1"),
             Route::OpenApiV3(vec!["apis".into(), "apps".into(), "v1".into()])

@@ -3,9 +3,10 @@
 //! Label selectors: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`,
 //! comma-separated (all must hold). `!=` and `notin` also match objects without the label.
 //! Field selectors: `=`, `==`, `!=` on `metadata.name`, `metadata.namespace` and the few
-//! kind-specific fields the real server indexes (Secret `type`, core Event fields).
+//! kind-specific fields the real server indexes (Secret `type`, Event fields in both APIs,
+//! matched against the stored core Event, see [`super::events`]).
 
-use super::errors::ApiError;
+use super::{errors::ApiError, events::stored_field};
 use serde_json::Value;
 
 /// One label requirement.
@@ -127,6 +128,18 @@ fn indexed_fields(group: &str, plural: &str) -> &'static [&'static str] {
             "source",
             "type",
         ],
+        ("events.k8s.io", "events") => &[
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
+            "reason",
+            "reportingController",
+            "type",
+        ],
         _ => &[],
     }
 }
@@ -157,7 +170,7 @@ impl FieldSelector {
                     "field label not supported: {field}"
                 )));
             }
-            reqs.push((field.to_string(), equal, value.trim().to_string()));
+            reqs.push((stored_field(group, field), equal, value.trim().to_string()));
         }
         Ok(FieldSelector(reqs))
     }

@@ -35,6 +35,8 @@ pub struct Shared {
     pub bookmark_interval: Duration,
     /// BOOKMARK events sent so far, over all watches (an observation point for tests).
     pub bookmarks_sent: AtomicU64,
+    /// Authorize every request against the stored RBAC objects (see [`super::auth::enforce`]).
+    pub enforce_rbac: bool,
 }
 
 /// Default interval between periodic bookmarks (the real server sends one about every
@@ -54,6 +56,7 @@ impl Shared {
             shutdown: CancellationToken::new(),
             bookmark_interval,
             bookmarks_sent: AtomicU64::new(0),
+            enforce_rbac: false,
         }
     }
 

@@ -7,6 +7,8 @@
 //!   A watch may resume from rv N only if N >= `floor` (otherwise 410 Gone).
 //! - Objects of one resource are kept in a `BTreeMap` by (namespace, name), the order in
 //!   which lists are returned and paginated.
+//! - Every method taking a [`ResourceId`] resolves it to its storage first
+//!   ([`Registry::storage_of`]), so a type served from another one's objects sees them.
 
 use super::registry::{Registry, ResourceId};
 use serde_json::{Value, json};
@@ -134,6 +136,7 @@ impl Store {
 
     /// One object.
     pub fn get(&self, id: &ResourceId, key: &ObjKey) -> Option<Arc<Value>> {
+        let id = self.registry.storage_of(id);
         self.objects.get(id)?.get(key).cloned()
     }
 
@@ -146,7 +149,7 @@ impl Store {
         after: Option<&ObjKey>,
     ) -> Box<dyn Iterator<Item = (&'a ObjKey, &'a Arc<Value>)> + 'a> {
         use std::ops::Bound::{Excluded, Included, Unbounded};
-        let Some(map) = self.objects.get(id) else {
+        let Some(map) = self.objects.get(self.registry.storage_of(id)) else {
             return Box::new(std::iter::empty());
         };
         let start = match (after, namespace) {
@@ -163,7 +166,9 @@ impl Store {
 
     /// Number of objects of a resource.
     pub fn count(&self, id: &ResourceId) -> usize {
-        self.objects.get(id).map_or(0, BTreeMap::len)
+        self.objects
+            .get(self.registry.storage_of(id))
+            .map_or(0, BTreeMap::len)
     }
 
     /// Resources that currently hold objects.
@@ -177,6 +182,7 @@ impl Store {
 
     /// Stores `object` under the next rv and records the change.
     pub fn put(&mut self, id: &ResourceId, key: ObjKey, mut object: Value) -> Arc<Value> {
+        let id = &self.registry.storage_of(id).clone();
         self.rv += 1;
         object["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         let object = Arc::new(object);
@@ -196,6 +202,7 @@ impl Store {
 
     /// Removes an object under the next rv and records the deletion.
     pub fn remove(&mut self, id: &ResourceId, key: &ObjKey) -> Option<Arc<Value>> {
+        let id = &self.registry.storage_of(id).clone();
         let previous = self.objects.get_mut(id)?.remove(key)?;
         self.rv += 1;
         let mut last = (*previous).clone();
@@ -226,6 +233,7 @@ impl Store {
         if since < self.floor {
             return Err(self.floor);
         }
+        let id = self.registry.storage_of(id);
         let start = self.history.partition_point(|c| c.rv <= since);
         Ok(self
             .history

@@ -1,6 +1,7 @@
 //! `meta.k8s.io/v1` `Table` responses (what `kubectl get` asks for): a Name column,
 //! then either the CRD's `additionalPrinterColumns` or the default Age column, as the
-//! real server's table convertors do.
+//! real server's table convertors do (built-in kinds with their own columns: see
+//! [`super::printers`]).
 //!
 //! Printer-column JSONPaths support the subset CRDs use: `.a.b`, `[n]`, `[*]` and
 //! filters `[?(@.field=="value")]`. `date` columns render as a human age (`5m`), other
@@ -79,13 +80,25 @@ pub fn table(
     definitions.extend(columns.iter().map(|c| {
         json!({ "name": c.name, "type": c.type_, "format": "", "description": c.description, "priority": c.priority })
     }));
+    let cells = |o: &Value| {
+        let mut cells = vec![o["metadata"]["name"].clone()];
+        cells.extend(columns.iter().map(|c| cell(o, c)));
+        cells
+    };
+    table_of_rows(items, definitions, cells, list_meta, embed)
+}
+
+/// The Table for `items` given its column definitions and each row's cells.
+pub fn table_of_rows(
+    items: &[Value],
+    definitions: Vec<Value>,
+    cells: impl Fn(&Value) -> Vec<Value>,
+    list_meta: &Value,
+    embed: impl Fn(&Value) -> Value,
+) -> Value {
     let rows: Vec<Value> = items
         .iter()
-        .map(|o| {
-            let mut cells = vec![o["metadata"]["name"].clone()];
-            cells.extend(columns.iter().map(|c| cell(o, c)));
-            json!({ "cells": cells, "object": embed(o) })
-        })
+        .map(|o| json!({ "cells": cells(o), "object": embed(o) }))
         .collect();
     json!({ "kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": list_meta, "columnDefinitions": definitions, "rows": rows })
 }
@@ -158,17 +171,38 @@ fn select<'v>(v: &'v Value, selector: &str) -> Vec<&'v Value> {
         .collect()
 }
 
-/// `5s`, `3m`, `2h`, `4d`: the coarse age kubectl prints.
+/// The age of a timestamp as the real server prints it (`duration.HumanDuration`:
+/// `45s`, `3m20s`, `15m`, `5h4m`, `20h`, `3d4h`, `30d`, `2y10d`).
 pub fn human_age(created: &str) -> String {
     let Ok(then) = created.parse::<jiff::Timestamp>() else {
         return "<invalid>".into();
     };
-    let secs = (jiff::Timestamp::now().as_second() - then.as_second()).max(0);
-    match secs {
+    human_duration(jiff::Timestamp::now().as_second() - then.as_second())
+}
+
+/// `duration.HumanDuration` of a number of seconds.
+pub fn human_duration(seconds: i64) -> String {
+    let with = |major: i64, unit: &str, minor: i64, minor_unit: &str| {
+        if minor == 0 {
+            format!("{major}{unit}")
+        } else {
+            format!("{major}{unit}{minor}{minor_unit}")
+        }
+    };
+    let (minutes, hours) = (seconds / 60, seconds / 3600);
+    let (days, years) = (hours / 24, hours / 24 / 365);
+    match seconds {
+        s if s < -1 => "<invalid>".into(),
+        s if s < 0 => "0s".into(),
         s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}m", s / 60),
-        s if s < 172_800 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
+        _ if minutes < 10 => with(minutes, "m", seconds % 60, "s"),
+        _ if minutes < 180 => format!("{minutes}m"),
+        _ if hours < 8 => with(hours, "h", minutes % 60, "m"),
+        _ if hours < 48 => format!("{hours}h"),
+        _ if hours < 24 * 8 => with(days, "d", hours % 24, "h"),
+        _ if hours < 24 * 365 * 2 => format!("{days}d"),
+        _ if hours < 24 * 365 * 8 => with(years, "y", days % 365, "d"),
+        _ => format!("{years}y"),
     }
 }
 
@@ -188,6 +222,23 @@ mod tests {
         assert_eq!(json_path(&o, ".status.conditions[0].type"), [&json!("Synced")]);
         assert_eq!(json_path(&o, ".status.conditions[*].type").len(), 2);
         assert!(json_path(&o, ".spec.missing").is_empty());
+    }
+
+    #[test]
+    fn human_duration_should_print_like_kubectl() {
+        let cases = [
+            (45, "45s"),
+            (200, "3m20s"),
+            (600, "10m"),
+            (5 * 3600 + 240, "5h4m"),
+            (20 * 3600, "20h"),
+            (3 * 86_400 + 4 * 3600, "3d4h"),
+            (30 * 86_400, "30d"),
+            ((2 * 365 + 10) * 86_400, "2y10d"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_duration(secs), want, "{secs}s");
+        }
     }
 
     #[test]

@@ -3,99 +3,21 @@
 //! patch (merge and `--subresource status`), replace, delete with a finalizer, wait, and the
 //! field managers kubectl's client- and server-side apply are recorded as.
 //!
-//! Not covered because kubectl cannot work against a JSON-only server: imperative
-//! `kubectl create secret|deployment|namespace …` send protobuf bodies for built-in
-//! kinds; the simulator answers 415 (see
-//! `kubectl_imperative_create_should_be_refused_because_it_sends_protobuf`). Their
-//! file-based forms (`kubectl apply -f` / `create -f`) send JSON and work.
+//! Imperative `kubectl create …` (protobuf bodies) is in `kubectl_create.rs`.
 
-use crate::kube_sim_support::{Widget, WidgetSpec, eventually, install_widget_crd, sim, within};
+use crate::{
+    kube_sim_support::{Widget, WidgetSpec, eventually, install_widget_crd, sim, within},
+    kubectl_support::Kubectl,
+};
 use ferrvault_sim::kube::KubeSim;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, api::PostParams};
 use serde_json::{Value, json};
-use std::{path::PathBuf, process::Stdio};
+use std::process::Stdio;
 use tokio::{
     io::{AsyncBufReadExt, BufReader},
-    process::{Child, Command},
+    process::Command,
 };
-
-/// kubectl bound to one simulator through its own kubeconfig and discovery cache.
-struct Kubectl {
-    dir: tempfile::TempDir,
-}
-
-impl Kubectl {
-    fn new(sim: &KubeSim) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        sim.write_kubeconfig(&dir.path().join("kubeconfig"))
-            .expect("kubeconfig written");
-        Kubectl { dir }
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new("kubectl");
-        cmd.arg("--kubeconfig").arg(self.dir.path().join("kubeconfig"));
-        cmd.arg("--cache-dir").arg(self.dir.path().join("cache"));
-        cmd.args(args).stdin(Stdio::null()).kill_on_drop(true);
-        cmd
-    }
-
-    /// Writes `content` to a file in the temp dir and returns its path.
-    fn file(&self, name: &str, content: &str) -> PathBuf {
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, content).expect("manifest written");
-        path
-    }
-
-    async fn run(&self, args: &[&str]) -> std::process::Output {
-        let out = self.command(args).output();
-        within(&format!("kubectl {args:?}"), out)
-            .await
-            .expect("kubectl runs (is it installed?)")
-    }
-
-    /// Runs kubectl, asserts success and returns stdout.
-    async fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args).await;
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert!(
-            out.status.success(),
-            "kubectl {args:?} failed: {stderr}\nstdout: {stdout}"
-        );
-        stdout.into_owned()
-    }
-
-    /// `kubectl patch widget <name> <extra…> --type <patch_type> -p <patch>`, asserting success.
-    async fn patch_widget(&self, name: &str, extra: &[&str], patch_type: &str, patch: &str) -> String {
-        let mut args = vec!["patch", "widget", name];
-        args.extend_from_slice(extra);
-        args.extend(["--type", patch_type, "-p", patch]);
-        self.ok(&args).await
-    }
-
-    /// Runs kubectl, asserts failure and returns stderr.
-    async fn fails(&self, args: &[&str]) -> String {
-        let out = self.run(args).await;
-        assert!(
-            !out.status.success(),
-            "kubectl {args:?} should fail; stdout: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-
-    fn spawn(&self, args: &[&str]) -> Child {
-        self.command(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kubectl starts")
-    }
-}
 
 const GADGET_CRD: &str = r#"
 apiVersion: apiextensions.k8s.io/v1
@@ -325,30 +247,6 @@ async fn kubectl_delete_should_wait_for_the_finalizer_and_finish_when_it_is_rele
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("widget.sim.ferrvault.dev \"w1\" deleted"));
     assert!(widgets.get_opt("w1").await.expect("get_opt").is_none());
-}
-
-#[tokio::test]
-async fn kubectl_imperative_create_should_be_refused_because_it_sends_protobuf() {
-    let sim = sim().await;
-    let k = Kubectl::new(&sim);
-    let err = k
-        .fails(&["create", "secret", "generic", "s", "--from-literal=a=b"])
-        .await;
-    assert!(err.contains("application/vnd.kubernetes.protobuf"), "{err}");
-    let audit = sim.audit();
-    assert!(
-        audit
-            .iter()
-            .any(|e| e.verb == "create" && e.resource == "secrets" && e.code == 415),
-        "{audit:?}"
-    );
-    assert!(
-        Api::<Secret>::namespaced(sim.client(), "default")
-            .get_opt("s")
-            .await
-            .expect("get_opt")
-            .is_none()
-    );
 }
 
 #[tokio::test]

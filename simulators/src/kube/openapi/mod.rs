@@ -1,15 +1,28 @@
-//! A minimal OpenAPI v3 surface: the `/openapi/v3` index and one document per
-//! group-version that lists each resource's PATCH operation with its
-//! `x-kubernetes-group-version-kind` and the `fieldValidation` query parameter.
+//! OpenAPI documents, generated from what is served whenever they are asked for (so a CRD
+//! change shows at once, with a new hash in the v3 index):
 //!
-//! That is exactly what kubectl (1.27+) reads to decide that the server validates fields
-//! itself: with it, `kubectl apply`/`create`/`replace` under the default
-//! `--validate=strict` send `fieldValidation=Strict` instead of downloading schemas for
-//! client-side validation (which would fail without `/openapi/v2`). No schemas are
-//! served, so kubectl computes strategic merge patches from its compiled-in types, and
-//! the simulator does not reject unknown fields.
+//! - `/openapi/v3`: the index and one document per group-version that lists each
+//!   resource's PATCH operation with its `x-kubernetes-group-version-kind` and the
+//!   `fieldValidation` query parameter, and the schemas of the CRDs served in it (see
+//!   [`crd_schemas`]). kubectl (1.27+) reads the operations to decide that the server
+//!   validates fields itself (`kubectl apply`/`create`/`replace` then send
+//!   `fieldValidation=Strict`), and the schemas for `kubectl explain`.
+//! - `/openapi/v2` (see [`v2`]): the CRDs' schemas in one Swagger 2.0 document, JSON or
+//!   protobuf; kubectl validates the items of a `kind: List` against it.
+//!
+//! Built-in kinds have no schemas here: kubectl computes strategic merge patches from its
+//! compiled-in types, `kubectl explain` works for custom resources only, and the
+//! simulator does not reject unknown fields.
 
-use super::registry::{Registry, ResourceType};
+pub mod crd_schemas;
+mod gnostic;
+pub mod v2;
+
+use super::{
+    registry::{Registry, ResourceType},
+    store::Store,
+};
+use crd_schemas::{OBJECT_META, metadata_property, object_meta, published};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -40,10 +53,11 @@ fn group_versions(registry: &Registry) -> Vec<(String, String)> {
 }
 
 /// The document for one group-version, if served.
-pub fn document(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+pub fn document(store: &Store, group: &str, version: &str) -> Option<Value> {
+    let registry = &store.registry;
     let types: Vec<&ResourceType> = registry
         .all()
-        .filter(|t| t.group == group && t.versions.iter().any(|v| v == version))
+        .filter(|t| t.group == group && t.versions.iter().any(|v| v == version) && !t.is_review())
         .collect();
     if types.is_empty() {
         return None;
@@ -63,20 +77,28 @@ pub fn document(registry: &Registry, group: &str, version: &str) -> Option<Value
         });
         paths.insert(object_path(t, version), json!({ "patch": patch }));
     }
+    let mut schemas = Map::new();
+    let metadata = metadata_property(&format!("#/components/schemas/{OBJECT_META}"));
+    for crd in published(store, Some((group, version))) {
+        schemas.insert(crd.definition_name(), crd.definition(metadata.clone()));
+    }
+    if !schemas.is_empty() {
+        schemas.insert(OBJECT_META.into(), object_meta());
+    }
     Some(json!({
         "openapi": "3.0.0",
         "info": { "title": "Kubernetes", "version": super::discovery::GIT_VERSION },
         "paths": paths,
-        "components": { "schemas": {} },
+        "components": { "schemas": schemas },
     }))
 }
 
 /// `/openapi/v3`: where each group-version's document lives, with a content hash so
 /// clients refetch a document when CRDs change it.
-pub fn index(registry: &Registry) -> Value {
+pub fn index(store: &Store) -> Value {
     let mut paths = Map::new();
-    for (g, v) in group_versions(registry) {
-        let Some(doc) = document(registry, &g, &v) else {
+    for (g, v) in group_versions(&store.registry) {
+        let Some(doc) = document(store, &g, &v) else {
             continue;
         };
         let hash = hex::encode(&Sha256::digest(doc.to_string().as_bytes())[..8]);
@@ -90,10 +112,10 @@ pub fn index(registry: &Registry) -> Value {
 }
 
 /// The document at `/openapi/v3/<rest>`, if it names a served group-version.
-pub fn document_at(registry: &Registry, rest: &[String]) -> Option<Value> {
+pub fn document_at(store: &Store, rest: &[String]) -> Option<Value> {
     match rest.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["api", v] => document(registry, "", v),
-        ["apis", g, v] => document(registry, g, v),
+        ["api", v] => document(store, "", v),
+        ["apis", g, v] => document(store, g, v),
         _ => None,
     }
 }
@@ -104,15 +126,15 @@ mod tests {
 
     #[test]
     fn index_should_point_at_a_document_advertising_field_validation_for_each_kind() {
-        let registry = Registry::default();
-        let index = index(&registry);
+        let store = Store::new(10);
+        let index = index(&store);
         assert!(
             index["paths"]["apis/apps/v1"]["serverRelativeURL"]
                 .as_str()
                 .expect("url")
                 .starts_with("/openapi/v3/apis/apps/v1?hash=")
         );
-        let doc = document(&registry, "", "v1").expect("core v1");
+        let doc = document(&store, "", "v1").expect("core v1");
         let patch = &doc["paths"]["/api/v1/namespaces/{namespace}/secrets/{name}"]["patch"];
         assert_eq!(patch["x-kubernetes-group-version-kind"]["kind"], "Secret");
         assert_eq!(patch["parameters"][0]["name"], "fieldValidation");
