@@ -27,17 +27,33 @@ enum BenchCommand {
     KubeSim(bench::kube_sim::KubeSimBenchArgs),
     /// N resources on one FerrVault token: this client's limiter against the Go operator's retry policies.
     RateLimit(bench::rate_limit::RateLimitArgs),
-    /// 1k–10k FerrVaultSecrets: the operator process vs a plain kube_runtime::Controller.
+    /// 1k–10k FerrVaultSecrets: the operator vs a competent and a naive kube_runtime::Controller.
     Scale(bench::scale::ScaleArgs),
+    /// Requests after a restart with nothing due, and per refresh wave.
+    Economy(bench::economy::EconomyArgs),
+    /// One tenant's new objects while another's backlog waits on a slow token.
+    Fairness(bench::fairness::FairnessArgs),
+    /// /healthz probes while slow-loris connections and a /metrics flood hit the admin ports.
+    AdminLoad(bench::admin_load::AdminLoadArgs),
     /// Operator memory before and after many unrelated large Secrets.
     Memory(bench::memory::MemoryArgs),
     /// Leader takeover times over SIGKILLs and SIGTERMs of the leader.
     Failover(bench::failover::FailoverArgs),
-    /// Every benchmark, the targets, JSON and PNG plots in a results folder.
-    All(bench::all::AllArgs),
+    /// Every benchmark, the targets, JSON, README tables and PNG plots in a results folder.
+    All(Box<bench::all::AllArgs>),
+    /// The README's Performance tables from a `bench all` report.
+    Tables(TablesArgs),
     /// The same reconcile logic under a plain kube_runtime::Controller (launched by scale/memory).
     #[command(hide = true)]
     PlainControllerWorker(bench::plain_controller::PlainWorkerArgs),
+}
+
+/// Flags of `bench tables`.
+#[derive(clap::Args, Debug)]
+struct TablesArgs {
+    /// The `report.json` of a `bench all` run.
+    #[arg(long, default_value = "bench-results/published/report.json")]
+    report: std::path::PathBuf,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -74,6 +90,30 @@ fn main() -> anyhow::Result<()> {
                 .block_on(bench::scale::run(&args))
                 .map_err(anyhow::Error::msg)?;
             Some(format!("scale {}", report.flags))
+        }
+        BenchCommand::Economy(args) => {
+            let report = runtime
+                .block_on(bench::economy::run(&args, None))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("economy {}", report.flags))
+        }
+        BenchCommand::Fairness(args) => {
+            let report = runtime
+                .block_on(bench::fairness::run(&args, None))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("fairness {}", report.flags))
+        }
+        BenchCommand::AdminLoad(args) => {
+            let report = runtime
+                .block_on(bench::admin_load::run(&args, None))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("admin-load {}", report.flags))
+        }
+        BenchCommand::Tables(args) => {
+            let text = std::fs::read_to_string(&args.report)?;
+            let report: bench::all::AllReport = serde_json::from_str(&text)?;
+            print!("{}", bench::tables::markdown(&bench::tables::tables(&report)));
+            None
         }
         BenchCommand::Memory(args) => {
             let report = runtime

@@ -1,19 +1,24 @@
-//! `ferrvault-dev bench all`: every benchmark of issue 7 in one run (rate limit, scale
-//! with the plain-Controller comparison, memory under unrelated Secrets, failover), then the
-//! targets as met / not met. Writes `report.json` (everything, with the machine and the
-//! command) and PNG plots into the results folder it names, and prints each table.
+//! `ferrvault-dev bench all`: every benchmark in one run (rate limit, scale against both
+//! `kube_runtime::Controller` baselines, economy, memory under unrelated Secrets, failover,
+//! fairness, admin-port load), then the targets as met / not met. Writes `report.json`
+//! (everything, with the machine and the command), `tables.md` (the README's tables) and PNG
+//! plots into the results folder it names, and prints each table with the command that
+//! reproduces the whole run.
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{
-    driver::Driver,
-    failover::{self, FailoverArgs, FailoverReport, Signal},
+    admin_load::{self, AdminLoadArgs, AdminLoadReport},
+    economy::{self, EconomyArgs, EconomyReport},
+    failover::{self, FailoverArgs, FailoverReport},
+    fairness::{self, FairnessArgs, FairnessReport},
     memory::{self, MemoryArgs, MemoryReport, UnrelatedLoad},
-    plot::{Chart, Series, line_chart},
-    rate_limit::{self, Policy, RateLimitArgs},
+    plot::line_chart,
+    rate_limit::{self, RateLimitArgs},
     scale::{self, ScaleArgs, ScaleReport, ScaleShape},
+    tables,
     targets::{self, Target},
 };
 
@@ -23,24 +28,42 @@ pub struct AllArgs {
     /// Results folder (default: `bench-results/<UTC timestamp>/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Scale: sizes, concurrency and probes.
+    /// Scale: sizes, concurrency, probes, runs and drivers.
     #[command(flatten)]
     pub scale: ScaleShape,
-    /// Rate limit: numbers of resources on one token.
+    /// Rate limit: numbers of resources on one token (server as configured).
     #[arg(long, value_delimiter = ',', default_value = "29,200,1000")]
     pub rate_sizes: Vec<usize>,
-    /// Rate limit: speed-up factor (see `bench rate-limit --help`).
+    /// Rate limit: speed-up factor of those rows (see `bench rate-limit --help`).
     #[arg(long, default_value_t = 50.0)]
     pub time_scale: f64,
+    /// Rate limit: resources of the misconfigured and other-limiter rows.
+    #[arg(long, default_value_t = 100)]
+    pub shape_size: usize,
+    /// Rate limit: speed-up factor of those rows.
+    #[arg(long, default_value_t = 5.0)]
+    pub shape_time_scale: f64,
     /// Memory: the unrelated Secrets.
     #[command(flatten)]
     pub memory: UnrelatedLoad,
-    /// Failover: SIGKILL rounds, and as many SIGTERM rounds.
-    #[arg(long, default_value_t = 10)]
+    /// Economy: restart and refresh-wave rows.
+    #[command(flatten)]
+    pub economy: EconomyArgs,
+    /// Failover: SIGKILL rounds.
+    #[arg(long, default_value_t = 20)]
     pub kills: usize,
+    /// Failover: SIGTERM rounds.
+    #[arg(long, default_value_t = 10)]
+    pub terms: usize,
     /// Failover: operator processes.
     #[arg(long, default_value_t = 3)]
     pub replicas: usize,
+    /// Fairness between two tenants.
+    #[command(flatten)]
+    pub fairness: FairnessArgs,
+    /// Load on the admin ports.
+    #[command(flatten)]
+    pub admin_load: AdminLoadArgs,
     /// Operator binary to launch (default: `ferrvault-operator` beside this executable).
     #[arg(long, hide = true)]
     pub binary: Option<PathBuf>,
@@ -51,20 +74,26 @@ impl AllArgs {
     pub fn command(&self, out: &Path) -> String {
         let rate_sizes: Vec<String> = self.rate_sizes.iter().map(ToString::to_string).collect();
         format!(
-            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} {} --kills {} --replicas {}",
+            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --shape-time-scale {} {} {} --kills {} --terms {} --replicas {} {} {}",
             out.display(),
             self.scale.flags(),
             rate_sizes.join(","),
             self.time_scale,
+            self.shape_size,
+            self.shape_time_scale,
             self.memory.flags(),
+            self.economy.flags(),
             self.kills,
-            self.replicas
+            self.terms,
+            self.replicas,
+            self.fairness.flags(),
+            self.admin_load.flags()
         )
     }
 }
 
 /// The machine a run measured.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Machine {
     /// CPUs available to this process.
     pub cpus: usize,
@@ -93,7 +122,7 @@ impl Machine {
 }
 
 /// Everything `bench all` measured.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AllReport {
     /// The reproducing command.
     pub command: String,
@@ -103,10 +132,16 @@ pub struct AllReport {
     pub rate_limit: rate_limit::Report,
     /// `bench scale`.
     pub scale: ScaleReport,
+    /// `bench economy`.
+    pub economy: EconomyReport,
     /// `bench memory`.
     pub memory: MemoryReport,
     /// `bench failover`.
     pub failover: FailoverReport,
+    /// `bench fairness`.
+    pub fairness: FairnessReport,
+    /// `bench admin-load`.
+    pub admin_load: AdminLoadReport,
     /// The targets and their verdicts.
     pub targets: Vec<Target>,
 }
@@ -115,7 +150,7 @@ fn section(title: &str) {
     println!("\n== {title} ==");
 }
 
-/// Runs everything, prints every table, writes `report.json` and the plots.
+/// Runs everything, prints every table, writes `report.json`, `tables.md` and the plots.
 ///
 /// # Errors
 /// A benchmark could not run, or a file could not be written.
@@ -129,15 +164,18 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         "machine: {} CPUs, {:.1} GiB, {}",
         machine.cpus, machine.memory_gib, machine.cpu_model
     );
+    let binary = args.binary.as_deref();
     section("rate limit");
     let rate = rate_limit::run(&RateLimitArgs {
         sizes: args.rate_sizes.clone(),
         time_scale: args.time_scale,
+        shape_size: args.shape_size,
+        shape_time_scale: args.shape_time_scale,
         max_ratio: 5.0,
         out: out.clone(),
     })
     .await?;
-    section("scale (ferrvault-operator vs plain kube_runtime::Controller)");
+    section("scale (ferrvault-operator vs the competent and the naive kube_runtime::Controller)");
     let scale = scale::run(&ScaleArgs {
         shape: args.scale.clone(),
         probe_interval_ms: 100,
@@ -145,6 +183,8 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         binary: args.binary.clone(),
     })
     .await?;
+    section("economy");
+    let economy = economy::run(&args.economy, binary).await?;
     section("memory under unrelated Secrets");
     let memory = memory::run(&MemoryArgs {
         objects: 100,
@@ -156,6 +196,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     let failover = failover::run(&FailoverArgs {
         replicas: args.replicas,
         kills: args.kills,
+        terms: args.terms,
         lease_duration_seconds: 5,
         renew_deadline_seconds: 3,
         retry_period_seconds: 1,
@@ -163,24 +204,26 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         binary: args.binary.clone(),
     })
     .await?;
-    section("targets");
-    let targets = targets::evaluate(Some(&rate), Some(&scale), Some(&memory), Some(&failover));
-    targets::print(&targets);
-    let report = AllReport {
+    section("fairness between tenants");
+    let fairness = fairness::run(&args.fairness, binary).await?;
+    section("admin ports under load");
+    let admin_load = admin_load::run(&args.admin_load, binary).await?;
+    let mut report = AllReport {
         command: args.command(&out),
         machine,
         rate_limit: rate,
         scale,
+        economy,
         memory,
         failover,
-        targets,
+        fairness,
+        admin_load,
+        targets: Vec::new(),
     };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-    let path = out.join("report.json");
-    std::fs::write(&path, json).map_err(|e| format!("write {}: {e}", path.display()))?;
-    for chart in charts(&report) {
-        line_chart(&out.join(chart.0), &chart.1)?;
-    }
+    report.targets = targets::evaluate(&report);
+    section("targets");
+    targets::print(&report.targets);
+    write(&out, &report)?;
     println!(
         "\nresults in {}\nreproduce with: {}",
         out.display(),
@@ -189,105 +232,19 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     Ok(report)
 }
 
-/// The plots: file name and chart.
-fn charts(report: &AllReport) -> Vec<(&'static str, Chart<'static>)> {
-    let by_size = |f: &dyn Fn(&scale::ScaleRow) -> Option<f64>| {
-        Driver::BOTH
-            .iter()
-            .map(|&d| Series {
-                name: d.label().to_owned(),
-                points: report
-                    .scale
-                    .rows
-                    .iter()
-                    .filter(|r| r.driver == d)
-                    .filter_map(|r| f(r).map(|y| (r.objects as f64, y)))
-                    .collect(),
-            })
-            .collect::<Vec<_>>()
-    };
-    let mut latency = by_size(&|r| r.probe_p99_seconds.map(|s| s * 1000.0));
-    for s in &mut latency {
-        s.name = format!("{} p99", s.name);
+/// Writes `report.json`, `tables.md` and the plots of `report` into `out`.
+///
+/// # Errors
+/// A file could not be written.
+pub fn write(out: &Path, report: &AllReport) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    let path = out.join("report.json");
+    std::fs::write(&path, json).map_err(|e| format!("write {}: {e}", path.display()))?;
+    let path = out.join("tables.md");
+    std::fs::write(&path, tables::markdown(&tables::tables(report)))
+        .map_err(|e| format!("write {}: {e}", path.display()))?;
+    for (file, chart) in super::charts::charts(report) {
+        line_chart(&out.join(file), &chart)?;
     }
-    let rate_series = Policy::ALL
-        .iter()
-        .flat_map(|&p| [(p, true), (p, false)])
-        .map(|(p, debt)| Series {
-            name: format!("{} (debt {})", p.label(), if debt { "on" } else { "off" }),
-            points: report
-                .rate_limit
-                .rows
-                .iter()
-                .filter(|r| r.policy == p && r.debt_mode == debt)
-                .filter_map(|r| r.ratio.map(|ratio| (r.n as f64, ratio)))
-                .collect(),
-        })
-        .collect();
-    let failover_series = [(Signal::Kill, "SIGKILL"), (Signal::Term, "SIGTERM")]
-        .iter()
-        .map(|&(signal, name)| Series {
-            name: name.to_owned(),
-            points: report
-                .failover
-                .rounds
-                .iter()
-                .filter(|r| r.signal == signal)
-                .enumerate()
-                .filter_map(|(i, r)| r.takeover_seconds.map(|s| ((i + 1) as f64, s)))
-                .collect(),
-        })
-        .collect();
-    vec![
-        (
-            "rate-limit.png",
-            Chart {
-                title: "Rate limit: time to sync all / ideal (1 req/s, burst 5)",
-                x_label: "resources on one token",
-                y_label: "time / ideal",
-                series: rate_series,
-                target: Some(("1.05 x ideal", 1.05)),
-            },
-        ),
-        (
-            "scale-ready.png",
-            Chart {
-                title: "Start to all Ready",
-                x_label: "FerrVaultSecrets",
-                y_label: "seconds",
-                series: by_size(&|r| r.ready_seconds),
-                target: Some(("target 60s", 60.0)),
-            },
-        ),
-        (
-            "scale-rss.png",
-            Chart {
-                title: "Peak RSS of the process during the sync",
-                x_label: "FerrVaultSecrets",
-                y_label: "MiB",
-                series: by_size(&|r| Some(r.sync.peak_rss_mib())),
-                target: Some(("target 100 MiB", 100.0)),
-            },
-        ),
-        (
-            "scale-new-object-p99.png",
-            Chart {
-                title: "New object to Secret written, under the full backlog",
-                x_label: "FerrVaultSecrets queued",
-                y_label: "p99 milliseconds",
-                series: latency,
-                target: Some(("target 2000 ms", 2000.0)),
-            },
-        ),
-        (
-            "failover.png",
-            Chart {
-                title: "Leader takeover per round",
-                x_label: "round",
-                y_label: "seconds",
-                series: failover_series,
-                target: Some(("SIGTERM target 3s", 3.0)),
-            },
-        ),
-    ]
+    Ok(())
 }
