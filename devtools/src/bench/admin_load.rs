@@ -81,7 +81,8 @@ pub struct AdminLoadSample {
     pub probes: u64,
     /// Probes under load that failed.
     pub failures: u64,
-    /// Slow connections the operator accepted (both ports).
+    /// Slow connections opened (both ports; the kernel completes a handshake before the
+    /// operator accepts).
     pub slow_connections_open: u64,
     /// `/metrics` answers the flood got.
     pub metrics_served: u64,
@@ -102,7 +103,7 @@ pub struct AdminLoadReport {
     pub failures: Spread,
     /// Probes sent under load per run.
     pub probes: Spread,
-    /// Slow connections accepted.
+    /// Slow connections opened.
     pub slow_connections_open: Spread,
     /// RSS growth, percent.
     pub rss_growth_percent: Spread,
@@ -133,7 +134,7 @@ pub async fn run(args: &AdminLoadArgs, binary: Option<&std::path::Path>) -> Resu
         samples,
     };
     println!(
-        "\nprobe p99 quiet {} ms, under load {} ms; failed probes {} of {}; slow connections accepted {}; RSS growth {}%",
+        "\nprobe p99 quiet {} ms, under load {} ms; failed probes {} of {}; slow connections opened {}; RSS growth {}%",
         report.quiet_p99_ms.show(1),
         report.load_p99_ms.show(1),
         report.failures.show(0),

@@ -43,6 +43,9 @@ pub struct AllArgs {
     /// Rate limit: speed-up factor of those rows.
     #[arg(long, default_value_t = 5.0)]
     pub shape_time_scale: f64,
+    /// Rate limit: runs per row.
+    #[arg(long, default_value_t = 3)]
+    pub rate_runs: usize,
     /// Memory: the unrelated Secrets.
     #[command(flatten)]
     pub memory: UnrelatedLoad,
@@ -74,13 +77,14 @@ impl AllArgs {
     pub fn command(&self, out: &Path) -> String {
         let rate_sizes: Vec<String> = self.rate_sizes.iter().map(ToString::to_string).collect();
         format!(
-            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --shape-time-scale {} {} {} --kills {} --terms {} --replicas {} {} {}",
+            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --shape-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {}",
             out.display(),
             self.scale.flags(),
             rate_sizes.join(","),
             self.time_scale,
             self.shape_size,
             self.shape_time_scale,
+            self.rate_runs,
             self.memory.flags(),
             self.economy.flags(),
             self.kills,
@@ -172,6 +176,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         shape_size: args.shape_size,
         shape_time_scale: args.shape_time_scale,
         max_ratio: 5.0,
+        runs: args.rate_runs,
         out: out.clone(),
     })
     .await?;

@@ -44,8 +44,7 @@ fn ratio_series(name: String, rows: &[&RateRow], x: &dyn Fn(&RateRow) -> f64) ->
         ..Series::default()
     };
     for row in rows {
-        let stopped = row.seconds / row.ideal_seconds.max(1e-9);
-        place(&mut series, x(row), row.ratio, stopped);
+        place(&mut series, x(row), row.ratio.median, row.ratio_lower_bound());
     }
     series
 }
@@ -60,15 +59,15 @@ pub fn charts(report: &AllReport) -> Vec<(&'static str, Chart<'static>)> {
             let of: Vec<&RateRow> = rows
                 .iter()
                 .filter(|r| {
-                    r.group == Group::AsConfigured
-                        && r.policy == policy
-                        && r.server == ServerShape::as_configured(debt)
+                    r.config.group == Group::AsConfigured
+                        && r.config.policy == policy
+                        && r.config.server == ServerShape::as_configured(debt)
                 })
                 .collect();
             ratio_series(
                 format!("{} (debt {})", policy.label(), if debt { "on" } else { "off" }),
                 &of,
-                &|r| r.n as f64,
+                &|r| r.config.n as f64,
             )
         })
         .collect();
@@ -77,12 +76,12 @@ pub fn charts(report: &AllReport) -> Vec<(&'static str, Chart<'static>)> {
         .map(|&debt| {
             let of: Vec<&RateRow> = rows
                 .iter()
-                .filter(|r| r.group == Group::Misconfigured && r.server.debt == debt)
+                .filter(|r| r.config.group == Group::Misconfigured && r.config.server.debt == debt)
                 .collect();
             ratio_series(
                 format!("limiter, debt {}", if debt { "on" } else { "off" }),
                 &of,
-                &|r| r.server.rate_factor,
+                &|r| r.config.server.rate_factor,
             )
         })
         .collect();

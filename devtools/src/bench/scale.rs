@@ -23,7 +23,7 @@ use super::{
 /// The scale flags `bench all` shares with `bench scale`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ScaleShape {
-    /// Numbers of FerrVaultSecrets (100000 is selectable; see the README for its command).
+    /// Numbers of FerrVaultSecrets, measured with every driver.
     #[arg(long, value_delimiter = ',', default_value = "1000,5000,10000")]
     pub sizes: Vec<usize>,
     /// Reconciles at once, the same for every driver.
@@ -38,6 +38,10 @@ pub struct ScaleShape {
     /// Drivers to measure.
     #[arg(long, value_delimiter = ',', value_enum, default_values_t = Driver::ALL)]
     pub drivers: Vec<Driver>,
+    /// Also measure this operator alone at this many objects (100000 for the largest target);
+    /// 0 skips it. The baselines are left out there: at their rate it would take an hour.
+    #[arg(long, default_value_t = 0)]
+    pub huge_size: usize,
 }
 
 impl ScaleShape {
@@ -46,13 +50,25 @@ impl ScaleShape {
         let sizes: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
         let drivers: Vec<&str> = self.drivers.iter().map(|d| d.flag()).collect();
         format!(
-            "--sizes {} --concurrency {} --probes {} --runs {} --drivers {}",
+            "--sizes {} --concurrency {} --probes {} --runs {} --drivers {} --huge-size {}",
             sizes.join(","),
             self.concurrency,
             self.probes,
             self.runs,
-            drivers.join(",")
+            drivers.join(","),
+            self.huge_size
         )
+    }
+
+    /// Every (size, drivers) pass: the sizes with the chosen drivers, then the huge size with
+    /// this operator alone.
+    pub fn passes(&self) -> Vec<(usize, Vec<Driver>)> {
+        let mut passes: Vec<(usize, Vec<Driver>)> =
+            self.sizes.iter().map(|&n| (n, self.drivers.clone())).collect();
+        if self.huge_size > 0 {
+            passes.push((self.huge_size, vec![Driver::Operator]));
+        }
+        passes
     }
 }
 
@@ -186,10 +202,10 @@ impl ScaleReport {
 pub async fn run(args: &ScaleArgs) -> Result<ScaleReport, String> {
     let binary = child::operator_binary(args.binary.as_deref())?;
     let mut rows = Vec::new();
-    for &n in &args.shape.sizes {
+    for (n, drivers) in args.shape.passes() {
         let mut samples: Vec<(Driver, ScaleSample)> = Vec::new();
         for run in 0..args.shape.runs.max(1) {
-            for driver in turn_order(&args.shape.drivers, run) {
+            for driver in turn_order(&drivers, run) {
                 let sample = scale_run::measure(driver, n, run, args, &binary).await?;
                 println!(
                     "{n:>7} objects  run {}  {:<20}  Ready {}",
@@ -202,7 +218,7 @@ pub async fn run(args: &ScaleArgs) -> Result<ScaleReport, String> {
                 samples.push((driver, sample));
             }
         }
-        for &driver in &args.shape.drivers {
+        for &driver in &drivers {
             let of_driver: Vec<ScaleSample> = samples
                 .iter()
                 .filter(|(d, _)| *d == driver)
@@ -343,5 +359,32 @@ fn print(report: &ScaleReport) {
             s.driver.label(),
             opt(s.kib_per_object, 2)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_huge_size_should_run_this_operator_alone_after_the_others() {
+        let shape = ScaleShape {
+            sizes: vec![1000, 10_000],
+            concurrency: 16,
+            probes: 20,
+            runs: 3,
+            drivers: Driver::ALL.to_vec(),
+            huge_size: 100_000,
+        };
+        let passes = shape.passes();
+        assert_eq!(passes.len(), 3);
+        assert_eq!(passes[1], (10_000, Driver::ALL.to_vec()));
+        assert_eq!(passes[2], (100_000, vec![Driver::Operator]));
+        assert!(shape.flags().ends_with("--huge-size 100000"));
+        let none = ScaleShape {
+            huge_size: 0,
+            ..shape
+        };
+        assert_eq!(none.passes().len(), 2);
     }
 }

@@ -190,17 +190,18 @@ fn economy_waves(report: &AllReport) -> Table {
 
 fn rate_limit(report: &AllReport) -> Table {
     let mut t = Table::new(
-        "Rate limit (simulated seconds; 429s and requests counted by the server)",
+        "Rate limit (simulated seconds, median (min–max) of the runs; 429s and requests counted by the server)",
         &[
             "N",
             "server",
             "policy",
             "time scale",
+            "ideal (s)",
             "time / ideal",
             "time (s)",
             "429s",
             "requests",
-            "synced",
+            "fewest synced",
         ],
     );
     for r in &report.rate_limit.rows {
@@ -210,17 +211,18 @@ fn rate_limit(report: &AllReport) -> Table {
 }
 
 fn rate_cells(r: &RateRow) -> Vec<String> {
+    let c = &r.config;
     vec![
-        r.n.to_string(),
-        r.server.label(),
-        r.policy.label().to_owned(),
-        r.time_scale.to_string(),
-        r.ratio
-            .map_or_else(|| "unfinished".to_owned(), |x| format!("{x:.3}")),
-        format!("{:.1}", r.seconds),
-        r.rate_limited.to_string(),
-        r.requests.to_string(),
-        format!("{}/{}", r.succeeded, r.n),
+        c.n.to_string(),
+        c.server.label(),
+        c.policy.label().to_owned(),
+        c.time_scale.to_string(),
+        format!("{:.1}", r.ideal_seconds),
+        r.ratio_text(),
+        r.seconds.show(1),
+        r.rate_limited.show(0),
+        r.requests.show(0),
+        format!("{}/{}", r.fewest_synced, c.n),
     ]
 }
 

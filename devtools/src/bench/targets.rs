@@ -91,58 +91,43 @@ pub fn evaluate(report: &AllReport) -> Vec<Target> {
 }
 
 fn rate_limit_targets(report: &rate_limit::Report) -> Vec<Target> {
-    let limiter = report.rows.iter().filter(|r| r.policy == Policy::Limiter);
-    let mut sizes: Vec<usize> = limiter
-        .clone()
-        .filter(|r| r.group == Group::AsConfigured)
-        .map(|r| r.n)
-        .collect();
-    sizes.dedup();
-    let mut targets: Vec<Target> = sizes
-        .into_iter()
-        .map(|n| {
-            let rows: Vec<&rate_limit::Row> = limiter
-                .clone()
-                .filter(|r| r.group == Group::AsConfigured && r.n == n)
-                .collect();
-            let bound = 1.05 * rows[0].ideal_seconds + 2.0;
-            let worst = rows.iter().map(|r| r.seconds).fold(0.0, f64::max);
-            let rejected: u64 = rows.iter().map(|r| r.rate_limited).sum();
-            let all = rows.iter().all(|r| r.succeeded == r.n);
-            Target::new(
-                format!(
-                    "rate limit N={n}, server as configured: <= 1.05 x ideal + 2s ({bound:.1}s), zero 429s"
-                ),
-                format!(
-                    "worst {worst:.1}s, {rejected} 429s (time scale {})",
-                    report.time_scale
-                ),
-                Some(all && worst <= bound && rejected == 0),
+    let limiter = report.rows.iter().filter(|r| r.config.policy == Policy::Limiter);
+    let mut targets = Vec::new();
+    for row in limiter {
+        let c = &row.config;
+        let (factor, slack, zero_429s) = match c.group {
+            Group::AsConfigured => (1.05, 2.0, true),
+            Group::Misconfigured | Group::OtherLimiter => (1.15, 5.0, false),
+        };
+        let bound = factor * row.ideal_seconds + slack;
+        let rejected = row.rejected_percent();
+        let goal = if zero_429s {
+            format!(
+                "rate limit N={}, server {}: <= {factor} x ideal + {slack}s ({bound:.1}s), zero 429s",
+                c.n,
+                c.server.label()
             )
-        })
-        .collect();
-    for row in limiter.filter(|r| r.group != Group::AsConfigured) {
-        let bound = 1.15 * row.ideal_seconds + 5.0;
-        let share = row.rate_limited as f64 / row.requests.max(1) as f64 * 100.0;
-        let done = row.succeeded == row.n;
-        targets.push(Target::new(
+        } else {
             format!(
-                "rate limit N={}, server {}: <= 1.15 x ideal + 5s ({bound:.1}s), 429s <= 2%",
-                row.n,
-                row.server.label()
-            ),
-            format!(
-                "{}, {} 429s of {} requests ({share:.1}%)",
-                if done {
-                    format!("{:.1}s", row.seconds)
-                } else {
-                    format!("unfinished {}/{}", row.succeeded, row.n)
-                },
-                row.rate_limited,
-                row.requests
-            ),
-            Some(done && row.seconds <= bound && share <= 2.0),
-        ));
+                "rate limit N={}, server {}: <= {factor} x ideal + {slack}s ({bound:.1}s), 429s <= 2%",
+                c.n,
+                c.server.label()
+            )
+        };
+        let measured = format!(
+            "{}s, 429s {} of {} requests ({rejected:.1}%), time scale {}",
+            row.seconds.show(1),
+            row.rate_limited.show(0),
+            row.requests.show(0),
+            c.time_scale
+        );
+        let in_time = row.all_finished() && row.seconds.median.is_some_and(|s| s <= bound);
+        let few_429s = if zero_429s {
+            row.rate_limited.max == Some(0.0)
+        } else {
+            rejected <= 2.0
+        };
+        targets.push(Target::new(goal, measured, Some(in_time && few_429s)));
     }
     targets
 }

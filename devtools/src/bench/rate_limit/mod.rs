@@ -34,6 +34,7 @@
 
 mod clients;
 pub mod policy;
+pub mod row;
 pub mod server;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
@@ -42,7 +43,12 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use self::clients::{Tally, go_resource, limiter_resource, vault_name, warmed_up_clients};
-pub use self::{policy::Policy, server::ServerShape};
+pub use self::{
+    policy::Policy,
+    row::{Config, Group, Row, Sample},
+    server::ServerShape,
+};
+use super::stats::turn_order;
 use ferrvault_operator::ferrvault::Endpoint;
 use ferrvault_sim::ferrvault::{FerrVaultSim, SimConfig};
 
@@ -78,6 +84,9 @@ pub struct RateLimitArgs {
     /// Stop a run after this multiple of the ideal time and report it unfinished.
     #[arg(long, default_value_t = 5.0)]
     pub max_ratio: f64,
+    /// Runs per row (policies against the same server take turns in rotating order).
+    #[arg(long = "rate-runs", default_value_t = 3)]
+    pub runs: usize,
     /// Folder the JSON table is written to.
     #[arg(long, default_value = "bench-results")]
     pub out: PathBuf,
@@ -88,54 +97,16 @@ impl RateLimitArgs {
     pub fn command(&self) -> String {
         let sizes: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
         format!(
-            "ferrvault-dev bench rate-limit --sizes {} --time-scale {} --shape-size {} --shape-time-scale {} --max-ratio {} --out {}",
+            "ferrvault-dev bench rate-limit --sizes {} --time-scale {} --shape-size {} --shape-time-scale {} --max-ratio {} --rate-runs {} --out {}",
             sizes.join(","),
             self.time_scale,
             self.shape_size,
             self.shape_time_scale,
             self.max_ratio,
+            self.runs,
             self.out.display()
         )
     }
-}
-
-/// Which group of rows a row belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Group {
-    /// The server the client is configured for.
-    AsConfigured,
-    /// A faster or slower server, burst unknown.
-    Misconfigured,
-    /// Capped debt, sliding window.
-    OtherLimiter,
-}
-
-/// One row of the table.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Row {
-    /// Its group.
-    pub group: Group,
-    /// Resources.
-    pub n: usize,
-    /// The server.
-    pub server: ServerShape,
-    /// Policy.
-    pub policy: Policy,
-    /// Time scale it ran at.
-    pub time_scale: f64,
-    /// The server's ideal time for `n`, simulated seconds.
-    pub ideal_seconds: f64,
-    /// Resources that synced before the run ended.
-    pub succeeded: usize,
-    /// Simulated seconds until all succeeded (or until the run was stopped).
-    pub seconds: f64,
-    /// `seconds / ideal`, `None` when unfinished.
-    pub ratio: Option<f64>,
-    /// 429s the server sent.
-    pub rate_limited: u64,
-    /// Requests the server received.
-    pub requests: u64,
 }
 
 /// The whole table plus how it was produced.
@@ -151,19 +122,21 @@ pub struct Report {
     pub rows: Vec<Row>,
 }
 
-/// Every row to run: group, N, server, policy, time scale.
-pub fn plan(args: &RateLimitArgs) -> Vec<(Group, usize, ServerShape, Policy, f64)> {
+/// Every row to run, rows against the same server next to each other.
+pub fn plan(args: &RateLimitArgs) -> Vec<Config> {
+    let config = |group, n, server, policy, time_scale| Config {
+        group,
+        n,
+        server,
+        policy,
+        time_scale,
+    };
     let mut rows = Vec::new();
     for &n in &args.sizes {
         for debt in [true, false] {
             for policy in Policy::ALL {
-                rows.push((
-                    Group::AsConfigured,
-                    n,
-                    ServerShape::as_configured(debt),
-                    policy,
-                    args.time_scale,
-                ));
+                let server = ServerShape::as_configured(debt);
+                rows.push(config(Group::AsConfigured, n, server, policy, args.time_scale));
             }
         }
     }
@@ -174,15 +147,30 @@ pub fn plan(args: &RateLimitArgs) -> Vec<(Group, usize, ServerShape, Policy, f64
     for factor in RATE_FACTORS {
         for debt in [false, true] {
             let server = ServerShape::misconfigured(factor, debt);
-            rows.push((Group::Misconfigured, n, server, Policy::Limiter, scale));
+            rows.push(config(Group::Misconfigured, n, server, Policy::Limiter, scale));
         }
     }
     for server in [ServerShape::capped_debt(), ServerShape::sliding_window()] {
         for policy in Policy::ALL {
-            rows.push((Group::OtherLimiter, n, server, policy, scale));
+            rows.push(config(Group::OtherLimiter, n, server, policy, scale));
         }
     }
     rows
+}
+
+/// The indices of `plan` in the order run `run` takes them: rows against the same server
+/// together, their policies rotated by one each run.
+pub fn run_order(plan: &[Config], run: usize) -> Vec<usize> {
+    let mut order = Vec::with_capacity(plan.len());
+    let mut start = 0;
+    while start < plan.len() {
+        let end = (start..plan.len())
+            .find(|&i| !plan[i].same_server(&plan[start]))
+            .unwrap_or(plan.len());
+        order.extend(turn_order(&(start..end).collect::<Vec<_>>(), run));
+        start = end;
+    }
+    order
 }
 
 /// Runs the benchmark, prints the table and writes `rate-limit.json` under `--out`.
@@ -195,12 +183,35 @@ pub async fn run(args: &RateLimitArgs) -> Result<Report, String> {
             return Err("time scales must be positive".into());
         }
     }
-    let mut rows = Vec::new();
-    println!("{}", header());
-    for (group, n, server, policy, scale) in plan(args) {
-        let row = run_one(group, n, server, policy, scale, args.max_ratio).await?;
-        println!("{}", format_row(&row));
-        rows.push(row);
+    let plan = plan(args);
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); plan.len()];
+    for run in 0..args.runs.max(1) {
+        for i in run_order(&plan, run) {
+            let config = plan[i];
+            let sample = run_one(config, args.max_ratio).await?;
+            println!(
+                "run {}  N {:>5}  {:<30}  {:<22}  {:.1}s  {}/{} synced  {} 429s of {}",
+                run + 1,
+                config.n,
+                config.server.label(),
+                config.policy.label(),
+                sample.seconds,
+                sample.succeeded,
+                config.n,
+                sample.rate_limited,
+                sample.requests
+            );
+            samples[i].push(sample);
+        }
+    }
+    let rows: Vec<Row> = plan
+        .into_iter()
+        .zip(samples)
+        .map(|(c, s)| Row::new(c, s))
+        .collect();
+    println!("\n{}", header());
+    for row in &rows {
+        println!("{}", format_row(row));
     }
     let report = Report {
         command: args.command(),
@@ -223,36 +234,32 @@ pub async fn run(args: &RateLimitArgs) -> Result<Report, String> {
 
 fn header() -> String {
     format!(
-        "{:>5}  {:<30}  {:<22}  {:>10}  {:>9}  {:>6}  {:>8}  {:>9}",
-        "N", "server", "policy", "time/ideal", "time (s)", "429s", "requests", "synced"
+        "{:>5}  {:<30}  {:<22}  {:>26}  {:>26}  {:>16}  {:>9}",
+        "N", "server", "policy", "time/ideal", "time (s)", "429s", "synced"
     )
 }
 
 fn format_row(row: &Row) -> String {
-    let ratio = row
-        .ratio
-        .map_or_else(|| "unfinished".to_owned(), |r| format!("{r:.3}"));
     format!(
-        "{:>5}  {:<30}  {:<22}  {:>10}  {:>9.1}  {:>6}  {:>8}  {:>9}",
-        row.n,
-        row.server.label(),
-        row.policy.label(),
-        ratio,
-        row.seconds,
-        row.rate_limited,
-        row.requests,
-        format!("{}/{}", row.succeeded, row.n)
+        "{:>5}  {:<30}  {:<22}  {:>26}  {:>26}  {:>16}  {:>9}",
+        row.config.n,
+        row.config.server.label(),
+        row.config.policy.label(),
+        row.ratio_text(),
+        row.seconds.show(1),
+        row.rate_limited.show(0),
+        format!("{}/{}", row.fewest_synced, row.config.n)
     )
 }
 
-async fn run_one(
-    group: Group,
-    n: usize,
-    server: ServerShape,
-    policy: Policy,
-    scale: f64,
-    max_ratio: f64,
-) -> Result<Row, String> {
+async fn run_one(config: Config, max_ratio: f64) -> Result<Sample, String> {
+    let Config {
+        n,
+        server,
+        policy,
+        time_scale: scale,
+        ..
+    } = config;
     let sim = start_sim(n, server, scale).await?;
     let endpoint = Endpoint::parse(&sim.url()).map_err(|e| e.to_string())?;
     let ideal = server.ideal_seconds(n);
@@ -298,16 +305,9 @@ async fn run_one(
     let seconds = (end - started).as_secs_f64() * scale;
     let counted = sim.stats().total;
     drop(sim);
-    Ok(Row {
-        group,
-        n,
-        server,
-        policy,
-        time_scale: scale,
-        ideal_seconds: ideal,
+    Ok(Sample {
         succeeded,
         seconds,
-        ratio: all.then(|| if ideal > 0.0 { seconds / ideal } else { 0.0 }),
         rate_limited: counted.rate_limited,
         requests: counted.requests,
     })
@@ -335,6 +335,7 @@ mod tests {
             shape_size: 100,
             shape_time_scale: 5.0,
             max_ratio: 5.0,
+            runs: 3,
             out: "bench-results".into(),
         }
     }
@@ -343,29 +344,41 @@ mod tests {
     fn command_should_spell_out_every_flag() {
         assert_eq!(
             args().command(),
-            "ferrvault-dev bench rate-limit --sizes 29,200 --time-scale 50 --shape-size 100 --shape-time-scale 5 --max-ratio 5 --out bench-results"
+            "ferrvault-dev bench rate-limit --sizes 29,200 --time-scale 50 --shape-size 100 --shape-time-scale 5 --max-ratio 5 --rate-runs 3 --out bench-results"
         );
     }
 
     #[test]
     fn the_plan_should_cover_every_factor_both_debt_modes_and_both_other_limiters() {
         let plan = plan(&args());
-        assert_eq!(
-            plan.iter().filter(|r| r.0 == Group::AsConfigured).count(),
-            2 * 2 * 3
-        );
-        let misconfigured: Vec<_> = plan.iter().filter(|r| r.0 == Group::Misconfigured).collect();
-        assert_eq!(misconfigured.len(), RATE_FACTORS.len() * 2);
+        let group = |g| plan.iter().filter(move |r: &&Config| r.group == g);
+        assert_eq!(group(Group::AsConfigured).count(), 2 * 2 * 3);
+        assert_eq!(group(Group::Misconfigured).count(), RATE_FACTORS.len() * 2);
         assert!(
-            misconfigured
-                .iter()
-                .all(|r| r.3 == Policy::Limiter && r.4 == 5.0 && r.2.burst != 5)
+            group(Group::Misconfigured)
+                .all(|r| r.policy == Policy::Limiter && r.time_scale == 5.0 && r.server.burst != 5)
         );
-        assert_eq!(plan.iter().filter(|r| r.0 == Group::OtherLimiter).count(), 2 * 3);
+        assert_eq!(group(Group::OtherLimiter).count(), 2 * 3);
         let no_shapes = RateLimitArgs {
             shape_size: 0,
             ..args()
         };
-        assert!(super::plan(&no_shapes).iter().all(|r| r.0 == Group::AsConfigured));
+        assert!(
+            super::plan(&no_shapes)
+                .iter()
+                .all(|r| r.group == Group::AsConfigured)
+        );
+    }
+
+    #[test]
+    fn each_run_should_rotate_the_policies_against_one_server_and_keep_servers_together() {
+        let plan = plan(&RateLimitArgs {
+            sizes: vec![29],
+            shape_size: 0,
+            ..args()
+        });
+        assert_eq!(run_order(&plan, 0), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(run_order(&plan, 1), [1, 2, 0, 4, 5, 3]);
+        assert_eq!(run_order(&plan, 2), [2, 0, 1, 5, 3, 4]);
     }
 }
