@@ -111,7 +111,7 @@ fn main() -> anyhow::Result<()> {
         }
         BenchCommand::Tables(args) => {
             let text = std::fs::read_to_string(&args.report)?;
-            let report: bench::all::AllReport = serde_json::from_str(&text)?;
+            let report: bench::report::AllReport = serde_json::from_str(&text)?;
             print!("{}", bench::tables::markdown(&bench::tables::tables(&report)));
             None
         }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use ferrvault_dev::bench::{
-    all::AllReport,
+    report::AllReport,
     tables::{self, Table},
 };
 

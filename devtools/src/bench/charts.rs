@@ -2,11 +2,11 @@
 //! the value where it was stopped (a lower bound), so no failure disappears from a picture.
 
 use super::{
-    all::AllReport,
     driver::Driver,
     failover::Signal,
     plot::{Chart, Series},
     rate_limit::{Group, Policy, Row as RateRow, server::ServerShape},
+    report::AllReport,
     scale::ScaleRow,
     stats::Spread,
 };

@@ -25,6 +25,7 @@ pub mod plain_controller;
 pub mod plot;
 pub mod proc_stats;
 pub mod rate_limit;
+pub mod report;
 pub mod scale;
 pub mod scale_run;
 pub mod stats;

@@ -90,6 +90,16 @@ pub struct ScaleArgs {
 }
 
 impl ScaleArgs {
+    /// How each measurement is taken.
+    pub fn plan(&self) -> scale_run::Plan {
+        scale_run::Plan {
+            concurrency: self.shape.concurrency,
+            probes: self.shape.probes,
+            probe_interval: std::time::Duration::from_millis(self.probe_interval_ms),
+            timeout: std::time::Duration::from_secs(self.timeout_seconds),
+        }
+    }
+
     /// The flags that reproduce this run.
     pub fn flags(&self) -> String {
         format!(
@@ -206,7 +216,7 @@ pub async fn run(args: &ScaleArgs) -> Result<ScaleReport, String> {
         let mut samples: Vec<(Driver, ScaleSample)> = Vec::new();
         for run in 0..args.shape.runs.max(1) {
             for driver in turn_order(&drivers, run) {
-                let sample = scale_run::measure(driver, n, run, args, &binary).await?;
+                let sample = scale_run::measure(driver, n, run, &args.plan(), &binary).await?;
                 println!(
                     "{n:>7} objects  run {}  {:<20}  Ready {}",
                     run + 1,

@@ -20,11 +20,10 @@ use tokio::time::Instant;
 use super::{
     driver::{Driver, DriverProcess, LaunchOptions},
     proc_stats::ProcStats,
-    scale::ScaleArgs,
     stats::percentile,
     watchers::{ReadyCounter, SecretArrivals},
-    work::{DRIVER_IDENTITY, Work, WorkMeter},
-    world::{self, NS, PROBE_NS, World},
+    work::{Work, WorkMeter},
+    world::{self, DRIVER_IDENTITY, NS, PROBE_NS, World},
 };
 use ferrvault_operator::api::FerrVaultSecret;
 
@@ -32,6 +31,19 @@ use ferrvault_operator::api::FerrVaultSecret;
 pub const STOP_GRACE: Duration = Duration::from_secs(30);
 /// How long a restarted driver may take to list its backlog.
 const LIST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How one measurement is taken.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// Reconciles at once.
+    pub concurrency: usize,
+    /// New objects created under the restart backlog.
+    pub probes: usize,
+    /// Pause between two probe creates.
+    pub probe_interval: Duration,
+    /// Give up on a phase (all Ready, probes written) after this long.
+    pub timeout: Duration,
+}
 
 /// One driver at one size in one run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -66,11 +78,11 @@ pub async fn measure(
     driver: Driver,
     n: usize,
     run: usize,
-    args: &ScaleArgs,
+    plan: &Plan,
     binary: &Path,
 ) -> Result<ScaleSample, String> {
-    let timeout = Duration::from_secs(args.timeout_seconds);
-    let options = LaunchOptions::unlimited(args.shape.concurrency);
+    let timeout = plan.timeout;
+    let options = LaunchOptions::unlimited(plan.concurrency);
     let world = World::start().await?;
     world.create_secrets(NS, "s", 0..n).await?;
     let mut ready = ReadyCounter::start(&world.client, NS);
@@ -87,11 +99,11 @@ pub async fn measure(
     let meter = WorkMeter::start(&world, None).await;
     let mut child = driver.launch(binary, &world.kubeconfig, &options).await?;
     wait_until_listed(&world, &child).await;
-    let latencies = probe(&world, &arrivals, args, timeout).await?;
+    let latencies = probe(&world, &arrivals, plan).await?;
     let backlog = child.process.stats().unwrap_or_default();
     let restart_work = meter.finish(&world, &child).await;
     child.process.stop(STOP_GRACE).await;
-    let complete = latencies.len() == args.shape.probes;
+    let complete = latencies.len() == plan.probes;
     Ok(ScaleSample {
         run,
         ready_seconds: all.then_some(elapsed),
@@ -127,22 +139,17 @@ pub async fn wait_until_listed(world: &World, child: &DriverProcess) {
 }
 
 /// Creates the probes and returns the latency (seconds) of each one whose Secret appeared.
-async fn probe(
-    world: &World,
-    arrivals: &SecretArrivals,
-    args: &ScaleArgs,
-    timeout: Duration,
-) -> Result<Vec<f64>, String> {
+async fn probe(world: &World, arrivals: &SecretArrivals, plan: &Plan) -> Result<Vec<f64>, String> {
     let api = Api::<FerrVaultSecret>::namespaced(world.client.clone(), PROBE_NS);
     let mut created = Vec::new();
-    for i in 0..args.shape.probes {
+    for i in 0..plan.probes {
         let name = format!("probe-{i:05}");
         let at = Instant::now();
         world::create_secret(&api, &name, i).await?;
         created.push((name, at));
-        tokio::time::sleep(Duration::from_millis(args.probe_interval_ms)).await;
+        tokio::time::sleep(plan.probe_interval).await;
     }
-    Ok(latencies(arrivals, &created, timeout).await)
+    Ok(latencies(arrivals, &created, plan.timeout).await)
 }
 
 /// Waits up to `timeout` for every created Secret and returns the latencies of those seen.

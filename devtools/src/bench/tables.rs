@@ -4,7 +4,7 @@
 //!
 //! A table is a `#### title` line followed by a pipe table; nothing else in the text matters.
 
-use super::{all::AllReport, rate_limit::Row as RateRow, scale::opt, stats::Spread, work::WorkSpread};
+use super::{rate_limit::Row as RateRow, report::AllReport, scale::opt, stats::Spread, work::WorkSpread};
 
 /// One titled table.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,8 +6,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    all::AllReport,
     driver::Driver,
+    economy::EconomyReport,
+    failover::FailoverReport,
+    memory::MemoryReport,
     rate_limit::{self, Group, Policy},
     scale::{ScaleReport, opt},
     stats::Spread,
@@ -48,25 +50,24 @@ impl Target {
     }
 }
 
-/// Every target of a full report.
-pub fn evaluate(report: &AllReport) -> Vec<Target> {
-    let mut targets = rate_limit_targets(&report.rate_limit);
-    targets.extend(scale_targets(&report.scale));
-    targets.extend(economy_targets(report));
-    let growth = report
-        .memory
-        .row(Driver::Operator)
-        .and_then(|r| r.growth_percent.median);
+/// Every target, from the reports of `bench all`.
+pub fn evaluate(
+    rate: &rate_limit::Report,
+    scale: &ScaleReport,
+    economy: &EconomyReport,
+    memory: &MemoryReport,
+    failover: &FailoverReport,
+) -> Vec<Target> {
+    let mut targets = rate_limit_targets(rate);
+    targets.extend(scale_targets(scale));
+    targets.extend(economy_targets(economy));
+    let growth = memory.row(Driver::Operator).and_then(|r| r.growth_percent.median);
     targets.push(Target::new(
         "RSS growth <= 10% with the unrelated Secrets",
         opt(growth, 1) + "%",
         growth.map(|g| g <= 10.0),
     ));
-    let (term, kill, bound) = (
-        report.failover.term,
-        report.failover.kill,
-        report.failover.kill_bound_seconds,
-    );
+    let (term, kill, bound) = (failover.term, failover.kill, failover.kill_bound_seconds);
     targets.push(Target::new(
         "failover, SIGTERM: every takeover <= 3s",
         format!(
@@ -206,8 +207,7 @@ fn show(spread: Option<Spread>, digits: usize) -> String {
     spread.map_or_else(|| "-".into(), |s| s.show(digits))
 }
 
-fn economy_targets(report: &AllReport) -> Vec<Target> {
-    let economy = &report.economy;
+fn economy_targets(economy: &EconomyReport) -> Vec<Target> {
     let mut targets = Vec::new();
     let restart = economy.restart.iter().find(|r| r.driver == Driver::Operator);
     targets.push(Target::new(

@@ -1,6 +1,6 @@
 //! Counted work of one driver over one phase: its reconciles (its own count), its Kubernetes API
 //! requests by verb (the Kubernetes simulator's audit, filtered on the identity every driver's
-//! kubeconfig impersonates) and the FerrVault requests by endpoint (the FerrVault simulator's
+//! kubeconfig impersonates, [`DRIVER_IDENTITY`]) and the FerrVault requests by endpoint (the FerrVault simulator's
 //! accounting). The benchmark's own requests carry another identity and are not counted.
 //!
 //! NOTE: the audit keeps the last [`AUDIT_CAPACITY`] entries. A phase that fills it has its
@@ -10,11 +10,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{driver::DriverProcess, stats::Spread, world::World};
+use super::{
+    driver::DriverProcess,
+    stats::Spread,
+    world::{DRIVER_IDENTITY, World},
+};
 use ferrvault_sim::kube::{AuditEntry, audit::AUDIT_CAPACITY};
 
-/// The identity the drivers' kubeconfig impersonates, as the audit records it.
-pub const DRIVER_IDENTITY: &str = "bench-driver";
 /// Verbs that change objects.
 pub const WRITE_VERBS: [&str; 4] = ["create", "update", "patch", "delete"];
 /// FerrVault endpoints that spend a credential's budget (probes of `/healthz` do not).

@@ -16,7 +16,6 @@ use kube::{
     api::{ObjectMeta, PostParams},
 };
 
-use super::work::DRIVER_IDENTITY;
 use ferrvault_operator::api::{
     ConnectionRef, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec,
     SecretKeyRef, crdgen,
@@ -26,6 +25,8 @@ use ferrvault_sim::{
     kube::KubeSim,
 };
 
+/// The identity the drivers' kubeconfig impersonates, as the audit records it.
+pub const DRIVER_IDENTITY: &str = "bench-driver";
 /// Namespace of the measured FerrVaultSecrets.
 pub const NS: &str = "bench";
 /// Namespace of the probe objects whose latency is measured.

@@ -12,13 +12,19 @@ use std::{
 use tokio::time::Instant;
 
 use super::{
-    ORG, PROJECT, TOKEN,
     policy::Policy,
     server::{CLIENT_BURST, CLIENT_RATE},
 };
 use ferrvault_operator::ferrvault::{
     ClientConfig, Credential, Endpoint, FerrVault, FerrVaultError, KeySelector, RevealRequest, RevealScope,
 };
+
+/// The organisation of the simulated vaults.
+pub const ORG: &str = "bench";
+/// Their project.
+pub const PROJECT: &str = "p";
+/// The one token every resource shares.
+pub const TOKEN: &str = "fft_bench-rate-limit";
 
 /// Shared counters of one run.
 #[derive(Default)]

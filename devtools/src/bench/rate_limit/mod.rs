@@ -42,7 +42,9 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use self::clients::{Tally, go_resource, limiter_resource, vault_name, warmed_up_clients};
+use self::clients::{
+    ORG, PROJECT, TOKEN, Tally, go_resource, limiter_resource, vault_name, warmed_up_clients,
+};
 pub use self::{
     policy::Policy,
     row::{Config, Group, Row, Sample},
@@ -62,9 +64,6 @@ speed in the operator's rate-limit tests).";
 const MIN_BUDGET_SECONDS: f64 = 1800.0;
 /// Server rate ÷ configured rate of the misconfigured rows.
 pub const RATE_FACTORS: [f64; 4] = [0.25, 0.5, 2.0, 4.0];
-const ORG: &str = "bench";
-const PROJECT: &str = "p";
-const TOKEN: &str = "fft_bench-rate-limit";
 
 /// Flags of `bench rate-limit`.
 #[derive(Clone, Debug, clap::Args)]
