@@ -145,3 +145,38 @@ fn main() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_flag_of_every_command_should_be_unique_and_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_readme_quick_run_should_parse_with_every_benchmark_keeping_its_own_runs() {
+        let cli = Cli::try_parse_from(
+            "ferrvault-dev bench all --sizes 1000 --runs 2 --memory-runs 4 --economy-runs 5 --fairness-runs 6 --admin-runs 7 --rate-runs 8 --fairness-probes 10"
+                .split(' '),
+        )
+        .expect("the quick run parses");
+        let Command::Bench(BenchCommand::All(all)) = cli.command else {
+            panic!("bench all expected");
+        };
+        assert_eq!(
+            (
+                all.scale.runs,
+                all.memory.runs,
+                all.economy.runs,
+                all.fairness.runs,
+                all.admin_load.runs,
+                all.rate_runs
+            ),
+            (2, 4, 5, 6, 7, 8)
+        );
+        assert_eq!((all.scale.probes, all.fairness.probes), (20, 10));
+    }
+}

@@ -50,13 +50,13 @@ pub struct AdminLoadArgs {
     #[arg(long, default_value_t = 8)]
     pub metrics_flooders: usize,
     /// Seconds of load (the quiet phase lasts a quarter of it).
-    #[arg(long = "admin-load-seconds", default_value_t = 20)]
+    #[arg(long = "admin-load-seconds", id = "admin-load-seconds", default_value_t = 20)]
     pub seconds: u64,
     /// FerrVaultSecrets synced first.
-    #[arg(long = "admin-objects", default_value_t = 100)]
+    #[arg(long = "admin-objects", id = "admin-objects", default_value_t = 100)]
     pub objects: usize,
     /// Runs.
-    #[arg(long = "admin-runs", default_value_t = 3)]
+    #[arg(long = "admin-runs", id = "admin-runs", default_value_t = 3)]
     pub runs: usize,
 }
 

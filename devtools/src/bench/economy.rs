@@ -47,7 +47,7 @@ pub struct EconomyArgs {
     #[arg(long, default_value_t = 20)]
     pub wave_refresh_seconds: u64,
     /// Runs per row.
-    #[arg(long = "economy-runs", default_value_t = 3)]
+    #[arg(long = "economy-runs", id = "economy-runs", default_value_t = 3)]
     pub runs: usize,
 }
 

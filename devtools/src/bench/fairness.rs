@@ -38,19 +38,27 @@ pub struct FairnessArgs {
     #[arg(long, default_value_t = 1000)]
     pub backlog: usize,
     /// Tenant B's new objects.
-    #[arg(long = "fairness-probes", default_value_t = 20)]
+    #[arg(long = "fairness-probes", id = "fairness-probes", default_value_t = 20)]
     pub probes: usize,
     /// Pause between two of B's creates, milliseconds.
-    #[arg(long = "fairness-probe-interval-ms", default_value_t = 1500)]
+    #[arg(
+        long = "fairness-probe-interval-ms",
+        id = "fairness-probe-interval-ms",
+        default_value_t = 1500
+    )]
     pub probe_interval_ms: u64,
     /// How long B's objects may take before they count as not written.
-    #[arg(long = "fairness-timeout-seconds", default_value_t = 120)]
+    #[arg(
+        long = "fairness-timeout-seconds",
+        id = "fairness-timeout-seconds",
+        default_value_t = 120
+    )]
     pub timeout_seconds: u64,
     /// Runs per driver.
-    #[arg(long = "fairness-runs", default_value_t = 3)]
+    #[arg(long = "fairness-runs", id = "fairness-runs", default_value_t = 3)]
     pub runs: usize,
     /// Drivers to measure.
-    #[arg(long = "fairness-drivers", value_delimiter = ',', value_enum,
+    #[arg(long = "fairness-drivers", id = "fairness-drivers", value_delimiter = ',', value_enum,
           default_values_t = [Driver::Operator, Driver::CompetentController])]
     pub drivers: Vec<Driver>,
 }

@@ -35,7 +35,7 @@ pub struct UnrelatedLoad {
     #[arg(long, default_value_t = 10)]
     pub settle_seconds: u64,
     /// Runs per driver.
-    #[arg(long = "memory-runs", default_value_t = 3)]
+    #[arg(long = "memory-runs", id = "memory-runs", default_value_t = 3)]
     pub runs: usize,
 }
 
