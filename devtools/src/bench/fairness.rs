@@ -16,7 +16,7 @@ use super::{
     child,
     driver::{Driver, LaunchOptions},
     scale_run::{STOP_GRACE, latencies, wait_until_listed},
-    stats::{Spread, percentile, turn_order},
+    stats::{Spread, percentile_with_missing, turn_order},
     watchers::{ReadyCounter, SecretArrivals},
     world::{NS, PROBE_NS, World, secret_spec},
 };
@@ -82,10 +82,13 @@ impl FairnessArgs {
 /// One run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FairnessSample {
-    /// B's median latency, seconds.
+    /// B's median latency, seconds; objects never written count as the slowest (`None` when
+    /// the median is one of them).
     pub p50_seconds: Option<f64>,
-    /// B's p99 latency, seconds; `None` unless every probe was written.
+    /// B's p99 latency, seconds, counted the same way.
     pub p99_seconds: Option<f64>,
+    /// Every latency of B's written objects, seconds.
+    pub latencies: Vec<f64>,
     /// B's objects written before the timeout.
     pub probes_written: usize,
     /// A's objects Ready when B's were done.
@@ -105,6 +108,8 @@ pub struct FairnessRow {
     pub p99_ms: Spread,
     /// Fewest of B's objects written in a run.
     pub probes_written: usize,
+    /// A's objects Ready when B's were done (or timed out).
+    pub backlog_ready: Spread,
     /// B's objects per run.
     pub probes: usize,
     /// Every run.
@@ -150,6 +155,7 @@ pub async fn run(args: &FairnessArgs, binary: Option<&std::path::Path>) -> Resul
                 p50_ms: spread(&|s| s.p50_seconds.map(|p| p * 1000.0)),
                 p99_ms: spread(&|s| s.p99_seconds.map(|p| p * 1000.0)),
                 probes_written: runs.iter().map(|s| s.probes_written).min().unwrap_or(0),
+                backlog_ready: spread(&|s| Some(s.backlog_ready as f64)),
                 probes: args.probes,
                 samples: runs,
             }
@@ -214,10 +220,12 @@ async fn measure(
     let seen = latencies(&arrivals, &created, Duration::from_secs(args.timeout_seconds)).await;
     let backlog_ready = backlog.ready();
     child.process.stop(STOP_GRACE).await;
+    let missing = args.probes - seen.len();
     Ok(FairnessSample {
-        p50_seconds: percentile(&seen, 50.0),
-        p99_seconds: percentile(&seen, 99.0).filter(|_| seen.len() == args.probes),
+        p50_seconds: percentile_with_missing(&seen, missing, 50.0),
+        p99_seconds: percentile_with_missing(&seen, missing, 99.0),
         probes_written: seen.len(),
         backlog_ready,
+        latencies: seen,
     })
 }

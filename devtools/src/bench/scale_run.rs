@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::{
     driver::{Driver, DriverProcess, LaunchOptions},
     proc_stats::ProcStats,
-    stats::percentile,
+    stats::percentile_with_missing,
     watchers::{ReadyCounter, SecretArrivals},
     work::{Work, WorkMeter},
     world::{self, DRIVER_IDENTITY, NS, PROBE_NS, World},
@@ -62,9 +62,10 @@ pub struct ScaleSample {
     pub backlog: ProcStats,
     /// What the restarted driver did until the probes were written.
     pub restart_work: Work,
-    /// Median probe latency, seconds.
+    /// Median probe latency, seconds; probes never written count as the slowest (`None` when
+    /// the median is one of them).
     pub probe_p50_seconds: Option<f64>,
-    /// 99th-percentile probe latency, seconds; `None` unless every probe was written.
+    /// 99th-percentile probe latency, seconds, counted the same way.
     pub probe_p99_seconds: Option<f64>,
     /// Probes whose Secret was written before the timeout.
     pub probes_written: usize,
@@ -103,7 +104,7 @@ pub async fn measure(
     let backlog = child.process.stats().unwrap_or_default();
     let restart_work = meter.finish(&world, &child).await;
     child.process.stop(STOP_GRACE).await;
-    let complete = latencies.len() == plan.probes;
+    let missing = plan.probes - latencies.len();
     Ok(ScaleSample {
         run,
         ready_seconds: all.then_some(elapsed),
@@ -112,8 +113,8 @@ pub async fn measure(
         sync_work,
         backlog,
         restart_work,
-        probe_p50_seconds: percentile(&latencies, 50.0),
-        probe_p99_seconds: percentile(&latencies, 99.0).filter(|_| complete),
+        probe_p50_seconds: percentile_with_missing(&latencies, missing, 50.0),
+        probe_p99_seconds: percentile_with_missing(&latencies, missing, 99.0),
         probes_written: latencies.len(),
     })
 }

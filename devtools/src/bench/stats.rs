@@ -70,6 +70,9 @@ impl Spread {
         if self.runs == 0 {
             return "-".to_owned();
         }
+        if self.unfinished == self.runs && self.runs > 1 {
+            return format!("unfinished ({} of {} runs)", self.unfinished, self.runs);
+        }
         let number = |v: Option<f64>| v.map_or_else(|| "unfinished".to_owned(), |v| format!("{v:.digits$}"));
         let median = number(self.median);
         if self.runs == 1 {
@@ -88,6 +91,19 @@ pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
     sorted.sort_by(f64::total_cmp);
     let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
     Some(sorted[rank.min(sorted.len()) - 1])
+}
+
+/// As [`percentile`], over `values` plus `missing` values that never came (slower than any):
+/// `None` when the rank falls among the missing ones.
+pub fn percentile_with_missing(values: &[f64], missing: usize, p: f64) -> Option<f64> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let total = sorted.len() + missing;
+    if total == 0 {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as usize;
+    sorted.get(rank.min(total) - 1).copied()
 }
 
 /// The order of `items` in run `run` (0-based): rotated by one each run, so with two drivers
@@ -134,6 +150,7 @@ mod tests {
         assert_eq!(two.median, None);
         assert_eq!(two.show(1), "unfinished (1.0–unfinished)");
         assert_eq!(Spread::of(&[None]).show(1), "unfinished");
+        assert_eq!(Spread::of(&[None, None]).show(1), "unfinished (2 of 2 runs)");
     }
 
     #[test]
@@ -153,6 +170,15 @@ mod tests {
         assert_eq!(percentile(&[3.0, 1.0, 2.0], 100.0), Some(3.0));
         assert_eq!(percentile(&[7.0], 1.0), Some(7.0));
         assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn values_that_never_came_should_count_as_the_slowest() {
+        assert_eq!(percentile_with_missing(&[1.0, 2.0], 8, 50.0), None);
+        assert_eq!(percentile_with_missing(&[1.0, 2.0, 3.0], 1, 50.0), Some(2.0));
+        assert_eq!(percentile_with_missing(&[1.0, 2.0, 3.0], 1, 99.0), None);
+        assert_eq!(percentile_with_missing(&[1.0, 2.0], 0, 99.0), Some(2.0));
+        assert_eq!(percentile_with_missing(&[], 0, 50.0), None);
     }
 
     #[test]

@@ -259,12 +259,20 @@ fn failover(report: &AllReport) -> Table {
 fn fairness(report: &AllReport) -> Table {
     let mut t = Table::new(
         "Fairness: tenant B's new objects while tenant A's backlog waits on a 1 req/s token",
-        &["driver", "A's backlog", "B p50 (ms)", "B p99 (ms)", "B synced"],
+        &[
+            "driver",
+            "A's backlog",
+            "A synced meanwhile",
+            "B p50 (ms)",
+            "B p99 (ms)",
+            "fewest B synced",
+        ],
     );
     for r in &report.fairness.rows {
         t.row(vec![
             r.driver.label().to_owned(),
             r.backlog.to_string(),
+            r.backlog_ready.show(0),
             r.p50_ms.show(0),
             r.p99_ms.show(0),
             format!("{}/{}", r.probes_written, r.probes),

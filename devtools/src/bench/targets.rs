@@ -116,10 +116,8 @@ fn rate_limit_targets(report: &rate_limit::Report) -> Vec<Target> {
             )
         };
         let measured = format!(
-            "{}s, 429s {} of {} requests ({rejected:.1}%), time scale {}",
+            "{}s; {rejected:.1}% 429s over the runs; time scale {}",
             row.seconds.show(1),
-            row.rate_limited.show(0),
-            row.requests.show(0),
             c.time_scale
         );
         let in_time = row.all_finished() && row.seconds.median.is_some_and(|s| s <= bound);
