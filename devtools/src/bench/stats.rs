@@ -53,17 +53,6 @@ impl Spread {
         Self::of(&samples)
     }
 
-    /// The same spread with every value passed through `f` (units, ratios).
-    #[must_use]
-    pub fn map(self, f: impl Fn(f64) -> f64) -> Self {
-        Self {
-            median: self.median.map(&f),
-            min: self.min.map(&f),
-            max: self.max.map(&f),
-            ..self
-        }
-    }
-
     /// `median (min–max)` with `digits` decimals; `-` for no runs. An unfinished median reads
     /// `unfinished`, an unbounded maximum `unfinished` too, so a table never hides a run.
     pub fn show(&self, digits: usize) -> String {
@@ -151,15 +140,6 @@ mod tests {
         assert_eq!(two.show(1), "unfinished (1.0–unfinished)");
         assert_eq!(Spread::of(&[None]).show(1), "unfinished");
         assert_eq!(Spread::of(&[None, None]).show(1), "unfinished (2 of 2 runs)");
-    }
-
-    #[test]
-    fn map_should_convert_every_value() {
-        let ms = Spread::of_values([0.5, 0.25, 1.0]).map(|s| s * 1000.0);
-        assert_eq!(
-            (ms.median, ms.min, ms.max),
-            (Some(500.0), Some(250.0), Some(1000.0))
-        );
     }
 
     #[test]

@@ -135,11 +135,6 @@ impl World {
             .set_rate_limit(&token_fingerprint(&token(i)), per_second, burst);
     }
 
-    /// Budgeted FerrVault requests (reveals) that read vault `i` so far.
-    pub fn vault_reads(&self, i: usize) -> u64 {
-        self.fv.stats().total.vaults.get(&vault(i)).copied().unwrap_or(0)
-    }
-
     /// Creates a namespace.
     ///
     /// # Errors
