@@ -94,6 +94,11 @@ impl AllArgs {
     }
 }
 
+/// Prints how to rerun one benchmark of the run on its own.
+fn reproduce(name: &str, flags: &str) {
+    println!("reproduce this part with: ferrvault-dev bench {name} {flags}");
+}
+
 fn section(title: &str) {
     println!("\n== {title} ==");
 }
@@ -124,6 +129,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         out: out.clone(),
     })
     .await?;
+    println!("reproduce this part with: {}", rate.command);
     section("scale (ferrvault-operator vs the competent and the naive kube_runtime::Controller)");
     let scale = scale::run(&ScaleArgs {
         shape: args.scale.clone(),
@@ -132,8 +138,10 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         binary: args.binary.clone(),
     })
     .await?;
+    reproduce("scale", &scale.flags);
     section("economy");
     let economy = economy::run(&args.economy, binary).await?;
+    reproduce("economy", &economy.flags);
     section("memory under unrelated Secrets");
     let memory = memory::run(&MemoryArgs {
         objects: 100,
@@ -141,6 +149,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         binary: args.binary.clone(),
     })
     .await?;
+    reproduce("memory", &memory.flags);
     section("failover");
     let failover = failover::run(&FailoverArgs {
         replicas: args.replicas,
@@ -153,10 +162,13 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         binary: args.binary.clone(),
     })
     .await?;
+    reproduce("failover", &failover.flags);
     section("fairness between tenants");
     let fairness = fairness::run(&args.fairness, binary).await?;
+    reproduce("fairness", &fairness.flags);
     section("admin ports under load");
     let admin_load = admin_load::run(&args.admin_load, binary).await?;
+    reproduce("admin-load", &admin_load.flags);
     let mut report = AllReport {
         command: args.command(&out),
         machine,
