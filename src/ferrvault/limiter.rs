@@ -1,49 +1,161 @@
-//! The per-credential outbound token bucket with AIMD adaptation. Pure: every method takes the
-//! current instant, nothing sleeps and nothing is shared. The crate-private `pacer` module wraps it for
-//! concurrent callers.
+//! The per-credential outbound token bucket, which finds the server's real budget. Pure: every
+//! method takes the current instant, nothing sleeps and nothing is shared. The crate-private
+//! `pacer` module wraps it for concurrent callers.
 //!
 //! # Model
 //! - Tokens refill at `rate` per second up to `capacity`; a request spends one token.
 //! - `capacity` is the server's burst minus [`HEADROOM_TOKENS`]: we never spend the server's
 //!   last token, so the few hundred microseconds between "token taken here" and "request
 //!   counted there" cannot turn into a 429 when both buckets run dry together.
-//! - A 429 empties the bucket and pauses it until the server's `Retry-After` (or one token
-//!   interval without one). Each fresh 429 halves `rate` (never below
-//!   [`MIN_RATE_FRACTION`] of the configured rate); a 429 answering a request sent before the
-//!   last cut is an echo of the same congestion and only extends the pause.
-//! - Each success raises `rate` by [`INCREASE_FRACTION`] of the configured rate, never above it.
+//! - The configured rate and burst are only the first estimate of the server's. A 429 empties
+//!   the bucket and pauses it until the server's `Retry-After` (one token interval without one).
+//! - A success is *saturated* when callers are waiting on the bucket (less than one token left,
+//!   not paused). Only saturated successes move the rate up: an idle credential never probes.
+//!
+//! # Phases
+//! - **Trusted** (the start): the server has not contradicted the configuration, so the bucket
+//!   paces at the configured rate and never above. A server is indistinguishable from the
+//!   configured one until a request beyond the configured budget, which such a server refuses:
+//!   probing would cost every correctly configured client 429s. After [`TRUSTED_PROBE_AFTER`]
+//!   saturated successes the bucket probes once (slow start); if the server refuses at or below
+//!   the configured rate, it returns here.
+//! - **Slow start**: each saturated success multiplies the rate by 1 + [`SLOW_START_GROWTH`]
+//!   until the server says no.
+//! - **Steady**: after a cut, each saturated success raises the rate by [`STEADY_GROWTH`] of
+//!   itself, so a server that speeds up is found, slowly.
+//!
+//! A rate the bucket held through [`KNOWN_GOOD_AFTER`] saturated successes without a 429 is
+//! *known good*. Below it any success (saturated or not: returning to a proven rate is not a
+//! probe) raises the rate by [`RECOVERY_STEP`] of it, so a credential squeezed for a while by
+//! another user of the same token is back at full speed within a hundred requests. A 429 at or
+//! below the known-good rate makes it doubtful; a second one forgets it: a server that has
+//! become slower for good costs one 429 more, not a 429 per recovery.
+//!
+//! # What a 429 says
+//! - Sent inside a burst (the bucket was full, less than one token refilled since) after `p ≥ 1`
+//!   accepted ones: the server's burst is `p`, so `capacity` shrinks. The rate is untouched (a
+//!   burst says nothing about it) except by the `Retry-After` hint below, and a trusted bucket
+//!   starts slow start: a server that is not the configured one in one respect may not be in
+//!   the other.
+//! - Otherwise a fresh 429 cuts the rate: to the rate the requests since the last 429 prove the
+//!   server sustained (`evidence.rs`), or where that proves little to [`DECREASE_FACTOR`] × the
+//!   rate sent at, lowered by two hints: the tokens the server can have earned since the last
+//!   429, and `Retry-After` (a server that needs more than `RA − 1` s for one token earns less
+//!   than `1 / (RA − 1)` per second; FerrVault rounds it up to whole seconds). Never above
+//!   [`MAX_KEPT_FRACTION`] × the rate sent at: a fresh 429 always slows the bucket down.
+//! - A 429 for a request sent before the last cut is an echo of the same congestion: no new
+//!   cut, but the pause is extended (without `Retry-After` by one token interval, since a
+//!   server charging rejected requests charged it one token more: the pause outlasts the debt).
 //!
 //! # Invariants
-//! - `0 <= tokens <= capacity`, `min_rate <= rate <= configured_rate`.
+//! - `0 <= tokens <= capacity`; `min_rate <= rate <= max_rate` ([`MIN_RATE_FRACTION`],
+//!   [`MAX_RATE_FACTOR`]); trusted means `rate == configured rate`.
 //! - While paused, no token is handed out and none accrues.
+
+mod evidence;
+#[cfg(test)]
+mod tests;
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use self::evidence::Evidence;
+
 /// Server tokens we leave unspent as a safety margin against send-time jitter.
 pub const HEADROOM_TOKENS: u32 = 1;
-/// Factor applied to the rate on a fresh 429.
+/// Where the evidence brackets the server's rate loosely, slow start restarts from this fraction
+/// of the bracket's top: the middle of a bracket whose bottom is near zero.
 pub const DECREASE_FACTOR: f64 = 0.5;
-/// Additive increase per success, as a fraction of the configured rate. Small on purpose: a
-/// server that is secretly slower than configured is then probed about once every
-/// `ln 2 / INCREASE_FRACTION` ≈ 140 successes, which keeps 429s well under 1–2% of requests.
-pub const INCREASE_FRACTION: f64 = 1.0 / 200.0;
-/// Floor of the adapted rate, as a fraction of the configured rate (1/s → 1/min).
+/// A bracket whose top is at most this multiple of its bottom is tight enough to settle at the
+/// bottom (at most a third below the server's rate, never above it); a looser one is worth one
+/// more probe, and one more 429, rather than running at half speed.
+pub const NARROW_BRACKET: f64 = 1.5;
+/// The most of the rate sent at that a fresh 429 leaves: every fresh 429 slows down.
+pub const MAX_KEPT_FRACTION: f64 = 0.9;
+/// Slow start's growth per saturated success. Per success rather than per second, the probe is
+/// clocked by the server's answers at any rate; 15% doubles the rate every 5 successes, and the
+/// server's reserve of 2 tokens (a burst of 3) then drains over about 5 answers, enough for the
+/// evidence to bound the rate within about 10%.
+pub const SLOW_START_GROWTH: f64 = 0.15;
+/// Steady growth per saturated success (+2% per 100). From the server's exact rate the
+/// overshoot empties the one token a server leaves after a pause in about
+/// `sqrt(2 / STEADY_GROWTH)` = 100 successes: about 1% of requests answered 429 while a
+/// credential stays saturated, under the 2% target.
+pub const STEADY_GROWTH: f64 = 1.0 / 5000.0;
+/// Saturated successes at the configured rate before a trusted bucket probes above it: one 429
+/// and one pause per 2000 requests (0.05%) on a correctly configured credential, a third of an
+/// hour at FerrVault's 60/min, longer than a 1,000-object backlog.
+pub const TRUSTED_PROBE_AFTER: u32 = 2000;
+/// Saturated successes without a 429 that make the rate they started at known good: a rate 4%
+/// above the server's drains a 2-token reserve only after 50 answers, so it is close enough.
+pub const KNOWN_GOOD_AFTER: u32 = 50;
+/// Growth per success below the known-good rate, as a fraction of it.
+pub const RECOVERY_STEP: f64 = 1.0 / 100.0;
+/// Floor of the rate, as a fraction of the configured rate (1/s → 1/min): never starve.
 pub const MIN_RATE_FRACTION: f64 = 1.0 / 60.0;
+/// Ceiling of the rate, as a multiple of the configured rate: a probe that meets no limit stops.
+pub const MAX_RATE_FACTOR: f64 = 60.0;
 /// Tolerance for floating-point refill arithmetic.
 const EPSILON: f64 = 1e-9;
+
+/// A taken token: what the bucket needs to learn from its request's answer.
+#[derive(Clone, Copy, Debug)]
+pub struct Ticket {
+    issued_at: Instant,
+    /// Position among the requests issued since the last fresh 429.
+    position: u32,
+    /// `(start of the burst, requests taken in it before this one)` when taken inside a burst.
+    in_burst: Option<(Instant, u32)>,
+}
+
+/// See the module doc.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    Trusted { saturated_successes: u32 },
+    SlowStart { from_trusted: bool },
+    Steady,
+}
+
+/// Requests taken from a full bucket before one more token refilled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct BurstRun {
+    started: Instant,
+    taken: u32,
+    /// The server's burst as known before this run.
+    burst_before: u32,
+    /// The lowest position in the run answered 429.
+    lowest_refused: Option<u32>,
+}
+
+/// A rate the server sustained (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct KnownGood {
+    rate: f64,
+    /// A 429 came at or below it since it was proven.
+    doubted: bool,
+}
+
+/// Saturated successes since the last fresh 429, counted in stretches of [`KNOWN_GOOD_AFTER`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Stretch {
+    successes: u32,
+    /// The rate when the stretch began: the lowest of the stretch, since only successes change it.
+    started_at_rate: f64,
+}
 
 /// One credential's bucket.
 #[derive(Clone, Debug)]
 pub struct TokenBucket {
-    /// The rate the operator was configured with (the server's advertised budget).
+    /// The rate the operator was configured with: the first estimate of the server's.
     configured_rate: f64,
-    /// The server's burst, as configured.
-    burst: u32,
-    /// Tokens we may hold: `burst - HEADROOM_TOKENS`, at least 1.
+    /// The burst the operator was configured with.
+    configured_burst: u32,
+    /// The server's burst as far as we know: the configured one until a 429 shows less.
+    server_burst: u32,
+    /// Tokens we may hold: `server_burst - HEADROOM_TOKENS`, at least 1.
     capacity: f64,
-    /// Current adapted rate, tokens per second.
+    /// Current rate, tokens per second.
     rate: f64,
     /// Tokens available as of `updated`.
     tokens: f64,
@@ -53,62 +165,135 @@ pub struct TokenBucket {
     paused_until: Option<Instant>,
     /// When the rate was last cut; 429s for requests issued before it are echoes.
     last_cut: Option<Instant>,
+    phase: Phase,
+    known_good: Option<KnownGood>,
+    stretch: Stretch,
+    /// Requests since the last fresh 429.
+    evidence: Evidence,
+    /// The latest burst from a full bucket.
+    burst_run: Option<BurstRun>,
     /// 429s reported so far.
     rate_limited_total: u64,
 }
 
 impl TokenBucket {
-    /// A full bucket. `rate` must be positive and finite; `burst` at least 1.
+    /// A full, trusted bucket. `rate` must be positive and finite; `burst` at least 1.
     pub fn new(rate_per_second: f64, burst: u32, now: Instant) -> Self {
         assert!(
             rate_per_second.is_finite() && rate_per_second > 0.0,
             "rate must be positive"
         );
-        let capacity = f64::from(burst.saturating_sub(HEADROOM_TOKENS).max(1));
+        let capacity = capacity_for(burst);
         Self {
             configured_rate: rate_per_second,
-            burst,
+            configured_burst: burst,
+            server_burst: burst,
             capacity,
             rate: rate_per_second,
             tokens: capacity,
             updated: now,
             paused_until: None,
             last_cut: None,
+            phase: Phase::Trusted {
+                saturated_successes: 0,
+            },
+            known_good: None,
+            stretch: Stretch::at(rate_per_second),
+            evidence: Evidence::default(),
+            burst_run: None,
             rate_limited_total: 0,
         }
     }
 
     /// Takes a token, or says when the next one will be available (at the current rate).
-    pub fn try_take(&mut self, now: Instant) -> Result<(), Instant> {
+    pub fn try_take(&mut self, now: Instant) -> Result<Ticket, Instant> {
         self.advance(now);
         if let Some(until) = self.paused_until {
             return Err(until + self.time_to_one_token());
         }
-        if self.tokens + EPSILON >= 1.0 {
-            self.tokens = (self.tokens - 1.0).max(0.0);
-            return Ok(());
+        if self.tokens + EPSILON < 1.0 {
+            return Err(now + self.time_to_one_token());
         }
-        Err(now + self.time_to_one_token())
+        if self.tokens + EPSILON >= self.capacity {
+            self.burst_run = Some(BurstRun {
+                started: now,
+                taken: 0,
+                burst_before: self.server_burst,
+                lowest_refused: None,
+            });
+        }
+        let rate = self.rate;
+        let in_burst = self
+            .burst_run
+            .as_mut()
+            .filter(|run| (now - run.started).as_secs_f64() * rate < 1.0)
+            .map(|run| {
+                run.taken += 1;
+                (run.started, run.taken - 1)
+            });
+        self.tokens = (self.tokens - 1.0).max(0.0);
+        Ok(Ticket {
+            issued_at: now,
+            position: self.evidence.issue(now),
+            in_burst,
+        })
     }
 
-    /// A request on this credential succeeded: raise the rate additively.
-    pub fn on_success(&mut self) {
-        self.rate = (self.rate + self.configured_rate * INCREASE_FRACTION).min(self.configured_rate);
+    /// A request on this credential succeeded: the rate recovers or, saturated, probes up.
+    pub fn on_success(&mut self, now: Instant) {
+        self.advance(now);
+        let recovering_to = self
+            .known_good
+            .map(|good| good.rate)
+            .filter(|&good| self.rate < good);
+        if let Some(good) = recovering_to {
+            self.rate = (self.rate + good * RECOVERY_STEP).min(good);
+        }
+        if self.paused_until.is_some() || self.tokens >= 1.0 {
+            return;
+        }
+        self.count_saturated_success();
+        if recovering_to.is_some() {
+            return;
+        }
+        match &mut self.phase {
+            Phase::Trusted { saturated_successes } => {
+                *saturated_successes += 1;
+                if *saturated_successes >= TRUSTED_PROBE_AFTER {
+                    self.phase = Phase::SlowStart { from_trusted: true };
+                }
+            }
+            Phase::SlowStart { .. } => self.set_rate(self.rate * (1.0 + SLOW_START_GROWTH)),
+            Phase::Steady => self.set_rate(self.rate * (1.0 + STEADY_GROWTH)),
+        }
     }
 
-    /// The server answered 429 to a request whose token was taken at `issued_at`.
-    pub fn on_rate_limited(&mut self, issued_at: Instant, retry_after: Option<Duration>, now: Instant) {
+    /// The server answered 429 to the request of `ticket`.
+    pub fn on_rate_limited(&mut self, ticket: Ticket, retry_after: Option<Duration>, now: Instant) {
         self.advance(now);
         self.rate_limited_total += 1;
-        let is_fresh = self.last_cut.is_none_or(|cut| issued_at >= cut);
+        let burst_seen = self.learn_burst(ticket);
+        let is_fresh = self.last_cut.is_none_or(|cut| ticket.issued_at >= cut);
         if is_fresh {
-            let floor = self.configured_rate * MIN_RATE_FRACTION;
-            self.rate = (self.rate * DECREASE_FACTOR).max(floor);
+            let hint = retry_after.and_then(rate_below_retry_after);
+            if burst_seen {
+                self.set_rate(self.rate.min(hint.unwrap_or(f64::INFINITY)));
+                if matches!(self.phase, Phase::Trusted { .. }) {
+                    self.phase = Phase::SlowStart { from_trusted: false };
+                }
+            } else {
+                self.cut(ticket, hint);
+            }
             self.last_cut = Some(now);
+            self.evidence.restart(ticket.issued_at);
+            self.stretch = Stretch::at(self.rate);
         }
         self.tokens = 0.0;
-        let pause = retry_after.unwrap_or_else(|| self.time_to_one_token());
-        let until = now + pause;
+        let until = match retry_after {
+            Some(wait) => now + wait,
+            None if is_fresh => now + self.time_to_one_token(),
+            None => self.paused_until.unwrap_or(now) + self.time_to_one_token(),
+        };
         self.paused_until = Some(self.paused_until.map_or(until, |old| old.max(until)));
     }
 
@@ -118,7 +303,7 @@ impl TokenBucket {
         self.tokens
     }
 
-    /// The current adapted rate.
+    /// The current rate.
     pub fn rate(&self) -> f64 {
         self.rate
     }
@@ -128,9 +313,9 @@ impl TokenBucket {
         self.configured_rate
     }
 
-    /// The configured burst (the server's; see [`HEADROOM_TOKENS`]).
+    /// The configured burst (the server's, as far as the operator was told).
     pub fn burst(&self) -> u32 {
-        self.burst
+        self.configured_burst
     }
 
     /// The end of the current pause, if any.
@@ -144,8 +329,97 @@ impl TokenBucket {
         self.rate_limited_total
     }
 
+    /// A 429 inside the latest burst: the server's burst is the lowest position refused in it
+    /// (the requests before were accepted), unless that is the first (the server was empty,
+    /// which says nothing about its burst). Answers come in any order, so each one refines it.
+    /// Whether this 429 showed a smaller burst.
+    fn learn_burst(&mut self, ticket: Ticket) -> bool {
+        let Some((started, position)) = ticket.in_burst else {
+            return false;
+        };
+        let Some(run) = self.burst_run.as_mut().filter(|run| run.started == started) else {
+            return false;
+        };
+        let lowest = run.lowest_refused.map_or(position, |lowest| lowest.min(position));
+        run.lowest_refused = Some(lowest);
+        self.server_burst = if lowest >= 1 {
+            run.burst_before.min(lowest)
+        } else {
+            run.burst_before
+        };
+        self.capacity = capacity_for(self.server_burst);
+        self.tokens = self.tokens.min(self.capacity);
+        lowest >= 1 && lowest < run.burst_before
+    }
+
+    /// Proves the rate a stretch of [`KNOWN_GOOD_AFTER`] saturated successes started at.
+    fn count_saturated_success(&mut self) {
+        self.stretch.successes += 1;
+        if self.stretch.successes < KNOWN_GOOD_AFTER {
+            return;
+        }
+        let proven = self.stretch.started_at_rate;
+        if self.known_good.is_none_or(|good| proven >= good.rate) {
+            self.known_good = Some(KnownGood {
+                rate: proven,
+                doubted: false,
+            });
+        }
+        self.stretch = Stretch::at(self.rate);
+    }
+
+    /// A fresh 429 outside a burst: the new rate and phase (see the module doc).
+    fn cut(&mut self, ticket: Ticket, retry_after_hint: Option<f64>) {
+        let sent = self.rate;
+        let probing_from_trusted = self.phase == (Phase::SlowStart { from_trusted: true });
+        self.known_good = self
+            .known_good
+            .filter(|good| sent > good.rate || !good.doubted)
+            .map(|good| KnownGood {
+                doubted: good.doubted || sent <= good.rate,
+                ..good
+            });
+        let bracket = self
+            .evidence
+            .bracket(ticket.position, f64::from(self.server_burst));
+        let upper = [bracket.upper, retry_after_hint]
+            .into_iter()
+            .flatten()
+            .fold(sent, f64::min);
+        let lower = bracket.lower.min(upper);
+        let (rate, phase) = if upper <= lower * NARROW_BRACKET {
+            (lower, Phase::Steady)
+        } else {
+            let restart = Phase::SlowStart {
+                from_trusted: probing_from_trusted,
+            };
+            (lower.max(upper * DECREASE_FACTOR), restart)
+        };
+        let rate = rate.min(sent * MAX_KEPT_FRACTION);
+        if probing_from_trusted && rate <= self.configured_rate {
+            // The probe found nothing above the configuration, which held until it started.
+            self.rate = self.configured_rate;
+            self.phase = Phase::Trusted {
+                saturated_successes: 0,
+            };
+        } else {
+            self.set_rate(rate);
+            self.phase = phase;
+        }
+    }
+
+    fn set_rate(&mut self, rate: f64) {
+        let (floor, ceiling) = (
+            self.configured_rate * MIN_RATE_FRACTION,
+            self.configured_rate * MAX_RATE_FACTOR,
+        );
+        self.rate = rate.clamp(floor, ceiling);
+    }
+
     fn time_to_one_token(&self) -> Duration {
-        Duration::from_secs_f64(((1.0 - self.tokens).max(0.0) / self.rate).max(0.0))
+        let missing = (1.0 - self.tokens).max(0.0);
+        // Whole nanoseconds rounded up: a wait rounded down to zero would wake before the token.
+        Duration::from_nanos((missing / self.rate * 1e9).ceil() as u64)
     }
 
     /// Applies refill up to `now`; ends a pause that is over.
@@ -166,158 +440,23 @@ impl TokenBucket {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn secs(s: f64) -> Duration {
-        Duration::from_secs_f64(s)
-    }
-
-    #[test]
-    fn bucket_should_hand_out_its_burst_minus_headroom_then_pace_at_the_rate() {
-        let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(1.0, 5, t0);
-        for _ in 0..4 {
-            assert!(bucket.try_take(t0).is_ok());
-        }
-        let ready = bucket.try_take(t0).unwrap_err();
-        assert_eq!(ready, t0 + secs(1.0));
-        assert!(bucket.try_take(ready).is_ok());
-        assert!(bucket.try_take(ready + secs(0.5)).is_err());
-        assert!(bucket.try_take(ready + secs(1.0)).is_ok());
-    }
-
-    #[test]
-    fn bucket_should_never_refill_above_capacity() {
-        let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(2.0, 5, t0);
-        assert_eq!(bucket.tokens(t0 + secs(100.0)), 4.0);
-        let mut single = TokenBucket::new(1.0, 1, t0);
-        assert_eq!(single.tokens(t0), 1.0, "a burst of 1 still allows one request");
-    }
-
-    #[test]
-    fn rate_limit_should_pause_until_retry_after_and_halve_the_rate() {
-        let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(1.0, 5, t0);
-        bucket.try_take(t0).unwrap();
-        bucket.on_rate_limited(t0, Some(secs(3.0)), t0);
-        assert_eq!(bucket.paused_until(t0), Some(t0 + secs(3.0)));
-        assert_eq!(bucket.rate(), 0.5);
-        assert_eq!(bucket.try_take(t0 + secs(2.9)).unwrap_err(), t0 + secs(5.0));
-        assert_eq!(bucket.tokens(t0 + secs(3.0)), 0.0, "nothing accrues while paused");
-        assert!(bucket.try_take(t0 + secs(5.0)).is_ok());
-        assert_eq!(bucket.rate_limited_total(), 1);
-    }
-
-    #[test]
-    fn echoes_of_one_congestion_should_cut_the_rate_once() {
-        let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(1.0, 5, t0);
-        for _ in 0..3 {
-            bucket.on_rate_limited(t0, Some(secs(1.0)), t0 + secs(0.1));
-        }
-        assert_eq!(bucket.rate(), 0.5);
-        bucket.on_rate_limited(t0 + secs(2.0), None, t0 + secs(2.1));
-        assert_eq!(
-            bucket.rate(),
-            0.25,
-            "a request sent after the cut that still hits 429 cuts again"
-        );
-    }
-
-    #[test]
-    fn rate_should_recover_additively_and_never_exceed_the_configured_rate() {
-        let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(1.0, 5, t0);
-        bucket.on_rate_limited(t0, None, t0);
-        bucket.on_success();
-        assert!((bucket.rate() - (0.5 + INCREASE_FRACTION)).abs() < 1e-12);
-        for _ in 0..1000 {
-            bucket.on_success();
-        }
-        assert_eq!(bucket.rate(), 1.0);
-        for _ in 0..100 {
-            bucket.on_rate_limited(t0 + secs(1000.0), None, t0 + secs(1000.0));
-        }
-        assert!(bucket.rate() >= MIN_RATE_FRACTION);
-    }
-
-    /// A server token bucket as FerrVault runs it, for the convergence model below.
-    struct ServerModel {
-        rate: f64,
-        burst: f64,
-        tokens: f64,
-        at: Instant,
-        debt: bool,
-    }
-
-    impl ServerModel {
-        /// `Ok` or the integer-second `Retry-After` a real server sends.
-        fn admit(&mut self, now: Instant) -> Result<(), Duration> {
-            self.tokens = (self.tokens + self.rate * (now - self.at).as_secs_f64()).min(self.burst);
-            self.at = now;
-            if self.tokens >= 1.0 {
-                self.tokens -= 1.0;
-                return Ok(());
-            }
-            if self.debt {
-                self.tokens -= 1.0;
-            }
-            Err(secs(((1.0 - self.tokens) / self.rate).ceil()))
+impl Stretch {
+    fn at(rate: f64) -> Self {
+        Self {
+            successes: 0,
+            started_at_rate: rate,
         }
     }
+}
 
-    /// Drives `n` back-to-back requests through the bucket against the model; returns 429s and
-    /// the finishing time.
-    fn run_against(server_rate: f64, debt: bool, n: usize) -> (usize, f64) {
-        let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(1.0, 5, t0);
-        let mut server = ServerModel {
-            rate: server_rate,
-            burst: 5.0,
-            tokens: 5.0,
-            at: t0,
-            debt,
-        };
-        let (mut now, mut done, mut rejected) = (t0, 0, 0);
-        while done < n {
-            match bucket.try_take(now) {
-                Ok(()) => match server.admit(now) {
-                    Ok(()) => {
-                        bucket.on_success();
-                        done += 1;
-                    }
-                    Err(retry_after) => {
-                        rejected += 1;
-                        bucket.on_rate_limited(now, Some(retry_after), now);
-                    }
-                },
-                Err(ready) => now = ready,
-            }
-        }
-        (rejected, (now - t0).as_secs_f64())
-    }
+/// Tokens a bucket may hold for a server burst of `burst`.
+fn capacity_for(burst: u32) -> f64 {
+    f64::from(burst.saturating_sub(HEADROOM_TOKENS).max(1))
+}
 
-    #[test]
-    fn limiter_should_never_be_rejected_by_a_server_at_the_configured_rate() {
-        for debt in [false, true] {
-            let (rejected, took) = run_against(1.0, debt, 1000);
-            assert_eq!(rejected, 0);
-            assert!(took <= 996.0 + 1e-6, "took {took}s");
-        }
-    }
-
-    #[test]
-    fn limiter_should_converge_on_a_server_at_half_the_configured_rate() {
-        for debt in [false, true] {
-            let n = 400;
-            let (rejected, took) = run_against(0.5, debt, n);
-            let share = rejected as f64 / (n + rejected) as f64;
-            assert!(share < 0.05, "debt={debt}: {rejected} 429s for {n} successes");
-            let ideal = (n as f64 - 5.0) / 0.5;
-            assert!(took < ideal * 1.25, "debt={debt}: took {took}s, ideal {ideal}s");
-        }
-    }
+/// The rate a server answering `Retry-After: retry_after` is below (see the module doc), when
+/// that says anything: whole seconds rounded up hide everything under two.
+fn rate_below_retry_after(retry_after: Duration) -> Option<f64> {
+    let seconds = retry_after.as_secs_f64();
+    (seconds >= 2.0).then(|| 1.0 / (seconds - 1.0))
 }

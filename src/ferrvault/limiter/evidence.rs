@@ -1,0 +1,160 @@
+//! What the requests sent since the last 429 say about the server's rate. Pure, like the bucket.
+//!
+//! A token bucket answers 200 until its reserve runs out, so all it reveals is which of our
+//! requests it accepted, and that it refused the latest. Replaying our own send times through a
+//! model of the server's bucket (its burst as far as we know) brackets its rate:
+//! - **Lower**: the least rate at which a bucket that started as full as it can have been
+//!   (its burst, or one token right after a 429) accepts every request we saw accepted.
+//! - **Upper**: the greatest rate at which a bucket that started as empty as it can have been
+//!   (one token in debt after a 429, empty otherwise) still refuses the latest request.
+//!
+//! Both only ever err on the slow side. A bucket that filled up while we were slower than it
+//! forgets how it started, so after a probe that overtook the server the bracket is tight: a
+//! token's worth over the time the reserve took to drain.
+
+use std::collections::VecDeque;
+
+use tokio::time::Instant;
+
+/// Issue instants kept: enough to span any drain a probe causes.
+const KEPT_ISSUES: usize = 64;
+/// Bisection steps: the bracket's ends to 2⁻⁶⁰ of [`SEARCH_LIMIT`].
+const SEARCH_STEPS: u32 = 60;
+/// The fastest rate the search considers, requests per second.
+const SEARCH_LIMIT: f64 = 1e6;
+
+/// Requests issued since the last fresh 429 (or since the start).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Evidence {
+    /// Issue instant of the request whose 429 opened this window; `None` before any 429.
+    rejected_at: Option<Instant>,
+    /// Requests issued in this window.
+    issued: u32,
+    /// `(position, issue instant)` of the latest [`KEPT_ISSUES`] requests, oldest first.
+    recent: VecDeque<(u32, Instant)>,
+}
+
+/// Where the server's rate lies, requests per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Bracket {
+    pub(super) lower: f64,
+    /// `None` when the refusal says nothing (every request was sent at the same instant).
+    pub(super) upper: Option<f64>,
+}
+
+impl Evidence {
+    /// Records a request issued at `at`; returns its position in the window.
+    pub(super) fn issue(&mut self, at: Instant) -> u32 {
+        if self.recent.len() == KEPT_ISSUES {
+            self.recent.pop_front();
+        }
+        let position = self.issued;
+        self.recent.push_back((position, at));
+        self.issued += 1;
+        position
+    }
+
+    /// Starts a new window at a fresh 429 for the request issued at `rejected_at`.
+    pub(super) fn restart(&mut self, rejected_at: Instant) {
+        *self = Self {
+            rejected_at: Some(rejected_at),
+            ..Self::default()
+        };
+    }
+
+    /// The bracket on the server's rate, given that the request at `rejected` in this window was
+    /// refused, those before it accepted, and the server's burst is at most `burst`.
+    pub(super) fn bracket(&self, rejected: u32, burst: f64) -> Bracket {
+        let sends: Vec<Instant> = self
+            .recent
+            .iter()
+            .filter(|&&(position, _)| position <= rejected)
+            .map(|&(_, at)| at)
+            .collect();
+        // The replay starts at the 429 that opened the window if the first send since is kept.
+        let after_429 = self
+            .rejected_at
+            .filter(|_| self.recent.front().is_some_and(|&(first, _)| first == 0));
+        let replay = Replay {
+            sends: &sends,
+            burst,
+            after_429,
+        };
+        let lower = least_rate(|rate| replay.accepts_all(rate));
+        let upper = least_rate(|rate| !replay.refuses_last(rate));
+        Bracket {
+            lower,
+            upper: (upper < SEARCH_LIMIT).then_some(upper),
+        }
+    }
+}
+
+/// Our sends replayed through a model of the server's bucket.
+struct Replay<'a> {
+    /// Issue instants, the refused request last.
+    sends: &'a [Instant],
+    burst: f64,
+    /// The 429 the replay starts at (the server then held less than one token, at least one in
+    /// debt); `None` when it starts at an unknown level.
+    after_429: Option<Instant>,
+}
+
+impl Replay<'_> {
+    /// Whether a server at `rate` that started as full as it can have been accepts every send
+    /// before the last.
+    fn accepts_all(&self, rate: f64) -> bool {
+        let fullest = if self.after_429.is_some() { 1.0 } else { self.burst };
+        self.level_at_last(rate, fullest, true).is_some()
+    }
+
+    /// Whether a server at `rate` that started as empty as it can have been refuses the last.
+    fn refuses_last(&self, rate: f64) -> bool {
+        let emptiest = if self.after_429.is_some() { -1.0 } else { 0.0 };
+        self.level_at_last(rate, emptiest, false)
+            .is_some_and(|level| level < 1.0)
+    }
+
+    /// The server's tokens when the last send arrives, starting at `start` tokens; `None` if
+    /// `checked` and a send before it would have been refused.
+    fn level_at_last(&self, rate: f64, start: f64, checked: bool) -> Option<f64> {
+        let (&first, _) = self.sends.split_first()?;
+        let refilled = self
+            .after_429
+            .map_or(0.0, |at| rate * first.saturating_duration_since(at).as_secs_f64());
+        let mut level = (start + refilled).min(self.burst);
+        let mut previous = first;
+        for (index, &at) in self.sends.iter().enumerate() {
+            level = (level + rate * (at - previous).as_secs_f64()).min(self.burst);
+            previous = at;
+            if index + 1 == self.sends.len() {
+                return Some(level);
+            }
+            if checked && level < 1.0 {
+                return None;
+            }
+            level -= 1.0;
+        }
+        None
+    }
+}
+
+/// The least rate in `[0, SEARCH_LIMIT]` at which `holds` (monotone: false, then true), to the
+/// bisection's precision; [`SEARCH_LIMIT`] if it never does.
+fn least_rate(holds: impl Fn(f64) -> bool) -> f64 {
+    if holds(0.0) {
+        return 0.0;
+    }
+    let (mut fails, mut holds_at) = (0.0, SEARCH_LIMIT);
+    if !holds(holds_at) {
+        return SEARCH_LIMIT;
+    }
+    for _ in 0..SEARCH_STEPS {
+        let middle = (fails + holds_at) / 2.0;
+        if holds(middle) {
+            holds_at = middle;
+        } else {
+            fails = middle;
+        }
+    }
+    holds_at
+}
