@@ -194,7 +194,7 @@ async fn unreadable_or_invalid_ca_bundle_should_be_reported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_namespace_should_limit_the_operator_to_that_namespace() {
     let mut settings = test_settings();
-    settings.watch_namespace = Some("team".into());
+    settings.watch_namespaces = vec!["team".into()];
     let h = Harness::start_with(settings).await;
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(h.client.clone());
     let team: k8s_openapi::api::core::v1::Namespace =

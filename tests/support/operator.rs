@@ -193,7 +193,7 @@ pub fn test_settings() -> OperatorSettings {
     OperatorSettings {
         default_refresh_interval: Duration::from_secs(3600),
         connection_probe_interval: Duration::from_secs(600),
-        watch_namespace: None,
+        watch_namespaces: Vec::new(),
         ferrvault: ClientConfig {
             rate_per_second: 50.0,
             burst: 50,
