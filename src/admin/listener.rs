@@ -196,3 +196,6 @@ fn body_refused() -> Reply {
         .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
     response
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,6 +2,7 @@
 //! scan of everything it exposes for secrets.
 
 mod go_command_line;
+mod hostile_clients;
 mod no_secrets;
 mod probe_isolation;
 #[path = "../support/process.rs"]
