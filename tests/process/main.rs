@@ -8,3 +8,4 @@ mod probe_isolation;
 #[path = "../support/process.rs"]
 mod process_support;
 mod run;
+mod secure_metrics;
