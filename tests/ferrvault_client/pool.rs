@@ -61,7 +61,7 @@ async fn a_thousand_url_and_ca_changes_of_one_connection_should_keep_one_pooled_
         .cert
         .pem();
     let client = FerrVault::new(plain_http_config());
-    let mut use_edit = |i: usize| {
+    let use_edit = |i: usize| {
         let endpoint = edit(&url, i, other_ca.as_bytes());
         client.claim_endpoint("team", "conn", &endpoint);
         let client = client.clone();
