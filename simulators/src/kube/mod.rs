@@ -68,10 +68,12 @@
 //!   (issue 2 says 422; the real server says 400, see [`defaults::normalize`]).
 
 pub mod admin;
+pub mod admission;
 pub mod api;
 pub mod audit;
 pub mod auth;
 pub mod cli;
+pub mod collector;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;
@@ -79,8 +81,10 @@ pub mod encoding;
 pub mod errors;
 pub mod events;
 pub mod faults;
+pub mod field_errors;
 pub mod gc;
 pub mod http;
+pub mod immutability;
 pub mod kubeconfig;
 pub mod list;
 pub mod managed;
@@ -93,9 +97,12 @@ pub mod protobuf;
 pub mod registry;
 pub mod request;
 pub mod scale;
+pub mod schema;
 pub mod selectors;
 pub mod state;
+pub mod storage_write;
 pub mod store;
+pub mod strategy;
 pub mod table;
 pub mod watch;
 
@@ -204,6 +211,7 @@ impl KubeSim {
         let addr = listener
             .local_addr()
             .map_err(|source| SimError::Bind { addr, source })?;
+        tokio::spawn(collector::run(shared.clone()));
         let filter = http::service(shared.clone(), addr.to_string());
         let stop = shared.shutdown.clone();
         let server = tokio::spawn(
@@ -311,6 +319,53 @@ impl KubeSim {
         self.shared.audit.clear();
     }
 
+    /// Test control: writes `object` straight into storage at `group`/`version`/`plural`,
+    /// past admission (no schema pruning, defaulting or validation), as `etcdctl put`
+    /// would: how a test gets an object a cluster can hold but its API no longer accepts
+    /// (stored under an older or missing CRD schema). See [`storage_write`].
+    ///
+    /// # Errors
+    /// The `Status` error: 404 for a resource not served, 409 if the object exists.
+    pub fn store_bypassing_admission(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        object: serde_json::Value,
+    ) -> Result<serde_json::Value, errors::ApiError> {
+        storage_write::store_bypassing_admission(&self.shared, group, version, plural, object)
+    }
+
+    /// From now on keeps every version of every object of `group`/`plural` (all changes,
+    /// beyond the bounded watch history), for [`KubeSim::history`].
+    pub fn keep_history(&self, group: &str, plural: &str) {
+        let id = registry::ResourceId {
+            group: group.into(),
+            plural: plural.into(),
+        };
+        self.shared.write(|store| store.keep_revisions(&id));
+    }
+
+    /// Every change of `group`/`plural` since [`KubeSim::keep_history`], oldest first: each
+    /// committed version of each object (writes whose response was lost included), and
+    /// deletions.
+    pub fn history(&self, group: &str, plural: &str) -> Vec<store::Revision> {
+        let id = registry::ResourceId {
+            group: group.into(),
+            plural: plural.into(),
+        };
+        self.shared
+            .read()
+            .revisions(&id)
+            .iter()
+            .map(|c| store::Revision {
+                resource_version: c.rv,
+                event: c.kind,
+                object: (*c.object).clone(),
+            })
+            .collect()
+    }
+
     /// The current cluster-wide resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.read().rv()
@@ -360,6 +415,7 @@ fn bootstrap(shared: &Shared) -> Result<(), SimError> {
     let opts = api::WriteOpts {
         dry_run: false,
         manager: "kube-apiserver".into(),
+        directive: admission::Directive::default(),
     };
     for namespace in DEFAULT_NAMESPACES {
         let t = api::Target {
