@@ -73,6 +73,16 @@ pub struct Directive {
     pub warnings: Warnings,
 }
 
+/// A stored object as an update starts from: decoded from storage, so a custom resource has
+/// its storage version's defaults (an object stored before a default existed is compared
+/// with what a client read, not with its raw bytes).
+pub fn as_decoded(rt: &ResourceType, stored: Arc<Value>) -> Arc<Value> {
+    match rt.storage_schema() {
+        Some(schema) => Arc::new(schema::default_on_read(schema, &stored)),
+        None => stored,
+    }
+}
+
 /// The object of a write to `rt` at `version` after its schema: pruned, defaulted,
 /// validated against `old` (the stored object an update replaces). `patch` is the patch
 /// document when the write is a patch (a strict refusal quotes it). Built-in kinds pass

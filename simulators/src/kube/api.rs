@@ -264,6 +264,7 @@ pub fn update(shared: &Shared, t: &Target, body: Value, opts: &WriteOpts) -> Res
     let updated = shared.write(|store| {
         let old = store
             .get(&t.rt.id(), &t.key())
+            .map(|o| admission::as_decoded(&t.rt, o))
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
         check_conditional_update(&t.rt, name_of(&old), &body)?;
         let reset = t.subresource.is_none() && managed::requests_reset(&body);
@@ -306,6 +307,7 @@ pub fn patch(
     let patched = shared.write(|store| {
         let old = store
             .get(&t.rt.id(), &t.key())
+            .map(|o| admission::as_decoded(&t.rt, o))
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
         let patched = to_stored(&t.rt, patch::apply(kind, &from_stored(&t.rt, &old), &patch_doc)?);
         let (operation, applied) = match kind {

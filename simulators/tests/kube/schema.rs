@@ -216,6 +216,19 @@ async fn objects_stored_before_a_default_existed_should_be_read_with_it() {
     assert_eq!(read.data["status"]["observed"], 0);
     let listed = api.list(&Default::default()).await.expect("list");
     assert_eq!(listed.items[0].data["spec"]["mode"], "ferrvault");
+    let relabelled = api
+        .patch(
+            "old",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "metadata": { "labels": { "a": "b" } } })),
+        )
+        .await
+        .expect("patch");
+    assert_eq!(
+        relabelled.metadata.generation,
+        Some(1),
+        "the default was already there when read: not a spec change"
+    );
 }
 
 #[tokio::test]
