@@ -68,7 +68,7 @@ fn partial_versions(history: &[Revision]) -> Vec<String> {
         .filter(|r| r.object["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("app-")))
         .filter(|r| {
             let data = r.object["data"].as_object().cloned().unwrap_or_default();
-            let decoded = |k: &str| data.get(k).and_then(Value::as_str).map(|v| decode(v));
+            let decoded = |k: &str| data.get(k).and_then(Value::as_str).map(decode);
             data.len() != 2
                 || decoded("DB_URL").as_deref() != Some(DB_URL.as_bytes())
                 || !matches!(decoded("API_KEY"), Some(v) if v == API_KEY.as_bytes() || v == ROTATED.as_bytes())
