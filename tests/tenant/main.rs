@@ -18,6 +18,7 @@
 
 mod harness;
 mod insecure_http;
+mod least_privilege;
 mod redirects;
 mod token_path;
 mod trusted_urls;

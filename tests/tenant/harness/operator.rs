@@ -10,9 +10,10 @@ use ferrvault_sim::testkit::{
     process::{Addresses, Spawned},
 };
 
-use super::world::World;
+use super::{rbac::OPERATOR_NAMESPACE, world::World};
 
-/// `run` with every server on a free loopback port, JSON logs, and what the test adds.
+/// `run` with every server on a free loopback port, JSON logs, leader election in the release
+/// namespace as the chart runs it, and what the test adds.
 pub struct Launch {
     args: Vec<String>,
     env: Vec<(String, String)>,
@@ -21,17 +22,22 @@ pub struct Launch {
 impl Launch {
     /// No cluster identity, plain http refused: the chart's defaults.
     pub fn new() -> Launch {
-        let args = [
+        let mut args: Vec<String> = [
             "--metrics-bind-address=127.0.0.1:0",
             "--health-probe-bind-address=127.0.0.1:0",
             "--admin-bind-address=127.0.0.1:0",
             "--log-format=json",
             "--log-level=info,ferrvault_operator=debug",
             "--shutdown-grace-period=5s",
-        ];
+            "--leader-elect",
+        ]
+        .map(str::to_owned)
+        .into();
+        args.push(format!("--leader-elect-namespace={OPERATOR_NAMESPACE}"));
         Launch {
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: Vec::new(),
+            args,
+            // The chart sets it from the downward API; the content-hash key lives there.
+            env: vec![("POD_NAMESPACE".into(), OPERATOR_NAMESPACE.into())],
         }
     }
 
@@ -60,12 +66,13 @@ impl Launch {
         self
     }
 
-    /// Starts the binary against `world`'s Kubernetes as identity `ferrvault-operator`.
+    /// Starts the binary against `world`'s Kubernetes as the chart's ServiceAccount
+    /// ([`World::operator_identity`]).
     pub fn start(self, world: &World) -> Operator {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ferrvault-operator"));
         command
             .args(["run", "--kubeconfig"])
-            .arg(world.kubeconfig("ferrvault-operator"))
+            .arg(world.kubeconfig(&world.operator_identity))
             .args(&self.args)
             .envs(self.env);
         let mut spawned = Spawned::start(command);

@@ -8,7 +8,7 @@ use ferrvault_sim::testkit::poll_until;
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::Condition};
 use kube::{
     Api, Resource,
-    api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams},
+    api::{ApiResource, DynamicObject, ListParams, PostParams},
 };
 use serde_json::{Value, json};
 
@@ -28,6 +28,11 @@ impl Tenant {
             namespace: namespace.to_owned(),
             client,
         }
+    }
+
+    /// The tenant's own client: what it can do is what its Role grants.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
     }
 
     fn raw<K: Resource<DynamicType = ()>>(&self) -> Api<DynamicObject> {
@@ -73,16 +78,23 @@ impl Tenant {
         self.create::<FerrVaultConnection>(name, spec).await;
     }
 
-    /// Merges `spec` into FerrVaultConnection `name`'s spec (a new generation).
+    /// Merges `spec` into FerrVaultConnection `name`'s spec (a new generation): read, then
+    /// replaced (the tenant's Role grants `update`, not `patch`).
     pub async fn edit_connection(&self, name: &str, spec: Value) {
-        self.raw::<FerrVaultConnection>()
-            .patch(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "spec": spec })),
-            )
+        let api = self.raw::<FerrVaultConnection>();
+        let mut object = api
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("{} reads {name}: {e}", self.namespace));
+        json_patch::merge(&mut object.data, &json!({ "spec": spec }));
+        api.replace(name, &PostParams::default(), &object)
             .await
             .unwrap_or_else(|e| panic!("{} edits {name}: {e}", self.namespace));
+    }
+
+    /// Creates FerrVaultSecret `name` with `spec` exactly as given.
+    pub async fn ferrvault_secret(&self, name: &str, spec: Value) {
+        self.create::<FerrVaultSecret>(name, spec).await;
     }
 
     /// Creates FerrVaultSecret `name` reading `vault` through `connection` into Secret `name`.
