@@ -16,9 +16,12 @@
 //! | `insecure_http.rs` | an `http://` URL without `--allow-insecure-http`; borrowing an identity the operator lacks |
 //! | `trusted_urls.rs` | opting in to the cluster identity outside the trusted URLs, with an own CA, without a namespace, from a namespace FerrVault does not grant |
 
+mod connection_secrets;
 mod harness;
 mod insecure_http;
 mod least_privilege;
 mod redirects;
+mod target_owner;
 mod token_path;
 mod trusted_urls;
+mod unowned_target;

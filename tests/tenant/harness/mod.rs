@@ -136,9 +136,9 @@ pub async fn finish(world: &World, operator: &Operator, extra: &[&str]) {
     evidence.assert_no_leaks(&needles);
 }
 
-/// The attacker's connection `name` to `url` (its listener, a hostile FerrVault) with its own
+/// The attacker's connection `name` to `url` (a FerrVault, or its listener: a hostile one) with its own
 /// token, from Secret `<name>-token`.
-pub async fn hostile_connection(world: &World, name: &str, url: &str) {
+pub async fn attacker_connection(world: &World, name: &str, url: &str) {
     let attacker = world.attacker();
     let token = format!("{name}-token");
     attacker.put_secret(&token, &[("token", ATTACKER_TOKEN)]).await;

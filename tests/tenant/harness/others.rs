@@ -24,14 +24,19 @@ impl World {
             .unwrap_or_else(|e| panic!("the administrator creates Secret {}: {e}", secret.name_any()))
     }
 
+    /// Secret `name` of `namespace` as stored now, read by the administrator.
+    pub async fn secret(&self, namespace: &str, name: &str) -> Secret {
+        Api::<Secret>::namespaced(self.admin.clone(), namespace)
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("Secret {namespace}/{name}: {e}"))
+    }
+
     /// Fails unless Secret `before` is, as stored now, the same whole object: data, type, labels,
     /// annotations, owner references, `resourceVersion`, everything.
     pub async fn assert_unchanged(&self, before: &Secret) {
         let namespace = before.namespace().expect("a stored Secret has a namespace");
-        let now = Api::<Secret>::namespaced(self.admin.clone(), &namespace)
-            .get(&before.name_any())
-            .await
-            .expect("the Secret still exists");
+        let now = self.secret(&namespace, &before.name_any()).await;
         assert!(
             &now == before,
             "Secret {namespace}/{} changed: resourceVersion {:?} -> {:?}, keys {:?} -> {:?}",

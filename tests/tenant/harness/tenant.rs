@@ -114,19 +114,29 @@ impl Tenant {
     /// Waits until FerrVaultConnection `name` is Ready with `reason` and a message containing
     /// `fragment`; returns the condition.
     pub async fn wait_connection_saying(&self, name: &str, reason: &str, fragment: &str) -> Condition {
-        wait_ready(
+        wait_condition(
             &self.raw::<FerrVaultConnection>(),
             &self.namespace,
             name,
-            reason,
-            fragment,
+            ("Ready", reason, fragment),
         )
         .await
     }
 
     /// Waits until FerrVaultSecret `name` is Ready with `reason`; returns the condition.
     pub async fn wait_secret(&self, name: &str, reason: &str) -> Condition {
-        wait_ready(&self.raw::<FerrVaultSecret>(), &self.namespace, name, reason, "").await
+        self.wait_secret_condition(name, "Ready", reason).await
+    }
+
+    /// Waits until FerrVaultSecret `name`'s condition `type_` has `reason`; returns it.
+    pub async fn wait_secret_condition(&self, name: &str, type_: &str, reason: &str) -> Condition {
+        wait_condition(
+            &self.raw::<FerrVaultSecret>(),
+            &self.namespace,
+            name,
+            (type_, reason, ""),
+        )
+        .await
     }
 
     /// The data of Secret `name`, if it exists.
@@ -166,26 +176,26 @@ impl Tenant {
     }
 }
 
-/// The Ready condition of `object`, read untyped.
-fn ready(object: &DynamicObject) -> Option<Condition> {
+/// The condition `type_` of `object`, read untyped.
+fn condition(object: &DynamicObject, type_: &str) -> Option<Condition> {
     let conditions: Vec<Condition> =
         serde_json::from_value(object.data.pointer("/status/conditions")?.clone()).ok()?;
-    conditions.into_iter().find(|c| c.type_ == "Ready")
+    conditions.into_iter().find(|c| c.type_ == type_)
 }
 
-async fn wait_ready(
+/// Waits until `name`'s condition `type_` has `reason` and a message containing `fragment`.
+async fn wait_condition(
     api: &Api<DynamicObject>,
     namespace: &str,
     name: &str,
-    reason: &str,
-    fragment: &str,
+    (type_, reason, fragment): (&str, &str, &str),
 ) -> Condition {
     poll_until(
-        &format!("{namespace}/{name} Ready reason {reason} saying {fragment:?}"),
+        &format!("{namespace}/{name} {type_} reason {reason} saying {fragment:?}"),
         SHOWS_WITHIN,
         || async {
             let object = api.get(name).await.map_err(|e| e.to_string())?;
-            match ready(&object) {
+            match condition(&object, type_) {
                 Some(condition) if condition.reason == reason && condition.message.contains(fragment) => {
                     Ok(condition)
                 }
