@@ -21,6 +21,7 @@ mod harness;
 mod insecure_http;
 mod least_privilege;
 mod redirects;
+mod refused_types;
 mod target_owner;
 mod token_path;
 mod trusted_urls;
