@@ -22,6 +22,7 @@ mod insecure_http;
 mod least_privilege;
 mod redirects;
 mod refused_types;
+mod rollout_floor;
 mod target_owner;
 mod token_path;
 mod trusted_urls;

@@ -68,6 +68,14 @@ impl World {
             .unwrap_or_else(|e| panic!("the administrator creates Deployment {name}: {e}"))
     }
 
+    /// Deployment `name` of `namespace` as stored now, read by the administrator.
+    pub async fn deployment_now(&self, namespace: &str, name: &str) -> Deployment {
+        Api::<Deployment>::namespaced(self.admin.clone(), namespace)
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("Deployment {namespace}/{name}: {e}"))
+    }
+
     /// Stores FerrVaultSecret `name` with `spec` exactly as given in `namespace`, bypassing
     /// admission, as an object stored under an older CRD version or written straight into etcd
     /// would be. The simulator evaluates no CEL rule of a CRD, so the administrator's create stores
