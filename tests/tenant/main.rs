@@ -19,6 +19,7 @@
 mod connection_secrets;
 mod harness;
 mod insecure_http;
+mod lease_loss;
 mod least_privilege;
 mod redirects;
 mod refused_types;

@@ -58,6 +58,23 @@ impl Launch {
         self
     }
 
+    /// One replica of several: its `POD_NAME` (the chart's downward API), its Lease identity.
+    pub fn replica(mut self, pod_name: &str) -> Launch {
+        self.env.push(("POD_NAME".into(), pod_name.into()));
+        self
+    }
+
+    /// Lease timings short enough for a test, with the margin `run` requires: lease duration
+    /// [`LEASE_DURATION`], renew deadline [`RENEW_DEADLINE`], retry period 1s.
+    pub fn short_lease(mut self) -> Launch {
+        self.args.extend([
+            format!("--leader-elect-lease-duration={}s", LEASE_DURATION.as_secs()),
+            format!("--leader-elect-renew-deadline={}s", RENEW_DEADLINE.as_secs()),
+            "--leader-elect-retry-period=1s".into(),
+        ]);
+        self
+    }
+
     /// Makes `ca_file` the operator's system roots (`SSL_CERT_FILE`), as an administrator
     /// installs a private CA in the image: a trusted URL needs no tenant CA bundle.
     pub fn system_roots(mut self, ca_file: &Path) -> Launch {
@@ -87,6 +104,12 @@ pub struct Operator {
     pub at: Addresses,
 }
 
+/// Lease duration of [`Launch::short_lease`].
+pub const LEASE_DURATION: Duration = Duration::from_secs(4);
+/// Renew deadline of [`Launch::short_lease`]: a leader's fence closes this long after its last
+/// successful Lease write.
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(3);
+
 /// The peak resident memory a healthy operator stays under in these tests.
 pub const PEAK_RSS_LIMIT_MIB: f64 = 150.0;
 
@@ -94,6 +117,38 @@ impl Operator {
     /// `GET /healthz`: `(status, body)`.
     pub async fn healthz(&self) -> (u16, String) {
         get(&format!("http://{}/healthz", self.at.probes)).await
+    }
+
+    /// Its role, from `/readyz?verbose`: `Some("leader")`, `Some("standby")`, `None` if unknown.
+    pub async fn role(&self) -> Option<String> {
+        let (_, body) = get(&format!("http://{}/readyz?verbose", self.at.probes)).await;
+        body.lines()
+            .find_map(|line| line.strip_prefix("[+]role ok: "))
+            .map(str::to_owned)
+    }
+
+    /// How many controllers run a work queue (`/debug/queue`): none on a standby whose
+    /// controllers stopped.
+    pub async fn running_queues(&self) -> usize {
+        let admin = self.at.admin.expect("the admin server is enabled");
+        let (_, body) = get(&format!("http://{admin}/debug/queue")).await;
+        let document: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        document["controllers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["active"] == true || !c["keys"].is_null())
+            .count()
+    }
+
+    /// Freezes the process (SIGSTOP), as a long GC pause or a frozen VM would.
+    pub fn pause(&self) {
+        self.spawned.sigstop();
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    pub fn resume(&self) {
+        self.spawned.sigcont();
     }
 
     /// Peak resident memory so far (`VmHWM`), MiB.
