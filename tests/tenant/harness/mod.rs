@@ -136,8 +136,8 @@ pub async fn finish(world: &World, operator: &Operator, extra: &[&str]) {
     evidence.assert_no_leaks(&needles);
 }
 
-/// The attacker's connection `name` to `url` (a FerrVault, or its listener: a hostile one) with its own
-/// token, from Secret `<name>-token`.
+/// The attacker's connection `name` to `url` (a FerrVault, or its listener: a hostile one) with
+/// its own token, from Secret `<name>-token`.
 pub async fn attacker_connection(world: &World, name: &str, url: &str) {
     let attacker = world.attacker();
     let token = format!("{name}-token");
