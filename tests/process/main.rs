@@ -6,4 +6,5 @@ mod no_secrets;
 mod probe_isolation;
 #[path = "../support/process.rs"]
 mod process_support;
+mod product;
 mod run;

@@ -8,7 +8,7 @@ use ferrvault_sim::testkit::poll_until;
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::Condition};
 use kube::{
     Api, Resource,
-    api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams},
+    api::{ApiResource, DynamicObject, ListParams, PostParams},
 };
 use serde_json::{Value, json};
 
@@ -28,6 +28,11 @@ impl Tenant {
             namespace: namespace.to_owned(),
             client,
         }
+    }
+
+    /// The tenant's own client: what it can do is what its Role grants.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
     }
 
     fn raw<K: Resource<DynamicType = ()>>(&self) -> Api<DynamicObject> {
@@ -73,16 +78,23 @@ impl Tenant {
         self.create::<FerrVaultConnection>(name, spec).await;
     }
 
-    /// Merges `spec` into FerrVaultConnection `name`'s spec (a new generation).
+    /// Merges `spec` into FerrVaultConnection `name`'s spec (a new generation): read, then
+    /// replaced (the tenant's Role grants `update`, not `patch`).
     pub async fn edit_connection(&self, name: &str, spec: Value) {
-        self.raw::<FerrVaultConnection>()
-            .patch(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "spec": spec })),
-            )
+        let api = self.raw::<FerrVaultConnection>();
+        let mut object = api
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("{} reads {name}: {e}", self.namespace));
+        json_patch::merge(&mut object.data, &json!({ "spec": spec }));
+        api.replace(name, &PostParams::default(), &object)
             .await
             .unwrap_or_else(|e| panic!("{} edits {name}: {e}", self.namespace));
+    }
+
+    /// Creates FerrVaultSecret `name` with `spec` exactly as given.
+    pub async fn ferrvault_secret(&self, name: &str, spec: Value) {
+        self.create::<FerrVaultSecret>(name, spec).await;
     }
 
     /// Creates FerrVaultSecret `name` reading `vault` through `connection` into Secret `name`.
@@ -102,19 +114,29 @@ impl Tenant {
     /// Waits until FerrVaultConnection `name` is Ready with `reason` and a message containing
     /// `fragment`; returns the condition.
     pub async fn wait_connection_saying(&self, name: &str, reason: &str, fragment: &str) -> Condition {
-        wait_ready(
+        wait_condition(
             &self.raw::<FerrVaultConnection>(),
             &self.namespace,
             name,
-            reason,
-            fragment,
+            ("Ready", reason, fragment),
         )
         .await
     }
 
     /// Waits until FerrVaultSecret `name` is Ready with `reason`; returns the condition.
     pub async fn wait_secret(&self, name: &str, reason: &str) -> Condition {
-        wait_ready(&self.raw::<FerrVaultSecret>(), &self.namespace, name, reason, "").await
+        self.wait_secret_condition(name, "Ready", reason).await
+    }
+
+    /// Waits until FerrVaultSecret `name`'s condition `type_` has `reason`; returns it.
+    pub async fn wait_secret_condition(&self, name: &str, type_: &str, reason: &str) -> Condition {
+        wait_condition(
+            &self.raw::<FerrVaultSecret>(),
+            &self.namespace,
+            name,
+            (type_, reason, ""),
+        )
+        .await
     }
 
     /// The data of Secret `name`, if it exists.
@@ -154,26 +176,26 @@ impl Tenant {
     }
 }
 
-/// The Ready condition of `object`, read untyped.
-fn ready(object: &DynamicObject) -> Option<Condition> {
+/// The condition `type_` of `object`, read untyped.
+fn condition(object: &DynamicObject, type_: &str) -> Option<Condition> {
     let conditions: Vec<Condition> =
         serde_json::from_value(object.data.pointer("/status/conditions")?.clone()).ok()?;
-    conditions.into_iter().find(|c| c.type_ == "Ready")
+    conditions.into_iter().find(|c| c.type_ == type_)
 }
 
-async fn wait_ready(
+/// Waits until `name`'s condition `type_` has `reason` and a message containing `fragment`.
+async fn wait_condition(
     api: &Api<DynamicObject>,
     namespace: &str,
     name: &str,
-    reason: &str,
-    fragment: &str,
+    (type_, reason, fragment): (&str, &str, &str),
 ) -> Condition {
     poll_until(
-        &format!("{namespace}/{name} Ready reason {reason} saying {fragment:?}"),
+        &format!("{namespace}/{name} {type_} reason {reason} saying {fragment:?}"),
         SHOWS_WITHIN,
         || async {
             let object = api.get(name).await.map_err(|e| e.to_string())?;
-            match ready(&object) {
+            match condition(&object, type_) {
                 Some(condition) if condition.reason == reason && condition.message.contains(fragment) => {
                     Ok(condition)
                 }
