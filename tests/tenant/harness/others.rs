@@ -5,10 +5,7 @@
 
 use ferrvault_operator::api::FerrVaultSecret;
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
-use kube::{
-    Api, Resource, ResourceExt,
-    api::{ApiResource, DynamicObject, PostParams},
-};
+use kube::{Api, Resource, ResourceExt, api::PostParams};
 use serde_json::{Value, json};
 
 use super::world::World;
@@ -76,22 +73,24 @@ impl World {
             .unwrap_or_else(|e| panic!("Deployment {namespace}/{name}: {e}"))
     }
 
-    /// Stores FerrVaultSecret `name` with `spec` exactly as given in `namespace`, bypassing
-    /// admission, as an object stored under an older CRD version or written straight into etcd
-    /// would be. The simulator evaluates no CEL rule of a CRD, so the administrator's create stores
-    /// it as sent; were it to evaluate them, this would have to write into its store directly.
-    pub async fn store_unadmitted(&self, namespace: &str, name: &str, spec: Value) {
-        let object: DynamicObject = serde_json::from_value(json!({
+    /// Stores FerrVaultSecret `name` with `spec` exactly as given in `namespace`, past
+    /// admission (the API server refuses it, 422): written straight into storage with the
+    /// simulator's test control, as an object stored under an older CRD version or put into etcd
+    /// directly exists in a real cluster.
+    pub fn store_unadmitted(&self, namespace: &str, name: &str, spec: Value) {
+        let object = json!({
             "apiVersion": FerrVaultSecret::api_version(&()),
             "kind": FerrVaultSecret::kind(&()),
-            "metadata": { "name": name },
+            "metadata": { "name": name, "namespace": namespace },
             "spec": spec,
-        }))
-        .expect("a dynamic object");
-        let resource = ApiResource::erase::<FerrVaultSecret>(&());
-        Api::<DynamicObject>::namespaced_with(self.admin.clone(), namespace, &resource)
-            .create(&PostParams::default(), &object)
-            .await
-            .unwrap_or_else(|e| panic!("{name} stored without admission: {e}"));
+        });
+        self.kube
+            .store_bypassing_admission(
+                &FerrVaultSecret::group(&()),
+                &FerrVaultSecret::version(&()),
+                &FerrVaultSecret::plural(&()),
+                object,
+            )
+            .unwrap_or_else(|e| panic!("{name} written into storage: {}", e.message));
     }
 }

@@ -47,8 +47,12 @@ impl Tenant {
         Api::namespaced(self.client.clone(), &self.namespace)
     }
 
-    /// Creates `name` of kind `K` with `spec` exactly as given.
-    async fn create<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
+    /// Sends the create of `name` of kind `K` with `spec` exactly as given; the server's answer.
+    async fn try_create<K: Resource<DynamicType = ()>>(
+        &self,
+        name: &str,
+        spec: Value,
+    ) -> kube::Result<DynamicObject> {
         let object: DynamicObject = serde_json::from_value(json!({
             "apiVersion": K::api_version(&()),
             "kind": K::kind(&()),
@@ -56,8 +60,12 @@ impl Tenant {
             "spec": spec,
         }))
         .expect("a dynamic object");
-        self.raw::<K>()
-            .create(&PostParams::default(), &object)
+        self.raw::<K>().create(&PostParams::default(), &object).await
+    }
+
+    /// Creates `name` of kind `K` with `spec` exactly as given.
+    async fn create<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
+        self.try_create::<K>(name, spec)
             .await
             .unwrap_or_else(|e| panic!("{} creates {} {name}: {e}", self.namespace, K::kind(&())));
     }
@@ -90,6 +98,11 @@ impl Tenant {
         api.replace(name, &PostParams::default(), &object)
             .await
             .unwrap_or_else(|e| panic!("{} edits {name}: {e}", self.namespace));
+    }
+
+    /// Sends the create of FerrVaultSecret `name` with `spec` exactly as given; the server's answer.
+    pub async fn try_ferrvault_secret(&self, name: &str, spec: Value) -> kube::Result<DynamicObject> {
+        self.try_create::<FerrVaultSecret>(name, spec).await
     }
 
     /// Creates FerrVaultSecret `name` with `spec` exactly as given.
