@@ -7,5 +7,6 @@ mod no_secrets;
 mod probe_isolation;
 #[path = "../support/process.rs"]
 mod process_support;
+mod product;
 mod run;
 mod secure_metrics;
