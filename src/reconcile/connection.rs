@@ -71,11 +71,13 @@ impl ConnectionReconciler {
                 Start::Gone => {
                     ctx.metrics.forget_connection(&namespace, &key.name);
                     ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                    ctx.ferrvault.release_endpoint(&namespace, &key.name);
                     return Ok(Outcome::done());
                 }
                 Start::Deleting(connection) => return self.on_delete(&api, &connection).await,
                 Start::Invalid(invalid) => {
                     ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                    ctx.ferrvault.release_endpoint(&namespace, &key.name);
                     ctx.metrics.set_connection_ready(&namespace, &key.name, false);
                     invalid_spec::report(ctx, &api, &invalid).await?;
                     return Ok(Outcome::done());
@@ -152,6 +154,7 @@ impl ConnectionReconciler {
         let ctx = &self.ctx;
         let (namespace, name) = (connection.namespace().unwrap_or_default(), connection.name_any());
         ctx.ferrvault.invalidate_oidc(&namespace, &name);
+        ctx.ferrvault.release_endpoint(&namespace, &name);
         // Lenient: one FerrVaultSecret that bypassed the schema must not fail the list. It
         // counts as no dependant (its reference is unreadable, and it does not need the
         // connection to be deleted itself).

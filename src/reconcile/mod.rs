@@ -7,7 +7,7 @@
 //!     flags decide and the controller names; [`context`]: what both reconcilers share.
 //!   - [`secret`]: the FerrVaultSecret controller; [`connection`]: the FerrVaultConnection controller;
 //!     [`prologue`]: the first steps both share (read, finalizer, invalid spec).
-//!   - [`watches`] (+ [`own_writes`]): which changes enqueue which keys.
+//!   - [`watches`] (+ [`own_writes`], [`connection_stores`]): which changes enqueue which keys.
 //!   - [`content_hash_key`]: the operator-held key of the content hash.
 //!   - Writes and reads: [`finalizer`], [`token`] (credentials and CA bundles of a connection),
 //!     [`invalid_spec`] (Ready=False/`InvalidSpec`), [`field_manager`] (the `fieldManager` of every
@@ -15,6 +15,7 @@
 //!   - Reporting: [`events`], [`metrics`].
 
 pub mod connection;
+pub mod connection_stores;
 pub mod content_hash_key;
 pub mod context;
 pub mod events;

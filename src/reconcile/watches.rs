@@ -14,7 +14,9 @@
 //!   Secret's metadata, of the FerrVaultSecret or of a connection's references.
 //! - Adding our own finalizer does not enqueue a second pass (the first pass already synced).
 //! - Secrets are watched as metadata only: memory does not grow with Secret sizes.
-//! - With `--watch-namespace` every watch is namespaced.
+//! - With `--watch-namespace` every watch is namespaced: the four watches above for each watched
+//!   namespace (named `<watch>@<namespace>` when there are several), so the operator lists,
+//!   watches and caches nothing of any other namespace.
 //! - Both custom resource kinds are watched as [`Lenient`]: one object that bypassed the CRD
 //!   schema does not fail the list of its kind (nor get its body logged); it still enqueues
 //!   its own key, and simply has no dependants or targets.
@@ -30,6 +32,7 @@ use kube::{
     runtime::{reflector::Store, watcher},
 };
 
+use super::connection_stores::ConnectionStores;
 pub use super::own_writes::OwnWrites;
 use super::rules::target_access::connection_secrets;
 use super::settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
@@ -38,13 +41,13 @@ use crate::api::{
     names::{CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
 };
 
-/// Every watch, and the connection store the FerrVaultSecret reconciler reads (which Secrets the
+/// Every watch, and the connection stores the FerrVaultSecret reconciler reads (which Secrets the
 /// connections of a namespace read).
 pub struct Watches {
     /// The watches, for the runtime.
     pub sources: Vec<Box<dyn WatchSource>>,
-    /// The `ferrvaultconnection` watch's store.
-    pub connections: Store<Lenient<FerrVaultConnection>>,
+    /// The `ferrvaultconnection` watches' stores.
+    pub connections: ConnectionStores,
 }
 
 /// Whether a change of a custom resource deserves a reconcile of that resource: first sighting,
@@ -201,8 +204,36 @@ fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
     keys
 }
 
-/// Builds every watch; `namespace` is `--watch-namespace`.
-pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>) -> Watches {
+/// Builds every watch; `namespaces` is `--watch-namespace` (empty: the whole cluster).
+pub fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWrites>) -> Watches {
+    let mut watches = Watches {
+        sources: Vec::new(),
+        connections: ConnectionStores::default(),
+    };
+    if namespaces.is_empty() {
+        build_scope(client, None, "", own.clone(), &mut watches);
+    }
+    for namespace in namespaces {
+        // Watcher names are actor names, unique in the process; one namespace keeps the plain names.
+        let suffix = if namespaces.len() > 1 {
+            format!("@{namespace}")
+        } else {
+            String::new()
+        };
+        build_scope(client, Some(namespace), &suffix, own.clone(), &mut watches);
+    }
+    watches
+}
+
+/// The four watches of one scope (`None`: the whole cluster), named with `suffix`; each watch
+/// maps only to objects of its own scope, through that scope's stores.
+fn build_scope(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    suffix: &str,
+    own: Arc<OwnWrites>,
+    watches: &mut Watches,
+) {
     fn api<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
     where
         K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
@@ -214,7 +245,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
     }
     let config = watcher::Config::default;
     let (secret_watch, secrets) = WatchSpec::full(
-        "ferrvaultsecret",
+        format!("ferrvaultsecret{suffix}"),
         api::<Lenient<FerrVaultSecret>>(client, namespace),
         config(),
     );
@@ -222,7 +253,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), SECRET_FINALIZER))
         .map(secret_keys);
     let (connection_watch, connections) = WatchSpec::full(
-        "ferrvaultconnection",
+        format!("ferrvaultconnection{suffix}"),
         api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
     );
@@ -237,7 +268,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
         });
     let dependants_store = secrets.clone();
     let (dependants_watch, _) = WatchSpec::full(
-        "ferrvaultconnection-dependants",
+        format!("ferrvaultconnection-dependants{suffix}"),
         api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
     );
@@ -257,7 +288,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
     let connections_for_reconciler = connections.clone();
     let own_for_filter = own.clone();
     let (metadata_watch, _) = WatchSpec::metadata(
-        "secret-metadata",
+        format!("secret-metadata{suffix}"),
         api::<PartialObjectMeta<Secret>>(client, namespace),
         config(),
     );
@@ -292,15 +323,13 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
             keys.dedup();
             keys
         });
-    Watches {
-        sources: vec![
-            Box::new(secret_watch),
-            Box::new(connection_watch),
-            Box::new(dependants_watch),
-            Box::new(metadata_watch),
-        ],
-        connections: connections_for_reconciler,
-    }
+    watches.sources.extend([
+        Box::new(secret_watch) as Box<dyn WatchSource>,
+        Box::new(connection_watch),
+        Box::new(dependants_watch),
+        Box::new(metadata_watch),
+    ]);
+    watches.connections.add(namespace, connections_for_reconciler);
 }
 
 #[cfg(test)]

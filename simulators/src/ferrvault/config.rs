@@ -226,7 +226,7 @@ impl SimConfig {
     /// [`SimError::ParseConfig`] for bad syntax or unknown fields, [`SimError::InvalidConfig`] when
     /// [`SimConfig::validate`] fails.
     pub fn from_yaml(text: &str) -> Result<Self, SimError> {
-        let config: Self = serde_yaml::from_str(text).map_err(SimError::ParseConfig)?;
+        let config: Self = serde_norway::from_str(text).map_err(SimError::ParseConfig)?;
         config.validate()?;
         Ok(config)
     }

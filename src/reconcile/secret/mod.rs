@@ -38,7 +38,7 @@ use std::{sync::Arc, time::Duration};
 
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
-use kube::{Api, Resource, ResourceExt, runtime::reflector::Store};
+use kube::{Api, Resource, ResourceExt};
 use tracing::{Instrument, info, info_span, warn};
 
 use self::{
@@ -46,6 +46,7 @@ use self::{
     sync::Synced,
 };
 use super::{
+    connection_stores::ConnectionStores,
     context::Context,
     events::EventKind,
     invalid_spec,
@@ -58,22 +59,23 @@ use super::{
         secret_status::{self, RolloutState},
     },
 };
-use crate::api::{
-    FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER,
-};
+use crate::api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER};
 
 /// Reconciles one FerrVaultSecret: judge the target, reveal, transform, guard, write the target,
 /// restart workloads.
 pub struct SecretReconciler {
     ctx: Arc<Context>,
-    connections: Store<Lenient<FerrVaultConnection>>,
+    connections: ConnectionStores,
 }
 
 impl SecretReconciler {
-    /// A reconciler over the shared context; `connections` is a store of every
-    /// FerrVaultConnection it may see (the connection watch's), to know which Secrets they read.
-    pub fn new(ctx: Arc<Context>, connections: Store<Lenient<FerrVaultConnection>>) -> Self {
-        Self { ctx, connections }
+    /// A reconciler over the shared context; `connections` are the stores of every
+    /// FerrVaultConnection it may see (the connection watches'), to know which Secrets they read.
+    pub fn new(ctx: Arc<Context>, connections: impl Into<ConnectionStores>) -> Self {
+        Self {
+            ctx,
+            connections: connections.into(),
+        }
     }
 
     async fn run(

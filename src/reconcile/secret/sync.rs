@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
-use kube::{Api, Resource, ResourceExt, runtime::reflector::Store};
+use kube::{Api, Resource, ResourceExt};
 use tokio::time::Instant;
 use tracing::{info, warn};
 
@@ -24,9 +24,10 @@ use super::{
     target::{self, MAX_SECRET_BYTES},
 };
 use crate::{
-    api::{FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
+    api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     ferrvault::Revealed,
     reconcile::{
+        connection_stores::ConnectionStores,
         context::Context,
         events::EventKind,
         kube_errors::{KubeAction, KubeFailure, kube_error_text},
@@ -84,7 +85,7 @@ struct Plan {
 /// The [`Stop`] of the first step that ended the pass.
 pub(super) async fn sync(
     ctx: &Context,
-    connections: &Store<Lenient<FerrVaultConnection>>,
+    connections: &ConnectionStores,
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
     deadline: Instant,

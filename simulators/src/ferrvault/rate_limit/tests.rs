@@ -170,9 +170,9 @@ fn limiter_should_enforce_its_mode_per_token() {
 
 #[test]
 fn modes_should_parse_from_yaml_and_refuse_an_empty_window() {
-    let mode: LimiterMode = serde_yaml::from_str("{ type: capped_debt, max_debt: 5 }").unwrap();
+    let mode: LimiterMode = serde_norway::from_str("{ type: capped_debt, max_debt: 5 }").unwrap();
     assert_eq!(mode, LimiterMode::CappedDebt { max_debt: 5 });
-    let mode: LimiterMode = serde_yaml::from_str("{ type: sliding_window, window_seconds: 60 }").unwrap();
+    let mode: LimiterMode = serde_norway::from_str("{ type: sliding_window, window_seconds: 60 }").unwrap();
     assert!(mode.validate().is_ok());
     assert!(
         LimiterMode::SlidingWindow { window_seconds: 0.0 }
