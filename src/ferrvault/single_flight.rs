@@ -1,5 +1,5 @@
-//! Single-flight reveals: concurrent reveals of the same vault through the same credential
-//! share one request.
+//! Single-flight reveals: reveals of the same vault through the same credential share one
+//! request — concurrent ones, and the named callers of one wave.
 //!
 //! # How
 //! A flight is *gathering* from its creation until its request takes a token from the
@@ -9,19 +9,32 @@
 //! request sent. A caller arriving while a request is in flight joins it if the frozen
 //! selector covers what it wants, or else starts the next flight.
 //!
+//! A caller may name itself (a FerrVaultSecret's UID). The successful answer of a flight that a
+//! named caller joined stays in the table for [`WAVE_HORIZON`] after it arrived, and serves
+//! every other named caller whose keys it covers, once each: the rest of the wave (the
+//! FerrVaultSecrets of one vault refreshing, starting or resyncing together, whose passes the
+//! worker pool runs a few at a time) costs no further request. A caller it already served (it
+//! joined the flight, or was served since) starts a new flight: a FerrVaultSecret's own next
+//! pass always reads FerrVault again.
+//!
 //! # Guarantees
 //! - Each caller gets exactly its own keys and its own `missing` ([`Revealed::slice_for`]).
 //! - Each caller waits no longer than its own deadline; the request itself runs until the
 //!   latest deadline of the callers that joined it, and is cancelled when every caller is gone.
-//! - Nothing outlives the request: the flight leaves the table before its answer is handed
-//!   out, and the answer is dropped with the last caller's copy.
+//! - Without named callers nothing outlives the request: the flight leaves the table before
+//!   its answer is handed out, and the answer is dropped with the last caller's copy. With them,
+//!   the answer is dropped [`WAVE_HORIZON`] after it arrived, by a timer, used or not; a newer
+//!   answer replaces it at once. Failures are never kept.
+//! - A value served from a kept answer is at most [`WAVE_HORIZON`] older than one read by the
+//!   caller itself, and read for another caller of the same vault, credential and scope.
 //!
 //! # Invariants
 //! - A flight is in its slot's `gathering` xor in its `sent` list, until it completes or is
-//!   abandoned, then in neither. Lock order: the table, then a flight's `state`.
+//!   abandoned, then in neither. Lock order: the table, then a flight's `state`, then an
+//!   answer's `served`.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     future::Future,
     hash::Hash,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
@@ -39,11 +52,17 @@ use super::{
 type Shared = Arc<Result<Revealed, FerrVaultError>>;
 type Table<K> = Arc<Mutex<HashMap<K, Slot>>>;
 
-/// The flights of one key.
+/// How long a successful answer serves the other named callers of its wave after it arrived.
+/// Long enough for the worker pool to run a wave of a thousand FerrVaultSecrets (their passes
+/// need no other request), short next to any refresh interval.
+pub(crate) const WAVE_HORIZON: Duration = Duration::from_secs(10);
+
+/// The flights of one key, and its kept answer.
 #[derive(Default)]
 struct Slot {
     gathering: Option<Arc<Flight>>,
     sent: Vec<Arc<Flight>>,
+    answer: Option<Arc<Answer>>,
 }
 
 impl Slot {
@@ -54,9 +73,34 @@ impl Slot {
         self.sent.retain(|f| !Arc::ptr_eq(f, flight));
     }
 
-    fn is_empty(&self) -> bool {
-        self.gathering.is_none() && self.sent.is_empty()
+    fn has_flights(&self) -> bool {
+        self.gathering.is_some() || !self.sent.is_empty()
     }
+
+    fn is_empty(&self) -> bool {
+        !self.has_flights() && self.answer.is_none()
+    }
+
+    /// The kept answer's slice for `caller`, if it covers `want` and has not served `caller` yet.
+    fn serve(&self, caller: &str, want: &KeySelector) -> Option<Revealed> {
+        let answer = self.answer.as_ref()?;
+        if !answer.keys.covers(want) {
+            return None;
+        }
+        let mut served = answer.served.lock().unwrap_or_else(PoisonError::into_inner);
+        served
+            .insert(caller.to_owned())
+            .then(|| answer.revealed.slice_for(want))
+    }
+}
+
+/// A successful answer kept for the rest of its wave.
+struct Answer {
+    revealed: Revealed,
+    /// The selector it was requested with.
+    keys: KeySelector,
+    /// The named callers it served.
+    served: Mutex<HashSet<String>>,
 }
 
 struct Flight {
@@ -75,6 +119,8 @@ struct FlightState {
     frozen: bool,
     /// Callers still waiting for this flight.
     interested: usize,
+    /// The named callers that joined it: its answer serves the rest of their wave.
+    callers: HashSet<String>,
 }
 
 impl Flight {
@@ -122,20 +168,25 @@ pub(crate) struct SingleFlight<K> {
     table: Table<K>,
     /// How long a new flight waits for company before asking for a token.
     window: Duration,
+    /// How long a kept answer serves its wave ([`WAVE_HORIZON`]).
+    horizon: Duration,
 }
 
 impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
-    pub(crate) fn new(window: Duration) -> Self {
+    pub(crate) fn new(window: Duration, horizon: Duration) -> Self {
         Self {
             table: Arc::default(),
             window,
+            horizon,
         }
     }
 
-    /// Reveals `want` for `key`, sharing the request with concurrent callers.
+    /// Reveals `want` for `key` for `caller` (`None`: anonymous), sharing the request with
+    /// concurrent callers and, for a named caller, with its wave.
     pub(crate) async fn reveal<F, Fut>(
         &self,
         key: K,
+        caller: Option<&str>,
         want: KeySelector,
         deadline: Instant,
         fetch: F,
@@ -144,7 +195,10 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
         F: FnOnce(FlightHandle<K>) -> Fut,
         Fut: Future<Output = Result<Revealed, FerrVaultError>> + Send + 'static,
     {
-        let flight = self.join(&key, &want, deadline, fetch);
+        let flight = match self.join(&key, caller, &want, deadline, fetch) {
+            Joined::Served(revealed) => return Ok(revealed),
+            Joined::Flight(flight) => flight,
+        };
         let _interest = Interest {
             flight: flight.clone(),
             table: self.table.clone(),
@@ -172,14 +226,25 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
         }
     }
 
-    /// Joins a covering flight or the gathering one, or starts a new one.
-    fn join<F, Fut>(&self, key: &K, want: &KeySelector, deadline: Instant, fetch: F) -> Arc<Flight>
+    /// Serves a named caller from the kept answer, or joins a covering flight or the gathering
+    /// one, or starts a new one.
+    fn join<F, Fut>(
+        &self,
+        key: &K,
+        caller: Option<&str>,
+        want: &KeySelector,
+        deadline: Instant,
+        fetch: F,
+    ) -> Joined
     where
         F: FnOnce(FlightHandle<K>) -> Fut,
         Fut: Future<Output = Result<Revealed, FerrVaultError>> + Send + 'static,
     {
         let mut table = lock(&self.table);
         let slot = table.entry(key.clone()).or_default();
+        if let Some(revealed) = caller.and_then(|caller| slot.serve(caller, want)) {
+            return Joined::Served(revealed);
+        }
         let existing = slot
             .sent
             .iter()
@@ -191,15 +256,19 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
                 Some(gathering)
             });
         if let Some(flight) = existing {
-            flight.state().interested += 1;
+            let mut state = flight.state();
+            state.interested += 1;
+            state.callers.extend(caller.map(str::to_owned));
+            drop(state);
             flight.deadline.extend_to(deadline);
-            return flight;
+            return Joined::Flight(flight);
         }
         let flight = Arc::new(Flight {
             state: Mutex::new(FlightState {
                 keys: want.clone(),
                 frozen: false,
                 interested: 1,
+                callers: caller.map(str::to_owned).into_iter().collect(),
             }),
             deadline: Deadline::new(deadline),
             done: watch::Sender::new(None),
@@ -212,31 +281,95 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             key: key.clone(),
         };
         let request = fetch(handle);
-        let (table_ref, key_ref, flight_ref, window) =
-            (self.table.clone(), key.clone(), flight.clone(), self.window);
+        let (table_ref, key_ref, flight_ref, window, horizon) = (
+            self.table.clone(),
+            key.clone(),
+            flight.clone(),
+            self.window,
+            self.horizon,
+        );
         let task = tokio::spawn(async move {
             if !window.is_zero() {
                 tokio::time::sleep_until((Instant::now() + window).min(flight_ref.deadline.get())).await;
             }
             let outcome = request.await;
+            let kept = keep_for_wave(&flight_ref, &outcome);
             {
                 let mut table = lock(&table_ref);
                 if let Some(slot) = table.get_mut(&key_ref) {
                     slot.remove(&flight_ref);
+                    if kept.is_some() {
+                        slot.answer.clone_from(&kept);
+                    }
                     if slot.is_empty() {
                         table.remove(&key_ref);
                     }
                 }
             }
+            if let Some(answer) = kept {
+                tokio::spawn(forget_after(table_ref, key_ref, answer, horizon));
+            }
             flight_ref.done.send_replace(Some(Arc::new(outcome)));
         });
         *flight.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
-        flight
+        Joined::Flight(flight)
     }
 
     /// Number of keys with a flight gathering or in flight (for tests and the admin dump).
     pub(crate) fn in_progress(&self) -> usize {
-        lock(&self.table).len()
+        lock(&self.table)
+            .values()
+            .filter(|slot| slot.has_flights())
+            .count()
+    }
+
+    /// Number of answers kept for their wave (for tests).
+    pub(crate) fn answers_kept(&self) -> usize {
+        lock(&self.table)
+            .values()
+            .filter(|slot| slot.answer.is_some())
+            .count()
+    }
+}
+
+/// What [`SingleFlight::join`] found for a caller.
+enum Joined {
+    /// The kept answer served it.
+    Served(Revealed),
+    /// It waits for this flight.
+    Flight(Arc<Flight>),
+}
+
+/// The answer to keep for the rest of the wave: a success, when named callers joined.
+fn keep_for_wave(flight: &Flight, outcome: &Result<Revealed, FerrVaultError>) -> Option<Arc<Answer>> {
+    let Ok(revealed) = outcome else {
+        return None;
+    };
+    let state = flight.state();
+    (!state.callers.is_empty()).then(|| {
+        Arc::new(Answer {
+            revealed: revealed.clone(),
+            keys: state.keys.clone(),
+            served: Mutex::new(state.callers.clone()),
+        })
+    })
+}
+
+/// Drops `answer` from `key`'s slot after `horizon`, unless a newer answer replaced it.
+async fn forget_after<K: Eq + Hash>(table: Table<K>, key: K, answer: Arc<Answer>, horizon: Duration) {
+    tokio::time::sleep(horizon).await;
+    let mut table = lock(&table);
+    if let Some(slot) = table.get_mut(&key) {
+        if slot
+            .answer
+            .as_ref()
+            .is_some_and(|kept| Arc::ptr_eq(kept, &answer))
+        {
+            slot.answer = None;
+        }
+        if slot.is_empty() {
+            table.remove(&key);
+        }
     }
 }
 
@@ -300,7 +433,7 @@ mod tests {
         let (flights, calls) = (flights.clone(), calls.clone());
         tokio::spawn(async move {
             flights
-                .reveal("vault", want, deadline, fake_fetch(calls, fetch_takes))
+                .reveal("vault", None, want, deadline, fake_fetch(calls, fetch_takes))
                 .await
         })
     }
@@ -339,7 +472,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn concurrent_reveals_should_share_one_request_and_get_their_own_keys() {
-        let flights = Arc::new(SingleFlight::new(Duration::from_millis(20)));
+        let flights = Arc::new(SingleFlight::new(Duration::from_millis(20), WAVE_HORIZON));
         let calls = Arc::new(AtomicUsize::new(0));
         let deadline = Instant::now() + Duration::from_secs(5);
         let selectors = [
@@ -381,13 +514,14 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_caller_wanting_more_than_the_frozen_request_should_start_a_new_flight() {
-        let flights = Arc::new(SingleFlight::new(Duration::ZERO));
+        let flights = Arc::new(SingleFlight::new(Duration::ZERO, WAVE_HORIZON));
         let calls = Arc::new(AtomicUsize::new(0));
         let deadline = Instant::now() + Duration::from_secs(5);
         let first = spawn_reveal(&flights, &calls, names(&["a"]), deadline, Duration::ZERO);
         tokio::time::sleep(Duration::from_millis(1)).await;
         let covered = flights.reveal(
             "vault",
+            None,
             names(&["b"]),
             deadline,
             fake_fetch(calls.clone(), Duration::ZERO),
@@ -400,7 +534,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_impatient_caller_should_time_out_alone_and_the_last_one_leaving_should_cancel() {
-        let flights = Arc::new(SingleFlight::new(Duration::ZERO));
+        let flights = Arc::new(SingleFlight::new(Duration::ZERO, WAVE_HORIZON));
         let calls = Arc::new(AtomicUsize::new(0));
         let now = Instant::now();
         let patient = spawn_reveal(
@@ -414,6 +548,7 @@ mod tests {
         let impatient = flights
             .reveal(
                 "vault",
+                None,
                 names(&["a"]),
                 now + Duration::from_secs(1),
                 fake_fetch(calls.clone(), Duration::ZERO),

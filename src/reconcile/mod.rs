@@ -9,6 +9,9 @@
 //!     [`prologue`]: the first steps both share (read, finalizer, invalid spec).
 //!   - [`watches`] (+ [`own_writes`]): which changes enqueue which keys.
 //!   - [`content_hash_key`]: the operator-held key of the content hash.
+//!   - Reads: [`reads`] (the watches' [`stores`] first, a GET only where a store cannot be
+//!     trusted: the rule is written there), [`secret_values`] (token and CA bundle values kept per
+//!     `resourceVersion`), [`inputs`] (the versions `status.observedInputs` records).
 //!   - Writes and reads: [`finalizer`], [`token`] (credentials and CA bundles of a connection),
 //!     [`invalid_spec`] (Ready=False/`InvalidSpec`), [`field_manager`] (the `fieldManager` of every
 //!     write), [`kube_errors`] (Kubernetes failures, typed).
@@ -20,14 +23,18 @@ pub mod context;
 pub mod events;
 pub mod field_manager;
 pub mod finalizer;
+pub mod inputs;
 pub mod invalid_spec;
 pub mod kube_errors;
 pub mod metrics;
 pub mod operator;
 pub mod own_writes;
 pub mod prologue;
+pub mod reads;
 pub mod rules;
 pub mod secret;
+pub mod secret_values;
 pub mod settings;
+pub mod stores;
 pub mod token;
 pub mod watches;

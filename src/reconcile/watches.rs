@@ -33,18 +33,18 @@ use kube::{
 pub use super::own_writes::OwnWrites;
 use super::rules::target_access::connection_secrets;
 use super::settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
+use super::stores::Stores;
 use crate::api::{
     ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient, Reason,
     names::{CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
 };
 
-/// Every watch, and the connection store the FerrVaultSecret reconciler reads (which Secrets the
-/// connections of a namespace read).
+/// Every watch, and the stores the reconcilers read instead of the API server.
 pub struct Watches {
     /// The watches, for the runtime.
     pub sources: Vec<Box<dyn WatchSource>>,
-    /// The `ferrvaultconnection` watch's store.
-    pub connections: Store<Lenient<FerrVaultConnection>>,
+    /// The watches' stores.
+    pub stores: Stores,
 }
 
 /// Whether a change of a custom resource deserves a reconcile of that resource: first sighting,
@@ -236,7 +236,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
             )]
         });
     let dependants_store = secrets.clone();
-    let (dependants_watch, _) = WatchSpec::full(
+    let (dependants_watch, connections_for_dependants) = WatchSpec::full(
         "ferrvaultconnection-dependants",
         api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
@@ -254,13 +254,18 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
             keys.dedup();
             keys
         });
-    let connections_for_reconciler = connections.clone();
     let own_for_filter = own.clone();
-    let (metadata_watch, _) = WatchSpec::metadata(
+    let (metadata_watch, secret_metadata) = WatchSpec::metadata(
         "secret-metadata",
         api::<PartialObjectMeta<Secret>>(client, namespace),
         config(),
     );
+    let stores = Stores {
+        secrets: secrets.clone(),
+        connections: connections.clone(),
+        connections_for_dependants,
+        secret_metadata,
+    };
     let metadata_watch = metadata_watch
         .matters(move |old, new| {
             secret_change_matters(&own_for_filter, old.map(|o| &o.metadata), &new.metadata)
@@ -299,7 +304,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
             Box::new(dependants_watch),
             Box::new(metadata_watch),
         ],
-        connections: connections_for_reconciler,
+        stores,
     }
 }
 
