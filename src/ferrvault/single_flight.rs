@@ -43,6 +43,7 @@ use std::{
 
 use tokio::{sync::watch, task::AbortHandle, time::Instant};
 
+use self::wave::Answer;
 use super::{
     DeadlineStage, FerrVaultError,
     deadline::Deadline,
@@ -83,24 +84,8 @@ impl Slot {
 
     /// The kept answer's slice for `caller`, if it covers `want` and has not served `caller` yet.
     fn serve(&self, caller: &str, want: &KeySelector) -> Option<Revealed> {
-        let answer = self.answer.as_ref()?;
-        if !answer.keys.covers(want) {
-            return None;
-        }
-        let mut served = answer.served.lock().unwrap_or_else(PoisonError::into_inner);
-        served
-            .insert(caller.to_owned())
-            .then(|| answer.revealed.slice_for(want))
+        self.answer.as_ref()?.serve(caller, want)
     }
-}
-
-/// A successful answer kept for the rest of its wave.
-struct Answer {
-    revealed: Revealed,
-    /// The selector it was requested with.
-    keys: KeySelector,
-    /// The named callers it served.
-    served: Mutex<HashSet<String>>,
 }
 
 struct Flight {
@@ -293,7 +278,10 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
                 tokio::time::sleep_until((Instant::now() + window).min(flight_ref.deadline.get())).await;
             }
             let outcome = request.await;
-            let kept = keep_for_wave(&flight_ref, &outcome);
+            let kept = {
+                let state = flight_ref.state();
+                Answer::keep(&outcome, &state.keys, &state.callers)
+            };
             {
                 let mut table = lock(&table_ref);
                 if let Some(slot) = table.get_mut(&key_ref) {
@@ -338,21 +326,6 @@ enum Joined {
     Served(Revealed),
     /// It waits for this flight.
     Flight(Arc<Flight>),
-}
-
-/// The answer to keep for the rest of the wave: a success, when named callers joined.
-fn keep_for_wave(flight: &Flight, outcome: &Result<Revealed, FerrVaultError>) -> Option<Arc<Answer>> {
-    let Ok(revealed) = outcome else {
-        return None;
-    };
-    let state = flight.state();
-    (!state.callers.is_empty()).then(|| {
-        Arc::new(Answer {
-            revealed: revealed.clone(),
-            keys: state.keys.clone(),
-            served: Mutex::new(state.callers.clone()),
-        })
-    })
 }
 
 /// Drops `answer` from `key`'s slot after `horizon`, unless a newer answer replaced it.
@@ -412,170 +385,5 @@ fn lock<K>(table: &Table<K>) -> MutexGuard<'_, HashMap<K, Slot>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use super::*;
-    use crate::ferrvault::reveal::SecretValue;
-
-    fn names(list: &[&str]) -> KeySelector {
-        KeySelector::from_names(list.iter().copied())
-    }
-
-    /// A caller revealing `want` from "vault" in a task of its own, through [`fake_fetch`].
-    fn spawn_reveal(
-        flights: &Arc<SingleFlight<&'static str>>,
-        calls: &Arc<AtomicUsize>,
-        want: KeySelector,
-        deadline: Instant,
-        fetch_takes: Duration,
-    ) -> tokio::task::JoinHandle<Result<Revealed, FerrVaultError>> {
-        let (flights, calls) = (flights.clone(), calls.clone());
-        tokio::spawn(async move {
-            flights
-                .reveal("vault", None, want, deadline, fake_fetch(calls, fetch_takes))
-                .await
-        })
-    }
-
-    type FakeRequest = std::pin::Pin<Box<dyn Future<Output = Result<Revealed, FerrVaultError>> + Send>>;
-
-    /// A fetch that answers every key except those starting with `missing`, after `delay`.
-    fn fake_fetch(
-        calls: Arc<AtomicUsize>,
-        delay: Duration,
-    ) -> impl FnOnce(FlightHandle<&'static str>) -> FakeRequest {
-        move |handle| {
-            Box::pin(async move {
-                tokio::time::sleep(delay).await;
-                calls.fetch_add(1, Ordering::SeqCst);
-                let keys = handle.freeze();
-                let all = ["a", "b", "c", "d"];
-                let mut revealed = Revealed::default();
-                for key in all {
-                    if keys.covers(&names(&[key])) {
-                        revealed
-                            .secrets
-                            .insert(key.to_owned(), SecretValue::test(&format!("v-{key}")));
-                    }
-                }
-                if let KeySelector::Names(wanted) = keys {
-                    revealed.missing = wanted
-                        .into_iter()
-                        .filter(|k| !all.contains(&k.as_str()))
-                        .collect();
-                }
-                Ok(revealed)
-            })
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn concurrent_reveals_should_share_one_request_and_get_their_own_keys() {
-        let flights = Arc::new(SingleFlight::new(Duration::from_millis(20), WAVE_HORIZON));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let selectors = [
-            names(&["a"]),
-            names(&["b", "zz"]),
-            KeySelector::All,
-            names(&["c", "a"]),
-        ];
-        let mut handles = Vec::new();
-        for want in selectors.clone() {
-            handles.push(spawn_reveal(
-                &flights,
-                &calls,
-                want,
-                deadline,
-                Duration::from_millis(50),
-            ));
-        }
-        let results: Vec<_> = futures::future::join_all(handles)
-            .await
-            .into_iter()
-            .map(|r| r.unwrap().unwrap())
-            .collect();
-        assert_eq!(calls.load(Ordering::SeqCst), 1);
-        let keys = |r: &Revealed| r.secrets.keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&results[0]), ["a"]);
-        assert_eq!(
-            (keys(&results[1]), results[1].missing.clone()),
-            (vec!["b".to_owned()], vec!["zz".to_owned()])
-        );
-        assert_eq!(keys(&results[2]), ["a", "b", "c", "d"]);
-        assert_eq!(keys(&results[3]), ["a", "c"]);
-        assert_eq!(
-            flights.in_progress(),
-            0,
-            "nothing stays in the table after the request"
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_caller_wanting_more_than_the_frozen_request_should_start_a_new_flight() {
-        let flights = Arc::new(SingleFlight::new(Duration::ZERO, WAVE_HORIZON));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let first = spawn_reveal(&flights, &calls, names(&["a"]), deadline, Duration::ZERO);
-        tokio::time::sleep(Duration::from_millis(1)).await;
-        let covered = flights.reveal(
-            "vault",
-            None,
-            names(&["b"]),
-            deadline,
-            fake_fetch(calls.clone(), Duration::ZERO),
-        );
-        let result = covered.await.unwrap();
-        assert_eq!(result.secrets.keys().collect::<Vec<_>>(), ["b"]);
-        assert!(first.await.unwrap().is_ok());
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_impatient_caller_should_time_out_alone_and_the_last_one_leaving_should_cancel() {
-        let flights = Arc::new(SingleFlight::new(Duration::ZERO, WAVE_HORIZON));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let now = Instant::now();
-        let patient = spawn_reveal(
-            &flights,
-            &calls,
-            names(&["a"]),
-            now + Duration::from_secs(10),
-            Duration::from_secs(2),
-        );
-        tokio::task::yield_now().await;
-        let impatient = flights
-            .reveal(
-                "vault",
-                None,
-                names(&["a"]),
-                now + Duration::from_secs(1),
-                fake_fetch(calls.clone(), Duration::ZERO),
-            )
-            .await;
-        assert_eq!(impatient.unwrap_err().reason(), "BudgetDeadline");
-        assert!(
-            patient.await.unwrap().is_ok(),
-            "the other caller still gets its answer"
-        );
-        assert_eq!(calls.load(Ordering::SeqCst), 1);
-
-        let abandoned = spawn_reveal(
-            &flights,
-            &calls,
-            names(&["a"]),
-            now + Duration::from_secs(60),
-            Duration::from_secs(30),
-        );
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        abandoned.abort();
-        tokio::time::sleep(Duration::from_secs(60)).await;
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            1,
-            "the abandoned request was cancelled"
-        );
-        assert_eq!(flights.in_progress(), 0);
-    }
-}
+mod tests;
+mod wave;

@@ -111,16 +111,22 @@ where
     ) -> Result<Option<Lenient<K>>, kube::Error> {
         wait_for(&self.store).await?;
         let stored = self.store.get(&ObjectRef::new(name).within(namespace));
-        let Some(ours) = self.written.take(namespace, name) else {
+        let ours = self.written.take(namespace, name);
+        let stored_version = stored.as_ref().and_then(|o| o.meta().resource_version.as_deref());
+        if store_holds_our_write(stored_version, ours.as_deref()) {
             return Ok(stored.map(|object| (*object).clone()));
-        };
-        match stored {
-            Some(object) if object.meta().resource_version.as_ref() == Some(&ours) => {
-                Ok(Some((*object).clone()))
-            }
-            _ => api.get_opt(name).await,
         }
+        api.get_opt(name).await
     }
+}
+
+/// Whether a store showing `stored` (the object's `resourceVersion` there, `None` when absent)
+/// may be read, given the version `ours` our own last write to it produced (if any): always
+/// without such a write, else only when the store shows exactly that version. A store only moves
+/// forward, and a later write by someone else would also show another version, so anything else
+/// is read with a GET.
+fn store_holds_our_write(stored: Option<&str>, ours: Option<&str>) -> bool {
+    ours.is_none_or(|ours| stored == Some(ours))
 }
 
 /// `namespace/name` for a reader that is not its reconciler (a FerrVaultSecret reading its
@@ -171,5 +177,53 @@ impl WrittenVersions {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), String>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(version: &str) -> ObjectMeta {
+        ObjectMeta {
+            namespace: Some("ns".into()),
+            name: Some("app".into()),
+            resource_version: Some(version.into()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    #[test]
+    fn the_store_should_be_read_unless_it_does_not_show_our_last_write() {
+        assert!(store_holds_our_write(Some("7"), None), "nothing written");
+        assert!(
+            store_holds_our_write(None, None),
+            "gone, and its own watch said so"
+        );
+        assert!(store_holds_our_write(Some("8"), Some("8")), "our write seen");
+        assert!(
+            !store_holds_our_write(Some("7"), Some("8")),
+            "our write not seen yet"
+        );
+        assert!(!store_holds_our_write(None, Some("8")), "not seen at all");
+        assert!(
+            !store_holds_our_write(Some("9"), Some("8")),
+            "someone wrote after us: only a GET tells"
+        );
+    }
+
+    #[test]
+    fn a_written_version_should_be_taken_by_the_next_read_only() {
+        let written = WrittenVersions::default();
+        written.record(&meta("7"));
+        written.record(&meta("8"));
+        assert_eq!(written.take("ns", "app").as_deref(), Some("8"), "the last write");
+        assert_eq!(written.take("ns", "app"), None, "forgotten once read");
+        written.record(&ObjectMeta::default());
+        assert_eq!(
+            written.take("", ""),
+            None,
+            "an object without coordinates is not recorded"
+        );
     }
 }

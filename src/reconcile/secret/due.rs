@@ -65,7 +65,8 @@ pub(super) async fn nothing_due(
     else {
         return None;
     };
-    let as_left = KnownTarget::as_left(stored, previous, observed.generation, cr.spec.target_type())?;
+    // The rule checked the stored version against the recorded one.
+    let as_left = KnownTarget::left(stored?, cr.spec.target_type());
     access::judge(&stores.connections_for_dependants, cr, &target, as_left.secret())
         .await
         .ok()?;

@@ -112,15 +112,18 @@ impl KnownTarget {
     ) -> Option<Self> {
         let stored = stored?;
         let recorded = status.target_resource_version.as_ref()?;
-        (stored.resource_version.as_ref() == Some(recorded) && status.observed_generation == generation).then(
-            || {
-                Self::AsLeft(Secret {
-                    metadata: stored.clone(),
-                    type_: Some(type_.to_owned()),
-                    ..Secret::default()
-                })
-            },
-        )
+        (stored.resource_version.as_ref() == Some(recorded) && status.observed_generation == generation)
+            .then(|| Self::left(stored, type_))
+    }
+
+    /// The target as the last sync left it, from `stored` metadata whose version the caller has
+    /// checked against `status.targetResourceVersion` (see [`KnownTarget::as_left`]).
+    pub fn left(stored: &ObjectMeta, type_: &str) -> Self {
+        Self::AsLeft(Secret {
+            metadata: stored.clone(),
+            type_: Some(type_.to_owned()),
+            ..Secret::default()
+        })
     }
 
     /// The target as the pass judges it (`data` absent for [`KnownTarget::AsLeft`]).
