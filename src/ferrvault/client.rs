@@ -27,7 +27,8 @@ use super::{
 /// - Concurrent reveals of one vault through one credential share one request; so do the
 ///   reveals of one wave ([`FerrVault::reveal_in_wave`]).
 /// - No secret value is kept after the request that fetched it has been handed out, except the
-///   answer of a wave, for [`FerrVault::wave_horizon`] after it arrived.
+///   answer of a wave, until the wave is over (at most [`FerrVault::wave_horizon`] after it
+///   arrived).
 /// - Nothing is sent to a plain `http://` URL unless [`ClientConfig::allow_insecure_http`];
 ///   nothing of the cluster identity is sent outside [`ClusterIdentity::admits`], and a cluster
 ///   bearer is only sent in a cloud-mode reveal carrying `X-FerrVault-Namespace`.
@@ -112,8 +113,9 @@ impl FerrVault {
 
     /// [`FerrVault::reveal`] for `caller` (a stable identity, such as a FerrVaultSecret's UID)
     /// as one of a wave: besides joining concurrent reveals, it is served by the last successful
-    /// answer for the same vault, credential and scope if that answer covers its keys, arrived
-    /// less than [`FerrVault::wave_horizon`] ago and has not served `caller` yet. So the
+    /// answer for the same vault, credential and scope if that answer covers its keys, its wave
+    /// is not over (it served someone within the last 2s, and arrived less than
+    /// [`FerrVault::wave_horizon`] ago) and it has not served `caller` yet. So the
     /// FerrVaultSecrets of one vault that refresh, start or resync together cost one request
     /// however many there are, while each one's own next reveal reads FerrVault again.
     ///
@@ -287,9 +289,9 @@ impl FerrVault {
         self.inner.flights.answers_kept()
     }
 
-    /// How long the answer of a wave serves its other callers after it arrived.
+    /// The longest the answer of a wave serves its other callers after it arrived.
     pub fn wave_horizon(&self) -> Duration {
-        WAVE_HORIZON
+        WAVE_HORIZON.cap
     }
 
     /// Number of pooled HTTP clients (one per endpoint).

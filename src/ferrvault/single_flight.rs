@@ -10,12 +10,12 @@
 //! selector covers what it wants, or else starts the next flight.
 //!
 //! A caller may name itself (a FerrVaultSecret's UID). The successful answer of a flight that a
-//! named caller joined stays in the table for [`WAVE_HORIZON`] after it arrived, and serves
-//! every other named caller whose keys it covers, once each: the rest of the wave (the
-//! FerrVaultSecrets of one vault refreshing, starting or resyncing together, whose passes the
-//! worker pool runs a few at a time) costs no further request. A caller it already served (it
-//! joined the flight, or was served since) starts a new flight: a FerrVaultSecret's own next
-//! pass always reads FerrVault again.
+//! named caller joined stays in the table until its wave is over ([`WAVE_HORIZON`]: nobody served
+//! for 2s, at most 10s after it arrived), and serves every other named caller whose keys it
+//! covers, once each: the rest of the wave (the FerrVaultSecrets of one vault refreshing,
+//! starting or resyncing together, whose passes the worker pool runs a few at a time) costs no
+//! further request. A caller it already served (it joined the flight, or was served since)
+//! starts a new flight: a FerrVaultSecret's own next pass always reads FerrVault again.
 //!
 //! # Guarantees
 //! - Each caller gets exactly its own keys and its own `missing` ([`Revealed::slice_for`]).
@@ -23,10 +23,10 @@
 //!   latest deadline of the callers that joined it, and is cancelled when every caller is gone.
 //! - Without named callers nothing outlives the request: the flight leaves the table before
 //!   its answer is handed out, and the answer is dropped with the last caller's copy. With them,
-//!   the answer is dropped [`WAVE_HORIZON`] after it arrived, by a timer, used or not; a newer
-//!   answer replaces it at once. Failures are never kept.
-//! - A value served from a kept answer is at most [`WAVE_HORIZON`] older than one read by the
-//!   caller itself, and read for another caller of the same vault, credential and scope.
+//!   a timer drops the answer when its wave is over, at most [`WAVE_HORIZON`]'s cap after it
+//!   arrived, used or not; a newer answer replaces it at once. Failures are never kept.
+//! - A value served from a kept answer is at most that cap older than one read by the caller
+//!   itself, and was read for another caller of the same vault, credential and scope.
 //!
 //! # Invariants
 //! - A flight is in its slot's `gathering` xor in its `sent` list, until it completes or is
@@ -43,6 +43,7 @@ use std::{
 
 use tokio::{sync::watch, task::AbortHandle, time::Instant};
 
+pub(crate) use self::wave::{Horizon, WAVE_HORIZON};
 use self::wave::Answer;
 use super::{
     DeadlineStage, FerrVaultError,
@@ -52,11 +53,6 @@ use super::{
 
 type Shared = Arc<Result<Revealed, FerrVaultError>>;
 type Table<K> = Arc<Mutex<HashMap<K, Slot>>>;
-
-/// How long a successful answer serves the other named callers of its wave after it arrived.
-/// Long enough for the worker pool to run a wave of a thousand FerrVaultSecrets (their passes
-/// need no other request), short next to any refresh interval.
-pub(crate) const WAVE_HORIZON: Duration = Duration::from_secs(10);
 
 /// The flights of one key, and its kept answer.
 #[derive(Default)]
@@ -82,9 +78,12 @@ impl Slot {
         !self.has_flights() && self.answer.is_none()
     }
 
-    /// The kept answer's slice for `caller`, if it covers `want` and has not served `caller` yet.
-    fn serve(&self, caller: &str, want: &KeySelector) -> Option<Revealed> {
-        self.answer.as_ref()?.serve(caller, want)
+    /// The kept answer's slice for `caller`, if its wave is not over, it covers `want` and it
+    /// has not served `caller` yet.
+    fn serve(&self, caller: &str, want: &KeySelector, horizon: Horizon) -> Option<Revealed> {
+        self.answer
+            .as_ref()?
+            .serve(caller, want, Instant::now(), horizon)
     }
 }
 
@@ -154,11 +153,11 @@ pub(crate) struct SingleFlight<K> {
     /// How long a new flight waits for company before asking for a token.
     window: Duration,
     /// How long a kept answer serves its wave ([`WAVE_HORIZON`]).
-    horizon: Duration,
+    horizon: Horizon,
 }
 
 impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
-    pub(crate) fn new(window: Duration, horizon: Duration) -> Self {
+    pub(crate) fn new(window: Duration, horizon: Horizon) -> Self {
         Self {
             table: Arc::default(),
             window,
@@ -227,7 +226,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
     {
         let mut table = lock(&self.table);
         let slot = table.entry(key.clone()).or_default();
-        if let Some(revealed) = caller.and_then(|caller| slot.serve(caller, want)) {
+        if let Some(revealed) = caller.and_then(|caller| slot.serve(caller, want, self.horizon)) {
             return Joined::Served(revealed);
         }
         let existing = slot
@@ -280,7 +279,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             let outcome = request.await;
             let kept = {
                 let state = flight_ref.state();
-                Answer::keep(&outcome, &state.keys, &state.callers)
+                Answer::keep(&outcome, &state.keys, &state.callers, Instant::now())
             };
             {
                 let mut table = lock(&table_ref);
@@ -295,7 +294,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
                 }
             }
             if let Some(answer) = kept {
-                tokio::spawn(forget_after(table_ref, key_ref, answer, horizon));
+                tokio::spawn(forget_when_over(table_ref, key_ref, answer, horizon));
             }
             flight_ref.done.send_replace(Some(Arc::new(outcome)));
         });
@@ -328,9 +327,15 @@ enum Joined {
     Flight(Arc<Flight>),
 }
 
-/// Drops `answer` from `key`'s slot after `horizon`, unless a newer answer replaced it.
-async fn forget_after<K: Eq + Hash>(table: Table<K>, key: K, answer: Arc<Answer>, horizon: Duration) {
-    tokio::time::sleep(horizon).await;
+/// Drops `answer` from `key`'s slot when its wave is over, unless a newer answer replaced it.
+async fn forget_when_over<K: Eq + Hash>(table: Table<K>, key: K, answer: Arc<Answer>, horizon: Horizon) {
+    loop {
+        let ends_at = answer.ends_at(horizon);
+        if Instant::now() >= ends_at {
+            break;
+        }
+        tokio::time::sleep_until(ends_at).await;
+    }
     let mut table = lock(&table);
     if let Some(slot) = table.get_mut(&key) {
         if slot

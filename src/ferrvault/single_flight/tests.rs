@@ -224,7 +224,8 @@ async fn a_wave_should_cost_one_request_and_each_caller_be_served_once() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_kept_answer_should_be_dropped_at_the_horizon_and_never_kept_for_anonymous_callers_or_failures() {
+async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_for_anonymous_callers_or_failures()
+{
     let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
     let calls = Arc::new(AtomicUsize::new(0));
     reveal_as(&flights, &calls, Some("cr-0"), names(&["a"]))
@@ -235,25 +236,17 @@ async fn a_kept_answer_should_be_dropped_at_the_horizon_and_never_kept_for_anony
     reveal_as(&flights, &calls, Some("cr-1"), names(&["b"]))
         .await
         .unwrap();
-    assert_eq!(
-        calls.load(Ordering::SeqCst),
-        2,
-        "keys it does not cover: a request"
-    );
-    tokio::time::sleep(WAVE_HORIZON + Duration::from_millis(20)).await;
-    assert_eq!(flights.answers_kept(), 0, "dropped at the horizon, used or not");
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "keys it does not cover: a request");
+    tokio::time::sleep(WAVE_HORIZON.idle + Duration::from_millis(20)).await;
+    assert_eq!(flights.answers_kept(), 0, "nobody served for the idle time: dropped");
     reveal_as(&flights, &calls, Some("cr-2"), names(&["b"]))
         .await
         .unwrap();
-    assert_eq!(calls.load(Ordering::SeqCst), 3, "past the horizon: a request");
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "after its wave: a request");
 
     let anonymous = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
     reveal_as(&anonymous, &calls, None, names(&["a"])).await.unwrap();
-    assert_eq!(
-        anonymous.answers_kept(),
-        0,
-        "nothing outlives an anonymous request"
-    );
+    assert_eq!(anonymous.answers_kept(), 0, "nothing outlives an anonymous request");
     reveal_as(&anonymous, &calls, Some("cr-0"), names(&["a"]))
         .await
         .unwrap();
@@ -271,4 +264,27 @@ async fn a_kept_answer_should_be_dropped_at_the_horizon_and_never_kept_for_anony
         .await;
     assert!(failed.is_err());
     assert_eq!(failing.answers_kept(), 0, "a failure is never kept");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_busy_wave_should_keep_its_answer_no_longer_than_the_cap() {
+    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    reveal_as(&flights, &calls, Some("cr-0"), KeySelector::All)
+        .await
+        .unwrap();
+    for i in 1..10 {
+        tokio::time::sleep(Duration::from_millis(950)).await;
+        reveal_as(&flights, &calls, Some(&format!("cr-{i}")), KeySelector::All)
+            .await
+            .unwrap();
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "callers a second apart: one wave");
+    tokio::time::sleep_until(started + WAVE_HORIZON.cap + Duration::from_millis(20)).await;
+    assert_eq!(flights.answers_kept(), 0, "dropped at the cap, busy or not");
+    reveal_as(&flights, &calls, Some("cr-late"), KeySelector::All)
+        .await
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
