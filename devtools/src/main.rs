@@ -27,17 +27,33 @@ enum BenchCommand {
     KubeSim(bench::kube_sim::KubeSimBenchArgs),
     /// N resources on one FerrVault token: this client's limiter against the Go operator's retry policies.
     RateLimit(bench::rate_limit::RateLimitArgs),
-    /// 1k–10k FerrVaultSecrets: the operator process vs a plain kube_runtime::Controller.
+    /// 1k–10k FerrVaultSecrets: the operator vs a competent and a naive kube_runtime::Controller.
     Scale(bench::scale::ScaleArgs),
+    /// Requests after a restart with nothing due, and per refresh wave.
+    Economy(bench::economy::EconomyArgs),
+    /// One tenant's new objects while another's backlog waits on a slow token.
+    Fairness(bench::fairness::FairnessArgs),
+    /// /healthz probes while slow-loris connections and a /metrics flood hit the admin ports.
+    AdminLoad(bench::admin_load::AdminLoadArgs),
     /// Operator memory before and after many unrelated large Secrets.
     Memory(bench::memory::MemoryArgs),
     /// Leader takeover times over SIGKILLs and SIGTERMs of the leader.
     Failover(bench::failover::FailoverArgs),
-    /// Every benchmark, the targets, JSON and PNG plots in a results folder.
-    All(bench::all::AllArgs),
+    /// Every benchmark, the targets, JSON, README tables and PNG plots in a results folder.
+    All(Box<bench::all::AllArgs>),
+    /// The README's Performance tables from a `bench all` report.
+    Tables(TablesArgs),
     /// The same reconcile logic under a plain kube_runtime::Controller (launched by scale/memory).
     #[command(hide = true)]
     PlainControllerWorker(bench::plain_controller::PlainWorkerArgs),
+}
+
+/// Flags of `bench tables`.
+#[derive(clap::Args, Debug)]
+struct TablesArgs {
+    /// The `report.json` of a `bench all` run.
+    #[arg(long, default_value = "bench-results/published/report.json")]
+    report: std::path::PathBuf,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -75,6 +91,30 @@ fn main() -> anyhow::Result<()> {
                 .map_err(anyhow::Error::msg)?;
             Some(format!("scale {}", report.flags))
         }
+        BenchCommand::Economy(args) => {
+            let report = runtime
+                .block_on(bench::economy::run(&args, None))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("economy {}", report.flags))
+        }
+        BenchCommand::Fairness(args) => {
+            let report = runtime
+                .block_on(bench::fairness::run(&args, None))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("fairness {}", report.flags))
+        }
+        BenchCommand::AdminLoad(args) => {
+            let report = runtime
+                .block_on(bench::admin_load::run(&args, None))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("admin-load {}", report.flags))
+        }
+        BenchCommand::Tables(args) => {
+            let text = std::fs::read_to_string(&args.report)?;
+            let report: bench::report::AllReport = serde_json::from_str(&text)?;
+            print!("{}", bench::tables::markdown(&bench::tables::tables(&report)));
+            None
+        }
         BenchCommand::Memory(args) => {
             let report = runtime
                 .block_on(bench::memory::run(&args))
@@ -104,4 +144,39 @@ fn main() -> anyhow::Result<()> {
         println!("\nreproduce with: ferrvault-dev bench {flags}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_flag_of_every_command_should_be_unique_and_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_readme_quick_run_should_parse_with_every_benchmark_keeping_its_own_runs() {
+        let cli = Cli::try_parse_from(
+            "ferrvault-dev bench all --sizes 1000 --runs 2 --memory-runs 4 --economy-runs 5 --fairness-runs 6 --admin-runs 7 --rate-runs 8 --fairness-probes 10"
+                .split(' '),
+        )
+        .expect("the quick run parses");
+        let Command::Bench(BenchCommand::All(all)) = cli.command else {
+            panic!("bench all expected");
+        };
+        assert_eq!(
+            (
+                all.scale.runs,
+                all.memory.runs,
+                all.economy.runs,
+                all.fairness.runs,
+                all.admin_load.runs,
+                all.rate_runs
+            ),
+            (2, 4, 5, 6, 7, 8)
+        );
+        assert_eq!((all.scale.probes, all.fairness.probes), (20, 10));
+    }
 }

@@ -1,10 +1,10 @@
 //! The FerrVault simulator driven over real HTTP on 127.0.0.1: every status path, rate limiting with
-//! and without debt, faults, accounting, cloud mode, OIDC exchange, the admin paths and the CLI.
+//! and without debt, capped debt and sliding window, faults, accounting, cloud mode, OIDC exchange, the admin paths and the CLI.
 
 use std::time::{Duration, SystemTime};
 
 use ferrvault_sim::ferrvault::{
-    Endpoint, FaultSpec, FerrVaultSim, RetryAfterFormat, SimConfig, SimStats, token_fingerprint,
+    Endpoint, FaultSpec, FerrVaultSim, LimiterMode, RetryAfterFormat, SimConfig, SimStats, token_fingerprint,
 };
 use serde_json::{Value, json};
 
@@ -304,6 +304,45 @@ async fn rate_limiter_in_debt_mode_should_charge_rejections_and_push_retry_after
         429,
         "the debt of 3 rejections should outlast one refill"
     );
+}
+
+#[tokio::test]
+async fn capped_debt_should_charge_rejections_but_bound_retry_after_and_recovery() {
+    let capped = LimiterMode::CappedDebt { max_debt: 1 };
+    let fx = Fixture::start(config().rate_limit(1.0, 1).limiter_mode(capped)).await;
+    assert_eq!(fx.reveal_prod().await.status(), 200);
+    let mut waits = Vec::new();
+    for _ in 0..5 {
+        let rejected = fx.reveal_prod().await;
+        assert_eq!(rejected.status(), 429);
+        waits.push(retry_after(&rejected).parse::<u64>().expect("integer seconds"));
+    }
+    // Unbounded debt would say 2, 3, 4, 5, 6; one token of debt caps the wait at 2s.
+    assert_eq!(waits, [2, 2, 2, 2, 2], "the debt should stop at its cap");
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    assert_eq!(
+        fx.reveal_prod().await.status(),
+        200,
+        "a capped debt is paid back within (max_debt + 1) / rate"
+    );
+    let sat = fx.sim.stats().token("prod-sat");
+    assert_eq!((sat.accepted, sat.rate_limited), (2, 5));
+}
+
+#[tokio::test]
+async fn sliding_window_should_admit_its_capacity_per_window_whatever_the_burst() {
+    let window = LimiterMode::SlidingWindow { window_seconds: 2.0 };
+    let fx = Fixture::start(config().rate_limit(1.0, 5).limiter_mode(window)).await;
+    assert_eq!(fx.reveal_prod().await.status(), 200);
+    assert_eq!(fx.reveal_prod().await.status(), 200);
+    let rejected = fx.reveal_prod().await;
+    assert_eq!(rejected.status(), 429, "1/s over 2s admits 2, not the burst of 5");
+    assert_eq!(retry_after(&rejected), "2");
+    // Rejections are free: once the first two leave the window, two more are admitted.
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+    assert_eq!(fx.reveal_prod().await.status(), 200);
+    assert_eq!(fx.reveal_prod().await.status(), 200);
+    assert_eq!(fx.reveal_prod().await.status(), 429);
 }
 
 #[tokio::test]

@@ -2,18 +2,26 @@
 //! endpoint (`/debug/actors`, `/debug/queue`).
 //!
 //! # Layout
-//! - [`routes`]: one warp filter per server; every handler reads a snapshot (the health
+//! - [`routes`]: one handler per server; every handler reads a snapshot (the health
 //!   verdict, the published tree, the registry) and never waits on an actor for a probe.
 //! - `debug_queue.rs`: the `/debug/queue` document, built from values (pure).
 //! - [`healthz`]: controller-runtime's probe answers (500, sub-paths, `?verbose`, `?exclude=`).
 //! - [`exposition`]: OpenMetrics or the classic Prometheus text format, by `Accept` (pure).
-//! - [`server`]: binds every listener first, then serves them on a thread of its own.
+//! - [`limits`]: timeouts, connection budget and request size of each server.
+//! - `listener.rs`: hyper (HTTP/1.1) on one listener under those limits, TLS optional;
+//!   `slots.rs`: the connection budget, which evicts the longest-idle connection when full.
+//! - [`secure`]: `--metrics-secure` (HTTPS, TokenReview and SubjectAccessReview, caches).
+//! - [`server`]: binds every listener first, then serves each on a thread of its own.
 //!
 //! # Guarantees
 //! - Only GET and HEAD; any other method gets 405 with an `Allow` header.
 //! - A port that cannot be bound fails [`server::Servers::start`] before anything is served.
-//! - The servers run on their own single-threaded tokio runtime, so a reconcile pool that
-//!   saturates the CPU or the main runtime cannot starve the kubelet's probes.
+//! - Each server runs on its own single-threaded tokio runtime and thread with its own
+//!   connection budget, so neither a reconcile pool that saturates the main runtime nor a flood
+//!   of `/metrics` (scrapes or connections) can starve the kubelet's probes.
+//! - Hostile clients are bounded ([`limits::HttpLimits`]): a request head must arrive within
+//!   the header-read timeout and fit in 16 KiB, no request body is taken, a connection where
+//!   nothing moves is closed, and the connections of each server are capped.
 //! - No secret value or token is served: the sources are the health checks, the actor tree,
 //!   queue keys (`namespace/name`), limiter state by credential fingerprint, and metrics whose
 //!   labels are bounded enums or fingerprints. Tests scrape every endpoint during a synced run
@@ -22,8 +30,12 @@
 mod debug_queue;
 pub mod exposition;
 pub mod healthz;
+pub mod limits;
+mod listener;
 pub mod routes;
+pub mod secure;
 pub mod server;
+mod slots;
 
 use std::sync::Arc;
 

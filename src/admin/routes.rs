@@ -1,20 +1,19 @@
-//! One warp filter per server. Each server is a single handler that dispatches on the path, so
+//! One [`Handler`] per server. Each server is a single handler that dispatches on the path, so
 //! the method rule (GET/HEAD, else 405) and the 404 are decided in one place.
 
 use std::{future::Future, sync::Arc};
 
+use bytes::Bytes;
 use controller_actors::{HealthHandle, QueueHandle, TreeHandle};
-use http::{Method, StatusCode, header};
+use futures::future::BoxFuture;
+use http::{Method, StatusCode, header, request::Parts};
+use http_body_util::Full;
 use prometheus_client::registry::Registry;
-use warp::{
-    Filter, Reply,
-    filters::{BoxedFilter, path::FullPath},
-    reply::Response,
-};
 
 use super::{
     debug_queue::{self, QueueReport},
     exposition, healthz,
+    secure::MetricsGuard,
 };
 use crate::ferrvault::FerrVault;
 
@@ -24,10 +23,17 @@ pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; versio
 const TEXT: &str = "text/plain; charset=utf-8";
 const JSON: &str = "application/json";
 
+/// A response with its whole body (every answer here is small and built at once).
+pub type Reply = http::Response<Full<Bytes>>;
+
+/// A server's behaviour: a request head in (no server here reads a body), a response out.
+pub type Handler = Arc<dyn Fn(Parts) -> BoxFuture<'static, Reply> + Send + Sync>;
+
 /// `/metrics`: every registered metric, encoded at scrape time: OpenMetrics when the `Accept`
 /// header asks for it (Prometheus does), else the classic text format (promtool, curl).
-pub fn metrics(registry: Arc<Registry>) -> BoxedFilter<(Response,)> {
-    server(move |path, _query, accept| {
+/// With a `guard`, every request is authenticated and authorized first (secure metrics).
+pub fn metrics(registry: Arc<Registry>, guard: Option<Arc<MetricsGuard>>) -> Handler {
+    let serve = server(move |path, _query, accept| {
         let registry = registry.clone();
         async move {
             if path != "/metrics" {
@@ -50,12 +56,24 @@ pub fn metrics(registry: Arc<Registry>) -> BoxedFilter<(Response,)> {
                 ),
             }
         }
+    });
+    let Some(guard) = guard else {
+        return serve;
+    };
+    Arc::new(move |parts: Parts| {
+        let (guard, serve) = (guard.clone(), serve.clone());
+        Box::pin(async move {
+            match guard.admit(&parts).await {
+                Ok(()) => serve(parts).await,
+                Err(refusal) => reply(refusal.status(), TEXT, refusal.body()),
+            }
+        })
     })
 }
 
 /// `/healthz` (liveness) and `/readyz` (readiness, with the role), with their `/<check>`
 /// sub-paths, `?verbose` and `?exclude=`, as controller-runtime answers them ([`healthz`]).
-pub fn probes(health: HealthHandle) -> BoxedFilter<(Response,)> {
+pub fn probes(health: HealthHandle) -> Handler {
     server(move |path, query, _accept| {
         let answer = [("/healthz", true), ("/readyz", false)]
             .into_iter()
@@ -88,7 +106,7 @@ pub fn probes(health: HealthHandle) -> BoxedFilter<(Response,)> {
 }
 
 /// `/debug/actors` (JSON; `?format=text` for an indented tree) and `/debug/queue`.
-pub fn debug(tree: TreeHandle, queues: QueueHandle, ferrvault: FerrVault) -> BoxedFilter<(Response,)> {
+pub fn debug(tree: TreeHandle, queues: QueueHandle, ferrvault: FerrVault) -> Handler {
     server(move |path, query, _accept| {
         let (tree, queues, ferrvault) = (tree.clone(), queues.clone(), ferrvault.clone());
         async move {
@@ -115,52 +133,58 @@ pub fn debug(tree: TreeHandle, queues: QueueHandle, ferrvault: FerrVault) -> Box
 
 /// A server made of one handler `(path, raw query, Accept header) -> response`, behind the
 /// method rule.
-fn server<H, F>(handler: H) -> BoxedFilter<(Response,)>
+fn server<H, F>(handler: H) -> Handler
 where
-    H: Fn(String, String, Option<String>) -> F + Clone + Send + Sync + 'static,
-    F: Future<Output = Response> + Send + 'static,
+    H: Fn(String, String, Option<String>) -> F + Send + Sync + 'static,
+    F: Future<Output = Reply> + Send + 'static,
 {
-    let raw_query = warp::query::raw().or(warp::any().map(String::new)).unify();
-    warp::method()
-        .and(warp::path::full())
-        .and(raw_query)
-        .and(warp::header::optional::<String>("accept"))
-        .then(
-            move |method: Method, path: FullPath, query: String, accept: Option<String>| {
-                let handler = handler.clone();
-                async move {
-                    if method == Method::GET || method == Method::HEAD {
-                        handler(path.as_str().to_owned(), query, accept).await
-                    } else {
-                        let mut response = reply(
-                            StatusCode::METHOD_NOT_ALLOWED,
-                            TEXT,
-                            format!("method {method} not allowed: this server only answers GET and HEAD\n"),
-                        );
-                        response
-                            .headers_mut()
-                            .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
-                        response
-                    }
-                }
-            },
-        )
-        .boxed()
+    Arc::new(move |parts: Parts| {
+        if parts.method != Method::GET && parts.method != Method::HEAD {
+            return Box::pin(std::future::ready(method_not_allowed(&parts.method)));
+        }
+        let accept = parts
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let query = parts.uri.query().unwrap_or_default().to_owned();
+        Box::pin(handler(parts.uri.path().to_owned(), query, accept))
+    })
+}
+
+fn method_not_allowed(method: &Method) -> Reply {
+    let mut response = reply(
+        StatusCode::METHOD_NOT_ALLOWED,
+        TEXT,
+        format!("method {method} not allowed: this server only answers GET and HEAD\n"),
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
+    response
 }
 
 fn wants_text(query: &str) -> bool {
     query.split('&').any(|pair| pair == "format=text")
 }
 
-fn reply(status: StatusCode, content_type: &'static str, body: String) -> Response {
-    warp::reply::with_status(
-        warp::reply::with_header(body, header::CONTENT_TYPE, content_type),
-        status,
-    )
-    .into_response()
+/// A response with a text body of `content_type`.
+pub(super) fn reply(status: StatusCode, content_type: &'static str, body: String) -> Reply {
+    let mut response = http::Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    response
 }
 
-fn not_found() -> Response {
+/// A plain-text answer of the server itself (limits), not of a handler.
+pub(super) fn text(status: StatusCode, body: &str) -> Reply {
+    reply(status, TEXT, body.to_owned())
+}
+
+fn not_found() -> Reply {
     reply(StatusCode::NOT_FOUND, TEXT, "not found\n".to_owned())
 }
 

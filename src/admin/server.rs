@@ -1,28 +1,37 @@
-//! Binds the listeners, then serves them on a dedicated thread with its own single-threaded
-//! tokio runtime.
+//! Binds the listeners, then serves each on a thread of its own with its own single-threaded
+//! tokio runtime and its own connection budget.
 //!
 //! # Guarantees
-//! - Every listener is bound (and the runtime built) before [`Servers::start`] returns, on the
-//!   calling thread: a port in use or a bad address fails startup, never a background task.
+//! - Every listener is bound (the runtimes built, the metrics certificate loaded) before
+//!   [`Servers::start`] returns, on the calling thread: a port in use, a bad address or an
+//!   unusable certificate fails startup, never a background task.
 //! - Work on the operator's runtime, however heavy, cannot delay a probe: the servers share
 //!   nothing with it but the snapshots they read.
+//! - The probes share nothing with `/metrics` or `/debug/*` either: a flood of scrapes, or of
+//!   connections to the metrics port, uses the metrics thread and its connection budget only.
 //! - [`Servers::stop`] (or drop) ends serving; `stop` waits at most [`Servers::STOP_WAIT`] for
-//!   the thread, so a client holding a connection open cannot keep the process from exiting.
+//!   the threads, so a client holding a connection open cannot keep the process from exiting.
 
 use std::{
     net::{SocketAddr, TcpListener},
     thread::JoinHandle,
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use tokio_util::sync::CancellationToken;
-use warp::{filters::BoxedFilter, reply::Response};
 
-use super::{Sources, routes};
+use super::{
+    Sources,
+    limits::HttpLimits,
+    listener::{self, Served},
+    routes,
+    secure::{CertError, MetricsGuard, SecureMetrics, ServingCert},
+};
 use crate::cli::BindAddress;
 
-/// Where each server is asked to listen (`None` = disabled).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where each server is asked to listen (`None` = disabled), under which limits, and whether
+/// `/metrics` is secure.
+#[derive(Clone)]
 pub struct Requested {
     /// `/metrics`.
     pub metrics: Option<BindAddress>,
@@ -30,6 +39,10 @@ pub struct Requested {
     pub probes: BindAddress,
     /// `/debug/*`.
     pub admin: Option<BindAddress>,
+    /// The limits of each server (each has its own budget).
+    pub limits: HttpLimits,
+    /// `--metrics-secure`: HTTPS with authentication and authorization.
+    pub secure_metrics: Option<SecureMetrics>,
 }
 
 /// Where each server listens (`None` = disabled).
@@ -57,26 +70,30 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
-    /// The servers' runtime or thread could not be created.
+    /// A server's runtime or thread could not be created.
     #[error("cannot start the HTTP server thread: {0}")]
     Thread(#[source] std::io::Error),
+    /// The metrics serving certificate is unusable.
+    #[error(transparent)]
+    Certificate(#[from] CertError),
 }
 
 /// The running servers.
 pub struct Servers {
     bound: Addresses,
     stop: CancellationToken,
-    thread: Option<JoinHandle<()>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl Servers {
     /// How long [`Servers::stop`] waits for open connections to finish.
     pub const STOP_WAIT: Duration = Duration::from_secs(2);
 
-    /// Binds every address in `requested`, then serves on a new thread.
+    /// Binds every address in `requested`, then serves each on a new thread.
     ///
     /// # Errors
-    /// [`ServeError::Bind`] naming the server and address; [`ServeError::Thread`].
+    /// [`ServeError::Bind`] naming the server and address; [`ServeError::Certificate`];
+    /// [`ServeError::Thread`].
     pub fn start(requested: Requested, sources: Sources) -> Result<Self, ServeError> {
         let metrics = requested.metrics.map(|addr| bind("metrics", addr)).transpose()?;
         let probes = bind("health probes", requested.probes)?;
@@ -86,32 +103,54 @@ impl Servers {
             probes: probes.1,
             admin: admin.as_ref().map(|(_, local)| *local),
         };
-        let mut served: Vec<(TcpListener, BoxedFilter<(Response,)>)> =
-            vec![(probes.0, routes::probes(sources.health.clone()))];
+        let limits = requested.limits;
+        let mut served = vec![Served {
+            name: "probes",
+            listener: probes.0,
+            handler: routes::probes(sources.health.clone()),
+            limits,
+            tls: None,
+        }];
         if let Some((listener, _)) = metrics {
-            served.push((listener, routes::metrics(sources.registry.clone())));
+            let (tls, guard) = match requested.secure_metrics {
+                Some(secure) => (
+                    Some(ServingCert::load(secure.cert)?),
+                    Some(MetricsGuard::new(secure.client)),
+                ),
+                None => (None, None),
+            };
+            served.push(Served {
+                name: "metrics",
+                listener,
+                handler: routes::metrics(sources.registry.clone(), guard),
+                limits,
+                tls,
+            });
         }
         if let Some((listener, _)) = admin {
-            served.push((
+            served.push(Served {
+                name: "admin",
                 listener,
-                routes::debug(sources.tree, sources.queues, sources.ferrvault),
-            ));
+                handler: routes::debug(sources.tree, sources.queues, sources.ferrvault),
+                limits,
+                tls: None,
+            });
         }
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(ServeError::Thread)?;
         let stop = CancellationToken::new();
-        let token = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("http-servers".into())
-            .spawn(move || runtime.block_on(serve_all(served, token)))
-            .map_err(ServeError::Thread)?;
-        Ok(Self {
-            bound,
-            stop,
-            thread: Some(thread),
-        })
+        let mut threads = Vec::new();
+        for served in served {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(ServeError::Thread)?;
+            let token = stop.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("http-{}", served.name))
+                .spawn(move || runtime.block_on(listener::serve(served, token)))
+                .map_err(ServeError::Thread)?;
+            threads.push(thread);
+        }
+        Ok(Self { bound, stop, threads })
     }
 
     /// The addresses actually bound (ports resolved when `:0` was asked for).
@@ -123,18 +162,17 @@ impl Servers {
     /// returns; a thread still serving then ends with the process.
     pub fn stop(mut self) {
         self.stop.cancel();
-        let Some(thread) = self.thread.take() else {
-            return;
-        };
-        for _ in 0..(Self::STOP_WAIT.as_millis() / 10) {
-            if thread.is_finished() {
-                // A panic in a handler was already printed; there is nothing left to stop.
-                let _ = thread.join();
-                return;
-            }
+        let deadline = Instant::now() + Self::STOP_WAIT;
+        while self.threads.iter().any(|thread| !thread.is_finished()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        tracing::warn!("http servers still had open connections at shutdown");
+        if self.threads.iter().any(|thread| !thread.is_finished()) {
+            tracing::warn!("http servers still had open connections at shutdown");
+        }
+        for thread in self.threads.drain(..).filter(JoinHandle::is_finished) {
+            // A panic in a handler was already printed; there is nothing left to stop.
+            let _ = thread.join();
+        }
     }
 }
 
@@ -150,24 +188,4 @@ fn bind(server: &'static str, addr: BindAddress) -> Result<(TcpListener, SocketA
     let listener = addr.bind().map_err(fail)?;
     let local = listener.local_addr().map_err(fail)?;
     Ok((listener, local))
-}
-
-async fn serve_all(served: Vec<(TcpListener, BoxedFilter<(Response,)>)>, stop: CancellationToken) {
-    let mut tasks = tokio::task::JoinSet::new();
-    for (listener, filter) in served {
-        let listener = match tokio::net::TcpListener::from_std(listener) {
-            Ok(listener) => listener,
-            Err(error) => {
-                tracing::error!(%error, "cannot serve a bound listener");
-                continue;
-            }
-        };
-        tasks.spawn(
-            warp::serve(filter)
-                .incoming(listener)
-                .graceful(stop.clone().cancelled_owned())
-                .run(),
-        );
-    }
-    while tasks.join_next().await.is_some() {}
 }

@@ -29,15 +29,15 @@ pub fn crds() -> [CustomResourceDefinition; 2] {
 ///
 /// # Errors
 /// Only if serialization fails, which for these types would be a bug.
-pub fn crd_yaml(crd: &CustomResourceDefinition) -> Result<String, serde_yaml::Error> {
-    Ok(format!("{HEADER}{}", serde_yaml::to_string(crd)?))
+pub fn crd_yaml(crd: &CustomResourceDefinition) -> Result<String, serde_norway::Error> {
+    Ok(format!("{HEADER}{}", serde_norway::to_string(crd)?))
 }
 
 /// Both CRDs as one multi-document YAML stream (what `crdgen` prints).
 ///
 /// # Errors
 /// As [`crd_yaml`].
-pub fn all_crds_yaml() -> Result<String, serde_yaml::Error> {
+pub fn all_crds_yaml() -> Result<String, serde_norway::Error> {
     let docs = crds().iter().map(crd_yaml).collect::<Result<Vec<_>, _>>()?;
     Ok(docs.iter().map(|doc| format!("---\n{doc}")).collect())
 }
@@ -46,7 +46,7 @@ pub fn all_crds_yaml() -> Result<String, serde_yaml::Error> {
 ///
 /// # Errors
 /// As [`crd_yaml`].
-pub fn chart_crd_files() -> Result<Vec<(String, String)>, serde_yaml::Error> {
+pub fn chart_crd_files() -> Result<Vec<(String, String)>, serde_norway::Error> {
     crds()
         .iter()
         .map(|crd| {
@@ -63,7 +63,7 @@ pub fn chart_crd_files() -> Result<Vec<(String, String)>, serde_yaml::Error> {
 pub enum WriteCrdsError {
     /// The CRDs could not be serialized (a bug).
     #[error("serialize CRDs")]
-    Serialize(#[from] serde_yaml::Error),
+    Serialize(#[from] serde_norway::Error),
     /// A directory or file could not be written.
     #[error("write {path}")]
     Io {

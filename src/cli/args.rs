@@ -27,6 +27,23 @@ pub struct RunArgs {
     /// Where `/metrics` listens (`:8080` = every interface, IPv6 and IPv4; `0` = no metrics).
     #[arg(long, env = "FERRVAULT_METRICS_BIND_ADDRESS", default_value = ":8080")]
     pub metrics_bind_address: String,
+    /// Serve `/metrics` over HTTPS, every scrape authenticated (TokenReview) and authorized
+    /// (SubjectAccessReview: `get` on the path, e.g. the chart's metrics-reader ClusterRole)
+    /// (`--metrics-secure[=true|false]`).
+    #[arg(long, env = "FERRVAULT_METRICS_SECURE", action = clap::ArgAction::Set, num_args = 0..=1,
+          require_equals = true, default_value = "false", default_missing_value = "true",
+          value_parser = go_bool)]
+    pub metrics_secure: bool,
+    /// Directory holding the metrics serving certificate and key (re-read when they change);
+    /// empty: a self-signed certificate generated at start.
+    #[arg(long, env = "FERRVAULT_METRICS_CERT_PATH", default_value = "")]
+    pub metrics_cert_path: String,
+    /// File name of the metrics serving certificate in --metrics-cert-path.
+    #[arg(long, env = "FERRVAULT_METRICS_CERT_NAME", default_value = "tls.crt")]
+    pub metrics_cert_name: String,
+    /// File name of the metrics serving key in --metrics-cert-path.
+    #[arg(long, env = "FERRVAULT_METRICS_CERT_KEY", default_value = "tls.key")]
+    pub metrics_cert_key: String,
     /// Where `/healthz` and `/readyz` listen.
     #[arg(long, env = "FERRVAULT_HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
     pub health_probe_bind_address: String,
@@ -61,9 +78,9 @@ pub struct RunArgs {
     /// Refresh interval of a FerrVaultSecret whose spec has none.
     #[arg(long, env = "FERRVAULT_DEFAULT_REFRESH_INTERVAL", default_value = "1h", value_parser = duration)]
     pub default_refresh_interval: Duration,
-    /// Only watch this namespace (default: the whole cluster).
-    #[arg(long, env = "FERRVAULT_WATCH_NAMESPACE")]
-    pub watch_namespace: Option<String>,
+    /// Only watch these namespaces (comma-separated or repeated; default: the whole cluster).
+    #[arg(long, env = "FERRVAULT_WATCH_NAMESPACE", value_delimiter = ',')]
+    pub watch_namespace: Vec<String>,
     /// Liveness fails when due work sees no completed reconcile for this long. Must exceed
     /// --reconcile-timeout.
     #[arg(long, env = "FERRVAULT_STALL_THRESHOLD", default_value = "15m", value_parser = duration)]
@@ -132,6 +149,18 @@ pub struct RunArgs {
     /// `epoch`, `millis` or `nanos`.
     #[arg(long, env = "FERRVAULT_ZAP_TIME_ENCODING", value_parser = TimeEncoding::parse)]
     pub zap_time_encoding: Option<TimeEncoding>,
+    /// Every HTTP server (metrics, probes, admin): a request head must arrive whole within this
+    /// time, on a new connection (TLS handshake included) or between two requests of a kept-alive
+    /// one.
+    #[arg(long, env = "FERRVAULT_HTTP_READ_HEADER_TIMEOUT", default_value = "10s", value_parser = duration)]
+    pub http_read_header_timeout: Duration,
+    /// Every HTTP server: a connection where no byte moves for this long is closed.
+    #[arg(long, env = "FERRVAULT_HTTP_IDLE_TIMEOUT", default_value = "30s", value_parser = duration)]
+    pub http_idle_timeout: Duration,
+    /// Connections each HTTP server holds at once; when full, the longest idle one is closed
+    /// for a newcomer.
+    #[arg(long, env = "FERRVAULT_HTTP_MAX_CONNECTIONS", default_value_t = 64)]
+    pub http_max_connections: usize,
     /// Kubeconfig file (default: in-cluster config, then $KUBECONFIG, then ~/.kube/config).
     #[arg(long, env = "FERRVAULT_KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
@@ -177,216 +206,4 @@ pub fn go_flag_syntax(argv: impl IntoIterator<Item = OsString>, run: &clap::Comm
 }
 
 #[cfg(test)]
-mod tests {
-    use clap::{CommandFactory, Parser};
-
-    use super::*;
-
-    #[derive(Debug, Parser)]
-    struct Harness {
-        #[command(flatten)]
-        args: RunArgs,
-    }
-
-    #[test]
-    fn defaults_should_match_the_chart_and_the_reference() {
-        let args = Harness::try_parse_from(["x"]).expect("no flag is required").args;
-        assert_eq!(args.metrics_bind_address, ":8080");
-        assert_eq!(args.health_probe_bind_address, ":8081");
-        assert_eq!(args.admin_bind_address, "127.0.0.1:8082");
-        assert!(!args.leader_elect);
-        assert_eq!(args.leader_elect_id, "ferrvault-operator.ferrvault.com");
-        assert_eq!(args.leader_elect_lease_duration, Duration::from_secs(15));
-        assert_eq!(args.leader_elect_renew_deadline, Duration::from_secs(10));
-        assert_eq!(args.leader_elect_retry_period, Duration::from_secs(2));
-        assert_eq!(args.default_refresh_interval, Duration::from_secs(3600));
-        assert_eq!(args.stall_threshold, Duration::from_secs(900));
-        assert_eq!(args.reconcile_timeout, Duration::from_secs(120));
-        assert_eq!(args.max_concurrent_reconciles, 4);
-        assert!((args.ferrvault_rate - 1.0).abs() < f64::EPSILON);
-        assert_eq!(args.ferrvault_burst, 5);
-        assert_eq!(args.connection_probe_interval, Duration::from_secs(600));
-        assert_eq!(args.shutdown_grace_period, Duration::from_secs(30));
-        assert_eq!(args.log_level, "info");
-        assert_eq!(args.log_format, LogFormat::Json);
-        assert_eq!(args.kubeconfig, None);
-        assert!(!args.allow_insecure_http);
-        assert_eq!(args.oidc_cluster_id, None);
-        assert_eq!(
-            args.oidc_token_path,
-            PathBuf::from("/var/run/secrets/ferrvault/token")
-        );
-        assert!(args.oidc_trusted_urls.is_empty());
-        assert!(!args.zap_devel);
-        assert_eq!(args.zap_encoder, None);
-        assert_eq!(args.zap_log_level, None);
-        assert_eq!(args.zap_time_encoding, None);
-    }
-
-    #[test]
-    fn trusted_urls_should_be_comma_separated_or_repeated() {
-        let args = Harness::try_parse_from([
-            "x",
-            "--oidc-trusted-urls=https://a.example,https://b.example",
-            "--oidc-trusted-urls",
-            "https://c.example",
-        ])
-        .expect("valid flags")
-        .args;
-        assert_eq!(
-            args.oidc_trusted_urls,
-            ["https://a.example", "https://b.example", "https://c.example"]
-        );
-    }
-
-    fn parse_go(argv: &[&str]) -> Result<RunArgs, clap::Error> {
-        let argv = std::iter::once("x")
-            .chain(argv.iter().copied())
-            .map(OsString::from);
-        let normalised = go_flag_syntax(
-            std::iter::once(OsString::from("bin")).chain(argv),
-            &Harness::command(),
-        );
-        Harness::try_parse_from(normalised.into_iter().skip(1)).map(|harness| harness.args)
-    }
-
-    #[test]
-    fn the_go_operators_chart_command_line_should_parse() {
-        let args = parse_go(&[
-            "--metrics-bind-address=:8080",
-            "--health-probe-bind-address=:8081",
-            "--default-refresh-interval=1h",
-            "--stall-threshold=15m",
-            "--reconcile-timeout=2m",
-            "--leader-elect",
-            "--leader-elect-id=ferrvault-operator.ferrvault.com",
-            "--watch-namespace=apps",
-            "--zap-log-level=info",
-        ])
-        .expect("the Go chart's args");
-        assert!(args.leader_elect);
-        assert_eq!(args.zap_log_level, Some(ZapLevel::Info));
-        assert_eq!(args.watch_namespace.as_deref(), Some("apps"));
-    }
-
-    #[test]
-    fn go_flag_syntax_forms_should_all_parse() {
-        let args = parse_go(&[
-            "-leader-elect=false",
-            "-zap-encoder",
-            "console",
-            "-zap-log-level=2",
-            "--zap-devel=true",
-            "-zap-stacktrace-level=panic",
-            "--zap-time-encoding",
-            "epoch",
-            "-reconcile-timeout",
-            "90s",
-            "-kubeconfig=/tmp/k",
-        ])
-        .expect("Go flag syntax");
-        assert!(!args.leader_elect);
-        assert_eq!(args.zap_encoder, Some(ZapEncoder::Console));
-        assert_eq!(args.zap_log_level, Some(ZapLevel::Verbosity(2)));
-        assert!(args.zap_devel);
-        assert_eq!(args.zap_stacktrace_level, Some(ZapLevel::Panic));
-        assert_eq!(args.zap_time_encoding, Some(TimeEncoding::Epoch));
-        assert_eq!(args.reconcile_timeout, Duration::from_secs(90));
-        assert_eq!(args.kubeconfig, Some(PathBuf::from("/tmp/k")));
-        for (bool_flag, expected) in [
-            ("--leader-elect=true", true),
-            ("--leader-elect=0", false),
-            ("--leader-elect", true),
-        ] {
-            assert_eq!(
-                parse_go(&[bool_flag]).expect(bool_flag).leader_elect,
-                expected,
-                "{bool_flag}"
-            );
-        }
-    }
-
-    #[test]
-    fn only_flag_names_should_be_rewritten_never_values_or_positionals() {
-        let command = Harness::command();
-        let argv = [
-            "bin",
-            "run",
-            "-leader-elect",
-            "--stall-threshold",
-            "-1m",
-            "-x",
-            "--",
-            "-watch-namespace",
-        ];
-        let rewritten: Vec<String> = go_flag_syntax(argv.map(OsString::from), &command)
-            .into_iter()
-            .map(|arg| arg.into_string().expect("utf-8"))
-            .collect();
-        assert_eq!(
-            rewritten,
-            [
-                "bin",
-                "run",
-                "--leader-elect",
-                "--stall-threshold",
-                "-1m",
-                "-x",
-                "--",
-                "-watch-namespace"
-            ]
-        );
-    }
-
-    #[test]
-    fn bad_zap_values_should_be_refused_naming_them() {
-        for flag in [
-            "--zap-log-level=loud",
-            "--zap-encoder=logfmt",
-            "--zap-time-encoding=unix",
-            "--leader-elect=maybe",
-        ] {
-            let error = parse_go(&[flag]).expect_err(flag);
-            let value = flag.split_once('=').expect("valued").1;
-            assert!(error.to_string().contains(value), "{flag}: {error}");
-        }
-    }
-
-    #[test]
-    fn every_flag_should_be_settable_from_its_ferrvault_environment_variable() {
-        let command = Harness::command();
-        for arg in command.get_arguments() {
-            let long = arg.get_long().expect("every run flag is a long flag");
-            let expected = format!("FERRVAULT_{}", long.to_uppercase().replace('-', "_"));
-            assert_eq!(
-                arg.get_env().and_then(|env| env.to_str()),
-                Some(expected.as_str()),
-                "--{long}"
-            );
-        }
-    }
-
-    #[test]
-    fn go_durations_and_decimal_rates_should_parse() {
-        let args = Harness::try_parse_from([
-            "x",
-            "--reconcile-timeout=1m30s",
-            "--ferrvault-rate",
-            "0.5",
-            "--leader-elect",
-        ])
-        .expect("valid flags")
-        .args;
-        assert_eq!(args.reconcile_timeout, Duration::from_secs(90));
-        assert!((args.ferrvault_rate - 0.5).abs() < f64::EPSILON);
-        assert!(args.leader_elect);
-    }
-
-    #[test]
-    fn a_bad_duration_should_be_refused_naming_the_value() {
-        let error = Harness::try_parse_from(["x", "--stall-threshold=soon"]).expect_err("not a duration");
-        assert!(error.to_string().contains("soon"), "{error}");
-        let error = Harness::try_parse_from(["x", "--reconcile-timeout=-1m"]).expect_err("signed");
-        assert!(error.to_string().contains("-1m"), "{error}");
-    }
-}
+mod tests;

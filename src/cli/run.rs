@@ -23,6 +23,7 @@ use super::{args::RunArgs, logging, settings::ConfigError, settings::ProcessEnv,
 use crate::{
     admin::{
         Sources,
+        secure::SecureMetrics,
         server::{Addresses, Requested, ServeError, Servers},
     },
     reconcile::{content_hash_key::KeyError, operator, settings::OperatorSettings},
@@ -133,7 +134,7 @@ impl OperatorProcess {
             OperatorSettings {
                 default_refresh_interval: settings.default_refresh_interval,
                 connection_probe_interval: settings.connection_probe_interval,
-                watch_namespace: settings.watch_namespace.clone(),
+                watch_namespaces: settings.watch_namespaces.clone(),
                 ferrvault: settings.ferrvault.clone(),
                 content_hash_key_namespace: settings.lease_namespace.clone(),
                 ..OperatorSettings::default()
@@ -169,18 +170,24 @@ impl OperatorProcess {
                 metrics: settings.metrics_addr,
                 probes: settings.probe_addr,
                 admin: settings.admin_addr,
+                limits: settings.http_limits,
+                secure_metrics: settings.metrics_cert.clone().map(|cert| SecureMetrics {
+                    cert,
+                    client: unfenced.clone(),
+                }),
             },
             sources,
         )?;
         let bound = servers.addresses();
         tracing::info!(
             metrics = %bound.metrics.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
+            metrics_secure = settings.metrics_cert.is_some(),
             probes = %bound.probes,
             admin = %bound.admin.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
             "http servers listening"
         );
         tracing::info!(
-            watch_namespace = settings.watch_namespace.as_deref().unwrap_or("<cluster-wide>"),
+            watch_namespaces = %watched(&settings.watch_namespaces),
             leader_elect = settings.leader_elect,
             default_refresh_interval = ?settings.default_refresh_interval,
             stall_threshold = ?settings.stall_threshold,
@@ -222,6 +229,15 @@ impl OperatorProcess {
         let result = self.runtime.run(shutdown).await;
         self.servers.stop();
         result.map_err(RunError::from)
+    }
+}
+
+/// The watched namespaces, comma-separated, or `<cluster-wide>`.
+fn watched(namespaces: &[String]) -> String {
+    if namespaces.is_empty() {
+        "<cluster-wide>".to_owned()
+    } else {
+        namespaces.join(",")
     }
 }
 

@@ -11,6 +11,8 @@
 //! - Lease timings must meet client-go's rules and the write fence's: renew deadline + retry
 //!   period ≤ lease duration, so writes stop with a retry period of margin before another
 //!   replica may acquire the Lease (`Timings::validate`, docs/architecture.md).
+//! - HTTP limits are positive, and every `--watch-namespace` is a namespace name (RFC 1123
+//!   label); repeated names count once.
 
 use std::time::Duration;
 
@@ -23,6 +25,7 @@ use super::{
     zap::{ZapEncoder, ZapLevel},
 };
 use crate::{
+    admin::{limits::HttpLimits, secure::CertSource},
     ferrvault::{ClientConfig, ClusterIdentity, FerrVault},
     reconcile::rules::duration::format_go_duration,
 };
@@ -111,6 +114,17 @@ pub enum ConfigError {
     /// Cluster identity settings that are incomplete or invalid.
     #[error("invalid --oidc-cluster-id/--oidc-token-path/--oidc-trusted-urls: {0}")]
     ClusterIdentity(String),
+    /// An HTTP limit that would refuse every client.
+    #[error("invalid --{0}: must be positive")]
+    HttpLimit(&'static str),
+    /// A `--watch-namespace` entry that cannot be a namespace.
+    #[error(
+        "invalid --watch-namespace: {0:?} is not a namespace name (lower-case letters, digits and '-', at most 63)"
+    )]
+    WatchNamespace(String),
+    /// `--metrics-cert-name` or `--metrics-cert-key` empty with a certificate directory.
+    #[error("invalid --metrics-cert-name/--metrics-cert-key: must name files in --metrics-cert-path")]
+    MetricsCertFiles,
 }
 
 /// The checked configuration of `run`.
@@ -122,6 +136,10 @@ pub struct RunSettings {
     pub probe_addr: BindAddress,
     /// `/debug/*`, `None` when disabled.
     pub admin_addr: Option<BindAddress>,
+    /// `--metrics-secure`: where the serving certificate comes from (`None`: plain HTTP).
+    pub metrics_cert: Option<CertSource>,
+    /// `--http-*`: the limits of every HTTP server.
+    pub http_limits: HttpLimits,
     /// Whether to compete for the Lease.
     pub leader_elect: bool,
     /// Lease namespace (resolved).
@@ -132,8 +150,8 @@ pub struct RunSettings {
     pub timings: Timings,
     /// `--default-refresh-interval`.
     pub default_refresh_interval: Duration,
-    /// `--watch-namespace` (`None`: cluster-wide).
-    pub watch_namespace: Option<String>,
+    /// `--watch-namespace` (empty: cluster-wide), without repeats.
+    pub watch_namespaces: Vec<String>,
     /// `--stall-threshold`.
     pub stall_threshold: Duration,
     /// `--reconcile-timeout` (at least the FerrVault floor).
@@ -170,6 +188,9 @@ impl RunSettings {
             value => Some(BindAddress::parse(value).map_err(invalid("admin-bind-address"))?),
         };
         let log = log_settings(&args);
+        let http_limits = http_limits(&args)?;
+        let metrics_cert = metrics_cert(&args)?;
+        let watch_namespaces = watch_namespaces(&args.watch_namespace)?;
         let timings = Timings {
             lease_duration: args.leader_elect_lease_duration,
             renew_deadline: args.leader_elect_renew_deadline,
@@ -218,12 +239,14 @@ impl RunSettings {
             metrics_addr,
             probe_addr,
             admin_addr,
+            metrics_cert,
+            http_limits,
             leader_elect: args.leader_elect,
             lease_namespace,
             lease_name: args.leader_elect_id,
             timings,
             default_refresh_interval: args.default_refresh_interval,
-            watch_namespace: args.watch_namespace.filter(|ns| !ns.trim().is_empty()),
+            watch_namespaces,
             stall_threshold: args.stall_threshold,
             reconcile_timeout: args.reconcile_timeout,
             max_concurrent_reconciles: args.max_concurrent_reconciles,
@@ -235,6 +258,82 @@ impl RunSettings {
             pod_name: env.pod_name.clone().unwrap_or_else(|| "local".to_owned()),
         })
     }
+}
+
+/// `--http-*`, each positive.
+///
+/// # Errors
+/// [`ConfigError::HttpLimit`] naming the flag.
+fn http_limits(args: &RunArgs) -> Result<HttpLimits, ConfigError> {
+    for (flag, zero) in [
+        (
+            "http-read-header-timeout",
+            args.http_read_header_timeout.is_zero(),
+        ),
+        ("http-idle-timeout", args.http_idle_timeout.is_zero()),
+        ("http-max-connections", args.http_max_connections == 0),
+    ] {
+        if zero {
+            return Err(ConfigError::HttpLimit(flag));
+        }
+    }
+    Ok(HttpLimits {
+        header_read_timeout: args.http_read_header_timeout,
+        idle_timeout: args.http_idle_timeout,
+        max_connections: args.http_max_connections,
+    })
+}
+
+/// The serving certificate of `--metrics-secure`: files in `--metrics-cert-path`, else
+/// self-signed; `None` without `--metrics-secure`.
+///
+/// # Errors
+/// [`ConfigError::MetricsCertFiles`] for an empty file name with a directory.
+fn metrics_cert(args: &RunArgs) -> Result<Option<CertSource>, ConfigError> {
+    if !args.metrics_secure {
+        return Ok(None);
+    }
+    let dir = args.metrics_cert_path.trim();
+    if dir.is_empty() {
+        return Ok(Some(CertSource::SelfSigned));
+    }
+    let (cert, key) = (args.metrics_cert_name.trim(), args.metrics_cert_key.trim());
+    if cert.is_empty() || key.is_empty() {
+        return Err(ConfigError::MetricsCertFiles);
+    }
+    let dir = std::path::Path::new(dir);
+    Ok(Some(CertSource::Files {
+        cert: dir.join(cert),
+        key: dir.join(key),
+    }))
+}
+
+/// `--watch-namespace` entries trimmed, empty ones dropped, repeats counted once, each a
+/// namespace name (an RFC 1123 label, as the API server requires).
+///
+/// # Errors
+/// [`ConfigError::WatchNamespace`] naming the first entry that cannot be a namespace.
+fn watch_namespaces(given: &[String]) -> Result<Vec<String>, ConfigError> {
+    let mut namespaces: Vec<String> = Vec::new();
+    for name in given
+        .iter()
+        .map(|name| name.trim())
+        .filter(|name| !name.is_empty())
+    {
+        let label = name.len() <= 63
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !name.starts_with('-')
+            && !name.ends_with('-');
+        if !label {
+            return Err(ConfigError::WatchNamespace(name.to_owned()));
+        }
+        if !namespaces.iter().any(|known| known == name) {
+            namespaces.push(name.to_owned());
+        }
+    }
+    Ok(namespaces)
 }
 
 /// The operator's cluster identity, when `--oidc-cluster-id` is set.

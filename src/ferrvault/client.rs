@@ -11,9 +11,10 @@ use tokio::time::Instant;
 use super::{
     ClientConfig, ClusterIdentity, Credential, Endpoint, FerrVaultError, IdentityRefusal, LimiterSnapshot,
     deadline::Deadline,
-    http::{self, CallSettings, HttpPool},
+    http::{self, CallSettings},
     oidc::{OidcCache, OidcSource},
     pacer::Pacer,
+    pool::HttpPool,
     reveal::{self, RevealRequest, RevealScope, Revealed},
     single_flight::{SingleFlight, WAVE_HORIZON},
 };
@@ -253,6 +254,18 @@ impl FerrVault {
         self.inner.oidc.invalidate(namespace, name);
     }
 
+    /// Records that connection `namespace/name` uses `endpoint` now: the pooled client of the
+    /// endpoint it used before is dropped when no other connection uses that one.
+    pub fn claim_endpoint(&self, namespace: &str, name: &str, endpoint: &Endpoint) {
+        self.inner.http.claim(namespace, name, endpoint);
+    }
+
+    /// Records that connection `namespace/name` is gone (or unusable): its endpoint's pooled
+    /// client is dropped when no other connection uses it.
+    pub fn release_endpoint(&self, namespace: &str, name: &str) {
+        self.inner.http.release(namespace, name);
+    }
+
     /// Every credential's limiter state, sorted by base URL then fingerprint.
     pub fn limiter_snapshots(&self) -> Vec<LimiterSnapshot> {
         let pacers: Vec<Arc<Pacer>> = self.lock_pacers().values().cloned().collect();
@@ -294,7 +307,7 @@ impl FerrVault {
         WAVE_HORIZON.cap
     }
 
-    /// Number of pooled HTTP clients (one per endpoint).
+    /// Number of pooled HTTP clients (one per endpoint in use).
     pub fn pooled_clients(&self) -> usize {
         self.inner.http.len()
     }

@@ -1,8 +1,7 @@
-//! HTTP plumbing: one pooled client per endpoint, and the attempt loop every FerrVault call
-//! goes through (pacing, per-attempt timeout, bounded body, retries, accounting).
+//! The attempt loop every FerrVault call goes through (pacing, per-attempt timeout, bounded
+//! body, retries, accounting), on a client of the pool (`pool.rs`).
 //!
 //! # Guarantees
-//! - One `reqwest::Client` (one connection pool) per [`Endpoint`], reused by every call.
 //! - Each attempt of a paced call first takes a token from the credential's pacer.
 //! - Each attempt is bounded by the per-attempt timeout and by the caller's deadline; the
 //!   sleep between attempts is cut short by the deadline too.
@@ -13,8 +12,7 @@
 //!   server (or a tenant's URL) cannot send a token or a request body on to another host.
 
 use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::Arc,
     time::{Duration, SystemTime},
 };
 
@@ -23,7 +21,7 @@ use reqwest::{RequestBuilder, header::RETRY_AFTER};
 use tokio::time::Instant;
 
 use super::{
-    DeadlineStage, Endpoint, FerrVaultError, RequestResult, RetryPolicy, deadline::Deadline, pacer::Pacer,
+    DeadlineStage, FerrVaultError, RequestResult, RetryPolicy, deadline::Deadline, pacer::Pacer,
     retry_after::parse_retry_after,
 };
 
@@ -33,57 +31,6 @@ pub(crate) struct CallSettings {
     pub(crate) attempt_timeout: Duration,
     pub(crate) retry: RetryPolicy,
     pub(crate) max_body_bytes: usize,
-}
-
-/// The HTTP clients, one per endpoint.
-#[derive(Debug, Default)]
-pub(crate) struct HttpPool {
-    /// Clients by endpoint (base URL + TLS settings). Grows with the number of distinct
-    /// endpoints the operator has ever used, which is small.
-    clients: Mutex<HashMap<Endpoint, reqwest::Client>>,
-}
-
-impl HttpPool {
-    /// The pooled client for an endpoint, built on first use.
-    ///
-    /// # Errors
-    /// [`FerrVaultError::InvalidTls`] when the TLS client cannot be built.
-    pub(crate) fn client_for(&self, endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> {
-        let mut clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(client) = clients.get(endpoint) {
-            return Ok(client.clone());
-        }
-        let client = build_client(endpoint)?;
-        clients.insert(endpoint.clone(), client.clone());
-        Ok(client)
-    }
-
-    /// Number of pooled clients (one per endpoint).
-    pub(crate) fn len(&self) -> usize {
-        self.clients.lock().unwrap_or_else(PoisonError::into_inner).len()
-    }
-}
-
-fn build_client(endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> {
-    // reqwest is built with `rustls-no-provider`; the process needs one crypto provider. An
-    // error means another part of the process installed one first, which is just as good.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut builder = reqwest::Client::builder()
-        .user_agent(concat!("ferrvault-operator/", env!("CARGO_PKG_VERSION")))
-        // Our own loop decides retries; reqwest's protocol-level retries would hide attempts.
-        .retry(reqwest::retry::never())
-        // A redirect would re-send the Authorization header or the OIDC exchange body to a
-        // host nobody checked; a 3xx is an error instead (see `FerrVaultError::Redirected`).
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_idle_timeout(Duration::from_secs(90));
-    if let Some(pem) = endpoint.extra_ca_pem() {
-        let certs = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))?;
-        builder = builder.tls_certs_merge(certs);
-    }
-    builder
-        .build()
-        .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))
 }
 
 /// Runs one logical call: up to `max_attempts` attempts of `build`'s request, decoding the

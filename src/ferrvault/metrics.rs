@@ -12,6 +12,7 @@
 //! | `ferrvault_client_limiter_waiters` | gauge | callers waiting for a token |
 //! | `ferrvault_client_rate_limited_total` | counter | 429s received |
 //! | `ferrvault_client_requests_total` | counter | HTTP attempts, by `result` |
+//! | `ferrvault_client_pooled_http_clients` | gauge | HTTP clients pooled (one per endpoint in use), unlabelled |
 
 use prometheus_client::{
     collector::Collector,
@@ -96,6 +97,13 @@ impl Collector for ClientCollector {
                 ConstCounter::new(count).encode(requests.encode_family(&labels)?)?;
             }
         }
+        let pooled = encoder.encode_descriptor(
+            "ferrvault_client_pooled_http_clients",
+            "HTTP clients pooled, one per FerrVault endpoint (URL and CA bundle) in use.",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(self.0.pooled_clients() as i64).encode(pooled)?;
         Ok(())
     }
 }

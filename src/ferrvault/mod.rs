@@ -5,7 +5,9 @@
 //! - [`FerrVault`] (`client.rs`): the shared client object the reconcilers call.
 //! - `config.rs`: [`ClientConfig`]. `credential.rs`, `endpoint.rs`: who and where.
 //! - `error.rs`: [`FerrVaultError`], its `reason()` and the status-code mapping.
-//! - `http.rs`: pooled `reqwest` clients and the attempt loop (pacing, timeouts, retries).
+//! - `http.rs`: the attempt loop (pacing, timeouts, retries); `pool.rs`: the pooled `reqwest`
+//!   clients, one per endpoint in use; `trust.rs`: the CA roots they trust (system roots
+//!   parsed once and shared, plus a connection's bundle).
 //! - `retry.rs`, `retry_after.rs`: retry arithmetic and `Retry-After` parsing (pure).
 //! - [`limiter`]: the token bucket with AIMD adaptation (pure); `pacer.rs`: the shared,
 //!   async, FIFO wrapper around it; `snapshot.rs`: what the limiter shows outside.
@@ -39,12 +41,14 @@ pub mod limiter;
 pub mod metrics;
 mod oidc;
 mod pacer;
+mod pool;
 mod retry;
 mod retry_after;
 mod reveal;
 mod single_flight;
 mod snapshot;
 mod token_file;
+mod trust;
 
 pub use client::{FerrVault, PACER_IDLE_EVICTION};
 pub use config::ClientConfig;
@@ -54,6 +58,7 @@ pub use error::{AuthKind, DeadlineStage, FerrVaultError};
 pub use identity::{ClusterIdentity, DEFAULT_TOKEN_PATH};
 pub use identity_refusal::IdentityRefusal;
 pub use oidc::{OidcSource, REFRESH_LEEWAY};
+pub use pool::{MAX_POOLED_CLIENTS, UNCLAIMED_EVICTION};
 pub use retry::RetryPolicy;
 pub use retry_after::{MAX_RETRY_AFTER, parse_retry_after};
 pub use reveal::{KeySelector, RevealRequest, RevealScope, Revealed, SecretValue};

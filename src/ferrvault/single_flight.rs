@@ -43,8 +43,8 @@ use std::{
 
 use tokio::{sync::watch, task::AbortHandle, time::Instant};
 
-pub(crate) use self::wave::{Horizon, WAVE_HORIZON};
 use self::wave::Answer;
+pub(crate) use self::wave::{Horizon, WAVE_HORIZON};
 use super::{
     DeadlineStage, FerrVaultError,
     deadline::Deadline,
@@ -81,9 +81,7 @@ impl Slot {
     /// The kept answer's slice for `caller`, if its wave is not over, it covers `want` and it
     /// has not served `caller` yet.
     fn serve(&self, caller: &str, want: &KeySelector, horizon: Horizon) -> Option<Revealed> {
-        self.answer
-            .as_ref()?
-            .serve(caller, want, Instant::now(), horizon)
+        self.answer.as_ref()?.serve(caller, want, Instant::now(), horizon)
     }
 }
 

@@ -43,7 +43,6 @@ use super::{
         guards::DELETION_BLOCKED_REQUEUE,
         messages,
     },
-    stores::wait_for,
     token,
 };
 use crate::api::{
@@ -78,11 +77,13 @@ impl ConnectionReconciler {
             Start::Gone => {
                 ctx.metrics.forget_connection(&namespace, &key.name);
                 ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                ctx.ferrvault.release_endpoint(&namespace, &key.name);
                 return Ok(Outcome::done());
             }
             Start::Deleting(connection) => return self.on_delete(&api, &connection).await,
             Start::Invalid(invalid) => {
                 ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                ctx.ferrvault.release_endpoint(&namespace, &key.name);
                 ctx.metrics.set_connection_ready(&namespace, &key.name, false);
                 invalid_spec::report(ctx, (&api, objects.written()), &invalid).await?;
                 return Ok(Outcome::done());
@@ -93,8 +94,13 @@ impl ConnectionReconciler {
             ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
         }
         let every = ctx.settings.connection_probe_interval;
-        // Read before the probe: a change after this makes the next pass probe again.
-        let inputs = connection_inputs(&connection, &self.reads.stores);
+        // Read before the probe: a change after this makes the next pass probe again. Only from a
+        // listed Secret store: on a start, a version not listed yet would look like a change.
+        let stores = &self.reads.stores;
+        if stores.secret_metadata.wait_until_ready().await.is_err() {
+            return Ok(Outcome::done());
+        }
+        let inputs = connection_inputs(&connection, stores);
         let generation = connection.meta().generation;
         if let Some(next) = probe_not_due(&previous, generation, &inputs, every, Timestamp::now()) {
             ctx.metrics.set_connection_ready(&namespace, &key.name, true);
@@ -173,11 +179,13 @@ impl ConnectionReconciler {
         let ctx = &self.ctx;
         let (namespace, name) = (connection.namespace().unwrap_or_default(), connection.name_any());
         ctx.ferrvault.invalidate_oidc(&namespace, &name);
+        ctx.ferrvault.release_endpoint(&namespace, &name);
         // From the FerrVaultSecret store (its watch enqueues this connection when one of them is
         // deleted). One that bypassed the schema counts as no dependant (its reference is
         // unreadable, and it does not need the connection to be deleted itself).
         let secrets = &self.reads.stores.secrets;
-        wait_for(secrets)
+        secrets
+            .wait_until_ready()
             .await
             .map_err(KubeFailure::during(KubeAction::ListDependants))?;
         let mut dependants: Vec<String> = secrets

@@ -9,7 +9,7 @@
 //!     [`prologue`]: the first steps both share (read, finalizer, invalid spec).
 //!   - [`watches`] (+ [`own_writes`]): which changes enqueue which keys.
 //!   - [`content_hash_key`]: the operator-held key of the content hash.
-//!   - Reads: [`reads`] (the watches' [`stores`] first, a GET only where a store cannot be
+//!   - Reads: [`reads`] (the watches' [`stores`], per watched scope ([`scoped_store`]), first, a GET only where a store cannot be
 //!     trusted: the rule is written there), [`secret_values`] (token and CA bundle values kept per
 //!     `resourceVersion`), [`inputs`] (the versions `status.observedInputs` records).
 //!   - Writes and reads: [`finalizer`], [`token`] (credentials and CA bundles of a connection),
@@ -32,6 +32,7 @@ pub mod own_writes;
 pub mod prologue;
 pub mod reads;
 pub mod rules;
+pub mod scoped_store;
 pub mod secret;
 pub mod secret_values;
 pub mod settings;

@@ -72,7 +72,7 @@ impl Operator {
     pub fn install(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
         let watches = watches::build(
             &self.ctx.client,
-            self.ctx.settings.watch_namespace.as_deref(),
+            &self.ctx.settings.watch_namespaces,
             self.ctx.own_writes.clone(),
         );
         let reads = Arc::new(Reads::new(self.ctx.client.clone(), watches.stores));

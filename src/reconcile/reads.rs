@@ -32,17 +32,10 @@ use std::{
     sync::{Mutex, PoisonError},
 };
 
-use kube::{
-    Api, Resource,
-    api::ObjectMeta,
-    runtime::reflector::{ObjectRef, Store},
-};
+use kube::{Api, Resource, api::ObjectMeta};
 use serde::de::DeserializeOwned;
 
-use super::{
-    secret_values::SecretValues,
-    stores::{Stores, wait_for},
-};
+use super::{scoped_store::Scoped, secret_values::SecretValues, stores::Stores};
 use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
 
 /// Everything both reconcilers read through.
@@ -72,7 +65,7 @@ impl Reads {
 /// Custom resources of one kind as a reconciler reads them: from the watch's store, or with a
 /// GET where the store may not hold our own last write yet (rule 2 of the module).
 pub struct CrStore<K: Resource<DynamicType = ()> + Clone + 'static> {
-    store: Store<Lenient<K>>,
+    store: Scoped<Lenient<K>>,
     written: WrittenVersions,
 }
 
@@ -81,7 +74,7 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
 {
     /// Reads through `store`, the kind's watch store.
-    pub fn new(store: Store<Lenient<K>>) -> Self {
+    pub fn new(store: Scoped<Lenient<K>>) -> Self {
         Self {
             store,
             written: WrittenVersions::default(),
@@ -89,7 +82,7 @@ where
     }
 
     /// The store itself (for scans such as "which FerrVaultSecrets use this connection").
-    pub fn store(&self) -> &Store<Lenient<K>> {
+    pub fn store(&self) -> &Scoped<Lenient<K>> {
         &self.store
     }
 
@@ -109,8 +102,8 @@ where
         namespace: &str,
         name: &str,
     ) -> Result<Option<Lenient<K>>, kube::Error> {
-        wait_for(&self.store).await?;
-        let stored = self.store.get(&ObjectRef::new(name).within(namespace));
+        self.store.wait_until_ready().await?;
+        let stored = self.store.get(namespace, name);
         let ours = self.written.take(namespace, name);
         let stored_version = stored.as_ref().and_then(|o| o.meta().resource_version.as_deref());
         if store_holds_our_write(stored_version, ours.as_deref()) {
@@ -137,7 +130,7 @@ fn store_holds_our_write(stored: Option<&str>, ours: Option<&str>) -> bool {
 /// # Errors
 /// The GET failed, or the store's watch is gone (shutdown).
 pub async fn find<K>(
-    store: &Store<Lenient<K>>,
+    store: &Scoped<Lenient<K>>,
     api: &Api<Lenient<K>>,
     namespace: &str,
     name: &str,
@@ -145,8 +138,8 @@ pub async fn find<K>(
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
 {
-    wait_for(store).await?;
-    match store.get(&ObjectRef::new(name).within(namespace)) {
+    store.wait_until_ready().await?;
+    match store.get(namespace, name) {
         Some(object) => Ok(Some((*object).clone())),
         None => api.get_opt(name).await,
     }

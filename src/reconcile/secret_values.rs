@@ -24,10 +24,7 @@ use std::{
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
-use super::{
-    kube_errors::kube_error_text,
-    stores::{Stores, wait_for},
-};
+use super::{kube_errors::kube_error_text, stores::Stores};
 use crate::api::SecretKeyRef;
 
 /// One Secret's kept keys, at the version they were read.
@@ -68,7 +65,7 @@ impl SecretValues {
     pub async fn read(&self, namespace: &str, reference: &SecretKeyRef) -> Result<Vec<u8>, String> {
         let name = &reference.name;
         let id = (namespace.to_owned(), name.clone());
-        let listed = wait_for(&self.stores.secret_metadata).await.is_ok();
+        let listed = self.stores.secret_metadata.wait_until_ready().await.is_ok();
         let version = listed
             .then(|| self.stores.secret_meta(namespace, name))
             .flatten()

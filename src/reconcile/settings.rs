@@ -19,8 +19,8 @@ pub struct OperatorSettings {
     pub default_refresh_interval: Duration,
     /// `--connection-probe-interval` (10m): how often a connection is re-probed.
     pub connection_probe_interval: Duration,
-    /// `--watch-namespace`: watch and reconcile only this namespace; `None` is cluster-wide.
-    pub watch_namespace: Option<String>,
+    /// `--watch-namespace`: watch and reconcile only these namespaces; empty is cluster-wide.
+    pub watch_namespaces: Vec<String>,
     /// Pacing, timeouts and retries of the FerrVault client (rate and burst per credential).
     pub ferrvault: ClientConfig,
     /// The operator's own namespace (the Lease's): where the content-hash key Secret lives.
@@ -34,7 +34,7 @@ impl Default for OperatorSettings {
         Self {
             default_refresh_interval: Duration::from_secs(3600),
             connection_probe_interval: DEFAULT_CONNECTION_PROBE_INTERVAL,
-            watch_namespace: None,
+            watch_namespaces: Vec::new(),
             ferrvault: ClientConfig::default(),
             content_hash_key_namespace: "default".to_owned(),
             rollout_floor: ROLLOUT_FLOOR,

@@ -6,29 +6,30 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{
     core::PartialObjectMeta,
     runtime::{
-        reflector::{self, Lookup, ObjectRef, Store},
+        reflector::{self, Lookup, Store},
         watcher,
     },
 };
 
+use super::scoped_store::Scoped;
 use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
 
-/// The stores both reconcilers read.
-#[derive(Clone)]
+/// The stores both reconcilers read, each across the watched scopes.
+#[derive(Clone, Default)]
 pub struct Stores {
-    /// Every FerrVaultSecret (the `ferrvaultsecret` watch's store).
-    pub secrets: Store<Lenient<FerrVaultSecret>>,
-    /// Every FerrVaultConnection (the `ferrvaultconnection` watch's store): what the connection
+    /// Every FerrVaultSecret (the `ferrvaultsecret` watches' stores).
+    pub secrets: Scoped<Lenient<FerrVaultSecret>>,
+    /// Every FerrVaultConnection (the `ferrvaultconnection` watches' stores): what the connection
     /// reconciler reads of its own objects.
-    pub connections: Store<Lenient<FerrVaultConnection>>,
-    /// Every FerrVaultConnection again (the `ferrvaultconnection-dependants` watch's store): what
-    /// FerrVaultSecret passes read of their connections. That watch's events are what enqueue
-    /// them for a connection change, and it stores each change before it enqueues anything, so
-    /// such a pass always sees the change that caused it (the streams of two watches are not
-    /// ordered with each other).
-    pub connections_for_dependants: Store<Lenient<FerrVaultConnection>>,
-    /// The metadata of every Secret (the `secret-metadata` watch's store).
-    pub secret_metadata: Store<PartialObjectMeta<Secret>>,
+    pub connections: Scoped<Lenient<FerrVaultConnection>>,
+    /// Every FerrVaultConnection again (the `ferrvaultconnection-dependants` watches' stores):
+    /// what FerrVaultSecret passes read of their connections. That watch's events are what
+    /// enqueue them for a connection change, and it stores each change before it enqueues
+    /// anything, so such a pass always sees the change that caused it (the streams of two
+    /// watches are not ordered with each other).
+    pub connections_for_dependants: Scoped<Lenient<FerrVaultConnection>>,
+    /// The metadata of every Secret (the `secret-metadata` watches' stores).
+    pub secret_metadata: Scoped<PartialObjectMeta<Secret>>,
 }
 
 impl Stores {
@@ -36,33 +37,17 @@ impl Stores {
     /// falls back to the API server, for a driver without the operator's watches.
     pub fn empty_but(connections: Store<Lenient<FerrVaultConnection>>) -> Self {
         Self {
-            secrets: listed_empty(),
-            connections: connections.clone(),
-            connections_for_dependants: connections,
-            secret_metadata: listed_empty(),
+            secrets: listed_empty().into(),
+            connections: connections.clone().into(),
+            connections_for_dependants: connections.into(),
+            secret_metadata: listed_empty().into(),
         }
     }
 
     /// The metadata of Secret `namespace/name`, if the store holds it.
     pub fn secret_meta(&self, namespace: &str, name: &str) -> Option<Arc<PartialObjectMeta<Secret>>> {
-        self.secret_metadata.get(&ObjectRef::new(name).within(namespace))
+        self.secret_metadata.get(namespace, name)
     }
-}
-
-/// Waits until `store` has completed its first list.
-///
-/// # Errors
-/// The watch that fills it is gone (shutdown), as a `kube::Error` so callers report it like a
-/// failed read.
-pub async fn wait_for<K>(store: &Store<K>) -> Result<(), kube::Error>
-where
-    K: Lookup + Clone + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone,
-{
-    store
-        .wait_until_ready()
-        .await
-        .map_err(|e| kube::Error::Service(Box::new(e)))
 }
 
 /// A store that completed an empty list and is never written again.

@@ -90,6 +90,8 @@ fn identity_refusal(refusal: IdentityRefusal) -> AccessError {
 }
 
 /// The endpoint of `connection`: its URL, plus its CA bundle when `caBundleSecretRef` is set.
+/// The FerrVault client is told the connection uses it now (so the pooled client of an endpoint
+/// the connection left is dropped).
 ///
 /// # Errors
 /// `InvalidConnection` for a bad URL or PEM bundle, `InsecureUrl` for a plain `http://` URL the
@@ -106,17 +108,21 @@ pub async fn endpoint(
         return Err(refusal(&error, "request")
             .unwrap_or_else(|| AccessError::new(Reason::InvalidConnection, error.to_string())));
     }
-    let Some(ca) = &connection.spec.ca_bundle_secret_ref else {
-        return Ok(endpoint);
-    };
     let namespace = connection.namespace().unwrap_or_default();
-    let pem = values
-        .read(&namespace, ca)
-        .await
-        .map_err(|why| AccessError::new(Reason::CaBundleUnreadable, format!("CA bundle {why}")))?;
-    endpoint
-        .with_extra_ca_pem(&pem)
-        .map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))
+    let endpoint = match &connection.spec.ca_bundle_secret_ref {
+        None => endpoint,
+        Some(ca) => {
+            let pem = values
+                .read(&namespace, ca)
+                .await
+                .map_err(|why| AccessError::new(Reason::CaBundleUnreadable, format!("CA bundle {why}")))?;
+            endpoint
+                .with_extra_ca_pem(&pem)
+                .map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))?
+        }
+    };
+    ferrvault.claim_endpoint(&namespace, &connection.name_any(), &endpoint);
+    Ok(endpoint)
 }
 
 /// The credential of `connection`: the token Secret's value (whitespace trimmed), or a bearer

@@ -14,7 +14,9 @@
 //!   Secret's metadata, of the FerrVaultSecret or of a connection's references.
 //! - Adding our own finalizer does not enqueue a second pass (the first pass already synced).
 //! - Secrets are watched as metadata only: memory does not grow with Secret sizes.
-//! - With `--watch-namespace` every watch is namespaced.
+//! - With `--watch-namespace` every watch is namespaced: the four watches above for each watched
+//!   namespace (named `<watch>@<namespace>` when there are several), so the operator lists,
+//!   watches and caches nothing of any other namespace.
 //! - Both custom resource kinds are watched as [`Lenient`]: one object that bypassed the CRD
 //!   schema does not fail the list of its kind (nor get its body logged); it still enqueues
 //!   its own key, and simply has no dependants or targets.
@@ -43,7 +45,7 @@ use crate::api::{
 pub struct Watches {
     /// The watches, for the runtime.
     pub sources: Vec<Box<dyn WatchSource>>,
-    /// The watches' stores.
+    /// The watches' stores, across the watched scopes.
     pub stores: Stores,
 }
 
@@ -201,8 +203,36 @@ fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
     keys
 }
 
-/// Builds every watch; `namespace` is `--watch-namespace`.
-pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>) -> Watches {
+/// Builds every watch; `namespaces` is `--watch-namespace` (empty: the whole cluster).
+pub fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWrites>) -> Watches {
+    let mut watches = Watches {
+        sources: Vec::new(),
+        stores: Stores::default(),
+    };
+    if namespaces.is_empty() {
+        build_scope(client, None, "", own.clone(), &mut watches);
+    }
+    for namespace in namespaces {
+        // Watcher names are actor names, unique in the process; one namespace keeps the plain names.
+        let suffix = if namespaces.len() > 1 {
+            format!("@{namespace}")
+        } else {
+            String::new()
+        };
+        build_scope(client, Some(namespace), &suffix, own.clone(), &mut watches);
+    }
+    watches
+}
+
+/// The four watches of one scope (`None`: the whole cluster), named with `suffix`; each watch
+/// maps only to objects of its own scope, through that scope's stores.
+fn build_scope(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    suffix: &str,
+    own: Arc<OwnWrites>,
+    watches: &mut Watches,
+) {
     fn api<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
     where
         K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
@@ -214,7 +244,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
     }
     let config = watcher::Config::default;
     let (secret_watch, secrets) = WatchSpec::full(
-        "ferrvaultsecret",
+        format!("ferrvaultsecret{suffix}"),
         api::<Lenient<FerrVaultSecret>>(client, namespace),
         config(),
     );
@@ -222,7 +252,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), SECRET_FINALIZER))
         .map(secret_keys);
     let (connection_watch, connections) = WatchSpec::full(
-        "ferrvaultconnection",
+        format!("ferrvaultconnection{suffix}"),
         api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
     );
@@ -237,7 +267,7 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
         });
     let dependants_store = secrets.clone();
     let (dependants_watch, connections_for_dependants) = WatchSpec::full(
-        "ferrvaultconnection-dependants",
+        format!("ferrvaultconnection-dependants{suffix}"),
         api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
     );
@@ -256,16 +286,17 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
         });
     let own_for_filter = own.clone();
     let (metadata_watch, secret_metadata) = WatchSpec::metadata(
-        "secret-metadata",
+        format!("secret-metadata{suffix}"),
         api::<PartialObjectMeta<Secret>>(client, namespace),
         config(),
     );
-    let stores = Stores {
-        secrets: secrets.clone(),
-        connections: connections.clone(),
-        connections_for_dependants,
-        secret_metadata,
-    };
+    let stores = &mut watches.stores;
+    stores.secrets.add(namespace, secrets.clone());
+    stores.connections.add(namespace, connections.clone());
+    stores
+        .connections_for_dependants
+        .add(namespace, connections_for_dependants);
+    stores.secret_metadata.add(namespace, secret_metadata);
     let metadata_watch = metadata_watch
         .matters(move |old, new| {
             secret_change_matters(&own_for_filter, old.map(|o| &o.metadata), &new.metadata)
@@ -297,15 +328,12 @@ pub fn build(client: &kube::Client, namespace: Option<&str>, own: Arc<OwnWrites>
             keys.dedup();
             keys
         });
-    Watches {
-        sources: vec![
-            Box::new(secret_watch),
-            Box::new(connection_watch),
-            Box::new(dependants_watch),
-            Box::new(metadata_watch),
-        ],
-        stores,
-    }
+    watches.sources.extend([
+        Box::new(secret_watch) as Box<dyn WatchSource>,
+        Box::new(connection_watch),
+        Box::new(dependants_watch),
+        Box::new(metadata_watch),
+    ]);
 }
 
 #[cfg(test)]

@@ -10,8 +10,10 @@
 //! for the Kubernetes simulator) and holds `RUN_FLAGS` to `run --help`; `operator_rbac` checks every
 //! API call it makes under the rendered ServiceAccount against the rendered RBAC.
 
+mod audited_run;
 mod command_line;
 mod crds;
+mod hardening;
 mod image;
 mod launch;
 mod migrating_md;
@@ -44,6 +46,10 @@ use serde_json::Value;
 /// Every flag of `ferrvault-operator run`: the chart must pass nothing else.
 const RUN_FLAGS: &[&str] = &[
     "metrics-bind-address",
+    "metrics-secure",
+    "metrics-cert-path",
+    "metrics-cert-name",
+    "metrics-cert-key",
     "health-probe-bind-address",
     "admin-bind-address",
     "leader-elect",
@@ -72,6 +78,9 @@ const RUN_FLAGS: &[&str] = &[
     "zap-log-level",
     "zap-stacktrace-level",
     "zap-time-encoding",
+    "http-read-header-timeout",
+    "http-idle-timeout",
+    "http-max-connections",
     "kubeconfig",
 ];
 
@@ -92,6 +101,19 @@ const OIDC_ON: &[&str] = &[
     "oidc.trustedURLs={https://api.ferrvault.example}",
 ];
 const CRDS_OFF: &[&str] = &["crds.install=false"];
+const SECURE_METRICS_ON: &[&str] = &[
+    "metrics.secure.enabled=true",
+    "metrics.serviceMonitor.enabled=true",
+    "metrics.secure.readerSubjects[0].kind=ServiceAccount",
+    "metrics.secure.readerSubjects[0].name=prometheus",
+    "metrics.secure.readerSubjects[0].namespace=monitoring",
+];
+const NETWORK_POLICY_ON: &[&str] = &[
+    "networkPolicy.enabled=true",
+    "networkPolicy.egress.apiServer.to[0].ipBlock.cidr=10.96.0.1/32",
+    "networkPolicy.egress.ferrvault.to[0].ipBlock.cidr=203.0.113.10/32",
+];
+const WATCH_NAMESPACES: &[&str] = &["watchNamespaces={apps,team-a}"];
 
 // === helpers shared by the test modules ===
 
@@ -187,6 +209,21 @@ fn oidc_on_should_lint_and_validate_on_kubernetes_1_33_and_1_35() {
 #[test]
 fn crds_off_should_lint_and_validate_on_kubernetes_1_33_and_1_35() {
     assert_lints_and_validates(CRDS_OFF);
+}
+
+#[test]
+fn secure_metrics_should_lint_and_validate_on_kubernetes_1_33_and_1_35() {
+    assert_lints_and_validates(&[SECURE_METRICS_ON, &["metrics.secure.certSecret=metrics-tls"]].concat());
+}
+
+#[test]
+fn network_policy_should_lint_and_validate_on_kubernetes_1_33_and_1_35() {
+    assert_lints_and_validates(NETWORK_POLICY_ON);
+}
+
+#[test]
+fn watch_namespaces_should_lint_and_validate_on_kubernetes_1_33_and_1_35() {
+    assert_lints_and_validates(WATCH_NAMESPACES);
 }
 
 #[test]

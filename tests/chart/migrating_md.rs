@@ -66,7 +66,7 @@ fn migrating_md_should_name_only_flags_and_values_that_exist_and_map_every_go_va
             "MIGRATING.md names {flag}, run --help does not list it:\n{help}"
         );
     }
-    let ours: Value = serde_yaml::from_str(
+    let ours: Value = serde_norway::from_str(
         &std::fs::read_to_string(tools::repo_root().join(render::CHART).join("values.yaml"))
             .expect("values.yaml"),
     )
@@ -79,7 +79,7 @@ fn migrating_md_should_name_only_flags_and_values_that_exist_and_map_every_go_va
             "MIGRATING.md names {key}, values.yaml has no such key"
         );
     }
-    let go: Value = serde_yaml::from_str(
+    let go: Value = serde_norway::from_str(
         &std::fs::read_to_string(tools::repo_root().join(GO_VALUES)).expect("the Go values"),
     )
     .expect("the Go values parse");

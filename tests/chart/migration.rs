@@ -88,7 +88,7 @@ fn the_go_charts_values_should_install_our_chart_with_each_key_reaching_its_sett
 }
 
 fn chart_app_version() -> String {
-    let chart: Value = serde_yaml::from_str(
+    let chart: Value = serde_norway::from_str(
         &std::fs::read_to_string(tools::repo_root().join(render::CHART).join("Chart.yaml"))
             .expect("Chart.yaml"),
     )
@@ -102,7 +102,7 @@ async fn a_go_operator_deployment_should_start_sync_go_manifests_and_satisfy_bot
     let rendering = Rendering::with_values_file(GO_VALUES, &["metrics.grafanaDashboard.enabled=true"]);
     let kube = KubeSim::start().await.expect("the Kubernetes simulator starts");
     install_prerequisites(&kube, &rendering).await;
-    let mut manifests: Vec<Value> = serde_yaml::Deserializer::from_str(GO_SAMPLES)
+    let mut manifests: Vec<Value> = serde_norway::Deserializer::from_str(GO_SAMPLES)
         .map(|document| Value::deserialize(document).expect("a sample"))
         .collect();
     let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
@@ -160,7 +160,7 @@ async fn a_go_operator_deployment_should_start_sync_go_manifests_and_satisfy_bot
 
     let ours = rule_groups(&Rendering::with_values_file(GO_VALUES, &[]));
     let ours_replicated = rule_groups(&Rendering::with_values_file(GO_VALUES, &["replicaCount=3"]));
-    let go: Value = serde_yaml::from_str(GO_RULES).expect("the Go rule file");
+    let go: Value = serde_norway::from_str(GO_RULES).expect("the Go rule file");
     let mut queries: Vec<String> = [&ours_replicated, &go]
         .iter()
         .flat_map(|groups| exprs(groups))
@@ -347,7 +347,7 @@ fn alerts_should_evaluate_and_stay_silent(rule_files: &[Value], series: &[Series
         let name = format!("rules-{index}.yaml");
         std::fs::write(
             dir.path().join(&name),
-            serde_yaml::to_string(groups).expect("yaml"),
+            serde_norway::to_string(groups).expect("yaml"),
         )
         .expect("write rules");
         files.push(name);
@@ -379,7 +379,7 @@ fn alerts_should_evaluate_and_stay_silent(rule_files: &[Value], series: &[Series
         "tests": [{"interval": "1m", "input_series": input, "alert_rule_test": checks}],
     });
     let path = dir.path().join("cases.yaml");
-    std::fs::write(&path, serde_yaml::to_string(&cases).expect("yaml")).expect("write cases");
+    std::fs::write(&path, serde_norway::to_string(&cases).expect("yaml")).expect("write cases");
     let output = run_tool(
         "promtool",
         &["test", "rules", path.to_str().expect("utf-8 path")],

@@ -25,11 +25,11 @@ fn rule_file(sets: &[&str]) -> String {
     let rendering = Rendering::new(sets);
     let rule = rendering.of_kind("PrometheusRule");
     assert_eq!(rule.len(), 1, "one PrometheusRule expected");
-    serde_yaml::to_string(&rule[0]["spec"]).expect("rule groups serialise")
+    serde_norway::to_string(&rule[0]["spec"]).expect("rule groups serialise")
 }
 
 fn alerts(rule_file: &str) -> Vec<(String, String)> {
-    let groups: Value = serde_yaml::from_str(rule_file).expect("rule file");
+    let groups: Value = serde_norway::from_str(rule_file).expect("rule file");
     groups["groups"][0]["rules"]
         .as_array()
         .expect("rules")
@@ -314,7 +314,7 @@ fn every_dashboard_query_should_be_valid_promql() {
     let file = serde_json::json!({ "groups": [{ "name": "dashboard", "rules": rules }] });
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dashboard-queries.yaml");
-    std::fs::write(&path, serde_yaml::to_string(&file).expect("yaml")).expect("write queries");
+    std::fs::write(&path, serde_norway::to_string(&file).expect("yaml")).expect("write queries");
     let output = tools::run_tool(
         "promtool",
         &["check", "rules", path.to_str().expect("utf-8 path")],

@@ -35,8 +35,14 @@ fn operator_requests(namespace: Option<&str>) -> Vec<ApiRequest<'_>> {
     for resource in ["ferrvaultsecrets/status", "ferrvaultconnections/status"] {
         requests.push(request("patch", "ferrvault.com", resource, namespace));
     }
+    requests.push(request(
+        "update",
+        "ferrvault.com",
+        "ferrvaultsecrets/finalizers",
+        namespace,
+    ));
     // `delete` replaces a target whose immutable `type` must change.
-    for verb in ["get", "list", "watch", "create", "update", "patch", "delete"] {
+    for verb in ["get", "list", "watch", "create", "update", "delete"] {
         requests.push(request(verb, "", "secrets", namespace));
     }
     for resource in ["deployments", "statefulsets", "daemonsets"] {
@@ -46,6 +52,7 @@ fn operator_requests(namespace: Option<&str>) -> Vec<ApiRequest<'_>> {
         ]);
     }
     requests.push(request("create", "events.k8s.io", "events", namespace));
+    requests.push(request("patch", "events.k8s.io", "events", namespace));
     requests
 }
 
@@ -59,6 +66,23 @@ fn forbidden_requests(namespace: Option<&str>) -> Vec<ApiRequest<'_>> {
         request("update", "apps", "deployments", namespace),
         request("get", "", "configmaps", namespace),
         request("create", "", "pods", namespace),
+        // Verbs the operator never sends.
+        request("patch", "", "secrets", namespace),
+        request("update", "ferrvault.com", "ferrvaultsecrets", namespace),
+        request(
+            "update",
+            "ferrvault.com",
+            "ferrvaultconnections/status",
+            namespace,
+        ),
+        request(
+            "update",
+            "ferrvault.com",
+            "ferrvaultconnections/finalizers",
+            namespace,
+        ),
+        request("create", "", "events", namespace),
+        request("create", "authentication.k8s.io", "tokenreviews", None),
     ]
 }
 
@@ -76,14 +100,28 @@ fn cluster_wide_rbac_should_allow_the_operators_calls_and_nothing_more() {
 }
 
 #[test]
-fn leases_should_be_allowed_only_in_the_release_namespace() {
+fn only_the_operators_lease_should_be_read_and_renewed_in_the_release_namespace() {
+    const LEASE: &str = "ferrvault-operator.ferrvault.com";
     let permissions = permissions(DEFAULTS);
-    for verb in ["get", "create", "update", "patch", "watch"] {
-        let lease = request(verb, "coordination.k8s.io", "leases", Some(NAMESPACE));
+    let named = |verb, name| ApiRequest {
+        name: Some(name),
+        ..request(verb, "coordination.k8s.io", "leases", Some(NAMESPACE))
+    };
+    for verb in ["get", "update"] {
+        assert!(permissions.allows(&named(verb, LEASE)), "{verb} of the Lease");
         assert!(
-            permissions.allows(&lease),
-            "denied in the release namespace: {lease:?}"
+            !permissions.allows(&named(verb, "another-lease")),
+            "{verb} of another Lease"
         );
+    }
+    assert!(permissions.allows(&request(
+        "create",
+        "coordination.k8s.io",
+        "leases",
+        Some(NAMESPACE)
+    )));
+    for verb in ["patch", "list", "watch", "delete"] {
+        assert!(!permissions.allows(&named(verb, LEASE)), "{verb} is never sent");
     }
     for namespace in [None, Some("kube-system"), Some("apps")] {
         let lease = request("create", "coordination.k8s.io", "leases", namespace);
@@ -98,6 +136,79 @@ fn leases_should_be_allowed_only_in_the_release_namespace() {
         "leases",
         Some(NAMESPACE)
     )));
+}
+
+#[test]
+fn watch_namespaces_should_grant_a_role_in_each_merged_with_the_go_value_and_nothing_elsewhere() {
+    let sets = &["watchNamespaces={apps,team-a}", "watchNamespace=team-b"];
+    let permissions = permissions(sets);
+    for namespace in ["apps", "team-a", "team-b"] {
+        for request in operator_requests(Some(namespace)) {
+            assert!(permissions.allows(&request), "denied in {namespace}: {request:?}");
+        }
+    }
+    for request in operator_requests(Some("other"))
+        .into_iter()
+        .chain(operator_requests(None))
+    {
+        assert!(!permissions.allows(&request), "allowed outside: {request:?}");
+    }
+    assert_eq!(
+        launch(sets).flag("watch-namespace"),
+        Some(Some("apps,team-a,team-b".to_owned())),
+        "the operator watches each of them"
+    );
+    let repeated = launch(&["watchNamespaces={apps}", "watchNamespace=apps"]);
+    assert_eq!(repeated.flag("watch-namespace"), Some(Some("apps".to_owned())));
+}
+
+#[test]
+fn rollout_restart_kinds_should_bound_workload_access() {
+    let only_deployments = permissions(&["rbac.rolloutRestartKinds={deployments}"]);
+    assert!(only_deployments.allows(&request("patch", "apps", "deployments", Some("apps"))));
+    for kind in ["statefulsets", "daemonsets"] {
+        assert!(
+            !only_deployments.allows(&request("get", "apps", kind, Some("apps"))),
+            "{kind}"
+        );
+    }
+    let none = Rendering::new(&["rbac.rolloutRestartKinds=null"]);
+    assert!(
+        !none.yaml.contains("apiGroups: [\"apps\"]"),
+        "no workload rule without kinds"
+    );
+}
+
+#[test]
+fn secure_metrics_should_grant_reviews_to_the_operator_and_a_reader_role_for_scrapers() {
+    let secure = &["metrics.secure.enabled=true"];
+    let permissions = permissions(secure);
+    for (group, resource) in [
+        ("authentication.k8s.io", "tokenreviews"),
+        ("authorization.k8s.io", "subjectaccessreviews"),
+    ] {
+        assert!(
+            permissions.allows(&request("create", group, resource, None)),
+            "{resource}"
+        );
+    }
+    let rendering = Rendering::new(secure);
+    let reader = rendering
+        .of_kind("ClusterRole")
+        .into_iter()
+        .find(|role| role["metadata"]["name"] == "fv-ferrvault-operator-metrics-reader")
+        .expect("a metrics-reader ClusterRole");
+    assert_eq!(
+        reader["rules"],
+        serde_json::json!([{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])
+    );
+    assert!(
+        rendering
+            .names_of("ClusterRoleBinding")
+            .iter()
+            .all(|name| !name.ends_with("-metrics-reader")),
+        "nobody reads metrics until bound"
+    );
 }
 
 #[test]
@@ -125,7 +236,10 @@ fn watch_namespace_should_grant_a_role_in_that_namespace_and_no_cluster_role() {
             "allowed outside the watched namespace: {request:?}"
         );
     }
-    let lease = request("update", "coordination.k8s.io", "leases", Some(NAMESPACE));
+    let lease = ApiRequest {
+        name: Some("ferrvault-operator.ferrvault.com"),
+        ..request("update", "coordination.k8s.io", "leases", Some(NAMESPACE))
+    };
     assert!(
         permissions.allows(&lease),
         "the Lease stays in the release namespace"

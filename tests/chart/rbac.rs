@@ -86,14 +86,60 @@ impl Permissions {
 
     /// Whether some granted rule allows `request`.
     pub fn allows(&self, request: &ApiRequest<'_>) -> bool {
-        self.grants.iter().any(|(scope, rule)| {
-            let in_scope = match (scope, request.namespace) {
-                (None, _) => true,
-                (Some(scope), Some(namespace)) => scope == namespace,
-                (Some(_), None) => false,
+        self.grants
+            .iter()
+            .any(|(scope, rule)| in_scope(scope.as_deref(), request.namespace) && rule_matches(rule, request))
+    }
+}
+
+impl Permissions {
+    /// Each (scope, verb, group, resource, name) a rule grants that none of `requests` uses, as
+    /// `scope verb group/resource name` (a rule without `resourceNames` grants any name: one
+    /// request of any name uses it).
+    pub fn unused(&self, requests: &[ApiRequest<'_>]) -> Vec<String> {
+        let mut unused = Vec::new();
+        for (scope, rule) in &self.grants {
+            let names: Vec<Option<String>> = match rule.resource_names.as_deref() {
+                Some(names) if !names.is_empty() => names.iter().cloned().map(Some).collect(),
+                _ => vec![None],
             };
-            in_scope && rule_matches(rule, request)
-        })
+            for group in rule.api_groups.iter().flatten() {
+                for resource in rule.resources.iter().flatten() {
+                    for verb in &rule.verbs {
+                        for name in &names {
+                            let single = PolicyRule {
+                                api_groups: Some(vec![group.clone()]),
+                                resources: Some(vec![resource.clone()]),
+                                verbs: vec![verb.clone()],
+                                resource_names: name.clone().map(|name| vec![name]),
+                                non_resource_urls: None,
+                            };
+                            let used = requests.iter().any(|request| {
+                                in_scope(scope.as_deref(), request.namespace)
+                                    && rule_matches(&single, request)
+                            });
+                            if !used {
+                                unused.push(format!(
+                                    "{} {verb} {group}/{resource} {}",
+                                    scope.as_deref().unwrap_or("<cluster>"),
+                                    name.as_deref().unwrap_or("<any name>")
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        unused
+    }
+}
+
+/// Whether a grant limited to `scope` (`None`: everywhere) covers a request in `namespace`.
+fn in_scope(scope: Option<&str>, namespace: Option<&str>) -> bool {
+    match (scope, namespace) {
+        (None, _) => true,
+        (Some(scope), Some(namespace)) => scope == namespace,
+        (Some(_), None) => false,
     }
 }
 

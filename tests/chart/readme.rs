@@ -23,7 +23,7 @@ fn leaf_paths(prefix: &str, values: &Value, out: &mut Vec<String>) {
 fn the_chart_readme_should_document_every_value() {
     let root = tools::repo_root().join(render::CHART);
     let values: Value =
-        serde_yaml::from_str(&std::fs::read_to_string(root.join("values.yaml")).expect("values.yaml"))
+        serde_norway::from_str(&std::fs::read_to_string(root.join("values.yaml")).expect("values.yaml"))
             .expect("yaml");
     let readme = std::fs::read_to_string(root.join("README.md")).expect("chart README.md");
     let mut paths = Vec::new();

@@ -46,7 +46,7 @@ impl Rendering {
     }
 
     fn parse(yaml: String) -> Self {
-        let objects = serde_yaml::Deserializer::from_str(&yaml)
+        let objects = serde_norway::Deserializer::from_str(&yaml)
             .map(|document| Value::deserialize(document).expect("helm rendered invalid YAML"))
             .filter(|object| !object.is_null())
             .collect();

@@ -10,7 +10,8 @@ fn violations<K>(yaml: &str) -> Vec<String>
 where
     K: kube::CustomResourceExt + serde::Serialize + serde::de::DeserializeOwned,
 {
-    let object: K = serde_yaml::from_str(yaml).unwrap_or_else(|e| panic!("test object parses: {e}\n{yaml}"));
+    let object: K =
+        serde_norway::from_str(yaml).unwrap_or_else(|e| panic!("test object parses: {e}\n{yaml}"));
     match validate_cel(&object) {
         Ok(()) => Vec::new(),
         Err(errors) => errors.iter().map(|e| e.message.clone()).collect(),

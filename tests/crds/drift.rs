@@ -69,7 +69,7 @@ fn crdgen_subcommand_should_print_both_crds_as_a_multi_document_stream() {
         .filter(|doc| !doc.trim().is_empty())
         .map(|doc| {
             let crd: CustomResourceDefinition =
-                serde_yaml::from_str(doc).unwrap_or_else(|e| panic!("each document is a CRD: {e}"));
+                serde_norway::from_str(doc).unwrap_or_else(|e| panic!("each document is a CRD: {e}"));
             crd.metadata.name.expect("named")
         })
         .collect();

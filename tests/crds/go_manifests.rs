@@ -13,7 +13,7 @@ fn refusals<K>(yaml: &str) -> Vec<String>
 where
     K: CustomResourceExt + serde::Serialize + DeserializeOwned,
 {
-    let object: Value = serde_yaml::from_str(yaml).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    let object: Value = serde_norway::from_str(yaml).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
     let crd = serde_json::to_value(K::crd()).expect("CRD serializes");
     let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
     let validator = jsonschema::validator_for(schema).expect("the CRD schema compiles");

@@ -20,7 +20,7 @@ fn document<T: DeserializeOwned>(file: &str, kind: &str) -> T {
         .split("\n---\n")
         .find(|doc| doc.lines().any(|line| line == format!("kind: {kind}")))
         .unwrap_or_else(|| panic!("sample has a {kind}"));
-    serde_yaml::from_str(doc).unwrap_or_else(|e| panic!("{kind} parses: {e}"))
+    serde_norway::from_str(doc).unwrap_or_else(|e| panic!("{kind} parses: {e}"))
 }
 
 fn token_of(secret: &Secret, key: &str) -> String {
@@ -104,7 +104,7 @@ fn secret_sample_should_have_transforms_and_a_rollout_target_that_exists() {
 
 #[test]
 fn omitted_fields_should_take_their_documented_defaults() {
-    let secret: FerrVaultSecret = serde_yaml::from_str(
+    let secret: FerrVaultSecret = serde_norway::from_str(
         "apiVersion: ferrvault.com/v1alpha1\nkind: FerrVaultSecret\nmetadata: {name: s}\n\
          spec: {connectionRef: {name: c}, vault: v}\n",
     )
@@ -113,7 +113,7 @@ fn omitted_fields_should_take_their_documented_defaults() {
     assert_eq!(secret.spec.target_name("s"), "s");
     assert_eq!(secret.spec.target_type(), "Opaque");
     assert!(secret.spec.selected_names().is_empty());
-    let connection: FerrVaultConnection = serde_yaml::from_str(
+    let connection: FerrVaultConnection = serde_norway::from_str(
         "apiVersion: ferrvault.com/v1alpha1\nkind: FerrVaultConnection\nmetadata: {name: c}\n\
          spec: {url: 'https://x', oidc: {}}\n",
     )

@@ -194,7 +194,7 @@ async fn unreadable_or_invalid_ca_bundle_should_be_reported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_namespace_should_limit_the_operator_to_that_namespace() {
     let mut settings = test_settings();
-    settings.watch_namespace = Some("team".into());
+    settings.watch_namespaces = vec!["team".into()];
     let h = Harness::start_with(settings).await;
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(h.client.clone());
     let team: k8s_openapi::api::core::v1::Namespace =
@@ -230,5 +230,49 @@ async fn watch_namespace_should_limit_the_operator_to_that_namespace() {
         outside.status.is_none() && outside.finalizers().is_empty(),
         "default namespace ignored"
     );
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_whose_url_keeps_changing_should_keep_one_pooled_http_client_and_none_once_deleted() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.wait_connection_reason("conn", "Reachable").await;
+    let pooled = || h.metric("ferrvault_client_pooled_http_clients");
+    assert_eq!(pooled(), Some(1.0));
+    for edit in 1..=20 {
+        // Another base URL each time (the simulator answers none of them: the probe's answer
+        // does not matter, the client it was sent with does).
+        let url = format!("{}/edit-{edit}", h.fv.url());
+        let changed = h
+            .fvc()
+            .patch(
+                "conn",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"url": url}})),
+            )
+            .await
+            .expect("URL edited");
+        let generation = changed.metadata.generation;
+        eventually("the edited URL probed", || async {
+            let c = h.fvc().get("conn").await.ok()?;
+            let probed = ready(c.status.as_ref().map(|s| s.conditions.as_slice()))?.observed_generation;
+            (probed == generation).then_some(())
+        })
+        .await;
+        assert_eq!(pooled(), Some(1.0), "after edit {edit}");
+    }
+    h.fvc()
+        .delete("conn", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    eventually("the connection gone", || async {
+        h.fvc().get("conn").await.is_err().then_some(())
+    })
+    .await;
+    eventually("no pooled client left", || async {
+        (pooled() == Some(0.0)).then_some(())
+    })
+    .await;
     h.finish().await;
 }

@@ -58,6 +58,16 @@ impl Harness {
             .expect("create Deployment")
     }
 
+    /// A controller ownerReference to a new Deployment `name`: a live owner (the garbage
+    /// collector deletes a dependent whose owner does not exist).
+    pub async fn controller_ref_to_new_deployment(&self, name: &str) -> serde_json::Value {
+        let owner = self.create_deployment(name).await;
+        serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "name": name,
+            "uid": owner.metadata.uid.expect("a stored Deployment has a uid"), "controller": true
+        })
+    }
+
     pub fn deployments(&self) -> Api<Deployment> {
         Api::namespaced(self.client.clone(), NS)
     }

@@ -1,6 +1,9 @@
-//! End-to-end: custom resources that bypassed the CRD schema (a field of the wrong type, stored
-//! as sent by the simulator). Each is reported alone with `InvalidSpec`, its neighbours still
-//! sync, its deletion is not blocked, and an edit that fixes it brings it back.
+//! End-to-end: custom resources that bypassed the CRD schema (a field of the wrong type). The API
+//! refuses them, so they are written straight into storage (the simulator's test control
+//! `store_bypassing_admission`), as objects stored under an older CRD schema exist. Each is
+//! reported alone with `InvalidSpec`, its neighbours still sync, its deletion is not blocked
+//! (the finalizer and status writes leave the invalid field unchanged, which a real server's
+//! ratcheting admits), and an edit that fixes it brings it back.
 
 use crate::operator_support::*;
 use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret, names::SECRET_FINALIZER};

@@ -84,9 +84,7 @@ async fn a_secret_controlled_by_another_owner_should_never_be_written_even_when_
         &h,
         "db",
         json!({
-            "ownerReferences": [{
-                "apiVersion": "apps/v1", "kind": "Deployment", "name": "db", "uid": "uid-db", "controller": true
-            }],
+            "ownerReferences": [h.controller_ref_to_new_deployment("db").await],
             // The opt-in never overrides a controller.
             "annotations": { ADOPTABLE_BY_ANNOTATION: "steal" },
         }),
@@ -219,9 +217,7 @@ async fn a_refused_target_should_be_retried_when_its_owner_lets_go_not_on_a_time
     let controlled = victim(
         &h,
         "db",
-        json!({"ownerReferences": [{
-            "apiVersion": "apps/v1", "kind": "Deployment", "name": "db", "uid": "uid-db", "controller": true
-        }]}),
+        json!({"ownerReferences": [h.controller_ref_to_new_deployment("db").await]}),
     )
     .await;
     let mut spec = aimed_at("db");

@@ -76,8 +76,12 @@ async fn missing_or_blank_token_should_report_token_unreadable() {
 async fn unusable_url_or_token_should_report_invalid_connection() {
     let h = Harness::start().await;
     h.put_secret("conn-token", &[("token", PROD_TOKEN)]).await;
-    h.create_connection("conn", connection_spec("ftp://files.example", "conn-token"))
-        .await;
+    // Admitted by the CRD's `^https?://` pattern, refused by the client (a query string).
+    h.create_connection(
+        "conn",
+        connection_spec("https://files.example/?page=1", "conn-token"),
+    )
+    .await;
     expect_reason(&h, secret_spec("conn", "prod"), "InvalidConnection").await;
     h.finish().await;
 }
@@ -279,9 +283,7 @@ async fn target_controlled_by_another_controller_should_report_target_controlled
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
     h.put_secret("app", &[("MINE", "x")]).await;
-    let owned = json!({"metadata": {"ownerReferences": [{
-        "apiVersion": "apps/v1", "kind": "Deployment", "name": "other", "uid": "1234", "controller": true
-    }]}});
+    let owned = json!({"metadata": {"ownerReferences": [h.controller_ref_to_new_deployment("other").await]}});
     h.secrets()
         .patch("app", &PatchParams::default(), &Patch::Merge(&owned))
         .await

@@ -2,8 +2,11 @@
 //! scan of everything it exposes for secrets.
 
 mod go_command_line;
+mod hostile_clients;
 mod no_secrets;
 mod probe_isolation;
 #[path = "../support/process.rs"]
 mod process_support;
+mod product;
 mod run;
+mod secure_metrics;

@@ -15,7 +15,7 @@ const STARTUP: Duration = Duration::from_secs(30);
 const PROMPT_EXIT: Duration = Duration::from_secs(15);
 
 /// A simulator with the CRDs installed and a kubeconfig for it.
-async fn cluster() -> (KubeSim, TempDir, String) {
+pub(crate) async fn cluster() -> (KubeSim, TempDir, String) {
     let sim = KubeSim::start().await.expect("the simulator starts");
     let crds: Api<CustomResourceDefinition> = Api::all(sim.client());
     for crd in crdgen::crds() {
@@ -31,7 +31,7 @@ async fn cluster() -> (KubeSim, TempDir, String) {
 }
 
 /// `run` with every server on an ephemeral loopback port and JSON logs, plus `extra` flags.
-fn run_command(kubeconfig: &str, extra: &[&str]) -> Command {
+pub(crate) fn run_command(kubeconfig: &str, extra: &[&str]) -> Command {
     let mut command = Command::new(binary());
     command
         .args([

@@ -1,6 +1,9 @@
-//! Scenario 8 of issue 7: objects that bypass schema validation (the simulator, like an API
-//! server with a stale or missing CRD schema, stores them as sent). Each gets a clear
-//! `Ready=False` reason, nothing panics, and well-formed objects next to them still sync.
+//! Scenario 8 of issue 7: objects that bypass schema validation. The API server refuses them
+//! (422) as a real one does, so they are written straight into storage (the simulator's test
+//! control `store_bypassing_admission`), as objects stored under an older or missing CRD
+//! schema exist in a real cluster. Each gets a clear `Ready=False` reason, nothing panics, the
+//! operator's own writes to them pass (ratcheting: their invalid fields are left unchanged),
+//! and well-formed objects next to them still sync.
 
 use std::time::{Duration, Instant};
 

@@ -193,7 +193,7 @@ pub fn test_settings() -> OperatorSettings {
     OperatorSettings {
         default_refresh_interval: Duration::from_secs(3600),
         connection_probe_interval: Duration::from_secs(600),
-        watch_namespace: None,
+        watch_namespaces: Vec::new(),
         ferrvault: ClientConfig {
             rate_per_second: 50.0,
             burst: 50,
@@ -297,14 +297,10 @@ impl Harness {
         Api::namespaced_with(self.client.clone(), NS, &ApiResource::erase::<K>(&()))
     }
 
-    /// Creates `name` of kind `K` with `spec` as sent: the simulator, like an API server with a
-    /// stale CRD schema, stores it without validation.
+    /// Stores `name` of kind `K` with `spec` exactly as given, past the CRD schema (see
+    /// [`store_unvalidated`]).
     pub async fn create_raw<K: Resource<DynamicType = ()>>(&self, name: &str, spec: serde_json::Value) {
-        let object = unvalidated::<K>(name, spec);
-        self.raw::<K>()
-            .create(&PostParams::default(), &object)
-            .await
-            .unwrap_or_else(|e| panic!("the simulator stores {name} as sent: {e}"));
+        store_unvalidated::<K>(&self.kube, name, spec);
     }
 
     /// Waits until `name` of kind `K` (read untyped) has a Ready condition with `reason`.
@@ -607,14 +603,18 @@ impl Harness {
     }
 }
 
-/// An object of kind `K` named `name` with `spec` exactly as given, untyped, so it can carry
-/// what the typed struct (and the CRD schema) would refuse.
-pub fn unvalidated<K: Resource<DynamicType = ()>>(name: &str, spec: serde_json::Value) -> DynamicObject {
-    serde_json::from_value(serde_json::json!({
+/// Stores an object of kind `K` named `name` in [`NS`] with `spec` exactly as given, so it can
+/// carry what the CRD schema refuses. The API server would refuse it (422), so it is written
+/// straight into storage (the simulator's test control
+/// [`KubeSim::store_bypassing_admission`]), as an object stored under an older schema, or
+/// written into etcd directly, exists in a real cluster.
+pub fn store_unvalidated<K: Resource<DynamicType = ()>>(kube: &KubeSim, name: &str, spec: serde_json::Value) {
+    let object = serde_json::json!({
         "apiVersion": K::api_version(&()),
         "kind": K::kind(&()),
-        "metadata": { "name": name },
+        "metadata": { "name": name, "namespace": NS },
         "spec": spec,
-    }))
-    .expect("a dynamic object")
+    });
+    kube.store_bypassing_admission(&K::group(&()), &K::version(&()), &K::plural(&()), object)
+        .unwrap_or_else(|e| panic!("{name} written into storage: {}", e.message));
 }

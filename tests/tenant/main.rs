@@ -1,23 +1,43 @@
 //! Attacks from a tenant's side against the real binary (`ferrvault-operator run`) on a shared
 //! cluster: every spec field of a FerrVaultConnection or FerrVaultSecret is attacker input.
 //!
+//! The Kubernetes simulator enforces RBAC. Each tenant is a user whose Role lets it create, get,
+//! list, update and delete FerrVaultConnections, FerrVaultSecrets and Secrets in its own namespace
+//! and nothing else, and creates its objects with its own credentials; the operator is the
+//! chart's ServiceAccount with the chart's rendered RBAC (see [`harness::rbac`]).
+//!
 //! Each attack runs the operator as the platform team would, lets the attacker create objects in
-//! its own namespace pointing at listeners it controls, and checks that: the listeners received
-//! nothing sensitive (the operator's token, a cluster token, another tenant's data); the
-//! attacker's object shows its reason; the operator stays healthy (`/healthz` 200, peak RSS
-//! bounded); other tenants keep syncing; and a positive control (the legitimate path) syncs, so
-//! no attack passes by the operator syncing nothing. The harness ([`harness`]) is meant to host
-//! further attack groups.
+//! its own namespace pointing at listeners it controls (a hostile FerrVault among them), and
+//! checks that: the listeners received nothing sensitive (the operator's token, a cluster token,
+//! another tenant's data); the victim object is unchanged as a whole; the attacker's object shows
+//! its reason; the operator stays healthy (`/healthz` 200, peak RSS bounded) and was never refused
+//! by its RBAC; other tenants keep syncing; and a positive control (the legitimate path) syncs,
+//! so no attack passes by the operator syncing nothing. The harness ([`harness`]) is meant to
+//! host further attack groups.
 //!
 //! | File | Attack |
 //! |---|---|
+//! | `least_privilege.rs` | the tenant acting beyond its Role: refused (403), so the operator is its only path |
 //! | `token_path.rs` | `spec.oidc.tokenPath`/`clusterID` at the operator's ServiceAccount token, `/dev/zero`, a FIFO, a 1 GiB file; the operator's own token path misconfigured at those |
 //! | `redirects.rs` | a `307` to a second host, for a reveal and for the OIDC exchange |
 //! | `insecure_http.rs` | an `http://` URL without `--allow-insecure-http`; borrowing an identity the operator lacks |
 //! | `trusted_urls.rs` | opting in to the cluster identity outside the trusted URLs, with an own CA, without a namespace, from a namespace FerrVault does not grant |
+//! | `target_owner.rs` | a target another owner controls (a Deployment, another FerrVaultSecret) |
+//! | `connection_secrets.rs` | a target that is a connection's token or CA Secret, or a token Secret not created yet |
+//! | `unowned_target.rs` | a pre-existing unowned target, without the opt-in, then with it |
+//! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
+//! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
+//! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
 
+mod connection_secrets;
 mod harness;
 mod insecure_http;
+mod lease_loss;
+mod least_privilege;
 mod redirects;
+mod refused_types;
+mod rollout_floor;
+mod target_owner;
 mod token_path;
 mod trusted_urls;
+mod unowned_target;

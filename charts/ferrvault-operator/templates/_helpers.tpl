@@ -48,6 +48,29 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default .Chart.AppVersion .Values.image.tag }}
 {{- end }}
 
+{{/* The image reference: repository@digest when a digest is pinned, else repository:tag. */}}
+{{- define "ferrvault-operator.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (include "ferrvault-operator.imageTag" .) }}
+{{- end }}
+{{- end }}
+
+{{/* The watched namespaces, comma-separated (watchNamespaces plus the Go chart's watchNamespace, each once); empty for the whole cluster. */}}
+{{- define "ferrvault-operator.watchNamespaces" -}}
+{{- $namespaces := .Values.watchNamespaces | default list }}
+{{- with .Values.watchNamespace }}
+{{- $namespaces = append $namespaces . }}
+{{- end }}
+{{- $namespaces | uniq | join "," }}
+{{- end }}
+
+{{/* Where the metrics serving certificate Secret is mounted. */}}
+{{- define "ferrvault-operator.metricsCertDir" -}}
+/etc/ferrvault/metrics-certs
+{{- end }}
+
 {{/*
 Seconds in a Go-style duration ("90s", "2m", "1h30m", "500ms"), as a string for `float64`.
 Fails rendering on anything else, naming the value, so a typo never reaches the operator.
@@ -114,6 +137,14 @@ Render-time guards: settings the operator would refuse, or that break it in a cl
 {{- if and (hasPrefix "http://" .) (not $.Values.ferrvault.allowInsecureHttp) }}
 {{- fail (printf "oidc.trustedURLs: %s is plain http://; the cluster token would travel in clear (needs ferrvault.allowInsecureHttp)" .) }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- if .Values.networkPolicy.enabled }}
+{{- if not .Values.networkPolicy.egress.apiServer.to }}
+{{- fail "networkPolicy.enabled needs networkPolicy.egress.apiServer.to: the API server's addresses (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes), or the operator cannot reach it" }}
+{{- end }}
+{{- if not .Values.networkPolicy.egress.ferrvault.to }}
+{{- fail "networkPolicy.enabled needs networkPolicy.egress.ferrvault.to: where FerrVault is, or no connection can be probed or synced" }}
 {{- end }}
 {{- end }}
 {{- if and .Values.admin.enabled (not (regexMatch "^.*:[0-9]+$" .Values.admin.bindAddress)) }}

@@ -106,6 +106,12 @@ impl Spawned {
         lines.iter().skip(skip).cloned().collect::<Vec<_>>().join("\n")
     }
 
+    /// The most recent kept line containing `needle`.
+    pub fn last_line_containing(&self, needle: &str) -> Option<String> {
+        let lines = self.lines.lock().expect("output lock");
+        lines.iter().rev().find(|line| line.contains(needle)).cloned()
+    }
+
     /// Waits up to `within` for a line containing `needle` and returns it.
     ///
     /// # Errors

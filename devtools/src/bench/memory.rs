@@ -2,18 +2,21 @@
 //! not manage? With `--objects` FerrVaultSecrets synced and the process settled, its RSS is the
 //! baseline; then `--unrelated` Secrets of `--unrelated-bytes` each are created in another
 //! namespace, and after `--settle-seconds` the RSS is read again. Growth = after ÷ baseline − 1.
-//! The plain `kube_runtime::Controller` (which `owns` Secrets with a full-object watch, as
-//! kube-rs operators usually do) runs the same steps for comparison.
+//! The two `kube_runtime::Controller` baselines run the same steps for comparison (kube-runtime
+//! 5 watches `owns`ed Secrets as metadata only, so their data never reaches it either). Each
+//! driver runs `--runs` times in rotating order; figures are medians with min–max.
 
 use std::{path::PathBuf, time::Duration};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{
     child,
-    driver::Driver,
+    driver::{Driver, LaunchOptions},
     proc_stats::ProcStats,
-    world::{NS, ReadyCounter, World},
+    stats::{Spread, turn_order},
+    watchers::ReadyCounter,
+    world::{NS, World},
 };
 
 /// Namespace of the unrelated Secrets.
@@ -31,14 +34,17 @@ pub struct UnrelatedLoad {
     /// Seconds to let the process settle before each reading.
     #[arg(long, default_value_t = 10)]
     pub settle_seconds: u64,
+    /// Runs per driver.
+    #[arg(long = "memory-runs", id = "memory-runs", default_value_t = 3)]
+    pub runs: usize,
 }
 
 impl UnrelatedLoad {
     /// The flags that reproduce these settings.
     pub fn flags(&self) -> String {
         format!(
-            "--unrelated {} --unrelated-bytes {} --settle-seconds {}",
-            self.unrelated, self.unrelated_bytes, self.settle_seconds
+            "--unrelated {} --unrelated-bytes {} --settle-seconds {} --memory-runs {}",
+            self.unrelated, self.unrelated_bytes, self.settle_seconds, self.runs
         )
     }
 }
@@ -64,11 +70,9 @@ impl MemoryArgs {
     }
 }
 
-/// One driver's readings.
-#[derive(Clone, Debug, Serialize)]
-pub struct MemoryRow {
-    /// Which driver.
-    pub driver: Driver,
+/// One driver's readings in one run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MemorySample {
     /// After the sync, before the unrelated Secrets.
     pub baseline: ProcStats,
     /// After the unrelated Secrets.
@@ -77,8 +81,23 @@ pub struct MemoryRow {
     pub growth: f64,
 }
 
+/// One driver over the runs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MemoryRow {
+    /// Which driver.
+    pub driver: Driver,
+    /// RSS before the unrelated Secrets, MiB.
+    pub baseline_mib: Spread,
+    /// RSS after them, MiB.
+    pub after_mib: Spread,
+    /// Growth, percent.
+    pub growth_percent: Spread,
+    /// Every run.
+    pub samples: Vec<MemorySample>,
+}
+
 /// The whole benchmark.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MemoryReport {
     /// Flags that reproduce it.
     pub flags: String,
@@ -99,20 +118,37 @@ impl MemoryReport {
 /// A simulator or child failed, or the objects never became Ready.
 pub async fn run(args: &MemoryArgs) -> Result<MemoryReport, String> {
     let binary = child::operator_binary(args.binary.as_deref())?;
+    let mut samples: Vec<(Driver, MemorySample)> = Vec::new();
+    for run in 0..args.load.runs.max(1) {
+        for driver in turn_order(&Driver::ALL, run) {
+            samples.push((driver, measure(driver, args, &binary).await?));
+        }
+    }
     println!(
-        "{:<18}  {:>13}  {:>13}  {:>8}  {:>10}",
-        "driver", "baseline MiB", "after MiB", "growth", "peak MiB"
+        "{:<20}  {:>20}  {:>20}  {:>20}",
+        "driver", "before (MiB)", "after (MiB)", "growth (%)"
     );
     let mut rows = Vec::new();
-    for driver in Driver::BOTH {
-        let row = measure(driver, args, &binary).await?;
+    for driver in Driver::ALL {
+        let runs: Vec<MemorySample> = samples
+            .iter()
+            .filter(|(d, _)| *d == driver)
+            .map(|(_, s)| s.clone())
+            .collect();
+        let spread = |f: &dyn Fn(&MemorySample) -> f64| Spread::of_values(runs.iter().map(f));
+        let row = MemoryRow {
+            driver,
+            baseline_mib: spread(&|s| s.baseline.rss_mib()),
+            after_mib: spread(&|s| s.after.rss_mib()),
+            growth_percent: spread(&|s| s.growth * 100.0),
+            samples: runs,
+        };
         println!(
-            "{:<18}  {:>13.1}  {:>13.1}  {:>7.1}%  {:>10.1}",
+            "{:<20}  {:>20}  {:>20}  {:>20}",
             driver.label(),
-            row.baseline.rss_mib(),
-            row.after.rss_mib(),
-            row.growth * 100.0,
-            row.after.peak_rss_mib()
+            row.baseline_mib.show(1),
+            row.after_mib.show(1),
+            row.growth_percent.show(1)
         );
         rows.push(row);
     }
@@ -122,13 +158,19 @@ pub async fn run(args: &MemoryArgs) -> Result<MemoryReport, String> {
     })
 }
 
-async fn measure(driver: Driver, args: &MemoryArgs, binary: &std::path::Path) -> Result<MemoryRow, String> {
+async fn measure(
+    driver: Driver,
+    args: &MemoryArgs,
+    binary: &std::path::Path,
+) -> Result<MemorySample, String> {
     let settle = Duration::from_secs(args.load.settle_seconds);
     let world = World::start().await?;
     world.create_namespace(UNRELATED_NS).await?;
     world.create_secrets(NS, "s", 0..args.objects).await?;
     let mut ready = ReadyCounter::start(&world.client, NS);
-    let mut child = driver.launch(binary, &world.kubeconfig, 4, &[], &[]).await?;
+    let mut child = driver
+        .launch(binary, &world.kubeconfig, &LaunchOptions::unlimited(4))
+        .await?;
     if !ready.wait_for(args.objects, Duration::from_secs(300)).await {
         return Err(format!(
             "{}: only {} of {} objects Ready",
@@ -138,15 +180,14 @@ async fn measure(driver: Driver, args: &MemoryArgs, binary: &std::path::Path) ->
         ));
     }
     tokio::time::sleep(settle).await;
-    let baseline = child.stats().ok_or("the process exited")?;
+    let baseline = child.process.stats().ok_or("the process exited")?;
     world
         .create_unrelated_secrets(UNRELATED_NS, args.load.unrelated, args.load.unrelated_bytes)
         .await?;
     tokio::time::sleep(settle).await;
-    let after = child.stats().ok_or("the process exited")?;
-    child.stop(Duration::from_secs(30)).await;
-    Ok(MemoryRow {
-        driver,
+    let after = child.process.stats().ok_or("the process exited")?;
+    child.process.stop(Duration::from_secs(30)).await;
+    Ok(MemorySample {
         baseline,
         after,
         growth: after.rss_bytes as f64 / baseline.rss_bytes.max(1) as f64 - 1.0,

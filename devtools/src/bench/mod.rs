@@ -1,22 +1,36 @@
 //! Benchmarks run as `ferrvault-dev bench <name>`: each prints a table and the
 //! command that reproduces it. They are not tests: they measure, they do not assert.
 //!
-//! `rate-limit` and `kube-sim` run in-process. `scale`, `memory` and `failover` launch the
-//! real binary as child processes ([`child`], [`driver`]) against simulators in the benchmark
-//! process ([`world`]) and read their resource use from `/proc` ([`proc_stats`]); `scale` and
-//! `memory` also run the same reconcile logic under a plain `kube_runtime::Controller`
-//! ([`plain_controller`]). `all` runs everything, checks the [`targets`] and draws [`plot`]s.
+//! `rate-limit` and `kube-sim` run in-process. The others launch the real binary as child
+//! processes ([`child`], [`driver`]) against simulators in the benchmark process ([`world`]),
+//! time what they see through watches ([`watchers`]), count each driver's work ([`work`]) and
+//! read resource use from `/proc` ([`proc_stats`]). `scale` and `memory` also run the same
+//! reconcile logic under two `kube_runtime::Controller` set-ups ([`plain_controller`]). Figures
+//! over repeated runs are medians with min–max ([`stats`]). `all` runs everything, checks the
+//! [`targets`], draws [`plot`]s and renders the README tables ([`tables`]).
 
+pub mod admin_load;
 pub mod all;
+pub mod charts;
 pub mod child;
 pub mod driver;
+pub mod early_exit;
+pub mod economy;
 pub mod failover;
+pub mod fairness;
 pub mod kube_sim;
 pub mod memory;
+pub mod metrics_text;
 pub mod plain_controller;
 pub mod plot;
 pub mod proc_stats;
 pub mod rate_limit;
+pub mod report;
 pub mod scale;
+pub mod scale_run;
+pub mod stats;
+pub mod tables;
 pub mod targets;
+pub mod watchers;
+pub mod work;
 pub mod world;

@@ -1,17 +1,32 @@
 //! `ferrvault-dev bench plain-controller-worker` (hidden): the FerrVaultSecret reconcile
-//! logic of this operator ([`SecretReconciler`]) driven by a plain `kube_runtime::Controller`
-//! instead of the actor runtime, as its own process, so `bench scale` and `bench memory` can
-//! compare the two drivers on time, memory and latency with everything else equal.
+//! logic of this operator ([`SecretReconciler`]) driven by a `kube_runtime::Controller` instead
+//! of the actor runtime, as its own process, so the benchmarks compare drivers with everything
+//! else equal. Two set-ups ([`Style`]):
 //!
-//! The Controller is set up the way a kube-rs operator usually is: it watches the
-//! FerrVaultSecrets and `owns` their target Secrets (full objects, cluster-wide), keeps a
-//! reflector of the FerrVaultConnections (the reconciler judges targets against them), runs
-//! `--concurrency` reconciles at once, and stops on SIGTERM. The reconciler's [`Outcome`] maps
-//! to an [`Action`]: a refresh or requeue delay becomes `requeue`, done becomes
-//! `await_change`, errors retry after 5s. The FerrVault client gets the same (unlimited) budget
-//! as the operator process in the benchmark.
+//! - **competent**: what a kube-rs user who read the optimization guide writes. The
+//!   FerrVaultSecrets come from a reflector whose `modify` step drops `managedFields` and
+//!   kubectl's last-applied annotation before the store (`Controller::for_stream`), and the
+//!   reconcile starts with the early exit of [`super::early_exit`]: an object Ready at its
+//!   generation whose refresh is not due is requeued for when it is, without any request.
+//! - **naive**: `Controller::new` with the default watcher; every trigger (its own finalizer
+//!   patch, status patch and Secret create included) runs the whole reconcile.
+//!
+//! Both `owns` the target Secrets (kube-runtime 5 watches owned objects as metadata only), run
+//! `--concurrency` reconciles at once, and stop on SIGTERM. The reconciler's [`Outcome`] maps to
+//! an [`Action`]: a refresh or requeue delay becomes `requeue`, done becomes `await_change`,
+//! errors retry after 5s. The FerrVault client gets the budget of `--ferrvault-rate/-burst`.
+//!
+//! The worker prints `reconciles=N` (reconcile calls, early exits included) when the count
+//! changes, at most every 100 ms, and once more on exit: the benchmarks read the last one.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use futures::StreamExt;
@@ -27,6 +42,7 @@ use kube::{
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
+use super::early_exit::{self, Decision};
 use ferrvault_operator::{
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
     ferrvault::{ClientConfig, FerrVault},
@@ -42,7 +58,9 @@ use ferrvault_operator::{
 
 /// Printed once the Controller is about to start (the benchmark waits for it).
 pub const STARTED_LINE: &str = "plain controller started";
-/// The FerrVault budget both drivers get in the benchmarks: effectively unlimited.
+/// Prefix of the reconcile count lines.
+pub const RECONCILES_PREFIX: &str = "reconciles=";
+/// The FerrVault budget of the drivers when a benchmark does not limit it: effectively unlimited.
 pub const UNLIMITED_RATE: f64 = 1_000_000.0;
 /// Burst matching [`UNLIMITED_RATE`].
 pub const UNLIMITED_BURST: u32 = 1_000_000;
@@ -50,6 +68,27 @@ pub const UNLIMITED_BURST: u32 = 1_000_000;
 const RECONCILE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Retry delay after a failed reconcile.
 const ERROR_REQUEUE: Duration = Duration::from_secs(5);
+/// kubectl's copy of the whole object it applied.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// How the Controller is set up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Style {
+    /// Early exit and a pruned store.
+    Competent,
+    /// Every trigger reconciles; the store keeps whole objects.
+    Naive,
+}
+
+impl Style {
+    /// The `--style` value.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Style::Competent => "competent",
+            Style::Naive => "naive",
+        }
+    }
+}
 
 /// Flags of the hidden `bench plain-controller-worker`.
 #[derive(Clone, Debug, clap::Args)]
@@ -57,9 +96,18 @@ pub struct PlainWorkerArgs {
     /// Kubeconfig of the cluster to reconcile.
     #[arg(long)]
     pub kubeconfig: PathBuf,
+    /// Controller set-up.
+    #[arg(long, value_enum, default_value_t = Style::Naive)]
+    pub style: Style,
     /// Reconciles running at once.
     #[arg(long, default_value_t = 4)]
     pub concurrency: u16,
+    /// FerrVault requests per second per credential.
+    #[arg(long, default_value_t = UNLIMITED_RATE)]
+    pub ferrvault_rate: f64,
+    /// FerrVault burst per credential.
+    #[arg(long, default_value_t = UNLIMITED_BURST)]
+    pub ferrvault_burst: u32,
 }
 
 /// Why a reconcile failed, for the error policy.
@@ -83,10 +131,23 @@ pub fn action_for(outcome: Outcome) -> Result<Action, PlainError> {
     }
 }
 
-async fn reconcile(
-    cr: Arc<FerrVaultSecret>,
-    reconciler: Arc<SecretReconciler>,
-) -> Result<Action, PlainError> {
+/// What each reconcile gets.
+struct Worker {
+    reconciler: SecretReconciler,
+    style: Style,
+    default_refresh: Duration,
+    reconciles: Arc<AtomicU64>,
+}
+
+async fn reconcile(cr: Arc<FerrVaultSecret>, worker: Arc<Worker>) -> Result<Action, PlainError> {
+    worker.reconciles.fetch_add(1, Ordering::Relaxed);
+    if worker.style == Style::Competent {
+        match early_exit::decide(&cr, worker.default_refresh, jiff::Timestamp::now()) {
+            Decision::Skip(Some(after)) => return Ok(Action::requeue(after)),
+            Decision::Skip(None) => return Ok(Action::await_change()),
+            Decision::Run => {}
+        }
+    }
     let key = ObjectKey::namespaced(
         SECRET_CONTROLLER,
         cr.namespace().unwrap_or_default(),
@@ -97,11 +158,46 @@ async fn reconcile(
         cancel: CancellationToken::new(),
         attempt: 0,
     };
-    action_for(reconciler.reconcile(&key, &rc).await)
+    action_for(worker.reconciler.reconcile(&key, &rc).await)
 }
 
-fn error_policy(_: Arc<FerrVaultSecret>, _: &PlainError, _: Arc<SecretReconciler>) -> Action {
+/// A reflector of the FerrVaultConnections, as the operator keeps one: the reconciler judges
+/// targets against the connections' references.
+fn connections(client: &kube::Client) -> reflector::Store<Lenient<FerrVaultConnection>> {
+    let (store, writer) = reflector::store();
+    let events = watcher(
+        Api::<Lenient<FerrVaultConnection>>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .reflect(writer)
+    .for_each(|_| async {});
+    tokio::spawn(events);
+    store
+}
+
+fn error_policy(_: Arc<FerrVaultSecret>, _: &PlainError, _: Arc<Worker>) -> Action {
     Action::requeue(ERROR_REQUEUE)
+}
+
+/// Drops what the reconcile never reads and the API server repeats on every object.
+fn prune(cr: &mut FerrVaultSecret) {
+    cr.managed_fields_mut().clear();
+    cr.annotations_mut().remove(LAST_APPLIED);
+}
+
+/// Prints the reconcile count when it changed, every 100 ms.
+fn report_reconciles(count: Arc<AtomicU64>) {
+    tokio::spawn(async move {
+        let mut printed = 0;
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let now = count.load(Ordering::Relaxed);
+            if now != printed {
+                println!("{RECONCILES_PREFIX}{now}");
+                printed = now;
+            }
+        }
+    });
 }
 
 /// Runs the Controller until SIGTERM or SIGINT.
@@ -113,46 +209,57 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let ferrvault_config = ClientConfig {
-        rate_per_second: UNLIMITED_RATE,
-        burst: UNLIMITED_BURST,
+        rate_per_second: args.ferrvault_rate,
+        burst: args.ferrvault_burst,
         // The FerrVault simulator of the benchmarks speaks plain http, as for the operator.
         allow_insecure_http: true,
         ..ClientConfig::default()
     };
-    let mut registry = Registry::default();
     let settings = OperatorSettings {
         ferrvault: ferrvault_config.clone(),
         ..OperatorSettings::default()
     };
+    let default_refresh = settings.default_refresh_interval;
+    let mut registry = Registry::default();
     let ctx = Arc::new(Context {
         client: client.clone(),
         ferrvault: FerrVault::new(ferrvault_config),
-        content_hash_key: ContentHashKeySource::new(settings.content_hash_key_namespace.clone()),
-        settings,
+        settings: settings.clone(),
         metrics: SyncMetrics::register(&mut registry),
         events: EventSink::new(client.clone()),
         own_writes: Arc::default(),
+        content_hash_key: ContentHashKeySource::new(settings.content_hash_key_namespace.clone()),
     });
-    let (connections, writer) = reflector::store();
-    let connection_events = watcher(
-        Api::<Lenient<FerrVaultConnection>>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .reflect(writer)
-    .for_each(|_| async {});
-    tokio::spawn(connection_events);
-    let reconciler = Arc::new(SecretReconciler::new(ctx, connections));
+    let reconciles = Arc::new(AtomicU64::new(0));
+    let worker = Arc::new(Worker {
+        reconciler: SecretReconciler::new(ctx, connections(&client)),
+        style: args.style,
+        default_refresh,
+        reconciles: reconciles.clone(),
+    });
+    let crs = Api::<FerrVaultSecret>::all(client.clone());
+    let controller = match args.style {
+        Style::Naive => Controller::new(crs, watcher::Config::default()),
+        Style::Competent => {
+            let (reader, writer) = reflector::store();
+            let stream = watcher(crs, watcher::Config::default())
+                .default_backoff()
+                .modify(prune)
+                .reflect(writer)
+                .applied_objects();
+            Controller::for_stream(stream, reader)
+        }
+    };
+    report_reconciles(reconciles.clone());
     println!("{STARTED_LINE}");
-    Controller::new(
-        Api::<FerrVaultSecret>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .owns(Api::<Secret>::all(client), watcher::Config::default())
-    .with_config(Config::default().concurrency(args.concurrency))
-    .shutdown_on_signal()
-    .run(reconcile, error_policy, reconciler)
-    .for_each(|_| async {})
-    .await;
+    controller
+        .owns(Api::<Secret>::all(client), watcher::Config::default())
+        .with_config(Config::default().concurrency(args.concurrency))
+        .shutdown_on_signal()
+        .run(reconcile, error_policy, worker)
+        .for_each(|_| async {})
+        .await;
+    println!("{RECONCILES_PREFIX}{}", reconciles.load(Ordering::Relaxed));
     Ok(())
 }
 
@@ -179,5 +286,24 @@ mod tests {
             })
             .is_err()
         );
+    }
+
+    #[test]
+    fn pruning_should_drop_managed_fields_and_the_last_applied_copy_only() {
+        let mut cr: FerrVaultSecret = serde_json::from_value(serde_json::json!({
+            "apiVersion": "ferrvault.com/v1alpha1",
+            "kind": "FerrVaultSecret",
+            "metadata": {
+                "name": "s",
+                "annotations": { LAST_APPLIED: "{\"big\":true}", "team": "a" },
+                "managedFields": [{ "manager": "kubectl", "operation": "Apply" }],
+            },
+            "spec": { "connectionRef": { "name": "c" }, "vault": "v" },
+        }))
+        .unwrap();
+        prune(&mut cr);
+        assert!(cr.managed_fields().is_empty());
+        assert_eq!(cr.annotations().len(), 1);
+        assert_eq!(cr.annotations()["team"], "a");
     }
 }

@@ -10,12 +10,15 @@ use plotters::{
 };
 
 /// One named line of points.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Series {
     /// Legend label.
     pub name: String,
     /// `(x, y)` points, drawn in order.
     pub points: Vec<(f64, f64)>,
+    /// Runs that did not finish, at a lower bound of their value (where they were stopped):
+    /// drawn as crosses in the series' colour, never dropped.
+    pub unfinished: Vec<(f64, f64)>,
 }
 
 /// What a chart shows.
@@ -71,7 +74,12 @@ pub fn line_chart(path: &Path, chart: &Chart<'_>) -> Result<(), String> {
     let fail = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
     let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let points = || chart.series.iter().flat_map(|s| s.points.iter().copied());
+    let points = || {
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().chain(&s.unfinished).copied())
+    };
     let x = axis_range(points().map(|p| p.0));
     let y = axis_range(points().map(|p| p.1).chain(chart.target.map(|t| t.1)));
     let mut ctx = ChartBuilder::on(&root)
@@ -96,6 +104,17 @@ pub fn line_chart(path: &Path, chart: &Chart<'_>) -> Result<(), String> {
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
         ctx.draw_series(series.points.iter().map(|&p| Circle::new(p, 4, color.filled())))
             .map_err(|e| fail(&e))?;
+        if !series.unfinished.is_empty() {
+            ctx.draw_series(
+                series
+                    .unfinished
+                    .iter()
+                    .map(|&p| Cross::new(p, 7, color.stroke_width(3))),
+            )
+            .map_err(|e| fail(&e))?
+            .label(format!("{} unfinished (at least)", series.name))
+            .legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
+        }
     }
     if let Some((label, value)) = chart.target {
         let style = RGBColor(120, 120, 120).stroke_width(1);
@@ -137,6 +156,7 @@ mod tests {
             series: vec![Series {
                 name: "a".into(),
                 points: vec![(1.0, 1.0), (2.0, 3.0)],
+                unfinished: vec![(3.0, 9.0)],
             }],
             target: Some(("target", 2.0)),
         };

@@ -4,14 +4,14 @@
 //!
 //! The parsers are pure (text in, numbers out) and unit-tested; [`sample`] does the reading.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Clock ticks per second of `utime`/`stime` (`sysconf(_SC_CLK_TCK)`, 100 on every Linux
 /// architecture this runs on).
 const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
 
 /// One reading of a process's resource use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcStats {
     /// Peak resident set size so far (`VmHWM`), bytes.
     pub peak_rss_bytes: u64,

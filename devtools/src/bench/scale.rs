@@ -1,69 +1,81 @@
-//! `ferrvault-dev bench scale`: N FerrVaultSecrets over `CONNECTIONS` connections against
-//! an unlimited FerrVault, synced by the operator process and, side by side, by the same
-//! reconcile logic under a plain `kube_runtime::Controller` process (same simulators, same
-//! machine, same concurrency).
+//! `ferrvault-dev bench scale`: N FerrVaultSecrets over `CONNECTIONS` connections against an
+//! unlimited FerrVault, synced by each driver ([`Driver`]: this operator, the competent and the
+//! naive `kube_runtime::Controller`), same simulators, same machine, same concurrency.
 //!
-//! Per driver and size:
-//! - **time to all Ready**: from launching the process until every object's status says
-//!   Ready=True (seen through a watch in this process);
-//! - **reconciles/s**: objects made Ready per second over that time;
-//! - **peak RSS** (`VmHWM`) and **CPU seconds** (`utime + stime`) of the process at that point;
-//! - **new-object latency** under a full backlog: the process is stopped (SIGTERM) and started
-//!   again, so every one of the N objects is queued again; once the new process has listed
-//!   them all (its watch of FerrVaultSecrets is open, per the Kubernetes simulator's audit) and
-//!   FerrVault sees its requests, `--probes` new objects are created (one every
-//!   `--probe-interval-ms`) in another namespace, and each one's latency runs from its create to
-//!   its target Secret appearing in a watch. p50 and p99 over the probes. (An object created
-//!   while the list is still running reaches any list-then-watch client only after the list.)
+//! Every size is measured `--runs` times per driver, the drivers taking turns in a rotating
+//! order ([`turn_order`]); every figure is the median with its min–max ([`Spread`]). What one
+//! measurement takes is in [`super::scale_run`]; besides time, memory and latency it counts the
+//! driver's work ([`Work`]). The memory slope per object is a least-squares fit of the median
+//! peak RSS over the sizes measured.
 
-use std::{path::PathBuf, time::Duration};
+use std::path::PathBuf;
 
-use kube::Api;
-use serde::Serialize;
-use tokio::time::Instant;
+use serde::{Deserialize, Serialize};
 
 use super::{
-    child::{self, Spawned},
-    driver::{Driver, percentile},
-    proc_stats::ProcStats,
-    world::{self, NS, PROBE_NS, ReadyCounter, SecretArrivals, World},
+    child,
+    driver::Driver,
+    scale_run::{self, ScaleSample},
+    stats::{Spread, slope, turn_order},
+    work::WorkSpread,
 };
-use ferrvault_operator::api::FerrVaultSecret;
-
-/// How long a stopping child may take before it is killed.
-const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// The scale flags `bench all` shares with `bench scale`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ScaleShape {
-    /// Numbers of FerrVaultSecrets.
+    /// Numbers of FerrVaultSecrets, measured with every driver.
     #[arg(long, value_delimiter = ',', default_value = "1000,5000,10000")]
     pub sizes: Vec<usize>,
-    /// Reconciles at once, the same for both drivers.
+    /// Reconciles at once, the same for every driver.
     #[arg(long, default_value_t = 16)]
     pub concurrency: usize,
     /// New objects created while the backlog is queued.
     #[arg(long, default_value_t = 20)]
     pub probes: usize,
+    /// Runs per driver and size (every figure is their median and min–max).
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Drivers to measure.
+    #[arg(long, value_delimiter = ',', value_enum, default_values_t = Driver::ALL)]
+    pub drivers: Vec<Driver>,
+    /// Also measure this operator alone at this many objects (100000 for the largest target);
+    /// 0 skips it. The baselines are left out there: at their rate it would take an hour.
+    #[arg(long, default_value_t = 0)]
+    pub huge_size: usize,
 }
 
 impl ScaleShape {
     /// The flags that reproduce these settings.
     pub fn flags(&self) -> String {
         let sizes: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
+        let drivers: Vec<&str> = self.drivers.iter().map(|d| d.flag()).collect();
         format!(
-            "--sizes {} --concurrency {} --probes {}",
+            "--sizes {} --concurrency {} --probes {} --runs {} --drivers {} --huge-size {}",
             sizes.join(","),
             self.concurrency,
-            self.probes
+            self.probes,
+            self.runs,
+            drivers.join(","),
+            self.huge_size
         )
+    }
+
+    /// Every (size, drivers) pass: the sizes with the chosen drivers, then the huge size with
+    /// this operator alone.
+    pub fn passes(&self) -> Vec<(usize, Vec<Driver>)> {
+        let mut passes: Vec<(usize, Vec<Driver>)> =
+            self.sizes.iter().map(|&n| (n, self.drivers.clone())).collect();
+        if self.huge_size > 0 {
+            passes.push((self.huge_size, vec![Driver::Operator]));
+        }
+        passes
     }
 }
 
 /// Flags of `bench scale`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ScaleArgs {
-    /// Sizes, concurrency and probes.
+    /// Sizes, concurrency, probes, runs and drivers.
     #[command(flatten)]
     pub shape: ScaleShape,
     /// Pause between two probe creates, milliseconds.
@@ -78,6 +90,16 @@ pub struct ScaleArgs {
 }
 
 impl ScaleArgs {
+    /// How each measurement is taken.
+    pub fn plan(&self) -> scale_run::Plan {
+        scale_run::Plan {
+            concurrency: self.shape.concurrency,
+            probes: self.shape.probes,
+            probe_interval: std::time::Duration::from_millis(self.probe_interval_ms),
+            timeout: std::time::Duration::from_secs(self.timeout_seconds),
+        }
+    }
+
     /// The flags that reproduce this run.
     pub fn flags(&self) -> String {
         format!(
@@ -89,38 +111,44 @@ impl ScaleArgs {
     }
 }
 
-/// One driver at one size.
-#[derive(Clone, Debug, Serialize)]
+/// One driver at one size, over the runs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ScaleRow {
     /// Which driver.
     pub driver: Driver,
     /// FerrVaultSecrets.
     pub objects: usize,
-    /// Seconds from launch to all Ready; `None` when the timeout came first.
-    pub ready_seconds: Option<f64>,
-    /// Objects Ready when the phase ended.
-    pub ready: usize,
+    /// Seconds from launch to all Ready.
+    pub ready_seconds: Spread,
     /// Objects made Ready per second.
-    pub reconciles_per_second: Option<f64>,
-    /// Resource use of the process once all were Ready.
-    pub sync: ProcStats,
-    /// Resource use of the restarted process after the probes.
-    pub backlog: ProcStats,
-    /// Median probe latency, seconds.
-    pub probe_p50_seconds: Option<f64>,
-    /// 99th-percentile probe latency, seconds.
-    pub probe_p99_seconds: Option<f64>,
-    /// Probes whose Secret was written before the timeout.
+    pub reconciles_per_second: Spread,
+    /// Peak RSS (`VmHWM`) once all were Ready, MiB.
+    pub peak_rss_mib: Spread,
+    /// CPU seconds until all were Ready.
+    pub cpu_seconds: Spread,
+    /// Median new-object latency under the restart backlog, ms.
+    pub probe_p50_ms: Spread,
+    /// 99th-percentile new-object latency under the restart backlog, ms.
+    pub probe_p99_ms: Spread,
+    /// Fewest probes written in a run.
     pub probes_written: usize,
-    /// Probes created.
+    /// Probes created per run.
     pub probes: usize,
+    /// Work until all were Ready.
+    pub sync_work: WorkSpread,
+    /// Work of the restarted process until the probes were written.
+    pub restart_work: WorkSpread,
+    /// Every run.
+    pub samples: Vec<ScaleSample>,
 }
 
-/// Operator ÷ plain Controller at one size (lower is better for all three).
-#[derive(Clone, Debug, Serialize)]
+/// This operator ÷ one baseline at one size, on medians (lower is better for all three).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Ratio {
     /// FerrVaultSecrets.
     pub objects: usize,
+    /// The baseline.
+    pub baseline: Driver,
     /// Time to all Ready.
     pub ready_time: Option<f64>,
     /// Peak RSS during the sync.
@@ -129,15 +157,28 @@ pub struct Ratio {
     pub probe_p99: Option<f64>,
 }
 
+/// Peak RSS growth per object of one driver.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MemorySlope {
+    /// Which driver.
+    pub driver: Driver,
+    /// KiB per FerrVaultSecret; `None` with fewer than two sizes.
+    pub kib_per_object: Option<f64>,
+}
+
 /// The whole benchmark.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ScaleReport {
     /// Flags that reproduce it.
     pub flags: String,
+    /// The phase timeout: where an unfinished run stopped.
+    pub timeout_seconds: u64,
     /// Rows, by size then driver.
     pub rows: Vec<ScaleRow>,
-    /// Ratios per size.
+    /// Ratios per size and baseline.
     pub ratios: Vec<Ratio>,
+    /// Memory slope per driver.
+    pub memory_slopes: Vec<MemorySlope>,
 }
 
 impl ScaleReport {
@@ -147,46 +188,93 @@ impl ScaleReport {
             .iter()
             .find(|r| r.driver == driver && r.objects == objects)
     }
+
+    /// The ratio of this operator to `baseline` at `objects`.
+    pub fn ratio(&self, baseline: Driver, objects: usize) -> Option<&Ratio> {
+        self.ratios
+            .iter()
+            .find(|r| r.baseline == baseline && r.objects == objects)
+    }
+
+    /// The memory slope of `driver`.
+    pub fn slope(&self, driver: Driver) -> Option<f64> {
+        self.memory_slopes
+            .iter()
+            .find(|s| s.driver == driver)
+            .and_then(|s| s.kib_per_object)
+    }
 }
 
-/// Runs every size with both drivers and prints the tables.
+/// Runs every size with every driver `--runs` times and prints the tables.
 ///
 /// # Errors
 /// A simulator or child process failed to start.
 pub async fn run(args: &ScaleArgs) -> Result<ScaleReport, String> {
     let binary = child::operator_binary(args.binary.as_deref())?;
-    println!("{}", header());
     let mut rows = Vec::new();
-    let mut ratios = Vec::new();
-    for &n in &args.shape.sizes {
-        let mut pair = Vec::new();
-        for driver in Driver::BOTH {
-            let row = measure(driver, n, args, &binary).await?;
-            println!("{}", format_row(&row));
-            pair.push(row);
+    for (n, drivers) in args.shape.passes() {
+        let mut samples: Vec<(Driver, ScaleSample)> = Vec::new();
+        for run in 0..args.shape.runs.max(1) {
+            for driver in turn_order(&drivers, run) {
+                let sample = scale_run::measure(driver, n, run, &args.plan(), &binary).await?;
+                println!(
+                    "{n:>7} objects  run {}  {:<20}  Ready {}",
+                    run + 1,
+                    driver.label(),
+                    sample
+                        .ready_seconds
+                        .map_or_else(|| format!("{}/{n}", sample.ready), |s| format!("{s:.1}s"))
+                );
+                samples.push((driver, sample));
+            }
         }
-        ratios.push(ratio(&pair[0], &pair[1]));
-        rows.extend(pair);
+        for &driver in &drivers {
+            let of_driver: Vec<ScaleSample> = samples
+                .iter()
+                .filter(|(d, _)| *d == driver)
+                .map(|(_, s)| s.clone())
+                .collect();
+            rows.push(aggregate(driver, n, args.shape.probes, of_driver));
+        }
     }
-    println!("\nratios, ferrvault-operator / plain Controller (lower is better)");
-    println!(
-        "{:>8}  {:>14}  {:>9}  {:>12}",
-        "objects", "time to Ready", "peak RSS", "new-obj p99"
-    );
-    for r in &ratios {
-        println!(
-            "{:>8}  {:>14}  {:>9}  {:>12}",
-            r.objects,
-            opt(r.ready_time, 2),
-            opt(r.peak_rss, 2),
-            opt(r.probe_p99, 2)
-        );
-    }
-    Ok(ScaleReport {
+    let report = ScaleReport {
         flags: args.flags(),
+        timeout_seconds: args.timeout_seconds,
+        ratios: ratios(&rows),
+        memory_slopes: args
+            .shape
+            .drivers
+            .iter()
+            .map(|&driver| MemorySlope {
+                driver,
+                kib_per_object: memory_slope(&rows, driver),
+            })
+            .collect(),
         rows,
-        ratios,
-    })
+    };
+    print(&report);
+    Ok(report)
+}
+
+/// The row of `driver` at `objects` from its runs.
+pub fn aggregate(driver: Driver, objects: usize, probes: usize, samples: Vec<ScaleSample>) -> ScaleRow {
+    let spread =
+        |f: &dyn Fn(&ScaleSample) -> Option<f64>| Spread::of(&samples.iter().map(f).collect::<Vec<_>>());
+    ScaleRow {
+        driver,
+        objects,
+        ready_seconds: spread(&|s| s.ready_seconds),
+        reconciles_per_second: spread(&|s| s.ready_seconds.map(|t| objects as f64 / t.max(1e-9))),
+        peak_rss_mib: spread(&|s| Some(s.sync.peak_rss_mib())),
+        cpu_seconds: spread(&|s| Some(s.sync.cpu_seconds)),
+        probe_p50_ms: spread(&|s| s.probe_p50_seconds.map(|p| p * 1000.0)),
+        probe_p99_ms: spread(&|s| s.probe_p99_seconds.map(|p| p * 1000.0)),
+        probes_written: samples.iter().map(|s| s.probes_written).min().unwrap_or(0),
+        probes,
+        sync_work: WorkSpread::of(&samples.iter().map(|s| &s.sync_work).collect::<Vec<_>>()),
+        restart_work: WorkSpread::of(&samples.iter().map(|s| &s.restart_work).collect::<Vec<_>>()),
+        samples,
+    }
 }
 
 fn divide(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -196,14 +284,33 @@ fn divide(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-/// Operator ÷ plain for one size.
-pub fn ratio(ours: &ScaleRow, plain: &ScaleRow) -> Ratio {
-    Ratio {
-        objects: ours.objects,
-        ready_time: divide(ours.ready_seconds, plain.ready_seconds),
-        peak_rss: divide(Some(ours.sync.peak_rss_mib()), Some(plain.sync.peak_rss_mib())),
-        probe_p99: divide(ours.probe_p99_seconds, plain.probe_p99_seconds),
-    }
+/// This operator ÷ each baseline measured, per size, on medians.
+pub fn ratios(rows: &[ScaleRow]) -> Vec<Ratio> {
+    rows.iter()
+        .filter(|r| r.driver != Driver::Operator)
+        .filter_map(|base| {
+            let ours = rows
+                .iter()
+                .find(|r| r.driver == Driver::Operator && r.objects == base.objects)?;
+            Some(Ratio {
+                objects: base.objects,
+                baseline: base.driver,
+                ready_time: divide(ours.ready_seconds.median, base.ready_seconds.median),
+                peak_rss: divide(ours.peak_rss_mib.median, base.peak_rss_mib.median),
+                probe_p99: divide(ours.probe_p99_ms.median, base.probe_p99_ms.median),
+            })
+        })
+        .collect()
+}
+
+/// KiB of peak RSS per object: the slope of the median over the sizes measured.
+pub fn memory_slope(rows: &[ScaleRow], driver: Driver) -> Option<f64> {
+    let points: Vec<(f64, f64)> = rows
+        .iter()
+        .filter(|r| r.driver == driver)
+        .filter_map(|r| r.peak_rss_mib.median.map(|m| (r.objects as f64, m * 1024.0)))
+        .collect();
+    slope(&points)
 }
 
 /// Formats an optional number with `digits` decimals, `-` when absent.
@@ -211,123 +318,83 @@ pub fn opt(value: Option<f64>, digits: usize) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
 }
 
-fn header() -> String {
-    format!(
-        "{:>8}  {:<18}  {:>10}  {:>8}  {:>10}  {:>7}  {:>9}  {:>9}  {:>8}",
-        "objects", "driver", "Ready (s)", "recon/s", "peak MiB", "CPU s", "p50 (ms)", "p99 (ms)", "probes"
-    )
-}
-
-fn format_row(row: &ScaleRow) -> String {
-    let ready = row
-        .ready_seconds
-        .map_or_else(|| format!("{}/{}", row.ready, row.objects), |s| format!("{s:.1}"));
-    format!(
-        "{:>8}  {:<18}  {:>10}  {:>8}  {:>10.1}  {:>7.1}  {:>9}  {:>9}  {:>8}",
-        row.objects,
-        row.driver.label(),
-        ready,
-        opt(row.reconciles_per_second, 0),
-        row.sync.peak_rss_mib(),
-        row.sync.cpu_seconds,
-        opt(row.probe_p50_seconds.map(|s| s * 1000.0), 0),
-        opt(row.probe_p99_seconds.map(|s| s * 1000.0), 0),
-        format!("{}/{}", row.probes_written, row.probes)
-    )
-}
-
-/// One driver at one size, on fresh simulators.
-///
-/// # Errors
-/// A simulator or the child failed to start.
-pub async fn measure(
-    driver: Driver,
-    n: usize,
-    args: &ScaleArgs,
-    binary: &std::path::Path,
-) -> Result<ScaleRow, String> {
-    let timeout = Duration::from_secs(args.timeout_seconds);
-    let world = World::start().await?;
-    world.create_secrets(NS, "s", 0..n).await?;
-    let mut ready = ReadyCounter::start(&world.client, NS);
-    let mut child = driver
-        .launch(binary, &world.kubeconfig, args.shape.concurrency, &[], &[])
-        .await?;
-    let all = ready.wait_for(n, timeout).await;
-    let elapsed = child.started.elapsed().as_secs_f64();
-    let sync = child.stats().unwrap_or_default();
-    let ready_count = ready.ready();
-    child.stop(STOP_GRACE).await;
-
-    let arrivals = SecretArrivals::start(&world.client, PROBE_NS);
-    let before = world.fv.stats().total.requests;
-    world.kube.clear_audit();
-    let mut child = driver
-        .launch(binary, &world.kubeconfig, args.shape.concurrency, &[], &[])
-        .await?;
-    wait_for_backlog_work(&world, &child, before).await;
-    let latencies = probe(&world, &arrivals, args, timeout).await?;
-    let backlog = child.stats().unwrap_or_default();
-    child.stop(STOP_GRACE).await;
-    Ok(ScaleRow {
-        driver,
-        objects: n,
-        ready_seconds: all.then_some(elapsed),
-        ready: ready_count,
-        reconciles_per_second: all.then(|| n as f64 / elapsed.max(1e-9)),
-        sync,
-        backlog,
-        probe_p50_seconds: percentile(&latencies, 50.0),
-        probe_p99_seconds: percentile(&latencies, 99.0),
-        probes_written: latencies.len(),
-        probes: args.shape.probes,
-    })
-}
-
-/// Waits (up to 60s) until the restarted process watches FerrVaultSecrets (so it listed them
-/// all: the backlog is queued) and FerrVault sees its requests (the backlog is being worked).
-async fn wait_for_backlog_work(world: &World, child: &Spawned, before: u64) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let watching = || {
-        world
-            .kube
-            .audit()
-            .iter()
-            .any(|e| e.verb == "watch" && e.resource == "ferrvaultsecrets")
-    };
-    while Instant::now() < deadline {
-        if child.stats().is_none() || (world.fv.stats().total.requests > before && watching()) {
-            return;
+fn print(report: &ScaleReport) {
+    println!(
+        "\n{:>7}  {:<20}  {:>20}  {:>16}  {:>20}  {:>16}  {:>20}  {:>8}",
+        "objects", "driver", "Ready (s)", "recon/s", "peak MiB", "p50 (ms)", "p99 (ms)", "probes"
+    );
+    for r in &report.rows {
+        println!(
+            "{:>7}  {:<20}  {:>20}  {:>16}  {:>20}  {:>16}  {:>20}  {:>8}",
+            r.objects,
+            r.driver.label(),
+            r.ready_seconds.show(1),
+            r.reconciles_per_second.show(0),
+            r.peak_rss_mib.show(1),
+            r.probe_p50_ms.show(0),
+            r.probe_p99_ms.show(0),
+            format!("{}/{}", r.probes_written, r.probes)
+        );
+    }
+    println!(
+        "\ncounted work (medians): reconciles, Kubernetes requests by verb, budgeted FerrVault requests"
+    );
+    for r in &report.rows {
+        for (phase, work) in [("sync", &r.sync_work), ("restart", &r.restart_work)] {
+            println!(
+                "{:>7}  {:<20}  {:<7}  reconciles {:>7}  FerrVault {:>7}  Kubernetes: {}",
+                r.objects,
+                r.driver.label(),
+                phase,
+                opt(work.reconciles.median, 0),
+                opt(work.ferrvault_budgeted.median, 0),
+                work.kube_by_verb()
+            );
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!("\nratios, ferrvault-operator / baseline, on medians (lower is better)");
+    for r in &report.ratios {
+        println!(
+            "{:>7}  vs {:<20}  Ready {:>5}  peak RSS {:>5}  new-object p99 {:>5}",
+            r.objects,
+            r.baseline.label(),
+            opt(r.ready_time, 2),
+            opt(r.peak_rss, 2),
+            opt(r.probe_p99, 2)
+        );
+    }
+    for s in &report.memory_slopes {
+        println!(
+            "memory slope {:<20} {} KiB/object",
+            s.driver.label(),
+            opt(s.kib_per_object, 2)
+        );
     }
 }
 
-/// Creates the probes and returns the latency (seconds) of each one whose Secret appeared.
-async fn probe(
-    world: &World,
-    arrivals: &SecretArrivals,
-    args: &ScaleArgs,
-    timeout: Duration,
-) -> Result<Vec<f64>, String> {
-    let api = Api::<FerrVaultSecret>::namespaced(world.client.clone(), PROBE_NS);
-    let mut created = Vec::new();
-    for i in 0..args.shape.probes {
-        let name = format!("probe-{i:05}");
-        let at = Instant::now();
-        world::create_secret(&api, &name, i).await?;
-        created.push((name, at));
-        tokio::time::sleep(Duration::from_millis(args.probe_interval_ms)).await;
-    }
-    let deadline = Instant::now() + timeout;
-    loop {
-        let latencies: Vec<f64> = created
-            .iter()
-            .filter_map(|(name, at)| arrivals.seen(name).map(|seen| (seen - *at).as_secs_f64()))
-            .collect();
-        if latencies.len() == created.len() || Instant::now() >= deadline {
-            return Ok(latencies);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_huge_size_should_run_this_operator_alone_after_the_others() {
+        let shape = ScaleShape {
+            sizes: vec![1000, 10_000],
+            concurrency: 16,
+            probes: 20,
+            runs: 3,
+            drivers: Driver::ALL.to_vec(),
+            huge_size: 100_000,
+        };
+        let passes = shape.passes();
+        assert_eq!(passes.len(), 3);
+        assert_eq!(passes[1], (10_000, Driver::ALL.to_vec()));
+        assert_eq!(passes[2], (100_000, vec![Driver::Operator]));
+        assert!(shape.flags().ends_with("--huge-size 100000"));
+        let none = ScaleShape {
+            huge_size: 0,
+            ..shape
+        };
+        assert_eq!(none.passes().len(), 2);
     }
 }

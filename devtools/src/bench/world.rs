@@ -1,14 +1,9 @@
 //! The simulated cluster every process benchmark runs against: the Kubernetes simulator with
 //! the CRDs, FerrVault without a rate limit, `CONNECTIONS` connections (one service-account
-//! token and vault each), a kubeconfig file for child processes, and watchers that time when
-//! objects become Ready and when target Secrets appear.
+//! token and vault each) per namespace, and a kubeconfig file for child processes whose
+//! requests the audit records as [`DRIVER_IDENTITY`].
 
-use std::{
-    collections::{HashMap, HashSet},
-    path::PathBuf,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::path::PathBuf;
 
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::{
@@ -17,21 +12,21 @@ use k8s_openapi::{
     apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
 };
 use kube::{
-    Api, ResourceExt,
+    Api,
     api::{ObjectMeta, PostParams},
-    runtime::{WatchStreamExt, watcher},
 };
-use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
 use ferrvault_operator::api::{
     ConnectionRef, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec,
     SecretKeyRef, crdgen,
 };
 use ferrvault_sim::{
-    ferrvault::{FerrVaultSim, SimConfig},
+    ferrvault::{FerrVaultSim, SimConfig, token_fingerprint},
     kube::KubeSim,
 };
 
+/// The identity the drivers' kubeconfig impersonates, as the audit records it.
+pub const DRIVER_IDENTITY: &str = "bench-driver";
 /// Namespace of the measured FerrVaultSecrets.
 pub const NS: &str = "bench";
 /// Namespace of the probe objects whose latency is measured.
@@ -47,9 +42,10 @@ pub struct World {
     pub kube: KubeSim,
     /// The FerrVault simulator (unlimited rate).
     pub fv: FerrVaultSim,
-    /// An in-process client of `kube` (the benchmark's own reads and writes).
+    /// An in-process client of `kube` (the benchmark's own reads and writes, not audited as
+    /// the driver's).
     pub client: kube::Client,
-    /// A kubeconfig pointing at `kube`, removed on drop.
+    /// A kubeconfig pointing at `kube` as [`DRIVER_IDENTITY`], removed on drop.
     pub kubeconfig: PathBuf,
 }
 
@@ -57,16 +53,29 @@ fn connection_name(i: usize) -> String {
     format!("conn-{i}")
 }
 
+/// The service-account token of connection `i`.
+fn token(i: usize) -> String {
+    format!("fvsat_bench_{i}")
+}
+
+/// The vault of connection `i`.
+pub fn vault(i: usize) -> String {
+    format!("vault-{i}")
+}
+
+/// The keys every vault holds.
+pub const VAULT_KEYS: [&str; 2] = ["USERNAME", "PASSWORD"];
+
 fn ferrvault_config() -> SimConfig {
     let mut config = SimConfig::default().rate_limit(1e9, 1_000_000_000);
     for i in 0..CONNECTIONS {
-        let vault = format!("vault-{i}");
+        let vault = vault(i);
         config = config
             .vault(
                 &vault,
-                [("USERNAME", "bench"), ("PASSWORD", "bench-not-a-secret")],
+                [(VAULT_KEYS[0], "bench"), (VAULT_KEYS[1], "bench-not-a-secret")],
             )
-            .service_account_token(&format!("fvsat_bench_{i}"), &vault);
+            .service_account_token(&token(i), &vault);
     }
     config
 }
@@ -94,7 +103,7 @@ impl World {
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let kubeconfig =
             std::env::temp_dir().join(format!("ferrvault-bench-{}-{n}.kubeconfig", std::process::id()));
-        kube.write_kubeconfig(&kubeconfig)
+        kube.write_kubeconfig_as(&kubeconfig, DRIVER_IDENTITY)
             .map_err(|e| format!("write kubeconfig: {e}"))?;
         let world = World {
             kube,
@@ -103,12 +112,27 @@ impl World {
             kubeconfig,
         };
         for ns in [NS, PROBE_NS] {
-            world.create_namespace(ns).await?;
-            for i in 0..CONNECTIONS {
-                world.create_connection(ns, i).await?;
-            }
+            world.add_tenant(ns).await?;
         }
         Ok(world)
+    }
+
+    /// Creates namespace `ns` with the `CONNECTIONS` connections in it.
+    ///
+    /// # Errors
+    /// The simulator refused a create.
+    pub async fn add_tenant(&self, ns: &str) -> Result<(), String> {
+        self.create_namespace(ns).await?;
+        for i in 0..CONNECTIONS {
+            self.create_connection(ns, i).await?;
+        }
+        Ok(())
+    }
+
+    /// Limits connection `i`'s token at FerrVault from now on.
+    pub fn limit_token(&self, i: usize, per_second: f64, burst: u32) {
+        self.fv
+            .set_rate_limit(&token_fingerprint(&token(i)), per_second, burst);
     }
 
     /// Creates a namespace.
@@ -137,7 +161,7 @@ impl World {
                 name: Some(token_secret.clone()),
                 ..ObjectMeta::default()
             },
-            string_data: Some([("token".to_owned(), format!("fvsat_bench_{i}"))].into()),
+            string_data: Some([("token".to_owned(), token(i))].into()),
             ..Secret::default()
         };
         Api::<Secret>::namespaced(self.client.clone(), ns)
@@ -165,7 +189,8 @@ impl World {
             .map_err(|e| format!("create FerrVaultConnection: {e}"))
     }
 
-    /// Creates FerrVaultSecrets `<prefix>-<i>` for `i` in `range`, spread over the connections.
+    /// Creates FerrVaultSecrets `<prefix>-<i>` for `i` in `range`, spread over the connections,
+    /// refreshed hourly.
     ///
     /// # Errors
     /// The first create the simulator refused.
@@ -175,11 +200,27 @@ impl World {
         prefix: &str,
         range: std::ops::Range<usize>,
     ) -> Result<(), String> {
+        self.create_secrets_with(ns, prefix, range, |i| secret_spec(i % CONNECTIONS, "1h"))
+            .await
+    }
+
+    /// Creates FerrVaultSecrets `<prefix>-<i>` for `i` in `range` with the spec `spec(i)`.
+    ///
+    /// # Errors
+    /// The first create the simulator refused.
+    pub async fn create_secrets_with(
+        &self,
+        ns: &str,
+        prefix: &str,
+        range: std::ops::Range<usize>,
+        spec: impl Fn(usize) -> FerrVaultSecretSpec,
+    ) -> Result<(), String> {
         let api = Api::<FerrVaultSecret>::namespaced(self.client.clone(), ns);
         stream::iter(range)
             .map(|i| {
                 let api = api.clone();
-                async move { create_secret(&api, &format!("{prefix}-{i:05}"), i).await }
+                let spec = spec(i);
+                async move { create(&api, &secret_name(prefix, i), spec).await }
             })
             .buffer_unordered(CREATE_CONCURRENCY)
             .try_for_each(|()| async { Ok(()) })
@@ -223,131 +264,38 @@ impl Drop for World {
     }
 }
 
-/// Creates one FerrVaultSecret reading connection/vault `i % CONNECTIONS`.
+/// The name of the `i`-th FerrVaultSecret created with `prefix` (its target Secret's too).
+pub fn secret_name(prefix: &str, i: usize) -> String {
+    format!("{prefix}-{i:05}")
+}
+
+/// A FerrVaultSecret reading every key of connection `connection`'s vault every `refresh`.
+pub fn secret_spec(connection: usize, refresh: &str) -> FerrVaultSecretSpec {
+    FerrVaultSecretSpec {
+        connection_ref: ConnectionRef {
+            name: connection_name(connection),
+        },
+        project: None,
+        vault: vault(connection),
+        selector: None,
+        target: None,
+        refresh_interval: refresh.into(),
+        rollout_restart: Vec::new(),
+        transforms: Vec::new(),
+    }
+}
+
+/// Creates one FerrVaultSecret reading connection/vault `i % CONNECTIONS` hourly.
 ///
 /// # Errors
 /// The simulator refused it.
 pub async fn create_secret(api: &Api<FerrVaultSecret>, name: &str, i: usize) -> Result<(), String> {
-    let c = i % CONNECTIONS;
-    let spec = FerrVaultSecretSpec {
-        connection_ref: ConnectionRef {
-            name: connection_name(c),
-        },
-        project: None,
-        vault: format!("vault-{c}"),
-        selector: None,
-        target: None,
-        refresh_interval: "1h".into(),
-        rollout_restart: Vec::new(),
-        transforms: Vec::new(),
-    };
+    create(api, name, secret_spec(i % CONNECTIONS, "1h")).await
+}
+
+async fn create(api: &Api<FerrVaultSecret>, name: &str, spec: FerrVaultSecretSpec) -> Result<(), String> {
     api.create(&PostParams::default(), &FerrVaultSecret::new(name, spec))
         .await
         .map(drop)
         .map_err(|e| format!("create FerrVaultSecret {name}: {e}"))
-}
-
-/// Whether `cr`'s status says Ready=True.
-pub fn is_ready(cr: &FerrVaultSecret) -> bool {
-    cr.status.as_ref().is_some_and(|s| {
-        s.conditions
-            .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True")
-    })
-}
-
-/// Counts the FerrVaultSecrets of a namespace that are Ready, from a watch.
-pub struct ReadyCounter {
-    count: watch::Receiver<usize>,
-    task: JoinHandle<()>,
-}
-
-impl ReadyCounter {
-    /// Starts watching `ns`.
-    pub fn start(client: &kube::Client, ns: &str) -> Self {
-        let api = Api::<FerrVaultSecret>::namespaced(client.clone(), ns);
-        let (tx, count) = watch::channel(0);
-        let task = tokio::spawn(async move {
-            let mut ready = HashSet::new();
-            let mut events = std::pin::pin!(
-                watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .applied_objects()
-            );
-            while let Some(event) = events.next().await {
-                let Ok(cr) = event else { continue };
-                let changed = if is_ready(&cr) {
-                    ready.insert(cr.name_any())
-                } else {
-                    ready.remove(&cr.name_any())
-                };
-                if changed {
-                    tx.send_replace(ready.len());
-                }
-            }
-        });
-        Self { count, task }
-    }
-
-    /// Waits until at least `n` are Ready; `false` when `within` passed first.
-    pub async fn wait_for(&mut self, n: usize, within: Duration) -> bool {
-        tokio::time::timeout(within, self.count.wait_for(|c| *c >= n))
-            .await
-            .is_ok_and(|r| r.is_ok())
-    }
-
-    /// How many are Ready now.
-    pub fn ready(&self) -> usize {
-        *self.count.borrow()
-    }
-}
-
-impl Drop for ReadyCounter {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// Records when each Secret of a namespace was first seen (the operator's target writes).
-pub struct SecretArrivals {
-    seen: Arc<Mutex<HashMap<String, Instant>>>,
-    task: JoinHandle<()>,
-}
-
-impl SecretArrivals {
-    /// Starts watching Secrets in `ns`.
-    pub fn start(client: &kube::Client, ns: &str) -> Self {
-        let api = Api::<Secret>::namespaced(client.clone(), ns);
-        let seen = Arc::new(Mutex::new(HashMap::new()));
-        let record = seen.clone();
-        let task = tokio::spawn(async move {
-            let mut events = std::pin::pin!(
-                watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .applied_objects()
-            );
-            while let Some(event) = events.next().await {
-                if let Ok(secret) = event {
-                    let now = Instant::now();
-                    record
-                        .lock()
-                        .expect("arrivals lock")
-                        .entry(secret.name_any())
-                        .or_insert(now);
-                }
-            }
-        });
-        Self { seen, task }
-    }
-
-    /// When Secret `name` was first seen.
-    pub fn seen(&self, name: &str) -> Option<Instant> {
-        self.seen.lock().expect("arrivals lock").get(name).copied()
-    }
-}
-
-impl Drop for SecretArrivals {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }

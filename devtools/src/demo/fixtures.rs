@@ -78,7 +78,7 @@ pub fn manifests() -> Result<Vec<Value>, FixtureError> {
         samples::SECRET_WITH_TRANSFORMS,
         PLAIN_SECRET,
     ] {
-        for document in serde_yaml::Deserializer::from_str(text) {
+        for document in serde_norway::Deserializer::from_str(text) {
             let value = Value::deserialize(document).map_err(|e| FixtureError::Manifest(e.to_string()))?;
             if !value.is_null() {
                 documents.push(value);

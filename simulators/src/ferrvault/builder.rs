@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::{
-    RateLimit,
+    LimiterMode, RateLimit,
     config::{
         DEFAULT_ENVIRONMENT, DEFAULT_ORG, DEFAULT_PROJECT, OidcCluster, OrgToken, Redacted, RetryAfterFormat,
         SecretSpec, ServiceAccountToken, SimConfig, VaultSpec,
@@ -124,6 +124,13 @@ impl SimConfig {
     #[must_use]
     pub fn debt_mode(mut self, rejected_requests_spend_budget: bool) -> Self {
         self.rejected_requests_spend_budget = rejected_requests_spend_budget;
+        self
+    }
+
+    /// Chooses how limits are enforced: token bucket, capped debt or sliding window.
+    #[must_use]
+    pub fn limiter_mode(mut self, mode: LimiterMode) -> Self {
+        self.limiter_mode = mode;
         self
     }
 

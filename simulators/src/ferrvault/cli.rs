@@ -57,9 +57,10 @@ fn banner(url: &str, config: &SimConfig, source: Option<&std::path::Path>) -> St
             )
         ),
         format!(
-            "rate limit: {}/s burst {} per token, debt mode {}, Retry-After as {:?}",
+            "rate limit: {}/s burst {} per token, {:?}, debt mode {}, Retry-After as {:?}",
             config.rate_limit.per_second,
             config.rate_limit.burst,
+            config.limiter_mode,
             config.rejected_requests_spend_budget,
             config.retry_after
         ),

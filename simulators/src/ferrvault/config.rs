@@ -6,7 +6,10 @@ use std::{collections::BTreeMap, fmt, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
-use super::{SimError, rate_limit::RateLimit};
+use super::{
+    SimError,
+    rate_limit::{LimiterMode, RateLimit},
+};
 
 /// A credential or secret value held by the simulator.
 ///
@@ -144,8 +147,12 @@ pub struct SimConfig {
     #[serde(default)]
     pub token_rate_limits: BTreeMap<String, RateLimit>,
     /// When true a rejected request also takes a token, driving the bucket negative ("debt" mode).
+    /// Token-bucket mode only.
     #[serde(default)]
     pub rejected_requests_spend_budget: bool,
+    /// How every token's limit is enforced: token bucket (default), capped debt or sliding window.
+    #[serde(default)]
+    pub limiter_mode: LimiterMode,
     /// How 429 responses carry `Retry-After`.
     #[serde(default)]
     pub retry_after: RetryAfterFormat,
@@ -197,6 +204,7 @@ impl Default for SimConfig {
             rate_limit: RateLimit::default(),
             token_rate_limits: BTreeMap::new(),
             rejected_requests_spend_budget: false,
+            limiter_mode: LimiterMode::TokenBucket,
             retry_after: RetryAfterFormat::Seconds,
             cluster_token_ttl_secs: default_cluster_token_ttl_secs(),
             fault_seed: 0,
@@ -218,7 +226,7 @@ impl SimConfig {
     /// [`SimError::ParseConfig`] for bad syntax or unknown fields, [`SimError::InvalidConfig`] when
     /// [`SimConfig::validate`] fails.
     pub fn from_yaml(text: &str) -> Result<Self, SimError> {
-        let config: Self = serde_yaml::from_str(text).map_err(SimError::ParseConfig)?;
+        let config: Self = serde_norway::from_str(text).map_err(SimError::ParseConfig)?;
         config.validate()?;
         Ok(config)
     }
@@ -266,6 +274,9 @@ impl SimConfig {
         self.rate_limit
             .validate()
             .map_err(|e| SimError::InvalidConfig(format!("rate_limit: {e}")))?;
+        self.limiter_mode
+            .validate()
+            .map_err(|e| SimError::InvalidConfig(format!("limiter_mode: {e}")))?;
         for (key, limit) in &self.token_rate_limits {
             limit
                 .validate()
@@ -301,6 +312,11 @@ mod tests {
         let zero = "rate_limit: { per_second: 0, burst: 5 }";
         assert!(matches!(
             SimConfig::from_yaml(zero),
+            Err(SimError::InvalidConfig(_))
+        ));
+        let empty_window = "limiter_mode: { type: sliding_window, window_seconds: 0 }";
+        assert!(matches!(
+            SimConfig::from_yaml(empty_window),
             Err(SimError::InvalidConfig(_))
         ));
         let duplicate = "vaults: [{ name: a }, { name: a }]";

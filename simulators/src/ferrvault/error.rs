@@ -29,7 +29,7 @@ pub enum SimError {
     },
     /// The configuration text is not valid YAML/JSON of the expected shape.
     #[error("parse the simulator configuration")]
-    ParseConfig(#[source] serde_yaml::Error),
+    ParseConfig(#[source] serde_norway::Error),
     /// The configuration parsed but is inconsistent; the message names the field.
     #[error("invalid simulator configuration: {0}")]
     InvalidConfig(String),

@@ -61,6 +61,7 @@ impl SimState {
                 config.rate_limit,
                 overrides.collect(),
                 config.rejected_requests_spend_budget,
+                config.limiter_mode,
             ),
             tokens,
             faults: FerrVaultFaults::new(config.fault_seed),

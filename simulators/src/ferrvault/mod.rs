@@ -6,7 +6,7 @@
 //! - [`config`]: vaults, secrets, tokens, limits ([`SimConfig`], builder and YAML).
 //! - `routes.rs` extracts a request, `handlers.rs` runs the pipeline, `endpoints.rs` answers,
 //!   `reply.rs` formats; `server.rs` is the accept loop (it can reset connections).
-//! - [`rate_limit`]: the pure token bucket with debt mode. [`faults`]: per-endpoint faults.
+//! - [`rate_limit`]: the pure budgets (token bucket with debt or capped debt, sliding window). [`faults`]: per-endpoint faults.
 //!   [`accounting`]: per-token counters. `identity.rs`: tokens and the OIDC exchange.
 //! - `admin.rs`: the `/_sim/…` control paths. [`cli`]: the subcommand.
 //!
@@ -54,7 +54,7 @@ pub use config::{RetryAfterFormat, SimConfig};
 pub use error::SimError;
 pub use faults::{Endpoint, FaultSpec, FerrVaultFaults};
 pub use identity::token_fingerprint;
-pub use rate_limit::RateLimit;
+pub use rate_limit::{LimiterMode, RateLimit};
 
 use handlers::SimState;
 

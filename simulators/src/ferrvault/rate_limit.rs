@@ -1,14 +1,25 @@
-//! Per-token rate limiting: a pure token bucket, and the table of buckets the server consults.
+//! Per-token rate limiting: the pure budgets (a token bucket, a sliding window) and the table of
+//! budgets the server consults.
 //!
 //! The bucket is the server-side model of FerrVault's "60 req/min per SAT" limit (reference §2.5),
-//! scaled by configuration. It takes explicit instants so it is tested without sleeping.
+//! scaled by configuration. Budgets take explicit instants so they are tested without sleeping.
 //!
-//! # Debt mode
-//! With `rejected_requests_spend_budget`, a rejected request also takes a token, so the bucket goes
-//! negative. Clients that retry faster than the refill rate then never see a full token again: the
-//! livelock of the incident behind issue 3. Without it, rejected requests are free.
+//! # Modes ([`LimiterMode`])
+//! - **Token bucket** (default). With `rejected_requests_spend_budget` ("debt" mode), a rejected
+//!   request also takes a token, so the bucket goes negative without bound. Clients that retry
+//!   faster than the refill rate then never see a full token again: the livelock of the incident
+//!   behind issue 3. Without it, rejected requests are free.
+//! - **Capped debt**: rejected requests spend budget too, but the bucket never goes below
+//!   `-max_debt` tokens, so a client that stops hammering is admitted again after at most
+//!   `(max_debt + 1) / rate` seconds.
+//! - **Sliding window**: at most `per_second × window_seconds` accepted requests in any rolling
+//!   window of `window_seconds` (the burst is not used); rejected requests are free.
 
-use std::{collections::HashMap, sync::Mutex, time::Duration};
+use std::{
+    collections::{HashMap, VecDeque},
+    sync::Mutex,
+    time::Duration,
+};
 
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
@@ -49,6 +60,56 @@ impl RateLimit {
         }
         Ok(())
     }
+}
+
+/// How every token's [`RateLimit`] is enforced (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LimiterMode {
+    /// A token bucket; rejections are free, or spend budget without bound in debt mode.
+    #[default]
+    TokenBucket,
+    /// A token bucket whose rejections spend budget down to `-max_debt` tokens, never further.
+    CappedDebt {
+        /// The deepest the bucket may go, in tokens.
+        max_debt: u32,
+    },
+    /// At most `per_second × window_seconds` (rounded, at least 1) accepted requests in any
+    /// rolling window of `window_seconds`; rejections are free.
+    SlidingWindow {
+        /// The window's length. Must be finite and > 0.
+        window_seconds: f64,
+    },
+}
+
+impl LimiterMode {
+    /// Checks the mode can be enforced.
+    ///
+    /// # Errors
+    /// A message naming the bad field.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            Self::SlidingWindow { window_seconds }
+                if !(window_seconds.is_finite() && *window_seconds > 0.0) =>
+            {
+                Err(format!(
+                    "window_seconds must be finite and > 0, got {window_seconds}"
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What a rejected request costs a token bucket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RejectionCost {
+    /// Nothing.
+    Free,
+    /// One token, without bound (debt mode).
+    Debt,
+    /// One token, but the bucket never goes below minus this many tokens.
+    CappedDebt(f64),
 }
 
 /// What the bucket decided about one request.
@@ -105,15 +166,20 @@ impl TokenBucket {
         self.tokens = self.tokens.min(f64::from(limit.burst));
     }
 
-    /// Decides one request at `now`.
-    pub fn try_acquire(&mut self, now: Instant, rejected_requests_spend_budget: bool) -> Admission {
+    /// Decides one request at `now`; a rejection costs `rejection`.
+    pub fn try_acquire(&mut self, now: Instant, rejection: RejectionCost) -> Admission {
         self.refill(now);
         if self.tokens >= 1.0 {
             self.tokens -= 1.0;
             return Admission::Accepted;
         }
-        if rejected_requests_spend_budget {
-            self.tokens -= 1.0;
+        match rejection {
+            RejectionCost::Free => {}
+            RejectionCost::Debt => self.tokens -= 1.0,
+            // Down to the floor, never further; `min` keeps a bucket already below it where it is.
+            RejectionCost::CappedDebt(max_debt) => {
+                self.tokens = (self.tokens - 1.0).max(-max_debt).min(self.tokens)
+            }
         }
         let missing = 1.0 - self.tokens;
         Admission::Rejected {
@@ -133,6 +199,80 @@ impl TokenBucket {
     }
 }
 
+/// A sliding-window log: the instants of the accepted requests still inside the window.
+///
+/// # Invariants
+/// `admitted.len() <= capacity` after every decision; instants are in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlidingWindow {
+    window: Duration,
+    capacity: usize,
+    admitted: VecDeque<Instant>,
+}
+
+impl SlidingWindow {
+    /// An empty window admitting `limit.per_second × window` requests per `window`.
+    pub fn new(limit: RateLimit, window: Duration) -> Self {
+        Self {
+            window,
+            capacity: Self::capacity(limit, window),
+            admitted: VecDeque::new(),
+        }
+    }
+
+    fn capacity(limit: RateLimit, window: Duration) -> usize {
+        ((limit.per_second * window.as_secs_f64()).round() as usize).max(1)
+    }
+
+    /// Changes the rate; the requests already in the window still count.
+    pub fn reconfigure(&mut self, limit: RateLimit) {
+        self.capacity = Self::capacity(limit, self.window);
+    }
+
+    /// Decides one request at `now`: accepted while fewer than the capacity were accepted in
+    /// the last window; otherwise rejected until the oldest of them leaves it.
+    pub fn try_acquire(&mut self, now: Instant) -> Admission {
+        while self.admitted.front().is_some_and(|&t| t + self.window <= now) {
+            self.admitted.pop_front();
+        }
+        if self.admitted.len() < self.capacity {
+            self.admitted.push_back(now);
+            return Admission::Accepted;
+        }
+        let oldest = self.admitted[self.admitted.len() - self.capacity];
+        Admission::Rejected {
+            retry_after: (oldest + self.window).saturating_duration_since(now),
+        }
+    }
+}
+
+/// One token's budget, in the limiter's mode.
+#[derive(Clone, Debug, PartialEq)]
+enum Budget {
+    Bucket(TokenBucket),
+    Window(SlidingWindow),
+}
+
+impl Budget {
+    fn new(limit: RateLimit, mode: LimiterMode, now: Instant) -> Self {
+        match mode {
+            LimiterMode::SlidingWindow { window_seconds } => {
+                Self::Window(SlidingWindow::new(limit, Duration::from_secs_f64(window_seconds)))
+            }
+            LimiterMode::TokenBucket | LimiterMode::CappedDebt { .. } => {
+                Self::Bucket(TokenBucket::new(limit, now))
+            }
+        }
+    }
+
+    fn reconfigure(&mut self, limit: RateLimit, now: Instant) {
+        match self {
+            Self::Bucket(bucket) => bucket.reconfigure(limit, now),
+            Self::Window(window) => window.reconfigure(limit),
+        }
+    }
+}
+
 /// Every token's bucket, created on first use.
 ///
 /// A plain `Mutex`: each decision is a few float operations and never awaits.
@@ -147,20 +287,28 @@ struct LimiterState {
     default: RateLimit,
     /// Overrides keyed by token label or fingerprint.
     overrides: HashMap<String, RateLimit>,
-    /// Debt mode switch.
+    /// Debt mode switch (token-bucket mode only).
     rejected_requests_spend_budget: bool,
-    /// Buckets keyed like `overrides`.
-    buckets: HashMap<String, TokenBucket>,
+    /// How budgets are enforced.
+    mode: LimiterMode,
+    /// Budgets keyed like `overrides`.
+    buckets: HashMap<String, Budget>,
 }
 
 impl RateLimiter {
-    /// A limiter with the given default, overrides and debt switch.
-    pub fn new(default: RateLimit, overrides: HashMap<String, RateLimit>, debt: bool) -> Self {
+    /// A limiter with the given default, overrides, debt switch and mode.
+    pub fn new(
+        default: RateLimit,
+        overrides: HashMap<String, RateLimit>,
+        debt: bool,
+        mode: LimiterMode,
+    ) -> Self {
         Self {
             state: Mutex::new(LimiterState {
                 default,
                 overrides,
                 rejected_requests_spend_budget: debt,
+                mode,
                 buckets: HashMap::new(),
             }),
         }
@@ -170,12 +318,20 @@ impl RateLimiter {
     pub fn admit(&self, key: &str, now: Instant) -> Admission {
         let mut state = self.lock();
         let limit = state.overrides.get(key).copied().unwrap_or(state.default);
-        let debt = state.rejected_requests_spend_budget;
-        state
+        let mode = state.mode;
+        let rejection = match mode {
+            LimiterMode::CappedDebt { max_debt } => RejectionCost::CappedDebt(f64::from(max_debt)),
+            _ if state.rejected_requests_spend_budget => RejectionCost::Debt,
+            _ => RejectionCost::Free,
+        };
+        match state
             .buckets
             .entry(key.to_owned())
-            .or_insert_with(|| TokenBucket::new(limit, now))
-            .try_acquire(now, debt)
+            .or_insert_with(|| Budget::new(limit, mode, now))
+        {
+            Budget::Bucket(bucket) => bucket.try_acquire(now, rejection),
+            Budget::Window(window) => window.try_acquire(now),
+        }
     }
 
     /// Sets one token's shape from now on (its bucket keeps what it had, capped at the new burst).
@@ -222,119 +378,4 @@ impl RateLimiter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const ONE_PER_SECOND_BURST_5: RateLimit = limit(1.0, 5);
-
-    fn secs(s: f64) -> Duration {
-        Duration::from_secs_f64(s)
-    }
-
-    /// A one-per-second bucket whose burst of 5 was just taken at `now`.
-    fn drained(now: Instant) -> TokenBucket {
-        let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, now);
-        for _ in 0..5 {
-            assert_eq!(bucket.try_acquire(now, false), Admission::Accepted);
-        }
-        bucket
-    }
-
-    const fn limit(per_second: f64, burst: u32) -> RateLimit {
-        RateLimit { per_second, burst }
-    }
-
-    fn rejected(retry_after_secs: f64) -> Admission {
-        Admission::Rejected {
-            retry_after: secs(retry_after_secs),
-        }
-    }
-
-    #[test]
-    fn bucket_should_admit_a_full_burst_then_reject_with_the_time_to_the_next_token() {
-        let t0 = Instant::now();
-        let mut bucket = drained(t0);
-        assert_eq!(bucket.try_acquire(t0, false), rejected(1.0));
-        let later = t0 + secs(0.25);
-        assert_eq!(bucket.try_acquire(later, false), rejected(0.75));
-    }
-
-    #[test]
-    fn bucket_should_refill_at_its_rate_and_never_above_burst() {
-        let t0 = Instant::now();
-        let mut bucket = drained(t0);
-        assert_eq!(bucket.try_acquire(t0 + secs(1.0), false), Admission::Accepted);
-        assert!((bucket.tokens_at(t0 + secs(1000.0)) - 5.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn bucket_without_debt_should_not_charge_rejected_requests() {
-        let t0 = Instant::now();
-        let mut bucket = drained(t0);
-        for _ in 0..10 {
-            assert!(matches!(
-                bucket.try_acquire(t0 + secs(0.5), false),
-                Admission::Rejected { .. }
-            ));
-        }
-        assert_eq!(bucket.try_acquire(t0 + secs(1.0), false), Admission::Accepted);
-    }
-
-    #[test]
-    fn bucket_in_debt_mode_should_charge_rejected_requests_and_push_retry_after_out() {
-        let t0 = Instant::now();
-        let mut bucket = drained(t0);
-        assert_eq!(bucket.try_acquire(t0, true), rejected(2.0));
-        assert_eq!(bucket.try_acquire(t0, true), rejected(3.0));
-        assert!((bucket.tokens_at(t0) + 2.0).abs() < 1e-9);
-        // One second later a non-debt bucket would admit; this one is still 2 tokens short.
-        assert_eq!(bucket.try_acquire(t0 + secs(1.0), true), rejected(3.0));
-    }
-
-    #[test]
-    fn bucket_in_debt_mode_should_livelock_clients_retrying_faster_than_the_refill() {
-        let t0 = Instant::now();
-        let mut bucket = drained(t0);
-        // 1.45 requests/s against 1/s: the incident's arithmetic (reference §2.5).
-        let accepted = (1..=1000)
-            .map(|i| t0 + secs(f64::from(i) / 1.45))
-            .filter(|&now| bucket.try_acquire(now, true) == Admission::Accepted)
-            .count();
-        assert_eq!(
-            accepted, 0,
-            "debt mode should never admit a client that outruns the refill"
-        );
-    }
-
-    #[test]
-    fn bucket_should_keep_earned_tokens_capped_at_the_new_burst_when_reconfigured() {
-        let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(ONE_PER_SECOND_BURST_5, t0);
-        bucket.reconfigure(limit(0.5, 2), t0);
-        assert!((bucket.tokens_at(t0) - 2.0).abs() < 1e-9);
-        assert_eq!(bucket.try_acquire(t0, false), Admission::Accepted);
-        assert_eq!(bucket.try_acquire(t0, false), Admission::Accepted);
-        assert_eq!(bucket.try_acquire(t0, false), rejected(2.0));
-    }
-
-    #[test]
-    fn limiter_should_keep_one_bucket_per_token_and_apply_overrides_at_runtime() {
-        let t0 = Instant::now();
-        let limiter = RateLimiter::new(limit(1.0, 1), HashMap::new(), false);
-        assert_eq!(limiter.admit("a", t0), Admission::Accepted);
-        assert_eq!(limiter.admit("b", t0), Admission::Accepted);
-        assert!(matches!(limiter.admit("a", t0), Admission::Rejected { .. }));
-        limiter.set_token_limit("a", limit(0.5, 1), t0);
-        assert_eq!(limiter.admit("a", t0 + secs(1.0)), rejected(1.0));
-        assert_eq!(limiter.admit("a", t0 + secs(2.0)), Admission::Accepted);
-        assert_eq!(limiter.limit_for("b"), limit(1.0, 1));
-    }
-
-    #[test]
-    fn rate_limit_should_refuse_zero_rate_and_zero_burst() {
-        assert!(limit(0.0, 5).validate().is_err());
-        assert!(limit(f64::NAN, 5).validate().is_err());
-        assert!(limit(1.0, 0).validate().is_err());
-        assert!(RateLimit::default().validate().is_ok());
-    }
-}
+mod tests;

@@ -6,18 +6,20 @@
 //! managedFields (see [`managed`]).
 
 use super::{
+    admission::{self, Directive},
     crd::establish,
     errors::{ApiError, Subject, success_status},
     events::{from_stored, to_stored},
     gc::{self, Deleted, Propagation},
     list::{ListQuery, list},
     managed::{self, Operation, Write},
-    meta::{Stamp, differs, name_of, now_rfc3339, prepare_create, prepare_update},
+    meta::{Stamp, differs, name_of, now_rfc3339, prepare_create, prepare_update, settle_generation},
     metadata::{View, render, render_list},
     patch::{self, PatchType},
     registry::ResourceType,
     state::Shared,
     store::{ObjKey, Store},
+    strategy::check_conditional_update,
 };
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -44,6 +46,8 @@ pub struct WriteOpts {
     pub dry_run: bool,
     /// The field manager its managedFields entry names (see [`managed::manager_name`]).
     pub manager: String,
+    /// `fieldValidation` and the response's warnings (see [`admission`]).
+    pub directive: Directive,
 }
 
 /// `DeleteOptions` that change behaviour.
@@ -65,7 +69,8 @@ impl Target {
         )
     }
 
-    fn subject(&self) -> Subject<'_> {
+    /// The object this target names, for `Status` details.
+    pub fn subject(&self) -> Subject<'_> {
         Subject {
             group: &self.rt.group,
             resource: &self.rt.plural,
@@ -78,10 +83,11 @@ impl Target {
     }
 
     fn is_custom(&self) -> bool {
-        self.rt.group.contains('.') && !self.rt.group.ends_with(".k8s.io")
+        self.rt.is_custom()
     }
 
-    fn render(&self, obj: &Value, view: View) -> Value {
+    /// `obj` as served at this target's version in `view`.
+    pub fn render(&self, obj: &Value, view: View) -> Value {
         render(obj, &self.rt, &self.version, view)
     }
 }
@@ -141,14 +147,15 @@ fn create_as(
 ) -> Result<Value, ApiError> {
     let applied = (operation == Operation::Apply).then(|| body.clone());
     let body = to_stored(&t.rt, body);
-    shared.write(|store| {
+    let created = shared.write(|store| {
         check_namespace_open(store, t)?;
         let ns = if t.rt.namespaced {
             t.namespace.as_deref().or(Some("default"))
         } else {
             None
         };
-        let mut obj = prepare_create(&t.rt, &t.version, ns, body, &Stamp::fresh())?;
+        let obj = prepare_create(&t.rt, &t.version, ns, body, &Stamp::fresh())?;
+        let mut obj = admission::admit(&t.rt, &t.version, None, obj, None, &opts.directive)?;
         record_write(t, opts, operation, applied.as_ref(), &mut obj);
         let key = (ns.unwrap_or_default().to_string(), name_of(&obj).to_string());
         let target = Target {
@@ -170,7 +177,16 @@ fn create_as(
             stored = establish(store, &t.rt, &key, stored);
         }
         Ok(target.render(&stored, View::Full))
-    })
+    });
+    wake_collector_for(shared, created)
+}
+
+/// Wakes the garbage collector when a written object may leave it work.
+fn wake_collector_for(shared: &Shared, written: Result<Value, ApiError>) -> Result<Value, ApiError> {
+    if written.as_ref().is_ok_and(gc::concerns_collector) {
+        shared.wake_collector();
+    }
+    written
 }
 
 /// Records a write in `new`'s managedFields: `applied` is the configuration of an apply
@@ -228,21 +244,39 @@ fn commit(store: &mut Store, t: &Target, old: Arc<Value>, new: Value) -> Arc<Val
     stored
 }
 
-/// PUT: replace (or `/status` update).
+/// `new` (prepared to replace `old`) after its schema, with its generation settled.
+fn admitted_update(
+    t: &Target,
+    old: &Value,
+    new: Value,
+    patch: Option<&Value>,
+    opts: &WriteOpts,
+) -> Result<Value, ApiError> {
+    let mut new = admission::admit(&t.rt, &t.version, Some(old), new, patch, &opts.directive)?;
+    settle_generation(&t.rt, t.subresource.as_deref(), old, &mut new);
+    Ok(new)
+}
+
+/// PUT: replace (or `/status` update). Without a resourceVersion only where the kind's
+/// strategy allows unconditional updates.
 pub fn update(shared: &Shared, t: &Target, body: Value, opts: &WriteOpts) -> Result<Value, ApiError> {
     let body = to_stored(&t.rt, body);
-    shared.write(|store| {
+    let updated = shared.write(|store| {
         let old = store
             .get(&t.rt.id(), &t.key())
+            .map(|o| admission::as_decoded(&t.rt, o))
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
+        check_conditional_update(&t.rt, name_of(&old), &body)?;
         let reset = t.subresource.is_none() && managed::requests_reset(&body);
-        let mut new = prepare_update(&t.rt, t.subresource.as_deref(), &old, body)?;
+        let new = prepare_update(&t.rt, t.subresource.as_deref(), &old, body)?;
+        let mut new = admitted_update(t, &old, new, None, opts)?;
         settle_managed_fields(t, opts, (Operation::Update, None), &old, &mut new, reset);
         if opts.dry_run {
             return Ok(t.render(&new, View::Full));
         }
         Ok(t.render(&commit(store, t, old, new), View::Full))
-    })
+    });
+    wake_collector_for(shared, updated)
 }
 
 /// PATCH with any of the four types. Returns the status code (201 when an apply patch
@@ -270,9 +304,10 @@ pub fn patch(
         }
         return Err(ApiError::not_found(t.subject()));
     };
-    shared.write(|store| {
+    let patched = shared.write(|store| {
         let old = store
             .get(&t.rt.id(), &t.key())
+            .map(|o| admission::as_decoded(&t.rt, o))
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
         let patched = to_stored(&t.rt, patch::apply(kind, &from_stored(&t.rt, &old), &patch_doc)?);
         let (operation, applied) = match kind {
@@ -280,20 +315,22 @@ pub fn patch(
             _ => (Operation::Update, None),
         };
         let reset = t.subresource.is_none() && applied.is_none() && managed::requests_reset(&patched);
-        let mut new = prepare_update(&t.rt, t.subresource.as_deref(), &old, patched)?;
+        let new = prepare_update(&t.rt, t.subresource.as_deref(), &old, patched)?;
+        let mut new = admitted_update(t, &old, new, Some(&patch_doc), opts)?;
         settle_managed_fields(t, opts, (operation, applied), &old, &mut new, reset);
         if opts.dry_run {
-            return Ok((200, t.render(&new, View::Full)));
+            return Ok(t.render(&new, View::Full));
         }
-        Ok((200, t.render(&commit(store, t, old, new), View::Full)))
-    })
+        Ok(t.render(&commit(store, t, old, new), View::Full))
+    });
+    wake_collector_for(shared, patched).map(|o| (200, o))
 }
 
 /// DELETE one object. Pending deletions (finalizers) return the object; completed
 /// deletions return a `Success` Status, except custom resources, which return the
 /// object, as the real server does.
 pub fn delete(shared: &Shared, t: &Target, opts: &DeleteOpts) -> Result<Value, ApiError> {
-    shared.write(|store| {
+    let deleted = shared.write(|store| {
         let current = store
             .get(&t.rt.id(), &t.key())
             .ok_or_else(|| ApiError::not_found(t.subject()))?;
@@ -325,7 +362,9 @@ pub fn delete(shared: &Shared, t: &Target, opts: &DeleteOpts) -> Result<Value, A
                 obj["metadata"]["uid"].as_str().unwrap_or_default(),
             )),
         }
-    })
+    });
+    shared.wake_collector();
+    deleted
 }
 
 /// DELETE a collection: deletes every selected object and returns them as a list.
@@ -353,6 +392,7 @@ pub fn delete_collection(
             .collect();
         (deleted, store.rv())
     });
+    shared.wake_collector();
     Ok(render_list(
         &deleted,
         &t.rt,

@@ -3,6 +3,7 @@
 
 use super::{
     errors::ApiError,
+    field_errors::{BadValue, FieldError},
     meta::{name_of, now_rfc3339},
     registry::ResourceType,
     store::{ObjKey, Store},
@@ -16,26 +17,29 @@ use std::sync::Arc;
 /// 422 Invalid when required fields are missing or the name is not `<plural>.<group>`.
 pub fn validate(crd: &Value) -> Result<(), ApiError> {
     let name = name_of(crd);
-    let invalid =
-        |field: &str, detail: &str| ApiError::invalid("CustomResourceDefinition", name, field, detail);
+    let invalid = |error: FieldError| {
+        ApiError::invalid_fields("apiextensions.k8s.io", "CustomResourceDefinition", name, &[error])
+    };
     let t = ResourceType::from_crd(crd).ok_or_else(|| {
-        invalid(
+        invalid(FieldError::required(
             "spec",
-            "Required value: group, names.plural, names.kind, scope and versions are required",
-        )
+            "group, names.plural, names.kind, scope and versions are required",
+        ))
     })?;
     if t.versions.is_empty() {
-        return Err(invalid(
+        return Err(invalid(FieldError::invalid(
             "spec.versions",
-            "Invalid value: must have exactly one version marked as storage version",
-        ));
+            BadValue::GoSyntax("[]apiextensions.CustomResourceDefinitionVersion(nil)".into()),
+            "must have exactly one version marked as storage version",
+        )));
     }
     let expected = format!("{}.{}", t.plural, t.group);
     if name != expected {
-        return Err(invalid(
+        return Err(invalid(FieldError::invalid(
             "metadata.name",
-            &format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"),
-        ));
+            BadValue::Str(name.to_owned()),
+            "must be spec.names.plural+\".\"+spec.group",
+        )));
     }
     Ok(())
 }

@@ -3,7 +3,11 @@
 //! undecodable `data`, Namespaces get their name label and `kubernetes` finalizer,
 //! Deployments and StatefulSets default `spec.replicas` to 1.
 
-use super::{errors::ApiError, registry::ResourceType};
+use super::{
+    errors::ApiError,
+    field_errors::{BadValue, FieldError},
+    registry::ResourceType,
+};
 use base64::{Engine, engine::general_purpose::STANDARD};
 use serde_json::{Map, Value, json};
 
@@ -28,33 +32,6 @@ pub fn normalize(rt: &ResourceType, obj: &mut Value) -> Result<(), ApiError> {
             Ok(())
         }
         _ => Ok(()),
-    }
-}
-
-/// Refuses content changes to Secrets and ConfigMaps marked `immutable: true`, as the
-/// real validation does (metadata may still change; deletion is the only way out).
-///
-/// # Errors
-/// 422 Invalid naming the first changed field.
-pub fn check_immutable(rt: &ResourceType, old: &Value, new: &Value) -> Result<(), ApiError> {
-    let fields: &[&str] = match (rt.group.as_str(), rt.plural.as_str()) {
-        ("", "secrets") => &["data", "type", "immutable"],
-        ("", "configmaps") => &["data", "binaryData", "immutable"],
-        _ => return Ok(()),
-    };
-    if old.get("immutable").and_then(Value::as_bool) != Some(true) {
-        return Ok(());
-    }
-    match fields.iter().find(|f| old.get(**f) != new.get(**f)) {
-        None => Ok(()),
-        Some(field) => Err(ApiError::invalid(
-            &rt.kind,
-            old.pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-            field,
-            "Forbidden: field is immutable when `immutable` is set",
-        )),
     }
 }
 
@@ -90,11 +67,15 @@ fn normalize_secret(obj: &mut Value) -> Result<(), ApiError> {
     if let Some(Value::Object(data)) = map.get("data")
         && let Some(bad) = data.keys().find(|k| !is_config_key(k))
     {
-        return Err(ApiError::invalid(
+        return Err(ApiError::invalid_fields(
+            "",
             "Secret",
             &name,
-            &format!("data[{bad}]"),
-            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            &[FieldError::invalid(
+                &format!("data[{bad}]"),
+                BadValue::Str(bad.clone()),
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+            )],
         ));
     }
     map.entry("type").or_insert_with(|| json!("Opaque"));
@@ -164,21 +145,6 @@ mod tests {
             e.message.contains("illegal base64 data at input byte 3"),
             "{}",
             e.message
-        );
-    }
-
-    #[test]
-    fn immutable_secret_should_refuse_data_changes_but_allow_labels() {
-        let old =
-            json!({"metadata": {"name": "s"}, "data": {"a": "eA=="}, "immutable": true, "type": "Opaque"});
-        let mut relabelled = old.clone();
-        relabelled["metadata"]["labels"] = json!({"x": "y"});
-        assert!(check_immutable(&secret_type(), &old, &relabelled).is_ok());
-        let mut changed = old.clone();
-        changed["data"]["a"] = json!("eQ==");
-        assert_eq!(
-            check_immutable(&secret_type(), &old, &changed).unwrap_err().code,
-            422
         );
     }
 

@@ -26,7 +26,7 @@ pub fn read_object(content_type: Option<&str>, body: &[u8], protobuf: bool) -> R
     match mime {
         "application/json" | "" => serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}"))),
-        "application/yaml" => serde_yaml::from_slice(body)
+        "application/yaml" => serde_norway::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding body: {e}"))),
         protobuf::MEDIA_TYPE if protobuf => protobuf::decode(body),
         other => Err(ApiError::unsupported_media_type(other)),

@@ -5,6 +5,7 @@
 //! `code`, so kube's error helpers (`get_opt` → `None`, `ErrorResponse.code == 409`, …)
 //! and kubectl's messages behave as against a cluster.
 
+use super::field_errors::{FieldError, aggregate};
 use serde_json::{Value, json};
 
 /// A failed API request: the HTTP code, the machine-readable reason and a message.
@@ -85,14 +86,27 @@ impl ApiError {
         Self::new(409, "Conflict", msg).with_subject(s)
     }
 
-    /// 422 Invalid: the object failed validation.
-    pub fn invalid(kind: &str, name: &str, field: &str, detail: &str) -> Self {
-        let msg = format!("{kind} \"{name}\" is invalid: {field}: {detail}");
+    /// 422 Invalid: the object failed validation. `group`/`kind` name the kind (the
+    /// message says `Kind.group "name" is invalid: …`); one cause per error.
+    pub fn invalid_fields(group: &str, kind: &str, name: &str, errors: &[FieldError]) -> Self {
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let msg = format!("{qualified} \"{name}\" is invalid: {}", aggregate(errors));
         let mut e = Self::new(422, "Invalid", msg);
-        e.details = Some(json!({
-            "name": name, "kind": kind,
-            "causes": [{ "reason": "FieldValueInvalid", "message": detail, "field": field }],
-        }));
+        let mut details = json!({ "causes": errors.iter().map(FieldError::cause).collect::<Vec<_>>() });
+        if !kind.is_empty() {
+            details["kind"] = json!(kind);
+        }
+        if !name.is_empty() {
+            details["name"] = json!(name);
+        }
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        e.details = Some(details);
         e
     }
 
@@ -149,7 +163,8 @@ impl ApiError {
         )
     }
 
-    /// An injected failure (429 TooManyRequests, 500 InternalError, 503 ServiceUnavailable).
+    /// An injected failure (429 TooManyRequests, 500 InternalError, 503 ServiceUnavailable,
+    /// 504 Timeout).
     pub fn injected(code: u16) -> Self {
         match code {
             429 => {
@@ -168,6 +183,15 @@ impl ApiError {
                     "the server is currently unable to handle the request",
                 );
                 e.retry_after = Some(1);
+                e
+            }
+            504 => {
+                let mut e = Self::new(
+                    504,
+                    "Timeout",
+                    "Timeout: request did not complete within requested timeout - context deadline exceeded",
+                );
+                e.details = Some(json!({}));
                 e
             }
             _ => Self::new(code, "InternalError", "Internal error occurred: injected fault"),

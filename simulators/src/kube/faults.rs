@@ -1,5 +1,6 @@
-//! Fault injection: latency, failures by verb/resource/caller, hung requests, a frozen server,
-//! dropped watches, forced 410s and history compaction.
+//! Fault injection: latency, failures by verb/resource/caller, lost responses (the request
+//! is handled, a write commits, and the answer the client gets is an error), hung
+//! requests, a frozen server, dropped watches, forced 410s and history compaction.
 //!
 //! The whole configuration lives in one `tokio::sync::watch` channel so requests that
 //! hang or wait for a thaw simply wait for the configuration to change.
@@ -53,8 +54,13 @@ pub struct FailureRule {
 pub struct FaultConfig {
     /// Added before every API request is handled.
     pub latency_ms: u64,
-    /// Failure rules, first match wins.
+    /// Failure rules, first match wins; a failed request is not handled.
     pub failures: Vec<FailureRule>,
+    /// Lost-response rules, first match wins: the request is handled (a write commits, with
+    /// its watch event) and its answer replaced by the rule's error (500 InternalError or
+    /// 504 Timeout), as when a response is lost between server and client. Not for watches.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_responses: Vec<FailureRule>,
     /// Matching requests wait, unanswered, until the rule is removed.
     pub hangs: Vec<RequestMatch>,
     /// Every API request waits and every watch stops delivering until thawed.
@@ -132,6 +138,24 @@ impl Faults {
         });
     }
 
+    /// Handles `fraction` of the requests matching `verb`/`resource` (None = any), then
+    /// answers them with `code` instead of their result: the client sees an error although
+    /// its write was applied.
+    pub fn lose_responses(&self, verb: Option<&str>, resource: Option<&str>, fraction: f64, code: u16) {
+        let target = RequestMatch {
+            verb: verb.map(String::from),
+            resource: resource.map(String::from),
+            identity: None,
+        };
+        self.update(|c| {
+            c.lost_responses.push(FailureRule {
+                target,
+                fraction,
+                code,
+            })
+        });
+    }
+
     /// Hangs requests matching `verb`/`resource` until [`Faults::clear`] or [`Faults::unhang`].
     pub fn hang(&self, verb: Option<&str>, resource: Option<&str>) {
         let m = RequestMatch {
@@ -183,13 +207,20 @@ pub enum Verdict {
     Fail(u16),
 }
 
-/// Decides whether a request of `identity` fails, given a uniform random number in [0, 1).
+/// Decides whether a request of `identity` fails before it is handled, given a uniform
+/// random number in [0, 1).
 pub fn decide(config: &FaultConfig, verb: &str, resource: &str, identity: &str, roll: f64) -> Verdict {
-    match config
-        .failures
-        .iter()
-        .find(|f| f.target.matches(verb, resource, identity))
-    {
+    first_match(&config.failures, verb, resource, identity, roll)
+}
+
+/// Decides whether the answer to a handled request of `identity` is lost, given a uniform
+/// random number in [0, 1).
+pub fn decide_lost(config: &FaultConfig, verb: &str, resource: &str, identity: &str, roll: f64) -> Verdict {
+    first_match(&config.lost_responses, verb, resource, identity, roll)
+}
+
+fn first_match(rules: &[FailureRule], verb: &str, resource: &str, identity: &str, roll: f64) -> Verdict {
+    match rules.iter().find(|f| f.target.matches(verb, resource, identity)) {
         Some(rule) if roll < rule.fraction => Verdict::Fail(rule.code),
         _ => Verdict::Proceed,
     }

@@ -3,13 +3,14 @@
 
 use super::{
     admin,
+    admission::{Directive, FieldValidation},
     api::{self, DeleteOpts, Target, WriteOpts},
     audit::{AuditEntry, audit_time},
     auth::{enforce, reviews, users::authenticate},
     discovery,
     encoding::{read_object, respond, respond_error, speaks_protobuf},
     errors::ApiError,
-    faults::{Verdict, decide, must_wait},
+    faults::{Verdict, decide, decide_lost, must_wait},
     gc::Propagation,
     list::ListQuery,
     managed::manager_name,
@@ -213,7 +214,21 @@ async fn resource_request(
         Some(wire) => dispatch(shared, req, &p, verb, wire).await,
         None => Err(ApiError::not_acceptable()),
     };
+    let answer = answer.and_then(|r| lose_response(shared, verb, &p.plural, &entry.identity).map(|()| r));
     answer.unwrap_or_else(|e| respond_error(wire.unwrap_or(Wire::Json), &e))
+}
+
+/// The injected error replacing the answer to a handled request, when a lost-response
+/// rule says so.
+fn lose_response(shared: &Shared, verb: &str, resource: &str, identity: &str) -> Result<(), ApiError> {
+    if verb == "watch" {
+        return Ok(());
+    }
+    let config = shared.faults.borrow().clone();
+    match decide_lost(&config, verb, resource, identity, rand::random::<f64>()) {
+        Verdict::Proceed => Ok(()),
+        Verdict::Fail(code) => Err(ApiError::injected(code)),
+    }
 }
 
 /// The encoding of the answer: protobuf when the client prefers it and the addressed kind
@@ -311,6 +326,10 @@ async fn dispatch(
             q.get("fieldManager").map(String::as_str),
             header_str(&req.headers, header::USER_AGENT),
         ),
+        directive: Directive {
+            field_validation: FieldValidation::parse(q.get("fieldValidation").map(String::as_str))?,
+            ..Directive::default()
+        },
     };
     if t.rt.is_review() {
         if verb != "create" {
@@ -324,7 +343,7 @@ async fn dispatch(
     if t.subresource.as_deref() == Some("scale") {
         return scale_request(shared, req, &t, verb, &opts).map(|scale| respond(wire, 200, &scale));
     }
-    Ok(match verb {
+    let mut response = match verb {
         "get" => respond(wire, 200, &api::get(shared, &t, view)?),
         "list" => {
             let lq = ListQuery {
@@ -383,7 +402,13 @@ async fn dispatch(
             )
         }
         _ => return Err(ApiError::method_not_allowed()),
-    })
+    };
+    for warning in opts.directive.warnings.texts() {
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - {warning:?}")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    Ok(response)
 }
 
 /// A request to a `scale` subresource (get, update, patch).

@@ -18,7 +18,7 @@ pub fn render(url: &str, user_as: Option<&str>) -> String {
         "current-context": "ferrvault-sim",
         "preferences": {},
     });
-    serde_yaml::to_string(&doc).expect("kubeconfig serialises")
+    serde_norway::to_string(&doc).expect("kubeconfig serialises")
 }
 
 #[cfg(test)]

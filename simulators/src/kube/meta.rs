@@ -5,19 +5,23 @@
 //! object to store, or the `Status` error the real server would give.
 //!
 //! # Guarantees
-//! - `generation` is 1 on create and grows by one only when the spec part (everything
-//!   outside `metadata`, `status`, `kind` and `apiVersion`) changes.
+//! - Kinds with a generation (see [`strategy::generation`]) get 1 on create and grow by one
+//!   only on the changes their strategy counts; others never carry one (a submitted
+//!   `generation` is dropped).
 //! - For kinds with a status subresource the main endpoint never changes `status`, and
 //!   `/status` changes nothing but `status`.
 //! - Submitted `managedFields` are ignored: a create starts without any, an update keeps the
 //!   stored ones (the caller records the write, see [`super::managed`]).
 
 use super::{
-    defaults::{check_immutable, normalize},
+    defaults::normalize,
     errors::{ApiError, Subject},
+    field_errors::FieldError,
+    immutability,
     registry::ResourceType,
+    strategy::{self, Generation},
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// Values the server generates for a new object; passed in so tests are deterministic.
 #[derive(Debug, Clone)]
@@ -99,11 +103,14 @@ pub fn prepare_create(
                 meta.insert("name".into(), json!(name));
             }
             _ => {
-                return Err(ApiError::invalid(
+                return Err(ApiError::invalid_fields(
+                    &rt.group,
                     &rt.kind,
                     "",
-                    "metadata.name",
-                    "Required value: name or generateName is required",
+                    &[FieldError::required(
+                        "metadata.name",
+                        "name or generateName is required",
+                    )],
                 ));
             }
         }
@@ -119,7 +126,11 @@ pub fn prepare_create(
     }
     meta.insert("uid".into(), json!(stamp.uid));
     meta.insert("creationTimestamp".into(), json!(stamp.now));
-    meta.insert("generation".into(), json!(1));
+    if strategy::generation(rt) == Generation::None {
+        meta.remove("generation");
+    } else {
+        meta.insert("generation".into(), json!(1));
+    }
     if rt.has_status
         && let Some(map) = obj.as_object_mut()
     {
@@ -213,14 +224,23 @@ pub fn prepare_update(
         }
     }
     normalize(rt, &mut new)?;
-    check_immutable(rt, old, &new)?;
-    let generation = old
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(1);
-    let bump = i64::from(spec_part(&new) != spec_part(old));
-    new["metadata"]["generation"] = json!(generation + bump);
+    immutability::check_update(rt, old, &new)?;
     Ok(new)
+}
+
+/// Sets `new`'s generation from `old`'s as the strategy says, once `new` is final (after a
+/// custom resource's defaulting). Writes to `/status` keep the generation.
+pub fn settle_generation(rt: &ResourceType, subresource: Option<&str>, old: &Value, new: &mut Value) {
+    let generation = match subresource {
+        Some("status") => old.pointer("/metadata/generation").and_then(Value::as_i64),
+        _ => strategy::next_generation(rt, old, new),
+    };
+    if let Some(meta) = new["metadata"].as_object_mut() {
+        match generation {
+            Some(g) => meta.insert("generation".into(), json!(g)),
+            None => meta.remove("generation"),
+        };
+    }
 }
 
 fn keep_server_owned_metadata(new: &mut Value, old: &Value) {
@@ -255,11 +275,14 @@ fn check_no_new_finalizers_while_deleting(
     }
     let old_f = finalizers(old);
     if finalizers(new).iter().any(|f| !old_f.contains(f)) {
-        return Err(ApiError::invalid(
+        return Err(ApiError::invalid_fields(
+            &rt.group,
             &rt.kind,
             name,
-            "metadata.finalizers",
-            "Forbidden: no new finalizers can be added if the object is being deleted",
+            &[FieldError::forbidden(
+                "metadata.finalizers",
+                "no new finalizers can be added if the object is being deleted",
+            )],
         ));
     }
     Ok(())
@@ -272,15 +295,6 @@ pub fn finalizers(obj: &Value) -> Vec<String> {
         .map_or_else(Vec::new, |a| {
             a.iter().filter_map(|f| f.as_str().map(String::from)).collect()
         })
-}
-
-/// Everything outside metadata, status, kind and apiVersion: what `generation` tracks.
-pub fn spec_part(obj: &Value) -> Map<String, Value> {
-    let mut m = obj.as_object().cloned().unwrap_or_default();
-    for k in ["metadata", "status", "kind", "apiVersion"] {
-        m.remove(k);
-    }
-    m
 }
 
 /// Whether two versions of an object differ in anything but resourceVersion.
@@ -343,22 +357,33 @@ mod tests {
             &stamp(),
         )
         .expect("valid");
-        let labels_only = prepare_update(
-            &deploy,
-            None,
-            &old,
-            json!({"metadata": {"name": "d", "labels": {"a": "b"}}, "spec": {"r": 1}}),
+        let generation_after = |body: Value| {
+            let mut new = prepare_update(&deploy, None, &old, body).expect("valid");
+            settle_generation(&deploy, None, &old, &mut new);
+            new["metadata"]["generation"].clone()
+        };
+        assert_eq!(
+            generation_after(json!({"metadata": {"name": "d", "labels": {"a": "b"}}, "spec": {"r": 1}})),
+            1
+        );
+        assert_eq!(
+            generation_after(json!({"metadata": {"name": "d"}, "spec": {"r": 2}})),
+            2
+        );
+    }
+
+    #[test]
+    fn kinds_without_a_generation_should_never_carry_one() {
+        let secrets = rt("", "secrets");
+        let created = prepare_create(
+            &secrets,
+            "v1",
+            Some("ns"),
+            json!({"metadata": {"name": "s", "generation": 7}}),
+            &stamp(),
         )
         .expect("valid");
-        assert_eq!(labels_only["metadata"]["generation"], 1);
-        let spec = prepare_update(
-            &deploy,
-            None,
-            &old,
-            json!({"metadata": {"name": "d"}, "spec": {"r": 2}}),
-        )
-        .expect("valid");
-        assert_eq!(spec["metadata"]["generation"], 2);
+        assert!(created["metadata"].get("generation").is_none(), "{created}");
     }
 
     #[test]

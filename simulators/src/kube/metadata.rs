@@ -5,6 +5,7 @@
 use super::{
     events, printers,
     registry::ResourceType,
+    schema,
     table::{table, table_of_rows},
 };
 use serde_json::{Value, json};
@@ -73,8 +74,13 @@ pub fn render(obj: &Value, rt: &ResourceType, version: &str, view: View) -> Valu
     }
 }
 
+/// The object as read: custom resources get their storage version's defaults (they may
+/// have been stored before a default existed), everything its served `apiVersion` and kind.
 fn at_version(obj: &Value, rt: &ResourceType, version: &str) -> Value {
-    let mut o = events::from_stored(rt, obj);
+    let mut o = match rt.storage_schema() {
+        Some(schema) => schema::default_on_read(schema, obj),
+        None => events::from_stored(rt, obj),
+    };
     o["apiVersion"] = json!(rt.api_version(version));
     o["kind"] = json!(rt.kind);
     o

@@ -10,10 +10,15 @@
 //! - [`request`] parses paths and verbs, [`http`] serves them (faults, audit, errors),
 //!   [`admin`] serves `/_sim/…`.
 //! - [`api`] implements the verbs on top of [`store`] (objects, resourceVersion, history),
-//!   using [`meta`] (server-owned metadata, generation, status split), [`managed`]
-//!   (`metadata.managedFields`), [`defaults`]
-//!   (Secrets, Namespaces), [`patch`], [`gc`] (finalizers, propagation, ownerReference
-//!   GC, namespace teardown) and [`crd`] (CRD registration and status).
+//!   using [`meta`] (server-owned metadata, status split), [`strategy`] (each kind's
+//!   generation and unconditional-update policy), [`managed`] (`metadata.managedFields`),
+//!   [`defaults`] (Secrets, Namespaces), [`immutability`] (Secret type, immutable Secrets
+//!   and ConfigMaps), [`admission`] + [`schema`] (custom resources against their CRD schema:
+//!   pruning, defaulting, validation, CEL), [`patch`], [`gc`] (what a delete does in the
+//!   server) and [`crd`] (CRD registration and status). Errors are [`errors`] `Status`es with
+//!   [`field_errors`] causes.
+//! - [`collector`] is kube-controller-manager's garbage collector and namespace controller,
+//!   run in the background.
 //! - [`list`] + [`selectors`] serve lists, [`watch`] serves watches, [`metadata`] renders
 //!   full, metadata-only and [`table`] views ([`printers`]: the columns of built-in
 //!   kinds), [`discovery`] the discovery documents over the [`registry`] of resource
@@ -21,15 +26,24 @@
 //! - [`encoding`] reads and writes bodies: JSON, YAML and, for built-in kinds,
 //!   [`protobuf`]. [`events`] serves core Events through `events.k8s.io/v1` too;
 //!   [`scale`] is the `scale` subresource; [`auth`] answers access and token reviews.
-//! - [`faults`] and [`audit`] are the observation and injection points; [`cli`] is the
-//!   `sim kube` subcommand.
+//! - [`faults`] and [`audit`] are the observation and injection points (with
+//!   [`KubeSim::history`], every version of the objects of a resource);
+//!   [`storage_write`] is the test control writing past admission; [`cli`] is the `sim kube`
+//!   subcommand.
 //!
 //! # Guarantees
 //! - One cluster-wide, monotonically increasing resourceVersion; every committed change
 //!   has its own rv and exactly one watch event; no-op writes change nothing.
-//! - Errors are `Status` objects with the real reasons and codes.
+//! - Errors are `Status` objects with the real reasons, codes, messages and causes (field
+//!   paths as a v1.33 server words them).
 //! - Every API request is audited with its caller: `Impersonate-User`, else a bearer
 //!   token's registered name (never the token), else the User-Agent (see [`audit`]).
+//! - As a real server: only kinds with a spec/status split carry a generation; a PUT
+//!   without resourceVersion is refused where the kind's strategy refuses it; a Secret's
+//!   type and an immutable Secret's or ConfigMap's content cannot change; custom resources
+//!   are pruned, defaulted (also when read) and validated against their CRD schema and CEL
+//!   rules, with ratcheting and `fieldValidation`; garbage collection and namespace
+//!   teardown happen in the background, dependents of owners already gone included.
 //!
 //! # Caveats
 //! - Protobuf covers the built-in kinds served here (see [`protobuf::kinds`]) except
@@ -38,7 +52,18 @@
 //!   real server). Quantities are kept as written, not canonicalised.
 //! - OpenAPI documents carry the CRDs' schemas only: `kubectl explain` works for custom
 //!   resources, not built-in kinds; kubectl computes strategic merge patches from its
-//!   compiled-in types. Unknown fields are accepted, not rejected, by the server.
+//!   compiled-in types. Unknown fields of built-in kinds are stored, not pruned or refused
+//!   (custom resources' are).
+//! - Built-in kinds get the validation listed in the guarantees (and Secret data and keys),
+//!   not the rest of theirs: names, labels, pod specs, selectors are not checked.
+//! - CRD schemas: the value validations of `anyOf`, `oneOf` and `not` are not evaluated;
+//!   formats other than `date-time`, `date`, `byte`, `uuid`, `ipv4` and `ipv6` are accepted
+//!   as any string; `metadata` of custom resources keeps only ObjectMeta fields and is not
+//!   validated further. CRDs are not validated beyond their names (a CRD with a rule that
+//!   does not compile is accepted; writes to its objects then fail on that rule). Versions
+//!   are not converted: every version is served from the same objects (a conversion
+//!   strategy of `None`), each validated against its own schema, defaulted on read with the
+//!   storage version's.
 //! - RBAC is not enforced by default: every request is served whoever sends it, because
 //!   many tests act as registered identities that no binding names. Access reviews
 //!   (`kubectl auth can-i`, `SubjectAccessReview`) and `TokenReview` always answer exactly
@@ -54,10 +79,12 @@
 //!   Age. Deployments show the status a client wrote (no controller fills it).
 //! - A write through the `scale` subresource is recorded in managedFields as an update of
 //!   the parent object, not of its `scale` subresource.
-//! - Garbage collection and namespace teardown run synchronously after the triggering
-//!   delete, not in a separate controller.
-//! - Custom resources are not checked against their CRD's schema: no pruning, no
-//!   defaulting, no validation or CEL rules.
+//! - A PUT never creates: kinds whose strategy allows create-on-update (Leases, Events,
+//!   Services) get 404 for a PUT of a missing object, as the other kinds do.
+//! - Deleting a CRD removes its custom resources at once (no `customresourcecleanup`
+//!   finalizer phase). The garbage collector matches owners by uid, kind, name and
+//!   namespace, not by API version; it reacts within [`collector::PASS_INTERVAL`] of a write.
+//! - Lost responses are answered with a `Status` (500 or 504), never a dropped connection.
 //! - Built-in kinds are stored objects only: no controller runs (Deployments get no
 //!   status or ReplicaSets). `status` of any kind changes only when a client writes it.
 //! - A paginated list serves later pages from current data, not a snapshot (see [`list`]).
@@ -68,10 +95,12 @@
 //!   (issue 2 says 422; the real server says 400, see [`defaults::normalize`]).
 
 pub mod admin;
+pub mod admission;
 pub mod api;
 pub mod audit;
 pub mod auth;
 pub mod cli;
+pub mod collector;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;
@@ -79,8 +108,10 @@ pub mod encoding;
 pub mod errors;
 pub mod events;
 pub mod faults;
+pub mod field_errors;
 pub mod gc;
 pub mod http;
+pub mod immutability;
 pub mod kubeconfig;
 pub mod list;
 pub mod managed;
@@ -93,9 +124,12 @@ pub mod protobuf;
 pub mod registry;
 pub mod request;
 pub mod scale;
+pub mod schema;
 pub mod selectors;
 pub mod state;
+pub mod storage_write;
 pub mod store;
+pub mod strategy;
 pub mod table;
 pub mod watch;
 
@@ -204,6 +238,7 @@ impl KubeSim {
         let addr = listener
             .local_addr()
             .map_err(|source| SimError::Bind { addr, source })?;
+        tokio::spawn(collector::run(shared.clone()));
         let filter = http::service(shared.clone(), addr.to_string());
         let stop = shared.shutdown.clone();
         let server = tokio::spawn(
@@ -311,6 +346,53 @@ impl KubeSim {
         self.shared.audit.clear();
     }
 
+    /// Test control: writes `object` straight into storage at `group`/`version`/`plural`,
+    /// past admission (no schema pruning, defaulting or validation), as `etcdctl put`
+    /// would: how a test gets an object a cluster can hold but its API no longer accepts
+    /// (stored under an older or missing CRD schema). See [`storage_write`].
+    ///
+    /// # Errors
+    /// The `Status` error: 404 for a resource not served, 409 if the object exists.
+    pub fn store_bypassing_admission(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        object: serde_json::Value,
+    ) -> Result<serde_json::Value, errors::ApiError> {
+        storage_write::store_bypassing_admission(&self.shared, group, version, plural, object)
+    }
+
+    /// From now on keeps every version of every object of `group`/`plural` (all changes,
+    /// beyond the bounded watch history), for [`KubeSim::history`].
+    pub fn keep_history(&self, group: &str, plural: &str) {
+        let id = registry::ResourceId {
+            group: group.into(),
+            plural: plural.into(),
+        };
+        self.shared.write(|store| store.keep_revisions(&id));
+    }
+
+    /// Every change of `group`/`plural` since [`KubeSim::keep_history`], oldest first: each
+    /// committed version of each object (writes whose response was lost included), and
+    /// deletions.
+    pub fn history(&self, group: &str, plural: &str) -> Vec<store::Revision> {
+        let id = registry::ResourceId {
+            group: group.into(),
+            plural: plural.into(),
+        };
+        self.shared
+            .read()
+            .revisions(&id)
+            .iter()
+            .map(|c| store::Revision {
+                resource_version: c.rv,
+                event: c.kind,
+                object: (*c.object).clone(),
+            })
+            .collect()
+    }
+
     /// The current cluster-wide resourceVersion.
     pub fn resource_version(&self) -> u64 {
         self.shared.read().rv()
@@ -360,6 +442,7 @@ fn bootstrap(shared: &Shared) -> Result<(), SimError> {
     let opts = api::WriteOpts {
         dry_run: false,
         manager: "kube-apiserver".into(),
+        directive: admission::Directive::default(),
     };
     for namespace in DEFAULT_NAMESPACES {
         let t = api::Target {

@@ -48,7 +48,7 @@ impl PatchType {
 /// 400 BadRequest when the body does not parse.
 pub fn parse_body(kind: PatchType, body: &[u8]) -> Result<Value, ApiError> {
     let parsed = match kind {
-        PatchType::Apply => serde_yaml::from_slice::<Value>(body).map_err(|e| e.to_string()),
+        PatchType::Apply => serde_norway::from_slice::<Value>(body).map_err(|e| e.to_string()),
         _ => serde_json::from_slice::<Value>(body).map_err(|e| e.to_string()),
     };
     parsed.map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))

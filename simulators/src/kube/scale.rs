@@ -8,6 +8,7 @@
 use super::{
     api::{self, Target, WriteOpts},
     errors::{ApiError, Subject},
+    field_errors::{BadValue, FieldError},
     metadata::View,
     patch::{self, PatchType},
     registry::ResourceType,
@@ -149,11 +150,15 @@ fn write(
         .and_then(Value::as_i64)
         .unwrap_or(0);
     if replicas < 0 {
-        return Err(ApiError::invalid(
+        return Err(ApiError::invalid_fields(
+            "autoscaling",
             "Scale",
             name,
-            "spec.replicas",
-            &format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+            &[FieldError::invalid(
+                "spec.replicas",
+                BadValue::Plain(replicas.to_string()),
+                "must be greater than or equal to 0",
+            )],
         ));
     }
     let mut updated = current.clone();

@@ -8,7 +8,7 @@ use std::{
     },
     time::Duration,
 };
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 /// Everything one simulator instance owns.
@@ -37,6 +37,8 @@ pub struct Shared {
     pub bookmarks_sent: AtomicU64,
     /// Authorize every request against the stored RBAC objects (see [`super::auth::enforce`]).
     pub enforce_rbac: bool,
+    /// Wakes the background garbage collector (see [`super::collector`]).
+    pub collector: Notify,
 }
 
 /// Default interval between periodic bookmarks (the real server sends one about every
@@ -57,7 +59,13 @@ impl Shared {
             bookmark_interval,
             bookmarks_sent: AtomicU64::new(0),
             enforce_rbac: false,
+            collector: Notify::new(),
         }
+    }
+
+    /// Asks the garbage collector for a pass (several asks before it runs make one pass).
+    pub fn wake_collector(&self) {
+        self.collector.notify_one();
     }
 
     /// Read access to the store.

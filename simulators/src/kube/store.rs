@@ -13,7 +13,7 @@
 use super::registry::{Registry, ResourceId};
 use serde_json::{Value, json};
 use std::{
-    collections::{BTreeMap, HashMap, VecDeque},
+    collections::{BTreeMap, HashMap, HashSet, VecDeque},
     sync::Arc,
 };
 
@@ -40,6 +40,17 @@ impl EventType {
             EventType::Deleted => "DELETED",
         }
     }
+}
+
+/// One committed version of an object, as [`super::KubeSim::history`] reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Revision {
+    /// The resourceVersion of the change.
+    pub resource_version: u64,
+    /// Added, Modified or Deleted.
+    pub event: EventType,
+    /// The object after the change (for Deleted: its last state).
+    pub object: Value,
 }
 
 /// One committed change, as kept in the history ring for watch replay.
@@ -86,6 +97,10 @@ pub struct Store {
     floor: u64,
     /// Bound of `history` (the real server's watch cache is bounded the same way).
     capacity: usize,
+    /// Resources whose every change is kept, unbounded (see [`Store::keep_revisions`]).
+    kept: HashSet<ResourceId>,
+    /// Every change of the `kept` resources since they were kept, oldest first.
+    revisions: HashMap<ResourceId, Vec<Arc<Change>>>,
     /// Served resource types.
     pub registry: Registry,
 }
@@ -114,6 +129,8 @@ impl Store {
             history: VecDeque::new(),
             floor: 0,
             capacity: capacity.max(1),
+            kept: HashSet::new(),
+            revisions: HashMap::new(),
             registry: Registry::default(),
         }
     }
@@ -218,14 +235,31 @@ impl Store {
         {
             self.floor = old.rv;
         }
-        self.history.push_back(Arc::new(Change {
+        let change = Arc::new(Change {
             rv: self.rv,
             resource: id.clone(),
             kind,
             object,
             previous,
             json: std::sync::OnceLock::new(),
-        }));
+        });
+        if self.kept.contains(id) {
+            self.revisions.entry(id.clone()).or_default().push(change.clone());
+        }
+        self.history.push_back(change);
+    }
+
+    /// From now on keeps every change of `id`, beyond the bounded history (a test's full
+    /// record of what was ever written, lost responses included).
+    pub fn keep_revisions(&mut self, id: &ResourceId) {
+        let id = self.registry.storage_of(id).clone();
+        self.kept.insert(id);
+    }
+
+    /// Every change of `id` since [`Store::keep_revisions`], oldest first.
+    pub fn revisions(&self, id: &ResourceId) -> Vec<Arc<Change>> {
+        let id = self.registry.storage_of(id);
+        self.revisions.get(id).cloned().unwrap_or_default()
     }
 
     /// Changes of `id` with rv > `since`, or `Err(floor)` when `since` is older than the history.
@@ -278,6 +312,30 @@ mod tests {
             .map(|c| c.kind)
             .collect();
         assert_eq!(kinds, [EventType::Modified, EventType::Deleted]);
+    }
+
+    #[test]
+    fn kept_revisions_should_outlive_the_bounded_history() {
+        let mut s = Store::new(1);
+        s.keep_revisions(&secrets());
+        for i in 0..3 {
+            s.put(
+                &secrets(),
+                key("a", "x"),
+                json!({"metadata": {}, "data": {"n": i}}),
+            );
+        }
+        s.remove(&secrets(), &key("a", "x"));
+        let kinds: Vec<_> = s.revisions(&secrets()).iter().map(|c| (c.rv, c.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (1, EventType::Added),
+                (2, EventType::Modified),
+                (3, EventType::Modified),
+                (4, EventType::Deleted)
+            ]
+        );
     }
 
     #[test]

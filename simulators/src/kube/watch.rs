@@ -270,10 +270,14 @@ impl WatchTask {
     }
 
     /// Sends a stored change; in the full view at the stored version the object's JSON is
-    /// shared with every other watcher instead of re-rendered.
+    /// shared with every other watcher instead of re-rendered (not for custom resources,
+    /// which get their schema's defaults when read).
     async fn send_change(&self, ty: &str, c: &Change) -> bool {
         let stored_version = c.object.get("apiVersion").and_then(Value::as_str);
-        if self.view != View::Full || stored_version != Some(&self.t.rt.api_version(&self.t.version)) {
+        if self.view != View::Full
+            || self.t.rt.is_custom()
+            || stored_version != Some(&self.t.rt.api_version(&self.t.version))
+        {
             return self.send(ty, &c.object).await;
         }
         let object = c.object_json();

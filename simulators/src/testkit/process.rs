@@ -82,20 +82,31 @@ impl Spawned {
 
     /// Sends SIGTERM.
     pub fn sigterm(&self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.pid().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "kill -TERM failed");
+        self.signal("TERM");
     }
 
     /// Sends SIGKILL (a crash: no shutdown code runs).
     pub fn sigkill(&self) {
+        self.signal("KILL");
+    }
+
+    /// Sends SIGSTOP: the process freezes as in a long GC pause or a frozen VM; its clocks run
+    /// on, its sockets buffer what arrives.
+    pub fn sigstop(&self) {
+        self.signal("STOP");
+    }
+
+    /// Sends SIGCONT: a stopped process runs again.
+    pub fn sigcont(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
         let status = Command::new("kill")
-            .args(["-KILL", &self.pid().to_string()])
+            .args([&format!("-{name}"), &self.pid().to_string()])
             .status()
             .expect("kill runs");
-        assert!(status.success(), "kill -KILL failed");
+        assert!(status.success(), "kill -{name} failed");
     }
 
     /// Whether the process is still running.

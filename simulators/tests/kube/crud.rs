@@ -33,7 +33,10 @@ async fn secret_should_round_trip_with_string_data_folded_into_data() {
         Some(&ByteString(b"admin".to_vec()))
     );
     assert!(created.string_data.is_none(), "stringData is never returned");
-    assert_eq!(created.metadata.generation, Some(1));
+    assert_eq!(
+        created.metadata.generation, None,
+        "a Secret has no spec/status split, hence no generation"
+    );
     assert!(created.metadata.uid.is_some() && created.metadata.creation_timestamp.is_some());
     let fetched = secrets.get(&name).await.expect("get");
     assert_eq!(fetched.resource_version(), created.resource_version());
@@ -106,7 +109,7 @@ async fn lease_replace_with_stale_resource_version_should_conflict() {
         v2.spec.as_ref().and_then(|s| s.holder_identity.as_deref()),
         Some("b")
     );
-    assert_eq!(v2.metadata.generation, Some(2));
+    assert_eq!(v2.metadata.generation, None, "Leases have no generation");
     let mut stale = v1.clone();
     stale.spec.as_mut().expect("spec").holder_identity = Some("c".into());
     let err = leases

@@ -1,7 +1,9 @@
 //! Fault injection and the audit log through the Rust handle: injected 429/503 with
-//! Retry-After, hung requests, freezes, latency, and caller identities.
+//! Retry-After, lost responses (applied writes answered 500/504) and the full history that
+//! shows them, hung requests, freezes, latency, and caller identities.
 
-use crate::kube_sim_support::{sim, within};
+use crate::kube_sim_support::{refusal, sim, within};
+use ferrvault_sim::kube::store::EventType;
 use k8s_openapi::api::{coordination::v1::Lease, core::v1::Secret};
 use kube::{
     Api,
@@ -188,5 +190,126 @@ async fn debug_output_should_reveal_neither_tokens_nor_secret_values() {
     assert!(
         !dump.contains("hunter2") && !dump.contains("aHVudGVyMi12YWx1ZQ"),
         "secret value leaked: {dump}"
+    );
+}
+
+/// A client that reports injected 5xx instead of retrying them.
+fn no_retry_client(sim: &ferrvault_sim::kube::KubeSim) -> kube::Client {
+    let mut config = sim.config();
+    config.default_retry = false;
+    kube::Client::try_from(config).expect("client")
+}
+
+fn secret(name: &str, value: &str) -> Secret {
+    serde_json::from_value(json!({"metadata": {"name": name}, "stringData": {"k": value}})).expect("secret")
+}
+
+#[tokio::test]
+async fn a_lost_response_should_fail_the_request_after_its_write_is_applied() {
+    let sim = sim().await;
+    sim.keep_history("", "secrets");
+    let secrets: Api<Secret> = Api::namespaced(no_retry_client(&sim), "default");
+    let created = secrets
+        .create(&PostParams::default(), &secret("s", "1"))
+        .await
+        .expect("create");
+    sim.faults()
+        .lose_responses(Some("update"), Some("secrets"), 1.0, 500);
+    let mut changed = created.clone();
+    changed.string_data = Some([("k".to_owned(), "2".to_owned())].into());
+    let err = secrets
+        .replace("s", &PostParams::default(), &changed)
+        .await
+        .expect_err("the answer is lost");
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 500 && s.reason == "InternalError"),
+        "{err:?}"
+    );
+    sim.faults().clear();
+    let stored = secrets.get("s").await.expect("get");
+    assert_eq!(
+        stored.data.expect("data")["k"].0,
+        b"2".to_vec(),
+        "the write was applied"
+    );
+    let retried = refusal(secrets.replace("s", &PostParams::default(), &changed).await);
+    assert_eq!(
+        retried.reason, "Conflict",
+        "a retry of the lost update finds its own write"
+    );
+    let versions: Vec<(EventType, Option<String>)> = sim
+        .history("", "secrets")
+        .into_iter()
+        .map(|r| (r.event, r.object["data"]["k"].as_str().map(str::to_owned)))
+        .collect();
+    assert_eq!(
+        versions,
+        [
+            (EventType::Added, Some("MQ==".to_owned())),
+            (EventType::Modified, Some("Mg==".to_owned())),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_lost_create_answered_504_should_leave_the_object_created() {
+    let sim = sim().await;
+    let secrets: Api<Secret> = Api::namespaced(no_retry_client(&sim), "default");
+    sim.faults().lose_responses(Some("create"), None, 1.0, 504);
+    let status = refusal(secrets.create(&PostParams::default(), &secret("t", "1")).await);
+    assert_eq!((status.code, status.reason.as_str()), (504, "Timeout"));
+    sim.faults().clear();
+    assert!(secrets.get_opt("t").await.expect("get_opt").is_some(), "created");
+    let again = refusal(secrets.create(&PostParams::default(), &secret("t", "1")).await);
+    assert_eq!(
+        again.reason, "AlreadyExists",
+        "a retried create finds its own object"
+    );
+    let entry = sim
+        .audit()
+        .into_iter()
+        .find(|e| e.verb == "create" && e.name.is_empty() && e.resource == "secrets")
+        .expect("audited");
+    assert_eq!(entry.code, 504, "the audit shows what the client saw");
+}
+
+#[tokio::test]
+async fn lost_responses_should_be_configurable_over_http() {
+    let sim = sim().await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let body =
+        json!({"lostResponses": [{"verb": "patch", "resource": "secrets", "fraction": 1.0, "code": 500}]});
+    let r = reqwest::Client::new()
+        .put(format!("{}/_sim/faults", sim.url()))
+        .json(&body)
+        .send()
+        .await
+        .expect("put faults");
+    assert_eq!(r.status(), 200);
+    assert_eq!(sim.faults().config().lost_responses[0].code, 500);
+    let secrets: Api<Secret> = Api::namespaced(no_retry_client(&sim), "default");
+    secrets
+        .create(&PostParams::default(), &secret("u", "1"))
+        .await
+        .expect("creates are not affected");
+    let err = secrets
+        .patch(
+            "u",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}})),
+        )
+        .await
+        .expect_err("lost");
+    assert!(matches!(&err, kube::Error::Api(s) if s.code == 500), "{err:?}");
+    sim.faults().clear();
+    assert_eq!(
+        secrets
+            .get("u")
+            .await
+            .expect("get")
+            .metadata
+            .labels
+            .expect("labels")["a"],
+        "b"
     );
 }

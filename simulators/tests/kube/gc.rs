@@ -1,5 +1,6 @@
-//! Deletion semantics through kube-rs: finalizers and deletionTimestamp, ownerReference
-//! garbage collection with each propagation policy, namespace teardown, deletecollection.
+//! Deletion semantics through kube-rs: finalizers and deletionTimestamp, the background
+//! garbage collector with each propagation policy (and for dependents whose owner was gone
+//! before they were created), namespace teardown, deletecollection.
 
 use crate::kube_sim_support::{eventually, sim, unique};
 use k8s_openapi::api::{
@@ -22,8 +23,10 @@ async fn owner(api: &Api<Deployment>, name: &str) -> Deployment {
         .expect("owner created")
 }
 
+/// A Secret controlled by `owner`, blocking its foreground deletion as controllers' do.
 async fn dependent(api: &Api<Secret>, name: &str, owner: &Deployment, finalizers: &[&str]) -> Secret {
-    let oref = owner.controller_owner_ref(&()).expect("owner has uid");
+    let mut oref = owner.controller_owner_ref(&()).expect("owner has uid");
+    oref.block_owner_deletion = Some(true);
     let s: Secret = serde_json::from_value(
         json!({"metadata": {"name": name, "ownerReferences": [oref], "finalizers": finalizers}}),
     )
@@ -73,6 +76,17 @@ async fn object_with_finalizer_should_stay_until_the_finalizer_is_removed() {
     );
 }
 
+/// Waits until `name` is gone from `api`.
+async fn gone<K>(api: &Api<K>, name: &str)
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
+    eventually(&format!("{name} to be collected"), || async {
+        api.get_opt(name).await.expect("get_opt").is_none().then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn deleting_an_owner_should_garbage_collect_its_dependents_in_background() {
     let sim = sim().await;
@@ -90,30 +104,47 @@ async fn deleting_an_owner_should_garbage_collect_its_dependents_in_background()
         "a completed delete of a built-in returns a Success Status"
     );
     assert!(deploys.get_opt("web").await.expect("get_opt").is_none());
-    assert!(
-        secrets.get_opt("dep").await.expect("get_opt").is_none(),
-        "dependent collected"
-    );
-    let held = secrets
-        .get("held-dep")
-        .await
-        .expect("dependent with finalizer waits");
-    assert!(held.metadata.deletion_timestamp.is_some());
+    gone(&secrets, "dep").await;
+    let held = eventually("the held dependent to be marked for deletion", || async {
+        let s = secrets
+            .get("held-dep")
+            .await
+            .expect("dependent with finalizer waits");
+        s.metadata.deletion_timestamp.is_some().then_some(s)
+    })
+    .await;
+    assert_eq!(held.finalizers(), ["x/keep"]);
 }
 
 #[tokio::test]
-async fn foreground_deletion_should_keep_the_owner_until_dependents_are_gone() {
+async fn foreground_deletion_should_keep_the_owner_until_blocking_dependents_are_gone() {
     let sim = sim().await;
     let deploys: Api<Deployment> = Api::namespaced(sim.client(), "default");
     let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
     let o = owner(&deploys, "web").await;
     dependent(&secrets, "dep", &o, &["x/keep"]).await;
-    deploys
+    let pending = deploys
         .delete("web", &DeleteParams::foreground())
         .await
-        .expect("delete");
-    let waiting = deploys.get("web").await.expect("owner waits for its dependents");
-    assert!(waiting.finalizers().contains(&"foregroundDeletion".to_string()));
+        .expect("delete")
+        .left()
+        .expect("the owner waits, so the delete returns it");
+    assert!(pending.finalizers().contains(&"foregroundDeletion".to_string()));
+    eventually("the blocking dependent to be marked for deletion", || async {
+        let s = secrets.get("dep").await.expect("held by its finalizer");
+        s.metadata.deletion_timestamp.map(|_| ())
+    })
+    .await;
+    assert!(
+        deploys
+            .get("web")
+            .await
+            .expect("owner waits")
+            .metadata
+            .deletion_timestamp
+            .is_some(),
+        "the owner waits while a blocking dependent exists"
+    );
     secrets
         .patch(
             "dep",
@@ -122,11 +153,37 @@ async fn foreground_deletion_should_keep_the_owner_until_dependents_are_gone() {
         )
         .await
         .expect("release");
-    assert!(secrets.get_opt("dep").await.expect("get_opt").is_none());
     assert!(
-        deploys.get_opt("web").await.expect("get_opt").is_none(),
-        "owner goes once dependents are gone"
+        secrets.get_opt("dep").await.expect("get_opt").is_none(),
+        "removing the last finalizer completes the deletion at once"
     );
+    gone(&deploys, "web").await;
+}
+
+#[tokio::test]
+async fn foreground_deletion_should_not_wait_for_dependents_that_do_not_block() {
+    let sim = sim().await;
+    let deploys: Api<Deployment> = Api::namespaced(sim.client(), "default");
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let o = owner(&deploys, "web").await;
+    let mut oref = o.controller_owner_ref(&()).expect("owner has uid");
+    oref.block_owner_deletion = Some(false);
+    let s: Secret = serde_json::from_value(
+        json!({"metadata": {"name": "loose", "ownerReferences": [oref], "finalizers": ["x/keep"]}}),
+    )
+    .expect("secret");
+    secrets.create(&PostParams::default(), &s).await.expect("create");
+    deploys
+        .delete("web", &DeleteParams::foreground())
+        .await
+        .expect("delete");
+    gone(&deploys, "web").await;
+    let loose = eventually("the dependent to be marked for deletion", || async {
+        let s = secrets.get("loose").await.expect("held by its finalizer");
+        s.metadata.deletion_timestamp.is_some().then_some(s)
+    })
+    .await;
+    assert_eq!(loose.finalizers(), ["x/keep"]);
 }
 
 #[tokio::test]
@@ -140,9 +197,64 @@ async fn orphan_deletion_should_keep_dependents_without_the_owner_reference() {
         propagation_policy: Some(PropagationPolicy::Orphan),
         ..DeleteParams::default()
     };
-    deploys.delete("web", &dp).await.expect("delete");
+    let pending = deploys
+        .delete("web", &dp)
+        .await
+        .expect("delete")
+        .left()
+        .expect("the owner waits for the collector, so the delete returns it");
+    assert!(pending.finalizers().contains(&"orphan".to_string()));
+    gone(&deploys, "web").await;
     let orphan = secrets.get("dep").await.expect("dependent kept");
     assert!(orphan.owner_references().is_empty());
+    assert!(orphan.metadata.deletion_timestamp.is_none());
+}
+
+#[tokio::test]
+async fn a_dependent_whose_owner_is_already_gone_should_be_collected() {
+    let sim = sim().await;
+    let deploys: Api<Deployment> = Api::namespaced(sim.client(), "default");
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let o = owner(&deploys, "web").await;
+    deploys
+        .delete("web", &DeleteParams::background())
+        .await
+        .expect("delete");
+    dependent(&secrets, "late", &o, &[]).await;
+    gone(&secrets, "late").await;
+    // An owner of the same name created again is another object (another uid).
+    let again = owner(&deploys, "web").await;
+    assert_ne!(again.uid(), o.uid());
+    dependent(&secrets, "stale-ref", &o, &[]).await;
+    gone(&secrets, "stale-ref").await;
+    assert!(
+        deploys.get_opt("web").await.expect("get_opt").is_some(),
+        "the new owner is not touched"
+    );
+}
+
+#[tokio::test]
+async fn a_dependent_with_a_live_owner_should_only_lose_the_reference_to_a_gone_one() {
+    let sim = sim().await;
+    let deploys: Api<Deployment> = Api::namespaced(sim.client(), "default");
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let alive = owner(&deploys, "alive").await;
+    let doomed = owner(&deploys, "doomed").await;
+    let refs = [alive.controller_owner_ref(&()), doomed.owner_ref(&())];
+    let s: Secret = serde_json::from_value(json!({"metadata": {"name": "shared", "ownerReferences": refs}}))
+        .expect("secret");
+    secrets.create(&PostParams::default(), &s).await.expect("create");
+    deploys
+        .delete("doomed", &DeleteParams::background())
+        .await
+        .expect("delete");
+    let kept = eventually("the reference to the gone owner to be removed", || async {
+        let s = secrets.get("shared").await.expect("kept: an owner is alive");
+        (s.owner_references().len() == 1).then_some(s)
+    })
+    .await;
+    assert_eq!(kept.owner_references()[0].name, "alive");
+    assert!(kept.metadata.deletion_timestamp.is_none());
 }
 
 #[tokio::test]
@@ -184,7 +296,7 @@ async fn deleting_a_namespace_should_delete_its_objects_then_the_namespace() {
         .await
         .expect_err("terminating namespace refuses new objects");
     assert!(matches!(&err, kube::Error::Api(s) if s.code == 403), "{err:?}");
-    assert!(cms.get_opt("plain").await.expect("get_opt").is_none());
+    gone(&cms, "plain").await;
     cms.patch(
         "held",
         &PatchParams::default(),

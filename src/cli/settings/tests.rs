@@ -120,6 +120,21 @@ fn each_broken_rule_should_name_its_flag() {
             "--connection-probe-interval",
         ),
         (&["--leader-elect-id="][..], "--leader-elect-id"),
+        (
+            &["--http-read-header-timeout=0s"][..],
+            "--http-read-header-timeout",
+        ),
+        (&["--http-idle-timeout=0s"][..], "--http-idle-timeout"),
+        (&["--http-max-connections=0"][..], "--http-max-connections"),
+        (&["--watch-namespace=apps,Team_B"][..], "Team_B"),
+        (
+            &[
+                "--metrics-secure",
+                "--metrics-cert-path=/certs",
+                "--metrics-cert-key=",
+            ][..],
+            "--metrics-cert-key",
+        ),
     ] {
         let error = settings(flags, &ProcessEnv::default()).expect_err(fragment);
         assert!(error.to_string().contains(fragment), "{flags:?}: {error}");
@@ -266,5 +281,46 @@ fn lease_timings_without_a_fencing_margin_should_be_refused() {
     assert!(
         accepted.is_ok(),
         "a margin of exactly one retry period is enough: {accepted:?}"
+    );
+}
+
+#[test]
+fn watch_namespaces_should_be_trimmed_and_counted_once() {
+    let several = settings(
+        &["--watch-namespace= apps,team-a,,apps", "--watch-namespace=team-b"],
+        &ProcessEnv::default(),
+    )
+    .expect("valid");
+    assert_eq!(several.watch_namespaces, ["apps", "team-a", "team-b"]);
+    let cluster_wide = settings(&["--watch-namespace="], &ProcessEnv::default()).expect("valid");
+    assert!(
+        cluster_wide.watch_namespaces.is_empty(),
+        "empty means the whole cluster"
+    );
+}
+
+#[test]
+fn secure_metrics_should_use_the_certificate_directory_or_a_self_signed_certificate() {
+    let env = ProcessEnv::default();
+    assert_eq!(settings(&[], &env).expect("valid").metrics_cert, None);
+    assert_eq!(
+        settings(&["--metrics-secure"], &env).expect("valid").metrics_cert,
+        Some(CertSource::SelfSigned)
+    );
+    assert_eq!(
+        settings(
+            &[
+                "--metrics-secure=true",
+                "--metrics-cert-path=/certs",
+                "--metrics-cert-name=cert.pem"
+            ],
+            &env
+        )
+        .expect("valid")
+        .metrics_cert,
+        Some(CertSource::Files {
+            cert: "/certs/cert.pem".into(),
+            key: "/certs/tls.key".into(),
+        })
     );
 }

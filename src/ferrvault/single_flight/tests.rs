@@ -225,7 +225,7 @@ async fn a_wave_should_cost_one_request_and_each_caller_be_served_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_for_anonymous_callers_or_failures()
-{
+ {
     let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
     let calls = Arc::new(AtomicUsize::new(0));
     reveal_as(&flights, &calls, Some("cr-0"), names(&["a"]))
@@ -236,9 +236,17 @@ async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_fo
     reveal_as(&flights, &calls, Some("cr-1"), names(&["b"]))
         .await
         .unwrap();
-    assert_eq!(calls.load(Ordering::SeqCst), 2, "keys it does not cover: a request");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "keys it does not cover: a request"
+    );
     tokio::time::sleep(WAVE_HORIZON.idle + Duration::from_millis(20)).await;
-    assert_eq!(flights.answers_kept(), 0, "nobody served for the idle time: dropped");
+    assert_eq!(
+        flights.answers_kept(),
+        0,
+        "nobody served for the idle time: dropped"
+    );
     reveal_as(&flights, &calls, Some("cr-2"), names(&["b"]))
         .await
         .unwrap();
@@ -246,7 +254,11 @@ async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_fo
 
     let anonymous = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
     reveal_as(&anonymous, &calls, None, names(&["a"])).await.unwrap();
-    assert_eq!(anonymous.answers_kept(), 0, "nothing outlives an anonymous request");
+    assert_eq!(
+        anonymous.answers_kept(),
+        0,
+        "nothing outlives an anonymous request"
+    );
     reveal_as(&anonymous, &calls, Some("cr-0"), names(&["a"]))
         .await
         .unwrap();
@@ -280,7 +292,11 @@ async fn a_busy_wave_should_keep_its_answer_no_longer_than_the_cap() {
             .await
             .unwrap();
     }
-    assert_eq!(calls.load(Ordering::SeqCst), 1, "callers a second apart: one wave");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "callers a second apart: one wave"
+    );
     tokio::time::sleep_until(started + WAVE_HORIZON.cap + Duration::from_millis(20)).await;
     assert_eq!(flights.answers_kept(), 0, "dropped at the cap, busy or not");
     reveal_as(&flights, &calls, Some("cr-late"), KeySelector::All)

@@ -74,7 +74,13 @@ impl Answer {
 
     /// `caller`'s slice at `now`, if the wave is not over (see `horizon`), the answer covers
     /// `want` and it has not served `caller` yet (from now on it has).
-    pub(super) fn serve(&self, caller: &str, want: &KeySelector, now: Instant, horizon: Horizon) -> Option<Revealed> {
+    pub(super) fn serve(
+        &self,
+        caller: &str,
+        want: &KeySelector,
+        now: Instant,
+        horizon: Horizon,
+    ) -> Option<Revealed> {
         if !self.keys.covers(want) {
             return None;
         }

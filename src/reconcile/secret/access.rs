@@ -3,16 +3,19 @@
 //! (see [`target_access`](crate::reconcile::rules::target_access)).
 
 use k8s_openapi::api::core::v1::Secret;
-use kube::{ResourceExt, runtime::reflector::Store};
+use kube::ResourceExt;
 use tracing::info;
 
 use super::failure::{Failure, Stop};
 use crate::{
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
-    reconcile::rules::{
-        guards::RequeueCase,
-        messages,
-        target_access::{ConnectionSecret, TargetAccess, Writer, connection_secrets, judge_target},
+    reconcile::{
+        rules::{
+            guards::RequeueCase,
+            messages,
+            target_access::{ConnectionSecret, TargetAccess, Writer, connection_secrets, judge_target},
+        },
+        scoped_store::Scoped,
     },
 };
 
@@ -25,7 +28,7 @@ const CONNECTIONS_UNAVAILABLE: &str = "ConnectionsUnavailable";
 /// The refusal as a `Failure` with its own reason and no timer (the watches retry it), or
 /// [`Stop::Unavailable`] when the connection watch is gone (shutdown).
 pub(super) async fn judge(
-    connections: &Store<Lenient<FerrVaultConnection>>,
+    connections: &Scoped<Lenient<FerrVaultConnection>>,
     cr: &FerrVaultSecret,
     target: &str,
     existing: Option<&Secret>,
@@ -57,9 +60,13 @@ pub(super) async fn judge(
 /// The Secrets the valid connections of `namespace` read, once the connection watch has listed
 /// them all (a start must not judge against a partial list).
 async fn connections_read(
-    connections: &Store<Lenient<FerrVaultConnection>>,
+    stores: &Scoped<Lenient<FerrVaultConnection>>,
     namespace: &str,
 ) -> Result<Vec<ConnectionSecret>, Stop> {
+    let connections = stores.of(namespace).ok_or_else(|| Stop::Unavailable {
+        reason: CONNECTIONS_UNAVAILABLE,
+        message: format!("namespace {namespace} is not watched"),
+    })?;
     connections
         .wait_until_ready()
         .await

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kube::{Resource, ResourceExt, runtime::reflector::ObjectRef};
+use kube::{Resource, ResourceExt};
 
 use super::{access, target::KnownTarget};
 use crate::{
@@ -14,7 +14,6 @@ use crate::{
         inputs::secret_inputs,
         reads::Reads,
         rules::freshness::{self as freshness, Freshness, Observed, Schedule, wave_factor},
-        stores::wait_for,
     },
 };
 
@@ -45,12 +44,12 @@ pub(super) async fn nothing_due(
     schedule: Schedule,
 ) -> Option<Option<Duration>> {
     let stores = &reads.stores;
-    wait_for(&stores.connections_for_dependants).await.ok()?;
-    wait_for(&stores.secret_metadata).await.ok()?;
+    stores.connections_for_dependants.wait_until_ready().await.ok()?;
+    stores.secret_metadata.wait_until_ready().await.ok()?;
     let namespace = cr.namespace().unwrap_or_default();
     let connection = stores
         .connections_for_dependants
-        .get(&ObjectRef::new(&cr.spec.connection_ref.name).within(&namespace))?;
+        .get(&namespace, &cr.spec.connection_ref.name)?;
     let key = ctx.content_hash_key.get(&ctx.client).await.ok()?;
     let inputs = secret_inputs(connection.valid()?, stores, key);
     let target = cr.spec.target_name(&cr.name_any()).to_owned();

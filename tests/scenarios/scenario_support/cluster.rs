@@ -197,14 +197,10 @@ impl Cluster {
         self.raw::<FerrVaultConnection>()
     }
 
-    /// Creates `name` of kind `K` with `spec` exactly as sent: the simulator, like an API
-    /// server with a stale or missing CRD schema, stores it without validation.
+    /// Stores `name` of kind `K` with `spec` exactly as given, past the CRD schema (see
+    /// [`super::fixtures::store_unvalidated`]).
     pub async fn create_raw<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
-        let object = super::fixtures::unvalidated::<K>(name, spec);
-        self.raw::<K>()
-            .create(&PostParams::default(), &object)
-            .await
-            .unwrap_or_else(|e| panic!("the simulator stores {name} as sent: {e}"));
+        super::fixtures::store_unvalidated::<K>(&self.kube, name, spec);
     }
 
     /// Every FerrVaultSecret's Ready condition by name (`None`: no condition yet).

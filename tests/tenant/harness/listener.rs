@@ -1,6 +1,7 @@
 //! A listener the attacker controls: a raw TCP server on 127.0.0.1 that records every byte it
 //! receives, on every connection, and answers each HTTP request with a scripted reply (a
-//! healthy FerrVault's `200`, or a redirect elsewhere).
+//! healthy FerrVault's `200`, a redirect elsewhere, or a hostile FerrVault serving the values
+//! the attacker chose).
 
 use std::{
     sync::{
@@ -23,7 +24,42 @@ pub enum Answer {
     /// `307 Temporary Redirect` to this base URL plus the request's path: a 307 keeps the method
     /// and the body, so a client that followed it would re-send a POSTed token there.
     RedirectTo(String),
+    /// A FerrVault of the attacker's (ferrvault mode): `200` to every request, and to a reveal
+    /// (`POST /operator/secrets/reveal`) the hits `values`. With `rotating`, every value ends in
+    /// the current Unix second, so the content changes every second.
+    Vault {
+        values: Vec<(String, String)>,
+        rotating: bool,
+    },
 }
+
+impl Answer {
+    /// A hostile FerrVault always revealing `values`.
+    pub fn vault(values: &[(&str, &str)]) -> Answer {
+        Answer::Vault {
+            values: owned(values),
+            rotating: false,
+        }
+    }
+
+    /// A hostile FerrVault revealing `values`, each with the current Unix second appended.
+    pub fn rotating_vault(values: &[(&str, &str)]) -> Answer {
+        Answer::Vault {
+            values: owned(values),
+            rotating: true,
+        }
+    }
+}
+
+fn owned(values: &[(&str, &str)]) -> Vec<(String, String)> {
+    values
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+/// The path of a ferrvault-mode reveal.
+pub const REVEAL_PATH: &str = "/operator/secrets/reveal";
 
 /// A running listener; it stops with the test's runtime.
 pub struct Listener {
@@ -66,6 +102,13 @@ impl Listener {
     /// TCP connections accepted so far.
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
+    }
+
+    /// Reveal requests received so far.
+    pub fn reveals(&self) -> usize {
+        String::from_utf8_lossy(&self.received())
+            .matches(&format!("POST {REVEAL_PATH} "))
+            .count()
     }
 
     /// Fails, naming `who`, if anything at all connected.
@@ -129,20 +172,44 @@ fn complete_request(bytes: &[u8]) -> Option<usize> {
 }
 
 fn reply(answer: &Answer, request: &[u8]) -> String {
+    let path = String::from_utf8_lossy(request)
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_owned();
+    let mut body = r#"{"status":"ok"}"#.to_owned();
     let (status, extra) = match answer {
         Answer::Ok => ("200 OK", String::new()),
-        Answer::RedirectTo(base) => {
-            let path = String::from_utf8_lossy(request)
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or("/")
-                .to_owned();
-            ("307 Temporary Redirect", format!("location: {base}{path}\r\n"))
+        Answer::RedirectTo(base) => ("307 Temporary Redirect", format!("location: {base}{path}\r\n")),
+        Answer::Vault { values, rotating } => {
+            if path == REVEAL_PATH {
+                body = hits(values, *rotating);
+            }
+            ("200 OK", String::new())
         }
     };
-    let body = r#"{"status":"ok"}"#;
     format!(
         "HTTP/1.1 {status}\r\n{extra}content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     )
+}
+
+/// A ferrvault-mode reveal answer holding `values` (rotated: the current Unix second appended).
+fn hits(values: &[(String, String)], rotating: bool) -> String {
+    let second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let hits: Vec<serde_json::Value> = values
+        .iter()
+        .map(|(name, value)| {
+            let value = if rotating {
+                format!("{value}-{second}")
+            } else {
+                value.clone()
+            };
+            serde_json::json!({ "name": name, "value": value })
+        })
+        .collect();
+    serde_json::json!({ "hits": hits }).to_string()
 }

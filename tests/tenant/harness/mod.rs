@@ -1,23 +1,36 @@
-//! The tenant harness: a shared cluster (both simulators in the test process, one namespace per
-//! tenant), the real operator binary as the platform team runs it, tenants acting through their
-//! own clients, listeners the attacker controls, and the checks every attack ends with.
+//! The tenant harness: a shared cluster (both simulators in the test process, RBAC enforced, one
+//! namespace per tenant), the real operator binary as the platform team runs it, tenants acting
+//! through their own restricted identities, listeners the attacker controls, and the checks every
+//! attack ends with.
 //!
 //! - [`world::World`]: the simulators, the namespaces, an HTTPS front for FerrVault, the
 //!   stand-in for the operator's ServiceAccount token ([`SA_TOKEN`]).
+//! - [`rbac`]: each tenant's Role (its own FerrVaultConnections, FerrVaultSecrets and Secrets,
+//!   nothing else) and the operator's identity with the chart's rendered RBAC.
 //! - [`tenant::Tenant`]: what a tenant may create in its namespace and what it sees back.
+//! - [`others`]: what other parties own in a tenant's namespace, and the byte-for-byte check.
 //! - [`operator::Launch`] / [`operator::Operator`]: the binary, its flags, probes and `VmHWM`.
-//! - [`listener::Listener`]: an attacker's TCP listener recording every byte.
-//! - [`finish`]: the operator is healthy, bounded in memory, and nothing leaked anywhere.
+//! - [`listener::Listener`]: an attacker's TCP listener recording every byte, optionally a
+//!   hostile FerrVault.
+//! - [`finish`]: the operator is healthy, bounded in memory, was never refused by its RBAC, and
+//!   nothing leaked anywhere.
 #![allow(dead_code)] // each attack file uses a different part
 
 pub mod listener;
 pub mod operator;
+pub mod others;
+pub mod rbac;
 pub mod tenant;
 pub mod tls_front;
 pub mod world;
 
 #[path = "../../scenarios/scenario_support/leaks.rs"]
 mod leaks;
+// The chart rendered by the real `helm`, as the chart tests render it.
+#[path = "../../chart/render.rs"]
+mod render;
+#[path = "../../chart/tools.rs"]
+mod tools;
 
 use k8s_openapi::api::events::v1::Event;
 use kube::{Api, api::ListParams};
@@ -59,10 +72,20 @@ pub fn sensitive() -> Vec<&'static str> {
     ]
 }
 
+/// What the attacker's listeners must never receive: everything [`sensitive`] but the
+/// attacker's own token, which its own connections send to its own hosts.
+pub fn not_the_attackers() -> Vec<&'static str> {
+    sensitive()
+        .into_iter()
+        .filter(|needle| *needle != ATTACKER_TOKEN)
+        .collect()
+}
+
 /// The end of every attack: the operator answers `/healthz` 200 and stayed under
-/// [`PEAK_RSS_LIMIT_MIB`], never panicked, the attacker's namespace holds none of the victim's
-/// data, and nothing sensitive (plus `extra`) is in the operator's log, `/metrics`, `/debug/*`,
-/// either tenant's statuses or any Event.
+/// [`PEAK_RSS_LIMIT_MIB`], never panicked, none of its requests was refused by the chart's RBAC,
+/// the attacker's namespace holds none of the victim's data, and nothing sensitive (plus
+/// `extra`) is in the operator's log, `/metrics`, `/debug/*`, either tenant's statuses or any
+/// Event.
 pub async fn finish(world: &World, operator: &Operator, extra: &[&str]) {
     let (status, body) = operator.healthz().await;
     assert_eq!(status, 200, "/healthz after the attack:\n{body}");
@@ -70,6 +93,18 @@ pub async fn finish(world: &World, operator: &Operator, extra: &[&str]) {
     assert!(
         peak < PEAK_RSS_LIMIT_MIB,
         "peak RSS {peak:.1} MiB, over {PEAK_RSS_LIMIT_MIB} MiB"
+    );
+    let refused: Vec<String> = world
+        .kube
+        .audit()
+        .into_iter()
+        .filter(|e| e.identity == world.operator_identity && matches!(e.code, 401 | 403))
+        // The path: the simulator audits a refused request without its resource attributes.
+        .map(|e| format!("{} {} {}", e.code, e.verb, e.path))
+        .collect();
+    assert!(
+        refused.is_empty(),
+        "the chart's RBAC refused the operator: {refused:#?}"
     );
     for value in world.attacker().all_secret_values().await {
         let text = String::from_utf8_lossy(&value);
@@ -99,6 +134,45 @@ pub async fn finish(world: &World, operator: &Operator, extra: &[&str]) {
     let mut needles = sensitive();
     needles.extend(extra);
     evidence.assert_no_leaks(&needles);
+}
+
+/// The attacker's connection `name` to `url` (a FerrVault, or its listener: a hostile one) with
+/// its own token, from Secret `<name>-token`.
+pub async fn attacker_connection(world: &World, name: &str, url: &str) {
+    let attacker = world.attacker();
+    let token = format!("{name}-token");
+    attacker.put_secret(&token, &[("token", ATTACKER_TOKEN)]).await;
+    attacker
+        .connection(
+            name,
+            serde_json::json!({ "url": url, "tokenSecretRef": { "name": token, "key": "token" } }),
+        )
+        .await;
+}
+
+/// A FerrVaultSecret spec reading the attacker's vault through `connection` into Secret `target`.
+pub fn aimed_at(connection: &str, target: &str) -> serde_json::Value {
+    serde_json::json!({
+        "connectionRef": { "name": connection },
+        "vault": PLAYGROUND_VAULT,
+        "target": { "name": target },
+    })
+}
+
+/// The attacker's positive control: FerrVaultSecret `name` through `connection` into a Secret
+/// nobody else has, which syncs; returns the target's data.
+pub async fn attacker_syncs(
+    world: &World,
+    connection: &str,
+    name: &str,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let attacker = world.attacker();
+    attacker.ferrvault_secret(name, aimed_at(connection, name)).await;
+    attacker.wait_secret(name, "Synced").await;
+    attacker
+        .target(name)
+        .await
+        .expect("the attacker's own target exists")
 }
 
 /// The victim's healthy path: its token Secret, a ferrvault-mode connection to `url` (with the

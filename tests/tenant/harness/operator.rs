@@ -10,9 +10,10 @@ use ferrvault_sim::testkit::{
     process::{Addresses, Spawned},
 };
 
-use super::world::World;
+use super::{rbac::OPERATOR_NAMESPACE, world::World};
 
-/// `run` with every server on a free loopback port, JSON logs, and what the test adds.
+/// `run` with every server on a free loopback port, JSON logs, leader election in the release
+/// namespace as the chart runs it, and what the test adds.
 pub struct Launch {
     args: Vec<String>,
     env: Vec<(String, String)>,
@@ -21,17 +22,22 @@ pub struct Launch {
 impl Launch {
     /// No cluster identity, plain http refused: the chart's defaults.
     pub fn new() -> Launch {
-        let args = [
+        let mut args: Vec<String> = [
             "--metrics-bind-address=127.0.0.1:0",
             "--health-probe-bind-address=127.0.0.1:0",
             "--admin-bind-address=127.0.0.1:0",
             "--log-format=json",
             "--log-level=info,ferrvault_operator=debug",
             "--shutdown-grace-period=5s",
-        ];
+            "--leader-elect",
+        ]
+        .map(str::to_owned)
+        .into();
+        args.push(format!("--leader-elect-namespace={OPERATOR_NAMESPACE}"));
         Launch {
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: Vec::new(),
+            args,
+            // The chart sets it from the downward API; the content-hash key lives there.
+            env: vec![("POD_NAMESPACE".into(), OPERATOR_NAMESPACE.into())],
         }
     }
 
@@ -52,6 +58,23 @@ impl Launch {
         self
     }
 
+    /// One replica of several: its `POD_NAME` (the chart's downward API), its Lease identity.
+    pub fn replica(mut self, pod_name: &str) -> Launch {
+        self.env.push(("POD_NAME".into(), pod_name.into()));
+        self
+    }
+
+    /// Lease timings short enough for a test, with the margin `run` requires: lease duration
+    /// [`LEASE_DURATION`], renew deadline [`RENEW_DEADLINE`], retry period 1s.
+    pub fn short_lease(mut self) -> Launch {
+        self.args.extend([
+            format!("--leader-elect-lease-duration={}s", LEASE_DURATION.as_secs()),
+            format!("--leader-elect-renew-deadline={}s", RENEW_DEADLINE.as_secs()),
+            "--leader-elect-retry-period=1s".into(),
+        ]);
+        self
+    }
+
     /// Makes `ca_file` the operator's system roots (`SSL_CERT_FILE`), as an administrator
     /// installs a private CA in the image: a trusted URL needs no tenant CA bundle.
     pub fn system_roots(mut self, ca_file: &Path) -> Launch {
@@ -60,12 +83,13 @@ impl Launch {
         self
     }
 
-    /// Starts the binary against `world`'s Kubernetes as identity `ferrvault-operator`.
+    /// Starts the binary against `world`'s Kubernetes as the chart's ServiceAccount
+    /// ([`World::operator_identity`]).
     pub fn start(self, world: &World) -> Operator {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ferrvault-operator"));
         command
             .args(["run", "--kubeconfig"])
-            .arg(world.kubeconfig("ferrvault-operator"))
+            .arg(world.kubeconfig(&world.operator_identity))
             .args(&self.args)
             .envs(self.env);
         let mut spawned = Spawned::start(command);
@@ -80,6 +104,12 @@ pub struct Operator {
     pub at: Addresses,
 }
 
+/// Lease duration of [`Launch::short_lease`].
+pub const LEASE_DURATION: Duration = Duration::from_secs(4);
+/// Renew deadline of [`Launch::short_lease`]: a leader's fence closes this long after its last
+/// successful Lease write.
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(3);
+
 /// The peak resident memory a healthy operator stays under in these tests.
 pub const PEAK_RSS_LIMIT_MIB: f64 = 150.0;
 
@@ -87,6 +117,38 @@ impl Operator {
     /// `GET /healthz`: `(status, body)`.
     pub async fn healthz(&self) -> (u16, String) {
         get(&format!("http://{}/healthz", self.at.probes)).await
+    }
+
+    /// Its role, from `/readyz?verbose`: `Some("leader")`, `Some("standby")`, `None` if unknown.
+    pub async fn role(&self) -> Option<String> {
+        let (_, body) = get(&format!("http://{}/readyz?verbose", self.at.probes)).await;
+        body.lines()
+            .find_map(|line| line.strip_prefix("[+]role ok: "))
+            .map(str::to_owned)
+    }
+
+    /// How many controllers run a work queue (`/debug/queue`): none on a standby whose
+    /// controllers stopped.
+    pub async fn running_queues(&self) -> usize {
+        let admin = self.at.admin.expect("the admin server is enabled");
+        let (_, body) = get(&format!("http://{admin}/debug/queue")).await;
+        let document: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        document["controllers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["active"] == true || !c["keys"].is_null())
+            .count()
+    }
+
+    /// Freezes the process (SIGSTOP), as a long GC pause or a frozen VM would.
+    pub fn pause(&self) {
+        self.spawned.sigstop();
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    pub fn resume(&self) {
+        self.spawned.sigcont();
     }
 
     /// Peak resident memory so far (`VmHWM`), MiB.

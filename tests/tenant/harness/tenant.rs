@@ -8,7 +8,7 @@ use ferrvault_sim::testkit::poll_until;
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::Condition};
 use kube::{
     Api, Resource,
-    api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams},
+    api::{ApiResource, DynamicObject, ListParams, PostParams},
 };
 use serde_json::{Value, json};
 
@@ -30,6 +30,11 @@ impl Tenant {
         }
     }
 
+    /// The tenant's own client: what it can do is what its Role grants.
+    pub fn client(&self) -> kube::Client {
+        self.client.clone()
+    }
+
     fn raw<K: Resource<DynamicType = ()>>(&self) -> Api<DynamicObject> {
         Api::namespaced_with(
             self.client.clone(),
@@ -42,8 +47,12 @@ impl Tenant {
         Api::namespaced(self.client.clone(), &self.namespace)
     }
 
-    /// Creates `name` of kind `K` with `spec` exactly as given.
-    async fn create<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
+    /// Sends the create of `name` of kind `K` with `spec` exactly as given; the server's answer.
+    async fn try_create<K: Resource<DynamicType = ()>>(
+        &self,
+        name: &str,
+        spec: Value,
+    ) -> kube::Result<DynamicObject> {
         let object: DynamicObject = serde_json::from_value(json!({
             "apiVersion": K::api_version(&()),
             "kind": K::kind(&()),
@@ -51,8 +60,12 @@ impl Tenant {
             "spec": spec,
         }))
         .expect("a dynamic object");
-        self.raw::<K>()
-            .create(&PostParams::default(), &object)
+        self.raw::<K>().create(&PostParams::default(), &object).await
+    }
+
+    /// Creates `name` of kind `K` with `spec` exactly as given.
+    async fn create<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
+        self.try_create::<K>(name, spec)
             .await
             .unwrap_or_else(|e| panic!("{} creates {} {name}: {e}", self.namespace, K::kind(&())));
     }
@@ -73,16 +86,28 @@ impl Tenant {
         self.create::<FerrVaultConnection>(name, spec).await;
     }
 
-    /// Merges `spec` into FerrVaultConnection `name`'s spec (a new generation).
+    /// Merges `spec` into FerrVaultConnection `name`'s spec (a new generation): read, then
+    /// replaced (the tenant's Role grants `update`, not `patch`).
     pub async fn edit_connection(&self, name: &str, spec: Value) {
-        self.raw::<FerrVaultConnection>()
-            .patch(
-                name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({ "spec": spec })),
-            )
+        let api = self.raw::<FerrVaultConnection>();
+        let mut object = api
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("{} reads {name}: {e}", self.namespace));
+        json_patch::merge(&mut object.data, &json!({ "spec": spec }));
+        api.replace(name, &PostParams::default(), &object)
             .await
             .unwrap_or_else(|e| panic!("{} edits {name}: {e}", self.namespace));
+    }
+
+    /// Sends the create of FerrVaultSecret `name` with `spec` exactly as given; the server's answer.
+    pub async fn try_ferrvault_secret(&self, name: &str, spec: Value) -> kube::Result<DynamicObject> {
+        self.try_create::<FerrVaultSecret>(name, spec).await
+    }
+
+    /// Creates FerrVaultSecret `name` with `spec` exactly as given.
+    pub async fn ferrvault_secret(&self, name: &str, spec: Value) {
+        self.create::<FerrVaultSecret>(name, spec).await;
     }
 
     /// Creates FerrVaultSecret `name` reading `vault` through `connection` into Secret `name`.
@@ -102,19 +127,29 @@ impl Tenant {
     /// Waits until FerrVaultConnection `name` is Ready with `reason` and a message containing
     /// `fragment`; returns the condition.
     pub async fn wait_connection_saying(&self, name: &str, reason: &str, fragment: &str) -> Condition {
-        wait_ready(
+        wait_condition(
             &self.raw::<FerrVaultConnection>(),
             &self.namespace,
             name,
-            reason,
-            fragment,
+            ("Ready", reason, fragment),
         )
         .await
     }
 
     /// Waits until FerrVaultSecret `name` is Ready with `reason`; returns the condition.
     pub async fn wait_secret(&self, name: &str, reason: &str) -> Condition {
-        wait_ready(&self.raw::<FerrVaultSecret>(), &self.namespace, name, reason, "").await
+        self.wait_secret_condition(name, "Ready", reason).await
+    }
+
+    /// Waits until FerrVaultSecret `name`'s condition `type_` has `reason`; returns it.
+    pub async fn wait_secret_condition(&self, name: &str, type_: &str, reason: &str) -> Condition {
+        wait_condition(
+            &self.raw::<FerrVaultSecret>(),
+            &self.namespace,
+            name,
+            (type_, reason, ""),
+        )
+        .await
     }
 
     /// The data of Secret `name`, if it exists.
@@ -154,26 +189,26 @@ impl Tenant {
     }
 }
 
-/// The Ready condition of `object`, read untyped.
-fn ready(object: &DynamicObject) -> Option<Condition> {
+/// The condition `type_` of `object`, read untyped.
+fn condition(object: &DynamicObject, type_: &str) -> Option<Condition> {
     let conditions: Vec<Condition> =
         serde_json::from_value(object.data.pointer("/status/conditions")?.clone()).ok()?;
-    conditions.into_iter().find(|c| c.type_ == "Ready")
+    conditions.into_iter().find(|c| c.type_ == type_)
 }
 
-async fn wait_ready(
+/// Waits until `name`'s condition `type_` has `reason` and a message containing `fragment`.
+async fn wait_condition(
     api: &Api<DynamicObject>,
     namespace: &str,
     name: &str,
-    reason: &str,
-    fragment: &str,
+    (type_, reason, fragment): (&str, &str, &str),
 ) -> Condition {
     poll_until(
-        &format!("{namespace}/{name} Ready reason {reason} saying {fragment:?}"),
+        &format!("{namespace}/{name} {type_} reason {reason} saying {fragment:?}"),
         SHOWS_WITHIN,
         || async {
             let object = api.get(name).await.map_err(|e| e.to_string())?;
-            match ready(&object) {
+            match condition(&object, type_) {
                 Some(condition) if condition.reason == reason && condition.message.contains(fragment) => {
                     Ok(condition)
                 }

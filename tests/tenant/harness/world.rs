@@ -1,12 +1,13 @@
-//! The cluster the tenants share: both simulators in the test process (CRDs installed, one
-//! namespace per tenant), an HTTPS front for FerrVault, and the operator's own files.
+//! The cluster the tenants share: both simulators in the test process (CRDs installed, RBAC
+//! enforced, one namespace per tenant with its Role, the operator's chart RBAC), an HTTPS front
+//! for FerrVault, and the operator's own files.
 
 use std::path::{Path, PathBuf};
 
 use ferrvault_operator::api::crdgen;
 use ferrvault_sim::{
     ferrvault::{FerrVaultSim, SimConfig},
-    kube::KubeSim,
+    kube::{KubeSim, KubeSimOptions},
 };
 use k8s_openapi::{
     api::core::v1::Namespace, apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
@@ -16,7 +17,9 @@ use tempfile::TempDir;
 
 use super::{
     ATTACKER, CLUSTER_ID, ORG, PLAYGROUND_VAULT, SA_TOKEN, VICTIM, VICTIM_DB_URL, VICTIM_VAULT,
-    tenant::Tenant, tls_front::TlsFront,
+    rbac::{self, OPERATOR_NAMESPACE},
+    tenant::Tenant,
+    tls_front::TlsFront,
 };
 
 /// The attacker's own FerrVault token (reads [`PLAYGROUND_VAULT`] only).
@@ -30,8 +33,11 @@ pub struct World {
     pub fv: FerrVaultSim,
     /// `https://127.0.0.1:…` in front of [`World::fv`], certified by [`TlsFront::CA_PEM`].
     pub fv_https: TlsFront,
-    /// The cluster administrator's client (installs CRDs, creates namespaces, reads anything).
+    /// The cluster administrator's client (installs CRDs, creates namespaces, reads anything):
+    /// no credentials, which the simulator serves as `system:masters`.
     pub admin: kube::Client,
+    /// The user the operator authenticates as: the chart's ServiceAccount.
+    pub operator_identity: String,
     dir: TempDir,
 }
 
@@ -53,15 +59,21 @@ impl World {
         config
     }
 
-    /// Starts everything with [`World::ferrvault_config`].
+    /// Starts everything with [`World::ferrvault_config`]; every Kubernetes request is authorized.
     pub async fn start() -> World {
         let _ = rustls::crypto::ring::default_provider().install_default(); // first caller wins
-        let kube = KubeSim::start().await.expect("kube simulator starts");
+        let options = KubeSimOptions {
+            enforce_rbac: true,
+            ..KubeSimOptions::default()
+        };
+        let kube = KubeSim::start_with(([127, 0, 0, 1], 0).into(), options)
+            .await
+            .expect("kube simulator starts");
         let fv = FerrVaultSim::start(Self::ferrvault_config())
             .await
             .expect("FerrVault simulator starts");
         let fv_https = TlsFront::start(fv.addr()).await;
-        let admin = kube.client_as("cluster-admin");
+        let admin = kube.client();
         let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
         for crd in crdgen::crds() {
             crds.create(&PostParams::default(), &crd)
@@ -69,7 +81,7 @@ impl World {
                 .expect("CRD installs");
         }
         let namespaces: Api<Namespace> = Api::all(admin.clone());
-        for name in [ATTACKER, VICTIM] {
+        for name in [OPERATOR_NAMESPACE, ATTACKER, VICTIM] {
             let namespace =
                 serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("a Namespace");
             namespaces
@@ -77,6 +89,10 @@ impl World {
                 .await
                 .expect("namespace created");
         }
+        for tenant in [ATTACKER, VICTIM] {
+            rbac::grant_tenant(&admin, tenant).await;
+        }
+        let operator_identity = rbac::grant_operator(&admin).await;
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("sa-token"), SA_TOKEN).expect("stand-in token written");
         std::fs::create_dir(dir.path().join("projected")).expect("projected token dir");
@@ -87,6 +103,7 @@ impl World {
             fv,
             fv_https,
             admin,
+            operator_identity,
             dir,
         }
     }
@@ -123,9 +140,10 @@ impl World {
         path
     }
 
-    /// The tenant owning `namespace`, acting through its own client.
+    /// The tenant owning `namespace`, acting through its own client as
+    /// [`rbac::tenant_user`], which only the tenant's Role grants anything.
     pub fn tenant(&self, namespace: &str) -> Tenant {
-        Tenant::new(self.kube.client_as(namespace), namespace)
+        Tenant::new(self.kube.client_as(&rbac::tenant_user(namespace)), namespace)
     }
 
     /// The attacker ([`ATTACKER`]).

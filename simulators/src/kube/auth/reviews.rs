@@ -18,6 +18,7 @@ use crate::kube::{
     api::Target,
     audit::AuditLog,
     errors::ApiError,
+    field_errors::{BadValue, FieldError},
     registry::{ResourceId, ResourceType},
     store::Store,
 };
@@ -65,8 +66,8 @@ pub fn create(
     Ok(body)
 }
 
-fn invalid(rt: &ResourceType, field: &str, detail: &str) -> ApiError {
-    ApiError::invalid(&format!("{}.{}", rt.kind, rt.group), "", field, detail)
+fn invalid(rt: &ResourceType, error: FieldError) -> ApiError {
+    ApiError::invalid_fields(&rt.group, &rt.kind, "", &[error])
 }
 
 /// The user a `SubjectAccessReview` asks about.
@@ -81,8 +82,11 @@ fn subject(spec: &Value, rt: &ResourceType) -> Result<UserInfo, ApiError> {
     if username.is_empty() && groups.is_empty() {
         return Err(invalid(
             rt,
-            "spec.user",
-            "Invalid value: \"\": at least one of user or group must be specified",
+            FieldError::invalid(
+                "spec.user",
+                BadValue::Str(String::new()),
+                "at least one of user or group must be specified",
+            ),
         ));
     }
     Ok(UserInfo { username, groups })
@@ -105,10 +109,10 @@ fn access(
             {
                 return Err(invalid(
                     rt,
-                    "spec.resourceAttributes.namespace",
-                    &format!(
-                        "Invalid value: \"{}\": must match metadata.namespace",
-                        text(r, "namespace")
+                    FieldError::invalid(
+                        "spec.resourceAttributes.namespace",
+                        BadValue::Str(text(r, "namespace")),
+                        "must match metadata.namespace",
                     ),
                 ));
             }
@@ -128,8 +132,11 @@ fn access(
         _ => {
             return Err(invalid(
                 rt,
-                "spec.resourceAttributes",
-                "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                FieldError::invalid(
+                    "spec.resourceAttributes",
+                    BadValue::Str("null".into()),
+                    "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                ),
             ));
         }
     };
@@ -172,8 +179,7 @@ fn token(store: &Store, tokens: &AuditLog, spec: &Value, rt: &ResourceType) -> R
     let Some(token) = spec["token"].as_str().filter(|t| !t.is_empty()) else {
         return Err(invalid(
             rt,
-            "spec.token",
-            "Required value: token must be specified",
+            FieldError::required("spec.token", "token must be specified"),
         ));
     };
     let unauthenticated = || json!({ "user": {}, "error": "[invalid bearer token, token lookup failed]" });

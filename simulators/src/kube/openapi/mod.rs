@@ -12,7 +12,8 @@
 //!
 //! Built-in kinds have no schemas here: kubectl computes strategic merge patches from its
 //! compiled-in types, `kubectl explain` works for custom resources only, and the
-//! simulator does not reject unknown fields.
+//! simulator does not reject unknown fields of built-in kinds (those of custom resources it
+//! prunes or, with `fieldValidation=Strict`, refuses: see [`super::admission`]).
 
 pub mod crd_schemas;
 mod gnostic;

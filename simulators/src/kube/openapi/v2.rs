@@ -189,7 +189,7 @@ fn gnostic_schema(s: &Value) -> gnostic::Schema {
             .map(|(k, v)| gnostic::NamedAny {
                 name: k.clone(),
                 value: Some(gnostic::Any {
-                    yaml: serde_yaml::to_string(v).expect("JSON values are YAML"),
+                    yaml: serde_norway::to_string(v).expect("JSON values are YAML"),
                 }),
             })
             .collect(),

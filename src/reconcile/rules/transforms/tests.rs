@@ -197,7 +197,7 @@ fn transform_errors_should_carry_the_index_and_type_of_the_failing_step() {
 fn sample_pipeline_should_produce_the_documented_keys() {
     let sample: crate::api::FerrVaultSecret = crate::api::samples::SECRET_WITH_TRANSFORMS
         .split("\n---\n")
-        .find_map(|doc| serde_yaml::from_str(doc).ok())
+        .find_map(|doc| serde_norway::from_str(doc).ok())
         .expect("the sample holds a FerrVaultSecret");
     let input = data(&[
         ("DATABASE", r#"{"host":"db","port":5432}"#),

@@ -7,9 +7,11 @@
 //! - A type with `stored_as` keeps no objects of its own: it serves another type's objects
 //!   in its own shape (`events.k8s.io` Events are core Events, see [`super::events`]).
 
-use super::table::PrinterColumn;
+mod builtins;
+
+use super::{schema::VersionSchemas, table::PrinterColumn};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 /// Identity of a stored resource: API group ("" for core) and plural name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,6 +49,8 @@ pub struct ResourceType {
     pub stored_as: Option<ResourceId>,
     /// The verbs served ([`VERBS`], or `create` alone for reviews, which store nothing).
     pub verbs: &'static [&'static str],
+    /// The schemas of a custom resource's versions (None for built-in kinds).
+    pub schemas: Option<Arc<VersionSchemas>>,
 }
 
 /// Built-in plurals in the `all` category, as on a real server.
@@ -125,6 +129,7 @@ impl ResourceType {
             },
             stored_as: None,
             verbs: &VERBS,
+            schemas: None,
         }
     }
 
@@ -134,6 +139,21 @@ impl ResourceType {
             verbs: &["create"],
             ..Self::builtin(group, "v1", plural, kind, namespaced, &[], false)
         }
+    }
+
+    /// Whether this type is a custom resource (defined by a CRD).
+    pub fn is_custom(&self) -> bool {
+        self.schemas.is_some()
+    }
+
+    /// The schema objects are checked against when written at `version` (custom resources).
+    pub fn schema_of(&self, version: &str) -> Option<&Value> {
+        self.schemas.as_deref()?.of(version)
+    }
+
+    /// The schema of the storage version, whose defaults objects get when read.
+    pub fn storage_schema(&self) -> Option<&Value> {
+        self.schema_of(self.preferred_version())
     }
 
     /// Whether this type is a review (see [`super::auth::reviews`]).
@@ -194,6 +214,7 @@ impl ResourceType {
             kind,
             stored_as: None,
             verbs: &VERBS,
+            schemas: Some(Arc::new(VersionSchemas::from_crd(crd))),
         })
     }
 }
@@ -213,132 +234,11 @@ pub struct Registry {
 
 impl Default for Registry {
     fn default() -> Self {
-        let b = ResourceType::builtin;
-        let builtins = [
-            b("", "v1", "namespaces", "Namespace", false, &["ns"], true),
-            b("", "v1", "secrets", "Secret", true, &[], false),
-            b("", "v1", "configmaps", "ConfigMap", true, &["cm"], false),
-            b(
-                "",
-                "v1",
-                "serviceaccounts",
-                "ServiceAccount",
-                true,
-                &["sa"],
-                false,
-            ),
-            b("", "v1", "services", "Service", true, &["svc"], true),
-            b("", "v1", "pods", "Pod", true, &["po"], true),
-            b("", "v1", "events", "Event", true, &["ev"], false),
-            // One Event resource served through both APIs, as the real server does.
-            b("events.k8s.io", "v1", "events", "Event", true, &["ev"], false).serving(&b(
-                "",
-                "v1",
-                "events",
-                "Event",
-                true,
-                &["ev"],
-                false,
-            )),
-            b("apps", "v1", "deployments", "Deployment", true, &["deploy"], true),
-            b("apps", "v1", "statefulsets", "StatefulSet", true, &["sts"], true),
-            b("apps", "v1", "daemonsets", "DaemonSet", true, &["ds"], true),
-            b("apps", "v1", "replicasets", "ReplicaSet", true, &["rs"], true),
-            b("batch", "v1", "jobs", "Job", true, &[], true),
-            b("coordination.k8s.io", "v1", "leases", "Lease", true, &[], false),
-            // What a Helm chart installs besides workloads: stored; access reviews read them (see
-            // `auth`), requests are not authorized against them.
-            b(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "roles",
-                "Role",
-                true,
-                &[],
-                false,
-            ),
-            b(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "rolebindings",
-                "RoleBinding",
-                true,
-                &[],
-                false,
-            ),
-            b(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "clusterroles",
-                "ClusterRole",
-                false,
-                &[],
-                false,
-            ),
-            b(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "clusterrolebindings",
-                "ClusterRoleBinding",
-                false,
-                &[],
-                false,
-            ),
-            b(
-                "policy",
-                "v1",
-                "poddisruptionbudgets",
-                "PodDisruptionBudget",
-                true,
-                &["pdb"],
-                true,
-            ),
-            b(
-                "apiextensions.k8s.io",
-                "v1",
-                "customresourcedefinitions",
-                "CustomResourceDefinition",
-                false,
-                &["crd", "crds"],
-                true,
-            ),
-        ];
-        let r = ResourceType::review;
-        let reviews = [
-            r(
-                "authorization.k8s.io",
-                "selfsubjectaccessreviews",
-                "SelfSubjectAccessReview",
-                false,
-            ),
-            r(
-                "authorization.k8s.io",
-                "subjectaccessreviews",
-                "SubjectAccessReview",
-                false,
-            ),
-            r(
-                "authorization.k8s.io",
-                "localsubjectaccessreviews",
-                "LocalSubjectAccessReview",
-                true,
-            ),
-            r(
-                "authorization.k8s.io",
-                "selfsubjectrulesreviews",
-                "SelfSubjectRulesReview",
-                false,
-            ),
-            r("authentication.k8s.io", "tokenreviews", "TokenReview", false),
-            r(
-                "authentication.k8s.io",
-                "selfsubjectreviews",
-                "SelfSubjectReview",
-                false,
-            ),
-        ];
         Registry {
-            types: builtins.into_iter().chain(reviews).map(|t| (t.id(), t)).collect(),
+            types: builtins::builtin_types()
+                .into_iter()
+                .map(|t| (t.id(), t))
+                .collect(),
         }
     }
 }

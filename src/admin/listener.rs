@@ -1,0 +1,201 @@
+//! Serves one bound listener with hyper (HTTP/1.1), under its [`HttpLimits`]: the accept loop,
+//! the connection budget ([`Slots`]), the optional TLS handshake, and each connection's
+//! timeouts and size limits.
+//!
+//! # Guarantees
+//! - A connection is admitted only with a slot; without one it is closed at once, unread.
+//! - A request head must arrive within `header_read_timeout` (the TLS handshake counts), and be
+//!   at most [`HttpLimits::MAX_HEAD_BYTES`] with at most [`HttpLimits::MAX_HEADERS`] fields
+//!   (hyper answers 431 beyond that and closes).
+//! - No server here takes a request body: a request announcing one gets 413 and the connection
+//!   closes, so nothing a client sends is buffered beyond the head.
+//! - A connection on which no byte moves for `idle_timeout` is closed (a client that stops
+//!   reading its response).
+//! - An error accepting (no file descriptor left, …) pauses the loop briefly instead of spinning.
+//! - On stop, new connections are no longer accepted and open ones finish their request.
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use http::{StatusCode, header};
+use hyper::{
+    body::{Body as _, Incoming},
+    server::conn::http1,
+    service::service_fn,
+};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::{TcpListener, TcpStream},
+    task::JoinSet,
+};
+use tokio_io_timeout::TimeoutStream;
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    limits::HttpLimits,
+    routes::{self, Handler, Reply},
+    secure::ServingCert,
+    slots::{Slot, Slots},
+};
+
+/// How long the accept loop pauses after an accept error.
+const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
+
+/// One server: what it answers, under which limits, over TLS or not.
+pub(super) struct Served {
+    /// `metrics`, `health probes` or `admin` (for logs).
+    pub(super) name: &'static str,
+    pub(super) listener: std::net::TcpListener,
+    pub(super) handler: Handler,
+    pub(super) limits: HttpLimits,
+    /// HTTPS with this certificate (re-read while serving); plain HTTP without.
+    pub(super) tls: Option<Arc<ServingCert>>,
+}
+
+/// Accepts and serves until `stop`, then waits for open connections to finish; meanwhile
+/// watches the certificate's files for a change.
+pub(super) async fn serve(served: Served, stop: CancellationToken) {
+    let watch = served.tls.clone().map(|cert| cert.watch(stop.clone()));
+    let certificate_changes = async {
+        if let Some(watch) = watch {
+            watch.await;
+        }
+    };
+    tokio::join!(accept(served, stop.clone()), certificate_changes);
+}
+
+async fn accept(served: Served, stop: CancellationToken) {
+    let Served {
+        name,
+        listener,
+        handler,
+        limits,
+        tls,
+    } = served;
+    let listener = match TcpListener::from_std(listener) {
+        Ok(listener) => listener,
+        Err(error) => {
+            tracing::error!(server = name, %error, "cannot serve a bound listener");
+            return;
+        }
+    };
+    let tls = tls.as_ref().map(ServingCert::acceptor);
+    let slots = Slots::new(limits.max_connections);
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+            // Reap finished connections so the set does not grow with every one ever served.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(error) => {
+                tracing::debug!(server = name, %error, "accept failed");
+                tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+                continue;
+            }
+        };
+        // Without a slot the stream is dropped: the client sees the connection closed.
+        let Some(slot) = slots.admit() else {
+            continue;
+        };
+        connections.spawn(connection(
+            stream,
+            slot,
+            handler.clone(),
+            limits,
+            tls.clone(),
+            stop.clone(),
+        ));
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+async fn connection(
+    stream: TcpStream,
+    slot: Slot,
+    handler: Handler,
+    limits: HttpLimits,
+    tls: Option<TlsAcceptor>,
+    stop: CancellationToken,
+) {
+    let _ = stream.set_nodelay(true);
+    let mut timed = TimeoutStream::new(stream);
+    timed.set_read_timeout(Some(limits.idle_timeout));
+    timed.set_write_timeout(Some(limits.idle_timeout));
+    let timed = Box::pin(timed);
+    let slot = Arc::new(slot);
+    match tls {
+        None => http(timed, slot, handler, limits, stop).await,
+        Some(acceptor) => {
+            let handshake = tokio::time::timeout(limits.header_read_timeout, acceptor.accept(timed));
+            let stream = tokio::select! {
+                () = slot.evicted() => return,
+                handshake = handshake => match handshake {
+                    Ok(Ok(stream)) => stream,
+                    Ok(Err(error)) => {
+                        tracing::debug!(%error, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => return,
+                },
+            };
+            http(stream, slot, handler, limits, stop).await;
+        }
+    }
+}
+
+/// Serves HTTP/1.1 on `io` until the client is done, the connection is evicted or times out,
+/// or the server stops (then the request in progress finishes first).
+async fn http<I>(io: I, slot: Arc<Slot>, handler: Handler, limits: HttpLimits, stop: CancellationToken)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service_slot = slot.clone();
+    let service = service_fn(move |request: http::Request<Incoming>| {
+        let busy = service_slot.busy();
+        let handler = handler.clone();
+        async move {
+            let _busy = busy;
+            let (parts, body) = request.into_parts();
+            if !body.is_end_stream() {
+                return Ok::<_, Infallible>(body_refused());
+            }
+            Ok(handler(parts).await)
+        }
+    });
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(HttpLimits::MAX_HEAD_BYTES)
+        .max_headers(HttpLimits::MAX_HEADERS)
+        .serve_connection(TokioIo::new(io), service);
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        // Errors (timeouts, a client gone, a malformed request) end this connection only.
+        _ = connection.as_mut() => {}
+        () = slot.evicted() => {}
+        () = stop.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            let _ = connection.await;
+        }
+    }
+}
+
+fn body_refused() -> Reply {
+    let mut response = routes::text(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "this server takes no request body\n",
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    response
+}
+
+#[cfg(test)]
+mod tests;

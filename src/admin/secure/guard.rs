@@ -1,0 +1,247 @@
+//! Authentication and authorization of metrics scrapes, as controller-runtime's
+//! `filters.WithAuthenticationAndAuthorization` does them: the bearer token is reviewed by the
+//! API server (`TokenReview`), then the user it names must be allowed `get` (the request's verb)
+//! on the request's path (`SubjectAccessReview` with `nonResourceAttributes`), which the
+//! `metrics-reader` ClusterRole grants for `/metrics`.
+//!
+//! # Guarantees
+//! - No token: 401. A token the API server does not authenticate: 401. Authenticated but not
+//!   allowed: 403 naming the user. A review that fails (API server unreachable, timeout): 500,
+//!   never an answer from a guess; nothing is cached then.
+//! - Answers are cached like controller-runtime's: token reviews for [`TOKEN_TTL`] (either
+//!   outcome), allowed decisions for [`ALLOW_TTL`], denied ones for [`DENY_TTL`]; each cache
+//!   holds at most [`CACHE_ENTRIES`] entries, so a flood of made-up tokens cannot grow memory.
+//! - At most [`CONCURRENT_REVIEWS`] reviews are in flight at once per process, each bounded by
+//!   [`REVIEW_TIMEOUT`].
+//! - The token is never logged, stored or put in an answer: caches are keyed by its SHA-256.
+
+use std::{sync::Arc, time::Duration};
+
+use http::{HeaderMap, Method, StatusCode, header, request::Parts};
+use k8s_openapi::api::{
+    authentication::v1::{TokenReview, TokenReviewSpec, UserInfo},
+    authorization::v1::{NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec},
+};
+use kube::{Api, api::PostParams};
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+
+use super::ttl_cache::TtlCache;
+
+/// How long a token review's answer is reused (controller-runtime: `CacheTTL`).
+pub const TOKEN_TTL: Duration = Duration::from_secs(60);
+/// How long an allowed decision is reused (controller-runtime: `AllowCacheTTL`).
+pub const ALLOW_TTL: Duration = Duration::from_secs(5 * 60);
+/// How long a denied decision is reused (controller-runtime: `DenyCacheTTL`).
+pub const DENY_TTL: Duration = Duration::from_secs(30);
+/// The most entries of each cache.
+pub const CACHE_ENTRIES: usize = 1024;
+/// Reviews in flight at once.
+pub const CONCURRENT_REVIEWS: usize = 4;
+/// The longest one review may take, waiting for its turn included.
+pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a scrape was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No bearer token, or one the API server does not authenticate.
+    Unauthenticated,
+    /// The user may not `get` the path.
+    Forbidden {
+        /// The authenticated user's name.
+        user: String,
+    },
+    /// A review could not be made.
+    ReviewFailed(&'static str),
+}
+
+impl Refusal {
+    /// 401, 403 or 500.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Refusal::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Refusal::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Refusal::ReviewFailed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The text answered (controller-runtime's wording).
+    pub fn body(&self) -> String {
+        match self {
+            Refusal::Unauthenticated => "Unauthorized\n".to_owned(),
+            Refusal::Forbidden { user } => format!("Authorization denied for user {user}\n"),
+            Refusal::ReviewFailed(what) => format!("{what} failed\n"),
+        }
+    }
+}
+
+/// Reviews scrapes against the API server, with caches.
+pub struct MetricsGuard {
+    client: kube::Client,
+    /// SHA-256 of a token → the user it authenticates, or `None`.
+    tokens: TtlCache<[u8; 32], Option<UserInfo>>,
+    /// SHA-256 of a review's subject and attributes → allowed.
+    decisions: TtlCache<[u8; 32], bool>,
+    reviews: Semaphore,
+}
+
+impl MetricsGuard {
+    /// A guard reviewing through `client` (the operator's own identity, which needs `create` on
+    /// `tokenreviews` and `subjectaccessreviews`).
+    pub fn new(client: kube::Client) -> Arc<Self> {
+        Arc::new(Self {
+            client,
+            tokens: TtlCache::new(CACHE_ENTRIES),
+            decisions: TtlCache::new(CACHE_ENTRIES),
+            reviews: Semaphore::new(CONCURRENT_REVIEWS),
+        })
+    }
+
+    /// Admits a request whose bearer token names a user allowed the request's verb on its path.
+    ///
+    /// # Errors
+    /// The [`Refusal`] to answer.
+    pub async fn admit(&self, request: &Parts) -> Result<(), Refusal> {
+        let token = bearer(&request.headers).ok_or(Refusal::Unauthenticated)?;
+        let user = self.authenticate(token).await?.ok_or(Refusal::Unauthenticated)?;
+        let attributes = NonResourceAttributes {
+            path: Some(request.uri.path().to_owned()),
+            verb: Some(verb(&request.method)),
+        };
+        if self.authorize(&user, attributes).await? {
+            Ok(())
+        } else {
+            Err(Refusal::Forbidden {
+                user: user.username.unwrap_or_default(),
+            })
+        }
+    }
+
+    async fn authenticate(&self, token: &str) -> Result<Option<UserInfo>, Refusal> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(known) = self.tokens.get(&key) {
+            return Ok(known);
+        }
+        let review = TokenReview {
+            spec: TokenReviewSpec {
+                token: Some(token.to_owned()),
+                audiences: None,
+            },
+            ..TokenReview::default()
+        };
+        let answer = self
+            .review(
+                Api::<TokenReview>::all(self.client.clone()),
+                review,
+                "Authentication",
+            )
+            .await?;
+        let user = answer
+            .status
+            .filter(|status| status.authenticated == Some(true))
+            .and_then(|status| status.user);
+        self.tokens.insert(key, user.clone(), TOKEN_TTL);
+        Ok(user)
+    }
+
+    async fn authorize(&self, user: &UserInfo, attributes: NonResourceAttributes) -> Result<bool, Refusal> {
+        let spec = SubjectAccessReviewSpec {
+            user: user.username.clone(),
+            uid: user.uid.clone(),
+            groups: user.groups.clone(),
+            extra: user.extra.clone(),
+            non_resource_attributes: Some(attributes),
+            resource_attributes: None,
+        };
+        let key: [u8; 32] = Sha256::digest(serde_json::to_vec(&spec).unwrap_or_default()).into();
+        if let Some(known) = self.decisions.get(&key) {
+            return Ok(known);
+        }
+        let review = SubjectAccessReview {
+            spec,
+            ..SubjectAccessReview::default()
+        };
+        let answer = self
+            .review(
+                Api::<SubjectAccessReview>::all(self.client.clone()),
+                review,
+                "Authorization",
+            )
+            .await?;
+        let allowed = answer.status.is_some_and(|status| status.allowed);
+        let ttl = if allowed { ALLOW_TTL } else { DENY_TTL };
+        self.decisions.insert(key, allowed, ttl);
+        Ok(allowed)
+    }
+
+    /// Creates one review, within the concurrency bound and the timeout.
+    async fn review<K>(&self, api: Api<K>, review: K, what: &'static str) -> Result<K, Refusal>
+    where
+        K: kube::Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        let attempt = async {
+            let _turn = self
+                .reviews
+                .acquire()
+                .await
+                .map_err(|_| Refusal::ReviewFailed(what))?;
+            api.create(&PostParams::default(), &review)
+                .await
+                .map_err(|error| {
+                    // kube's error names the status and reason; the request body (the token) is not in it.
+                    tracing::warn!(%error, "metrics {what} review failed");
+                    Refusal::ReviewFailed(what)
+                })
+        };
+        tokio::time::timeout(REVIEW_TIMEOUT, attempt)
+            .await
+            .unwrap_or_else(|_| {
+                tracing::warn!("metrics {what} review timed out");
+                Err(Refusal::ReviewFailed(what))
+            })
+    }
+}
+
+/// The bearer token of an `Authorization` header, if any.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// The verb a request is authorized as: `get` for GET and HEAD, like the API server's
+/// non-resource requests; the lower-cased method otherwise.
+fn verb(method: &Method) -> String {
+    if method == Method::GET || method == Method::HEAD {
+        "get".to_owned()
+    } else {
+        method.as_str().to_ascii_lowercase()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_bearer_authorization_should_carry_a_token() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, value.parse().expect("header"));
+            bearer(&headers).map(str::to_owned)
+        };
+        assert_eq!(with("Bearer abc"), Some("abc".into()));
+        assert_eq!(with("bearer  abc "), Some("abc".into()));
+        assert_eq!(with("Basic abc"), None);
+        assert_eq!(with("Bearer "), None);
+        assert_eq!(bearer(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn head_should_be_authorized_as_get() {
+        assert_eq!(verb(&Method::HEAD), "get");
+        assert_eq!(verb(&Method::GET), "get");
+        assert_eq!(verb(&Method::POST), "post");
+    }
+}
