@@ -149,4 +149,8 @@ pub struct FerrVaultConnectionStatus {
     /// When the connection was last probed (or its deletion last checked).
     #[serde(default)]
     pub last_checked_at: Option<Time>,
+    /// The `resourceVersion`s of the token and CA bundle Secrets the last probe read. Other
+    /// versions mean the next pass probes even when no probe is due.
+    #[serde(default)]
+    pub observed_inputs: Option<String>,
 }

@@ -305,6 +305,16 @@ pub struct FerrVaultSecretStatus {
     /// The `metadata.generation` last synced (or found to have missing keys).
     #[serde(default)]
     pub observed_generation: Option<i64>,
+    /// The target Secret's `resourceVersion` as the last sync left it (written, or found as it
+    /// must be). Another version means someone changed the target since.
+    #[serde(default)]
+    pub target_resource_version: Option<String>,
+    /// What the last sync read besides FerrVault, as versions: its connection (UID and
+    /// generation), its token and CA bundle Secrets (`resourceVersion`s) and the content-hash key
+    /// (an identifier, never the key). Other inputs mean the next pass syncs even when no refresh
+    /// is due.
+    #[serde(default)]
+    pub observed_inputs: Option<String>,
 }
 
 #[cfg(test)]

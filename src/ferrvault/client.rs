@@ -16,7 +16,7 @@ use super::{
     pacer::Pacer,
     pool::HttpPool,
     reveal::{self, RevealRequest, RevealScope, Revealed},
-    single_flight::SingleFlight,
+    single_flight::{SingleFlight, WAVE_HORIZON},
 };
 
 /// The FerrVault client. Cheap to clone; clones share the HTTP client pool, the
@@ -25,8 +25,11 @@ use super::{
 /// # Guarantees
 /// - Reveals are paced per credential (base URL + token): callers wait for budget within
 ///   their deadline instead of being rejected by the server.
-/// - Concurrent reveals of one vault through one credential share one request.
-/// - No secret value is kept after the request that fetched it has been handed out.
+/// - Concurrent reveals of one vault through one credential share one request; so do the
+///   reveals of one wave ([`FerrVault::reveal_in_wave`]).
+/// - No secret value is kept after the request that fetched it has been handed out, except the
+///   answer of a wave, until the wave is over (at most [`FerrVault::wave_horizon`] after it
+///   arrived).
 /// - Nothing is sent to a plain `http://` URL unless [`ClientConfig::allow_insecure_http`];
 ///   nothing of the cluster identity is sent outside [`ClusterIdentity::admits`], and a cluster
 ///   bearer is only sent in a cloud-mode reveal carrying `X-FerrVault-Namespace`.
@@ -72,7 +75,7 @@ impl FerrVault {
             retry: config.retry.clone(),
             max_body_bytes: config.max_body_bytes,
         });
-        let flights = SingleFlight::new(config.coalesce_window);
+        let flights = SingleFlight::new(config.coalesce_window, WAVE_HORIZON);
         Self {
             inner: Arc::new(Inner {
                 config,
@@ -105,6 +108,40 @@ impl FerrVault {
         request: RevealRequest,
         deadline: Instant,
     ) -> Result<Revealed, FerrVaultError> {
+        self.reveal_as(None, endpoint, credential, request, deadline)
+            .await
+    }
+
+    /// [`FerrVault::reveal`] for `caller` (a stable identity, such as a FerrVaultSecret's UID)
+    /// as one of a wave: besides joining concurrent reveals, it is served by the last successful
+    /// answer for the same vault, credential and scope if that answer covers its keys, its wave
+    /// is not over (it served someone within the last 2s, and arrived less than
+    /// [`FerrVault::wave_horizon`] ago) and it has not served `caller` yet. So the
+    /// FerrVaultSecrets of one vault that refresh, start or resync together cost one request
+    /// however many there are, while each one's own next reveal reads FerrVault again.
+    ///
+    /// # Errors
+    /// As [`FerrVault::reveal`]. Failures are never kept for the wave.
+    pub async fn reveal_in_wave(
+        &self,
+        caller: &str,
+        endpoint: &Endpoint,
+        credential: &Credential,
+        request: RevealRequest,
+        deadline: Instant,
+    ) -> Result<Revealed, FerrVaultError> {
+        self.reveal_as(Some(caller), endpoint, credential, request, deadline)
+            .await
+    }
+
+    async fn reveal_as(
+        &self,
+        caller: Option<&str>,
+        endpoint: &Endpoint,
+        credential: &Credential,
+        request: RevealRequest,
+        deadline: Instant,
+    ) -> Result<Revealed, FerrVaultError> {
         endpoint.url(&reveal::url_segments(&request.scope, &request.vault))?;
         if credential.is_cluster() {
             self.admit_cluster_reveal(endpoint, &request.scope)?;
@@ -123,7 +160,7 @@ impl FerrVault {
         let RevealRequest { scope, vault, keys } = request;
         self.inner
             .flights
-            .reveal(key, keys, deadline, move |flight| async move {
+            .reveal(key, caller, keys, deadline, move |flight| async move {
                 http::call(
                     &client,
                     &settings,
@@ -258,6 +295,16 @@ impl FerrVault {
     /// Number of vaults with a reveal gathering callers or in flight.
     pub fn reveals_in_progress(&self) -> usize {
         self.inner.flights.in_progress()
+    }
+
+    /// Number of vaults whose last answer is kept for the rest of its wave.
+    pub fn wave_answers_kept(&self) -> usize {
+        self.inner.flights.answers_kept()
+    }
+
+    /// The longest the answer of a wave serves its other callers after it arrived.
+    pub fn wave_horizon(&self) -> Duration {
+        WAVE_HORIZON.cap
     }
 
     /// Number of pooled HTTP clients (one per endpoint in use).

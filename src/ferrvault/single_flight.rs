@@ -1,5 +1,5 @@
-//! Single-flight reveals: concurrent reveals of the same vault through the same credential
-//! share one request.
+//! Single-flight reveals: reveals of the same vault through the same credential share one
+//! request — concurrent ones, and the named callers of one wave.
 //!
 //! # How
 //! A flight is *gathering* from its creation until its request takes a token from the
@@ -9,19 +9,32 @@
 //! request sent. A caller arriving while a request is in flight joins it if the frozen
 //! selector covers what it wants, or else starts the next flight.
 //!
+//! A caller may name itself (a FerrVaultSecret's UID). The successful answer of a flight that a
+//! named caller joined stays in the table until its wave is over ([`WAVE_HORIZON`]: nobody served
+//! for 2s, at most 10s after it arrived), and serves every other named caller whose keys it
+//! covers, once each: the rest of the wave (the FerrVaultSecrets of one vault refreshing,
+//! starting or resyncing together, whose passes the worker pool runs a few at a time) costs no
+//! further request. A caller it already served (it joined the flight, or was served since)
+//! starts a new flight: a FerrVaultSecret's own next pass always reads FerrVault again.
+//!
 //! # Guarantees
 //! - Each caller gets exactly its own keys and its own `missing` ([`Revealed::slice_for`]).
 //! - Each caller waits no longer than its own deadline; the request itself runs until the
 //!   latest deadline of the callers that joined it, and is cancelled when every caller is gone.
-//! - Nothing outlives the request: the flight leaves the table before its answer is handed
-//!   out, and the answer is dropped with the last caller's copy.
+//! - Without named callers nothing outlives the request: the flight leaves the table before
+//!   its answer is handed out, and the answer is dropped with the last caller's copy. With them,
+//!   a timer drops the answer when its wave is over, at most [`WAVE_HORIZON`]'s cap after it
+//!   arrived, used or not; a newer answer replaces it at once. Failures are never kept.
+//! - A value served from a kept answer is at most that cap older than one read by the caller
+//!   itself, and was read for another caller of the same vault, credential and scope.
 //!
 //! # Invariants
 //! - A flight is in its slot's `gathering` xor in its `sent` list, until it completes or is
-//!   abandoned, then in neither. Lock order: the table, then a flight's `state`.
+//!   abandoned, then in neither. Lock order: the table, then a flight's `state`, then an
+//!   answer's `served`.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     future::Future,
     hash::Hash,
     sync::{Arc, Mutex, MutexGuard, PoisonError},
@@ -30,6 +43,8 @@ use std::{
 
 use tokio::{sync::watch, task::AbortHandle, time::Instant};
 
+use self::wave::Answer;
+pub(crate) use self::wave::{Horizon, WAVE_HORIZON};
 use super::{
     DeadlineStage, FerrVaultError,
     deadline::Deadline,
@@ -39,11 +54,12 @@ use super::{
 type Shared = Arc<Result<Revealed, FerrVaultError>>;
 type Table<K> = Arc<Mutex<HashMap<K, Slot>>>;
 
-/// The flights of one key.
+/// The flights of one key, and its kept answer.
 #[derive(Default)]
 struct Slot {
     gathering: Option<Arc<Flight>>,
     sent: Vec<Arc<Flight>>,
+    answer: Option<Arc<Answer>>,
 }
 
 impl Slot {
@@ -54,8 +70,18 @@ impl Slot {
         self.sent.retain(|f| !Arc::ptr_eq(f, flight));
     }
 
+    fn has_flights(&self) -> bool {
+        self.gathering.is_some() || !self.sent.is_empty()
+    }
+
     fn is_empty(&self) -> bool {
-        self.gathering.is_none() && self.sent.is_empty()
+        !self.has_flights() && self.answer.is_none()
+    }
+
+    /// The kept answer's slice for `caller`, if its wave is not over, it covers `want` and it
+    /// has not served `caller` yet.
+    fn serve(&self, caller: &str, want: &KeySelector, horizon: Horizon) -> Option<Revealed> {
+        self.answer.as_ref()?.serve(caller, want, Instant::now(), horizon)
     }
 }
 
@@ -75,6 +101,8 @@ struct FlightState {
     frozen: bool,
     /// Callers still waiting for this flight.
     interested: usize,
+    /// The named callers that joined it: its answer serves the rest of their wave.
+    callers: HashSet<String>,
 }
 
 impl Flight {
@@ -122,20 +150,25 @@ pub(crate) struct SingleFlight<K> {
     table: Table<K>,
     /// How long a new flight waits for company before asking for a token.
     window: Duration,
+    /// How long a kept answer serves its wave ([`WAVE_HORIZON`]).
+    horizon: Horizon,
 }
 
 impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
-    pub(crate) fn new(window: Duration) -> Self {
+    pub(crate) fn new(window: Duration, horizon: Horizon) -> Self {
         Self {
             table: Arc::default(),
             window,
+            horizon,
         }
     }
 
-    /// Reveals `want` for `key`, sharing the request with concurrent callers.
+    /// Reveals `want` for `key` for `caller` (`None`: anonymous), sharing the request with
+    /// concurrent callers and, for a named caller, with its wave.
     pub(crate) async fn reveal<F, Fut>(
         &self,
         key: K,
+        caller: Option<&str>,
         want: KeySelector,
         deadline: Instant,
         fetch: F,
@@ -144,7 +177,10 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
         F: FnOnce(FlightHandle<K>) -> Fut,
         Fut: Future<Output = Result<Revealed, FerrVaultError>> + Send + 'static,
     {
-        let flight = self.join(&key, &want, deadline, fetch);
+        let flight = match self.join(&key, caller, &want, deadline, fetch) {
+            Joined::Served(revealed) => return Ok(revealed),
+            Joined::Flight(flight) => flight,
+        };
         let _interest = Interest {
             flight: flight.clone(),
             table: self.table.clone(),
@@ -172,14 +208,25 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
         }
     }
 
-    /// Joins a covering flight or the gathering one, or starts a new one.
-    fn join<F, Fut>(&self, key: &K, want: &KeySelector, deadline: Instant, fetch: F) -> Arc<Flight>
+    /// Serves a named caller from the kept answer, or joins a covering flight or the gathering
+    /// one, or starts a new one.
+    fn join<F, Fut>(
+        &self,
+        key: &K,
+        caller: Option<&str>,
+        want: &KeySelector,
+        deadline: Instant,
+        fetch: F,
+    ) -> Joined
     where
         F: FnOnce(FlightHandle<K>) -> Fut,
         Fut: Future<Output = Result<Revealed, FerrVaultError>> + Send + 'static,
     {
         let mut table = lock(&self.table);
         let slot = table.entry(key.clone()).or_default();
+        if let Some(revealed) = caller.and_then(|caller| slot.serve(caller, want, self.horizon)) {
+            return Joined::Served(revealed);
+        }
         let existing = slot
             .sent
             .iter()
@@ -191,15 +238,19 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
                 Some(gathering)
             });
         if let Some(flight) = existing {
-            flight.state().interested += 1;
+            let mut state = flight.state();
+            state.interested += 1;
+            state.callers.extend(caller.map(str::to_owned));
+            drop(state);
             flight.deadline.extend_to(deadline);
-            return flight;
+            return Joined::Flight(flight);
         }
         let flight = Arc::new(Flight {
             state: Mutex::new(FlightState {
                 keys: want.clone(),
                 frozen: false,
                 interested: 1,
+                callers: caller.map(str::to_owned).into_iter().collect(),
             }),
             deadline: Deadline::new(deadline),
             done: watch::Sender::new(None),
@@ -212,31 +263,89 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             key: key.clone(),
         };
         let request = fetch(handle);
-        let (table_ref, key_ref, flight_ref, window) =
-            (self.table.clone(), key.clone(), flight.clone(), self.window);
+        let (table_ref, key_ref, flight_ref, window, horizon) = (
+            self.table.clone(),
+            key.clone(),
+            flight.clone(),
+            self.window,
+            self.horizon,
+        );
         let task = tokio::spawn(async move {
             if !window.is_zero() {
                 tokio::time::sleep_until((Instant::now() + window).min(flight_ref.deadline.get())).await;
             }
             let outcome = request.await;
+            let kept = {
+                let state = flight_ref.state();
+                Answer::keep(&outcome, &state.keys, &state.callers, Instant::now())
+            };
             {
                 let mut table = lock(&table_ref);
                 if let Some(slot) = table.get_mut(&key_ref) {
                     slot.remove(&flight_ref);
+                    if kept.is_some() {
+                        slot.answer.clone_from(&kept);
+                    }
                     if slot.is_empty() {
                         table.remove(&key_ref);
                     }
                 }
             }
+            if let Some(answer) = kept {
+                tokio::spawn(forget_when_over(table_ref, key_ref, answer, horizon));
+            }
             flight_ref.done.send_replace(Some(Arc::new(outcome)));
         });
         *flight.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
-        flight
+        Joined::Flight(flight)
     }
 
     /// Number of keys with a flight gathering or in flight (for tests and the admin dump).
     pub(crate) fn in_progress(&self) -> usize {
-        lock(&self.table).len()
+        lock(&self.table)
+            .values()
+            .filter(|slot| slot.has_flights())
+            .count()
+    }
+
+    /// Number of answers kept for their wave (for tests).
+    pub(crate) fn answers_kept(&self) -> usize {
+        lock(&self.table)
+            .values()
+            .filter(|slot| slot.answer.is_some())
+            .count()
+    }
+}
+
+/// What [`SingleFlight::join`] found for a caller.
+enum Joined {
+    /// The kept answer served it.
+    Served(Revealed),
+    /// It waits for this flight.
+    Flight(Arc<Flight>),
+}
+
+/// Drops `answer` from `key`'s slot when its wave is over, unless a newer answer replaced it.
+async fn forget_when_over<K: Eq + Hash>(table: Table<K>, key: K, answer: Arc<Answer>, horizon: Horizon) {
+    loop {
+        let ends_at = answer.ends_at(horizon);
+        if Instant::now() >= ends_at {
+            break;
+        }
+        tokio::time::sleep_until(ends_at).await;
+    }
+    let mut table = lock(&table);
+    if let Some(slot) = table.get_mut(&key) {
+        if slot
+            .answer
+            .as_ref()
+            .is_some_and(|kept| Arc::ptr_eq(kept, &answer))
+        {
+            slot.answer = None;
+        }
+        if slot.is_empty() {
+            table.remove(&key);
+        }
     }
 }
 
@@ -279,168 +388,5 @@ fn lock<K>(table: &Table<K>) -> MutexGuard<'_, HashMap<K, Slot>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use super::*;
-    use crate::ferrvault::reveal::SecretValue;
-
-    fn names(list: &[&str]) -> KeySelector {
-        KeySelector::from_names(list.iter().copied())
-    }
-
-    /// A caller revealing `want` from "vault" in a task of its own, through [`fake_fetch`].
-    fn spawn_reveal(
-        flights: &Arc<SingleFlight<&'static str>>,
-        calls: &Arc<AtomicUsize>,
-        want: KeySelector,
-        deadline: Instant,
-        fetch_takes: Duration,
-    ) -> tokio::task::JoinHandle<Result<Revealed, FerrVaultError>> {
-        let (flights, calls) = (flights.clone(), calls.clone());
-        tokio::spawn(async move {
-            flights
-                .reveal("vault", want, deadline, fake_fetch(calls, fetch_takes))
-                .await
-        })
-    }
-
-    type FakeRequest = std::pin::Pin<Box<dyn Future<Output = Result<Revealed, FerrVaultError>> + Send>>;
-
-    /// A fetch that answers every key except those starting with `missing`, after `delay`.
-    fn fake_fetch(
-        calls: Arc<AtomicUsize>,
-        delay: Duration,
-    ) -> impl FnOnce(FlightHandle<&'static str>) -> FakeRequest {
-        move |handle| {
-            Box::pin(async move {
-                tokio::time::sleep(delay).await;
-                calls.fetch_add(1, Ordering::SeqCst);
-                let keys = handle.freeze();
-                let all = ["a", "b", "c", "d"];
-                let mut revealed = Revealed::default();
-                for key in all {
-                    if keys.covers(&names(&[key])) {
-                        revealed
-                            .secrets
-                            .insert(key.to_owned(), SecretValue::test(&format!("v-{key}")));
-                    }
-                }
-                if let KeySelector::Names(wanted) = keys {
-                    revealed.missing = wanted
-                        .into_iter()
-                        .filter(|k| !all.contains(&k.as_str()))
-                        .collect();
-                }
-                Ok(revealed)
-            })
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn concurrent_reveals_should_share_one_request_and_get_their_own_keys() {
-        let flights = Arc::new(SingleFlight::new(Duration::from_millis(20)));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let selectors = [
-            names(&["a"]),
-            names(&["b", "zz"]),
-            KeySelector::All,
-            names(&["c", "a"]),
-        ];
-        let mut handles = Vec::new();
-        for want in selectors.clone() {
-            handles.push(spawn_reveal(
-                &flights,
-                &calls,
-                want,
-                deadline,
-                Duration::from_millis(50),
-            ));
-        }
-        let results: Vec<_> = futures::future::join_all(handles)
-            .await
-            .into_iter()
-            .map(|r| r.unwrap().unwrap())
-            .collect();
-        assert_eq!(calls.load(Ordering::SeqCst), 1);
-        let keys = |r: &Revealed| r.secrets.keys().cloned().collect::<Vec<_>>();
-        assert_eq!(keys(&results[0]), ["a"]);
-        assert_eq!(
-            (keys(&results[1]), results[1].missing.clone()),
-            (vec!["b".to_owned()], vec!["zz".to_owned()])
-        );
-        assert_eq!(keys(&results[2]), ["a", "b", "c", "d"]);
-        assert_eq!(keys(&results[3]), ["a", "c"]);
-        assert_eq!(
-            flights.in_progress(),
-            0,
-            "nothing stays in the table after the request"
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_caller_wanting_more_than_the_frozen_request_should_start_a_new_flight() {
-        let flights = Arc::new(SingleFlight::new(Duration::ZERO));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let first = spawn_reveal(&flights, &calls, names(&["a"]), deadline, Duration::ZERO);
-        tokio::time::sleep(Duration::from_millis(1)).await;
-        let covered = flights.reveal(
-            "vault",
-            names(&["b"]),
-            deadline,
-            fake_fetch(calls.clone(), Duration::ZERO),
-        );
-        let result = covered.await.unwrap();
-        assert_eq!(result.secrets.keys().collect::<Vec<_>>(), ["b"]);
-        assert!(first.await.unwrap().is_ok());
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_impatient_caller_should_time_out_alone_and_the_last_one_leaving_should_cancel() {
-        let flights = Arc::new(SingleFlight::new(Duration::ZERO));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let now = Instant::now();
-        let patient = spawn_reveal(
-            &flights,
-            &calls,
-            names(&["a"]),
-            now + Duration::from_secs(10),
-            Duration::from_secs(2),
-        );
-        tokio::task::yield_now().await;
-        let impatient = flights
-            .reveal(
-                "vault",
-                names(&["a"]),
-                now + Duration::from_secs(1),
-                fake_fetch(calls.clone(), Duration::ZERO),
-            )
-            .await;
-        assert_eq!(impatient.unwrap_err().reason(), "BudgetDeadline");
-        assert!(
-            patient.await.unwrap().is_ok(),
-            "the other caller still gets its answer"
-        );
-        assert_eq!(calls.load(Ordering::SeqCst), 1);
-
-        let abandoned = spawn_reveal(
-            &flights,
-            &calls,
-            names(&["a"]),
-            now + Duration::from_secs(60),
-            Duration::from_secs(30),
-        );
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        abandoned.abort();
-        tokio::time::sleep(Duration::from_secs(60)).await;
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            1,
-            "the abandoned request was cancelled"
-        );
-        assert_eq!(flights.in_progress(), 0);
-    }
-}
+mod tests;
+mod wave;

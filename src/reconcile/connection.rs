@@ -1,8 +1,9 @@
 //! The FerrVaultConnection reconciler (reference §4, without §8 items 3 and 8).
 //!
-//! One pass: read → deletion (blocked while FerrVaultSecrets reference it) or finalizer
-//! (added, then the same pass probes: a new connection is probed at once) → OIDC cache
-//! invalidated when the spec changed → endpoint and credential → `GET /healthz` → status.
+//! One pass: read (from the watch's store) → deletion (blocked while FerrVaultSecrets reference
+//! it) or finalizer (added, then the same pass probes: a new connection is probed at once) →
+//! OIDC cache invalidated when the spec changed → probe due? ([`probe_not_due`]: else only the
+//! next probe is scheduled) → endpoint and credential → `GET /healthz` → status.
 //! A connection that does not match its type (read as [`Lenient`]) stops after the finalizer
 //! with Ready=False/`InvalidSpec`; its FerrVaultSecrets report `InvalidConnection`.
 //!
@@ -14,16 +15,16 @@
 //!   them in a `DeletionBlocked` condition and Event; the OIDC bearer is forgotten on deletion
 //!   and on every spec change, so an edited connection never keeps using an old bearer.
 //! - `ferrvault_connection_ready` follows each non-429 probe and is removed with the object.
+//! - A connection found reachable at this generation whose token and CA Secrets did not change
+//!   is not probed before its interval: a restart or failover makes no request and no write for
+//!   it (the gauge is set from its status).
 
 use std::{sync::Arc, time::Duration};
 
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{
-    Api, Resource, ResourceExt,
-    api::{ListParams, Patch},
-};
+use kube::{Api, Resource, ResourceExt, api::Patch};
 use serde_json::json;
 use tokio::time::Instant;
 use tracing::{Instrument, info, info_span};
@@ -31,19 +32,22 @@ use tracing::{Instrument, info, info_span};
 use super::{
     context::Context,
     events::EventKind,
+    inputs::connection_inputs,
     invalid_spec,
     kube_errors::{KubeAction, KubeFailure},
     prologue::{self, Start},
+    reads::{Reads, WrittenVersions},
     rules::{
         conditions::{ConditionUpdate, find_condition, upsert_condition},
+        freshness::probe_not_due,
         guards::DELETION_BLOCKED_REQUEUE,
         messages,
     },
     token,
 };
 use crate::api::{
-    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
-    Reason, names::CONNECTION_FINALIZER,
+    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, Lenient, Reason,
+    names::CONNECTION_FINALIZER,
 };
 use crate::reconcile::field_manager::patch_params;
 
@@ -53,42 +57,56 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Reconciles one FerrVaultConnection: probe, deletion blocking, OIDC invalidation.
 pub struct ConnectionReconciler {
     ctx: Arc<Context>,
+    reads: Arc<Reads>,
 }
 
 impl ConnectionReconciler {
-    /// A reconciler over the shared context.
-    pub fn new(ctx: Arc<Context>) -> Self {
-        Self { ctx }
+    /// A reconciler over the shared context, reading through `reads`.
+    pub fn new(ctx: Arc<Context>, reads: Arc<Reads>) -> Self {
+        Self { ctx, reads }
     }
 
     async fn run(&self, key: &ObjectKey, rc: &ReconcileContext) -> Result<Outcome, KubeFailure> {
         let ctx = &self.ctx;
         let namespace = key.namespace.clone().unwrap_or_default();
         let api: Api<Lenient<FerrVaultConnection>> = Api::namespaced(ctx.client.clone(), &namespace);
-        let connection =
-            match prologue::start(&api, "FerrVaultConnection", &key.name, CONNECTION_FINALIZER).await? {
-                Start::Valid(connection) => connection,
-                Start::Gone => {
-                    ctx.metrics.forget_connection(&namespace, &key.name);
-                    ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
-                    ctx.ferrvault.release_endpoint(&namespace, &key.name);
-                    return Ok(Outcome::done());
-                }
-                Start::Deleting(connection) => return self.on_delete(&api, &connection).await,
-                Start::Invalid(invalid) => {
-                    ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
-                    ctx.ferrvault.release_endpoint(&namespace, &key.name);
-                    ctx.metrics.set_connection_ready(&namespace, &key.name, false);
-                    invalid_spec::report(ctx, &api, &invalid).await?;
-                    return Ok(Outcome::done());
-                }
-            };
+        let objects = &self.reads.connections;
+        let identity = ("FerrVaultConnection", namespace.as_str(), key.name.as_str());
+        let connection = match prologue::start(objects, &api, identity, CONNECTION_FINALIZER).await? {
+            Start::Valid(connection) => connection,
+            Start::Gone => {
+                ctx.metrics.forget_connection(&namespace, &key.name);
+                ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                ctx.ferrvault.release_endpoint(&namespace, &key.name);
+                return Ok(Outcome::done());
+            }
+            Start::Deleting(connection) => return self.on_delete(&api, &connection).await,
+            Start::Invalid(invalid) => {
+                ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
+                ctx.ferrvault.release_endpoint(&namespace, &key.name);
+                ctx.metrics.set_connection_ready(&namespace, &key.name, false);
+                invalid_spec::report(ctx, (&api, objects.written()), &invalid).await?;
+                return Ok(Outcome::done());
+            }
+        };
         let previous = connection.status.clone().unwrap_or_default();
         if spec_changed_since_last_probe(&previous, connection.meta().generation) {
             ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
         }
-        let deadline = rc.deadline.min(Instant::now() + PROBE_TIMEOUT);
         let every = ctx.settings.connection_probe_interval;
+        // Read before the probe: a change after this makes the next pass probe again. Only from a
+        // listed Secret store: on a start, a version not listed yet would look like a change.
+        let stores = &self.reads.stores;
+        if stores.secret_metadata.wait_until_ready().await.is_err() {
+            return Ok(Outcome::done());
+        }
+        let inputs = connection_inputs(&connection, stores);
+        let generation = connection.meta().generation;
+        if let Some(next) = probe_not_due(&previous, generation, &inputs, every, Timestamp::now()) {
+            ctx.metrics.set_connection_ready(&namespace, &key.name, true);
+            return Ok(Outcome::done_refresh_in(next));
+        }
+        let deadline = rc.deadline.min(Instant::now() + PROBE_TIMEOUT);
         let (holds, reason, message, refresh) = match self.probe(&connection, deadline).await {
             Ok(()) => (
                 true,
@@ -108,6 +126,7 @@ impl ConnectionReconciler {
         info!(ready = holds, reason = %reason, "probe finished");
         let mut status = previous.clone();
         status.last_checked_at = Some(Time(Timestamp::now()));
+        status.observed_inputs = Some(inputs);
         upsert_condition(
             &mut status.conditions,
             ConditionUpdate::ready(
@@ -118,7 +137,7 @@ impl ConnectionReconciler {
             ),
             Timestamp::now(),
         );
-        write_status(&api, &key.name, &status).await?;
+        write_status((&api, objects.written()), &key.name, &status).await?;
         ctx.metrics.set_connection_ready(&namespace, &key.name, holds);
         Ok(Outcome::Done {
             refresh_after: refresh,
@@ -127,12 +146,18 @@ impl ConnectionReconciler {
 
     async fn probe(&self, connection: &FerrVaultConnection, deadline: Instant) -> Result<(), Probe> {
         let ctx = &self.ctx;
-        let endpoint = token::endpoint(&ctx.client, &ctx.ferrvault, connection)
+        let endpoint = token::endpoint(&self.reads.values, &ctx.ferrvault, connection)
             .await
             .map_err(Probe::Failed)?;
-        token::credential(&ctx.client, &ctx.ferrvault, connection, &endpoint, deadline)
-            .await
-            .map_err(Probe::Failed)?;
+        token::credential(
+            &self.reads.values,
+            &ctx.ferrvault,
+            connection,
+            &endpoint,
+            deadline,
+        )
+        .await
+        .map_err(Probe::Failed)?;
         ctx.ferrvault.probe(&endpoint, deadline).await.map_err(|e| {
             if e.is_rate_limited() {
                 Probe::RateLimited(e.retry_after())
@@ -155,18 +180,20 @@ impl ConnectionReconciler {
         let (namespace, name) = (connection.namespace().unwrap_or_default(), connection.name_any());
         ctx.ferrvault.invalidate_oidc(&namespace, &name);
         ctx.ferrvault.release_endpoint(&namespace, &name);
-        // Lenient: one FerrVaultSecret that bypassed the schema must not fail the list. It
-        // counts as no dependant (its reference is unreadable, and it does not need the
-        // connection to be deleted itself).
-        let secrets: Api<Lenient<FerrVaultSecret>> = Api::namespaced(ctx.client.clone(), &namespace);
-        let mut dependants: Vec<String> = secrets
-            .list(&ListParams::default())
+        // From the FerrVaultSecret store (its watch enqueues this connection when one of them is
+        // deleted). One that bypassed the schema counts as no dependant (its reference is
+        // unreadable, and it does not need the connection to be deleted itself).
+        let secrets = &self.reads.stores.secrets;
+        secrets
+            .wait_until_ready()
             .await
-            .map_err(KubeFailure::during(KubeAction::ListDependants))?
-            .items
+            .map_err(KubeFailure::during(KubeAction::ListDependants))?;
+        let mut dependants: Vec<String> = secrets
+            .state()
             .iter()
+            .filter(|s| s.namespace().as_deref() == Some(namespace.as_str()))
             .filter(|s| s.valid().is_some_and(|s| s.spec.connection_ref.name == name))
-            .map(ResourceExt::name_any)
+            .map(|s| s.name_any())
             .collect();
         dependants.sort();
         if dependants.is_empty() {
@@ -181,7 +208,7 @@ impl ConnectionReconciler {
             Lenient::Valid(connection) => connection.status.clone().unwrap_or_default(),
             Lenient::Invalid(invalid) => FerrVaultConnectionStatus {
                 conditions: invalid.conditions.clone(),
-                last_checked_at: None,
+                ..FerrVaultConnectionStatus::default()
             },
         };
         status.last_checked_at = Some(Time(Timestamp::now()));
@@ -195,7 +222,7 @@ impl ConnectionReconciler {
             ),
             Timestamp::now(),
         );
-        write_status(api, &name, &status).await?;
+        write_status((api, self.reads.connections.written()), &name, &status).await?;
         ctx.events
             .publish(&connection.object_ref(&()), EventKind::DeletionBlocked, message)
             .await;
@@ -232,13 +259,16 @@ pub fn spec_changed_since_last_probe(status: &FerrVaultConnectionStatus, generat
         .is_some_and(|c| c.observed_generation != generation)
 }
 
+/// Writes `status` and records the version it produced in `written`.
 async fn write_status(
-    api: &Api<Lenient<FerrVaultConnection>>,
+    (api, written): (&Api<Lenient<FerrVaultConnection>>, &WrittenVersions),
     name: &str,
     status: &FerrVaultConnectionStatus,
 ) -> Result<(), KubeFailure> {
-    api.patch_status(name, &patch_params(), &Patch::Merge(json!({ "status": status })))
+    let object = api
+        .patch_status(name, &patch_params(), &Patch::Merge(json!({ "status": status })))
         .await
-        .map(|_| ())
-        .map_err(KubeFailure::during(KubeAction::WriteStatus("")))
+        .map_err(KubeFailure::during(KubeAction::WriteStatus("")))?;
+    written.record(object.meta());
+    Ok(())
 }

@@ -20,6 +20,7 @@ use super::{
     context::Context,
     events::EventKind,
     kube_errors::{KubeAction, KubeFailure},
+    reads::WrittenVersions,
     rules::{
         conditions::{ConditionUpdate, upsert_condition},
         messages,
@@ -28,14 +29,15 @@ use super::{
 use crate::api::{ConditionStatus, InvalidObject, Lenient, Reason};
 use crate::reconcile::field_manager::patch_params;
 
-/// Writes `InvalidSpec` into the status of `invalid` and publishes its Event. The pass is then
-/// done with no timer: only an edit (a new generation, a watch event) can fix the object.
+/// Writes `InvalidSpec` into the status of `invalid` (recording the version it produced in
+/// `written`) and publishes its Event. The pass is then done with no timer: only an edit (a new
+/// generation, a watch event) can fix the object.
 ///
 /// # Errors
 /// The status write failed.
 pub async fn report<K>(
     ctx: &Context,
-    api: &Api<Lenient<K>>,
+    (api, written): (&Api<Lenient<K>>, &WrittenVersions),
     invalid: &InvalidObject,
 ) -> Result<(), KubeFailure>
 where
@@ -57,9 +59,11 @@ where
     let object = Lenient::<K>::Invalid(invalid.clone());
     if conditions != invalid.conditions {
         let body = json!({ "status": { "conditions": conditions } });
-        api.patch_status(&object.name_any(), &patch_params(), &Patch::Merge(&body))
+        let written_now = api
+            .patch_status(&object.name_any(), &patch_params(), &Patch::Merge(&body))
             .await
             .map_err(KubeFailure::during(KubeAction::WriteStatus("InvalidSpec")))?;
+        written.record(written_now.meta());
     }
     ctx.events
         .publish(&object.object_ref(&()), EventKind::InvalidSpec, message)

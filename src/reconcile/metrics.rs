@@ -153,14 +153,14 @@ impl SyncMetrics {
             .inc();
     }
 
-    /// Stamps a full sync of `namespace/name` now, with its resolved refresh interval.
-    pub fn mark_synced(&self, namespace: &str, name: &str, refresh: Duration) {
+    /// Stamps the last full sync of `namespace/name` (`at`), with its resolved refresh interval.
+    pub fn mark_synced(&self, namespace: &str, name: &str, refresh: Duration, at: jiff::Timestamp) {
         let labels = ObjectLabels::new(namespace, name);
-        let now = SystemTime::now()
+        let at = SystemTime::from(at)
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs_f64();
-        self.last_sync.get_or_create(&labels).set(now);
+        self.last_sync.get_or_create(&labels).set(at);
         self.refresh_interval
             .get_or_create(&labels)
             .set(refresh.as_secs_f64());

@@ -7,28 +7,35 @@
 //!     flags decide and the controller names; [`context`]: what both reconcilers share.
 //!   - [`secret`]: the FerrVaultSecret controller; [`connection`]: the FerrVaultConnection controller;
 //!     [`prologue`]: the first steps both share (read, finalizer, invalid spec).
-//!   - [`watches`] (+ [`own_writes`], [`connection_stores`]): which changes enqueue which keys.
+//!   - [`watches`] (+ [`own_writes`]): which changes enqueue which keys.
 //!   - [`content_hash_key`]: the operator-held key of the content hash.
+//!   - Reads: [`reads`] (the watches' [`stores`], per watched scope ([`scoped_store`]), first, a GET only where a store cannot be
+//!     trusted: the rule is written there), [`secret_values`] (token and CA bundle values kept per
+//!     `resourceVersion`), [`inputs`] (the versions `status.observedInputs` records).
 //!   - Writes and reads: [`finalizer`], [`token`] (credentials and CA bundles of a connection),
 //!     [`invalid_spec`] (Ready=False/`InvalidSpec`), [`field_manager`] (the `fieldManager` of every
 //!     write), [`kube_errors`] (Kubernetes failures, typed).
 //!   - Reporting: [`events`], [`metrics`].
 
 pub mod connection;
-pub mod connection_stores;
 pub mod content_hash_key;
 pub mod context;
 pub mod events;
 pub mod field_manager;
 pub mod finalizer;
+pub mod inputs;
 pub mod invalid_spec;
 pub mod kube_errors;
 pub mod metrics;
 pub mod operator;
 pub mod own_writes;
 pub mod prologue;
+pub mod reads;
 pub mod rules;
+pub mod scoped_store;
 pub mod secret;
+pub mod secret_values;
 pub mod settings;
+pub mod stores;
 pub mod token;
 pub mod watches;

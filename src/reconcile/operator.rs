@@ -19,6 +19,7 @@ use super::{
     context::Context,
     events::EventSink,
     metrics::SyncMetrics,
+    reads::Reads,
     secret::SecretReconciler,
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
     watches,
@@ -74,8 +75,9 @@ impl Operator {
             &self.ctx.settings.watch_namespaces,
             self.ctx.own_writes.clone(),
         );
-        let secrets = Arc::new(SecretReconciler::new(self.ctx.clone(), watches.connections));
-        let connections = Arc::new(ConnectionReconciler::new(self.ctx.clone()));
+        let reads = Arc::new(Reads::new(self.ctx.client.clone(), watches.stores));
+        let secrets = Arc::new(SecretReconciler::reading(self.ctx.clone(), reads.clone()));
+        let connections = Arc::new(ConnectionReconciler::new(self.ctx.clone(), reads));
         let builder = builder
             .reconciler(SECRET_CONTROLLER, secrets)
             .reconciler(CONNECTION_CONTROLLER, connections);

@@ -1,8 +1,11 @@
-//! The first steps both reconcilers share: read the object leniently, put our finalizer on it
-//! (the same pass then continues), and single out an object whose spec does not match its type.
+//! The first steps both reconcilers share: read the object leniently (from its watch's store, see
+//! [`CrStore`]), put our finalizer on it (the same pass then continues), and single out an object
+//! whose spec does not match its type.
 //!
 //! # Guarantees
 //! - A missing object is [`Start::Gone`]: nothing is written.
+//! - Every write here is recorded in the kind's [`WrittenVersions`](super::reads::WrittenVersions),
+//!   so the next pass does not start from a store that has not seen it yet.
 //! - An object being deleted is handed back untouched as [`Start::Deleting`] (each controller
 //!   has its own cleanup), and [`release`] completes it.
 //! - Only a [`Start::Valid`] object carries our finalizer for sure: the finalizer is added before
@@ -19,6 +22,7 @@ use super::{
     context::Context,
     finalizer,
     kube_errors::{KubeAction, KubeFailure},
+    reads::CrStore,
 };
 use crate::api::{InvalidObject, Lenient};
 
@@ -34,21 +38,22 @@ pub enum Start<K> {
     Valid(K),
 }
 
-/// Reads `name` through `api` and completes the shared first steps for `finalizer`.
+/// Reads `namespace/name` (from `objects`, else through `api`) and completes the shared first
+/// steps for `finalizer`.
 ///
 /// # Errors
 /// The read or the finalizer patch failed (a 409 when the object changed meanwhile).
 pub async fn start<K>(
+    objects: &CrStore<K>,
     api: &Api<Lenient<K>>,
-    kind: &'static str,
-    name: &str,
+    (kind, namespace, name): (&'static str, &str, &str),
     finalizer: &str,
 ) -> Result<Start<K>, KubeFailure>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
 {
-    let Some(object) = api
-        .get_opt(name)
+    let Some(object) = objects
+        .get(api, namespace, name)
         .await
         .map_err(KubeFailure::during(KubeAction::Read(kind)))?
     else {
@@ -60,9 +65,11 @@ where
     let object = if finalizer::has_finalizer(&object, finalizer) {
         object
     } else {
-        finalizer::add(api, &object, finalizer)
+        let added = finalizer::add(api, &object, finalizer)
             .await
-            .map_err(KubeFailure::during(KubeAction::AddFinalizer))?
+            .map_err(KubeFailure::during(KubeAction::AddFinalizer))?;
+        objects.written().record(added.meta());
+        added
     };
     Ok(match object {
         Lenient::Valid(object) => Start::Valid(object),

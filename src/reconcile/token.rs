@@ -3,8 +3,9 @@
 //!
 //! # Guarantees
 //! - Error messages name Secrets, keys and fields, never a token or a CA byte.
-//! - The token Secret is read fresh on every call (no cache besides the API server), so a
-//!   rotated token is used by the next reconcile.
+//! - Token and CA bundle values come from [`SecretValues`]: kept per `resourceVersion` and read
+//!   again as soon as the Secret metadata store shows a new one, so a rotated token is used by
+//!   the pass its rotation triggers.
 //! - A spec the operator refuses to act on (plain `http://` without the opt-in, the cluster
 //!   identity asked for where it may not go, a Go-era `oidc` field that disagrees with the
 //!   operator) is reported before anything is read or sent, and flagged
@@ -12,13 +13,12 @@
 
 use std::path::Path;
 
-use k8s_openapi::api::core::v1::Secret;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use tokio::time::Instant;
 
-use super::{kube_errors::kube_error_text, rules::messages};
+use super::{rules::messages, secret_values::SecretValues};
 use crate::{
-    api::{ConnectionMode, FerrVaultConnection, OidcSpec, Reason, SecretKeyRef},
+    api::{ConnectionMode, FerrVaultConnection, OidcSpec, Reason},
     ferrvault::{
         ClusterIdentity, Credential, Endpoint, FerrVault, FerrVaultError, IdentityRefusal, OidcSource,
     },
@@ -98,7 +98,7 @@ fn identity_refusal(refusal: IdentityRefusal) -> AccessError {
 /// client refuses (before the CA bundle is read), `CaBundleUnreadable` when the bundle's
 /// Secret or key cannot be read.
 pub async fn endpoint(
-    client: &kube::Client,
+    values: &SecretValues,
     ferrvault: &FerrVault,
     connection: &FerrVaultConnection,
 ) -> Result<Endpoint, AccessError> {
@@ -112,7 +112,8 @@ pub async fn endpoint(
     let endpoint = match &connection.spec.ca_bundle_secret_ref {
         None => endpoint,
         Some(ca) => {
-            let pem = read_secret_key(client, &namespace, ca)
+            let pem = values
+                .read(&namespace, ca)
                 .await
                 .map_err(|why| AccessError::new(Reason::CaBundleUnreadable, format!("CA bundle {why}")))?;
             endpoint
@@ -132,7 +133,7 @@ pub async fn endpoint(
 /// empty, or the OIDC exchange fails; `InvalidConnection` when the token cannot be a bearer;
 /// for `oidc`, the refusals of [`cluster_credential`] and `Redirected`.
 pub async fn credential(
-    client: &kube::Client,
+    values: &SecretValues,
     ferrvault: &FerrVault,
     connection: &FerrVaultConnection,
     endpoint: &Endpoint,
@@ -146,7 +147,8 @@ pub async fn credential(
             "set only one of tokenSecretRef or oidc, not both".into(),
         )),
         (Some(reference), None) => {
-            let raw = read_secret_key(client, &namespace, reference)
+            let raw = values
+                .read(&namespace, reference)
                 .await
                 .map_err(|why| unreadable(format!("token {why}")))?;
             let text = String::from_utf8(raw).map_err(|_| {
@@ -224,25 +226,6 @@ fn check_go_era_fields(oidc: &OidcSpec, identity: &ClusterIdentity) -> Result<()
 /// A field's value when it is set and not blank.
 fn set(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|v| !v.is_empty())
-}
-
-/// The bytes at `reference` in a Secret of `namespace`; the error text (no value) says why not.
-async fn read_secret_key(
-    client: &kube::Client,
-    namespace: &str,
-    reference: &SecretKeyRef,
-) -> Result<Vec<u8>, String> {
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let name = &reference.name;
-    let secret = secrets
-        .get(name)
-        .await
-        .map_err(|e| format!("Secret {namespace}/{name}: {}", kube_error_text(&e)))?;
-    secret
-        .data
-        .and_then(|mut d| d.remove(&reference.key))
-        .map(|b| b.0)
-        .ok_or_else(|| format!("Secret {namespace}/{name} has no key {:?}", reference.key))
 }
 
 #[cfg(test)]

@@ -32,22 +32,21 @@ use kube::{
     runtime::{reflector::Store, watcher},
 };
 
-use super::connection_stores::ConnectionStores;
 pub use super::own_writes::OwnWrites;
 use super::rules::target_access::connection_secrets;
 use super::settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
+use super::stores::Stores;
 use crate::api::{
     ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient, Reason,
     names::{CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
 };
 
-/// Every watch, and the connection stores the FerrVaultSecret reconciler reads (which Secrets the
-/// connections of a namespace read).
+/// Every watch, and the stores the reconcilers read instead of the API server.
 pub struct Watches {
     /// The watches, for the runtime.
     pub sources: Vec<Box<dyn WatchSource>>,
-    /// The `ferrvaultconnection` watches' stores.
-    pub connections: ConnectionStores,
+    /// The watches' stores, across the watched scopes.
+    pub stores: Stores,
 }
 
 /// Whether a change of a custom resource deserves a reconcile of that resource: first sighting,
@@ -208,7 +207,7 @@ fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
 pub fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWrites>) -> Watches {
     let mut watches = Watches {
         sources: Vec::new(),
-        connections: ConnectionStores::default(),
+        stores: Stores::default(),
     };
     if namespaces.is_empty() {
         build_scope(client, None, "", own.clone(), &mut watches);
@@ -267,7 +266,7 @@ fn build_scope(
             )]
         });
     let dependants_store = secrets.clone();
-    let (dependants_watch, _) = WatchSpec::full(
+    let (dependants_watch, connections_for_dependants) = WatchSpec::full(
         format!("ferrvaultconnection-dependants{suffix}"),
         api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
@@ -285,13 +284,19 @@ fn build_scope(
             keys.dedup();
             keys
         });
-    let connections_for_reconciler = connections.clone();
     let own_for_filter = own.clone();
-    let (metadata_watch, _) = WatchSpec::metadata(
+    let (metadata_watch, secret_metadata) = WatchSpec::metadata(
         format!("secret-metadata{suffix}"),
         api::<PartialObjectMeta<Secret>>(client, namespace),
         config(),
     );
+    let stores = &mut watches.stores;
+    stores.secrets.add(namespace, secrets.clone());
+    stores.connections.add(namespace, connections.clone());
+    stores
+        .connections_for_dependants
+        .add(namespace, connections_for_dependants);
+    stores.secret_metadata.add(namespace, secret_metadata);
     let metadata_watch = metadata_watch
         .matters(move |old, new| {
             secret_change_matters(&own_for_filter, old.map(|o| &o.metadata), &new.metadata)
@@ -329,7 +334,6 @@ fn build_scope(
         Box::new(dependants_watch),
         Box::new(metadata_watch),
     ]);
-    watches.connections.add(namespace, connections_for_reconciler);
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //!   the content-hash key created);
 //! - a target whose `type` changes (replaced: delete, then create);
 //! - a content change restarting a Deployment, a StatefulSet and a DaemonSet;
+//! - a FerrVaultSecret whose connection does not exist (read with a GET, not from the store);
 //! - with `metrics.secure.enabled`, a scrape by a ServiceAccount the rendering binds to the
 //!   metrics-reader ClusterRole (TokenReview, SubjectAccessReview).
 //!
@@ -294,6 +295,30 @@ pub async fn audited_run(sets: &[&str]) -> AuditedRun {
     until("the rollout", &operator, || async {
         let now = rollout_hash(secrets.get("app-config").await.expect("app-config"));
         now.is_some() && now != before
+    })
+    .await;
+
+    // A FerrVaultSecret naming a connection that does not exist: the connection store does not
+    // hold it, so the pass reads it with a GET before acting on its absence (the first rule of
+    // `src/reconcile/reads.rs`).
+    let orphan: FerrVaultSecret = serde_json::from_value(json!({
+        "apiVersion": "ferrvault.com/v1alpha1",
+        "kind": "FerrVaultSecret",
+        "metadata": {"name": "orphan"},
+        "spec": {"connectionRef": {"name": "not-there"}, "vault": fixtures::VAULT},
+    }))
+    .expect("a FerrVaultSecret");
+    secrets
+        .create(&PostParams::default(), &orphan)
+        .await
+        .expect("orphan created");
+    until("the missing connection reported", &operator, || async {
+        secrets
+            .get("orphan")
+            .await
+            .ok()
+            .and_then(|s| s.status)
+            .is_some_and(|s| s.conditions.iter().any(|c| c.reason == "ConnectionNotFound"))
     })
     .await;
 

@@ -90,3 +90,43 @@ async fn concurrent_reveals_of_one_vault_should_cost_one_request_and_each_get_th
         "nothing is kept after the request"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_named_callers_of_one_wave_should_cost_one_request_even_when_they_come_one_by_one() {
+    let config = SimConfig::default()
+        .vault("app", KEYS.iter().map(|k| (*k, format!("value-of-{k}"))))
+        .service_account_token(TOKEN, "app")
+        .token_label(TOKEN, LABEL);
+    let sim = FerrVaultSim::start(config).await.unwrap();
+    let client = FerrVault::new(crate::plain_http_config());
+    let endpoint = Endpoint::parse(&sim.url()).unwrap();
+    let credential = Credential::new(TOKEN).unwrap();
+    let reveal = |caller: String, i: usize| {
+        let (client, endpoint, credential) = (client.clone(), endpoint.clone(), credential.clone());
+        async move {
+            let request = RevealRequest {
+                scope: RevealScope::FerrVault,
+                vault: "app".into(),
+                keys: selector(i),
+            };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            client
+                .reveal_in_wave(&caller, &endpoint, &credential, request, deadline)
+                .await
+                .unwrap_or_else(|e| panic!("caller {i} failed: {e}"))
+        }
+    };
+    // Caller 0 wants everything; the others come one after another, as the worker pool runs them.
+    for i in (0..29).map(|i| i * 10) {
+        let revealed = reveal(format!("cr-{i}"), i).await;
+        assert_eq!(revealed.secrets.len(), KEYS.len(), "caller {i}");
+    }
+    assert_eq!(sim.stats().token(LABEL).requests, 1, "one request for 29 callers");
+    assert_eq!(client.wave_answers_kept(), 1, "kept for the rest of the wave");
+    reveal("cr-0".into(), 0).await;
+    assert_eq!(
+        sim.stats().token(LABEL).requests,
+        2,
+        "a caller's own next reveal reaches FerrVault"
+    );
+}

@@ -3,6 +3,7 @@
 
 mod connection;
 mod content_hash;
+mod economy;
 mod events;
 mod fixtures;
 mod go_era_values;

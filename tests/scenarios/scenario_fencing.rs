@@ -13,6 +13,7 @@ use crate::scenario_support::{
     operator::{LEADER_ELECT, LEASE_DURATION, OperatorProcess, RENEW_DEADLINE},
     poll_until,
 };
+use ferrvault_operator::api::SecretSelector;
 use ferrvault_sim::ferrvault::{Endpoint, FaultSpec};
 
 const SCENARIO: &str = "fencing";
@@ -23,7 +24,18 @@ async fn a_leader_losing_its_lease_mid_reconcile_should_write_nothing_past_its_f
     let started = Instant::now();
     let cluster = Cluster::start(ferrvault_config(unlimited(), false)).await;
     cluster.healthy_connection().await;
-    let mut names = cluster.create_many("app", 3, CONNECTION).await;
+    // They name their keys, so the answer their reveals leave for their wave does not cover
+    // `held` (which wants every key): `held`'s reveal reaches FerrVault however soon it comes.
+    let mut names = Vec::new();
+    for i in 0..3 {
+        let name = format!("app-{i:03}");
+        let mut spec = secret_spec(CONNECTION, VAULT);
+        spec.selector = Some(SecretSelector {
+            names: vec!["API_KEY".into(), "DB_URL".into()],
+        });
+        cluster.create_fvs(&name, spec).await;
+        names.push(name);
+    }
     let leader = OperatorProcess::launch(&cluster, SCENARIO, "operator-0", &LEADER_ELECT);
     cluster
         .wait_reason(&names, "True", "Synced", Duration::from_secs(60))

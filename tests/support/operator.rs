@@ -151,7 +151,7 @@ pub struct Harness {
 }
 
 /// The operator on a real runtime, running until the sender is used or dropped.
-fn start_operator(
+fn launch_operator(
     client: &kube::Client,
     settings: OperatorSettings,
 ) -> (Registry, oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
@@ -245,7 +245,7 @@ impl Harness {
             .expect("a valid cluster identity");
             settings.ferrvault.cluster_identity = Some(identity);
         }
-        let (registry, stop, run) = start_operator(&client, settings.clone());
+        let (registry, stop, run) = launch_operator(&client, settings.clone());
         Harness {
             kube,
             fv,
@@ -261,11 +261,22 @@ impl Harness {
     /// Stops the operator and starts a new one (new process state: caches, key, metrics) against
     /// the same simulators, as a restart or an upgrade would.
     pub async fn restart_operator(&mut self) {
+        self.stop_operator().await;
+        self.start_operator().await;
+    }
+
+    /// Stops the operator (the simulators keep running), as a crash, an upgrade or a failover
+    /// leaves the cluster between two operators.
+    pub async fn stop_operator(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         let _ = tokio::time::timeout(Duration::from_secs(20), &mut self.run).await;
-        let (registry, stop, run) = start_operator(&self.client, self.settings.clone());
+    }
+
+    /// Starts a new operator (new process state: caches, key, metrics) after [`Harness::stop_operator`].
+    pub async fn start_operator(&mut self) {
+        let (registry, stop, run) = launch_operator(&self.client, self.settings.clone());
         (self.registry, self.stop, self.run) = (registry, Some(stop), run);
     }
 

@@ -53,6 +53,15 @@ pub fn content_hash(key: &ContentHashKey, data: &SecretData) -> String {
     hex::encode(context.sign().as_ref())
 }
 
+/// A short identifier of `key`, for `status.observedInputs`: its hash of no data, so a new key
+/// (rotation) shows as a new identifier while the key itself stays unknown (HMAC outputs reveal
+/// nothing of the key).
+pub fn key_id(key: &ContentHashKey) -> String {
+    let mut id = content_hash(key, &SecretData::new());
+    id.truncate(12);
+    id
+}
+
 /// The unkeyed SHA-256 the Go operator (and this one before the key) stamped for `data`.
 pub fn legacy_content_hash(data: &SecretData) -> String {
     let mut hasher = Sha256::new();

@@ -10,6 +10,7 @@
 //! - [`target_access`]: whether a FerrVaultSecret may write its target Secret (ownership,
 //!   refused types, connections' Secrets).
 //! - [`guards`]: missing-keys and cloud-scope guards; requeue policy.
+//! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
 //! - [`messages`]: the human-readable condition messages, in one place.
 
@@ -18,6 +19,7 @@ use std::collections::BTreeMap;
 pub mod conditions;
 pub mod content_hash;
 pub mod duration;
+pub mod freshness;
 pub mod guards;
 pub mod json_expand;
 pub mod messages;

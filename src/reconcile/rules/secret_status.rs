@@ -3,6 +3,9 @@
 //! # Guarantees
 //! - Failures keep `lastSyncedAt`, `syncedKeys` and `lastRolloutHash` of the last good sync
 //!   and do not stamp `status.observedGeneration` (reference §3.3); the MissingKeys guard does.
+//! - A sync records the target's version and its inputs' versions (`targetResourceVersion`,
+//!   `observedInputs`), which tell the next pass whether anything changed since
+//!   ([`freshness`](super::freshness)); a failure keeps those of the last good sync.
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -53,6 +56,10 @@ pub struct SyncedState {
     pub last_rollout_hash: Option<String>,
     /// `None` without rollout targets.
     pub rollout: Option<RolloutState>,
+    /// The target's `resourceVersion` after the sync (written, or found as it must be).
+    pub target_resource_version: Option<String>,
+    /// The versions of what the sync read besides FerrVault (`status.observedInputs`).
+    pub observed_inputs: String,
 }
 
 /// The status after a sync that wrote the target.
@@ -105,6 +112,8 @@ pub fn after_sync(
     status.missing_keys = state.missing_keys;
     status.observed_generation = generation;
     status.last_rollout_hash = state.last_rollout_hash;
+    status.target_resource_version = state.target_resource_version;
+    status.observed_inputs = Some(state.observed_inputs);
     status
 }
 
@@ -119,6 +128,8 @@ mod tests {
             target: "app".into(),
             last_rollout_hash: Some("h".into()),
             rollout,
+            target_resource_version: Some("7".into()),
+            observed_inputs: "inputs".into(),
         }
     }
 

@@ -8,14 +8,14 @@ use tracing::info;
 
 use super::failure::{Failure, Stop};
 use crate::{
-    api::FerrVaultSecret,
+    api::{FerrVaultConnection, FerrVaultSecret, Lenient},
     reconcile::{
-        connection_stores::ConnectionStores,
         rules::{
             guards::RequeueCase,
             messages,
             target_access::{ConnectionSecret, TargetAccess, Writer, connection_secrets, judge_target},
         },
+        scoped_store::Scoped,
     },
 };
 
@@ -28,7 +28,7 @@ const CONNECTIONS_UNAVAILABLE: &str = "ConnectionsUnavailable";
 /// The refusal as a `Failure` with its own reason and no timer (the watches retry it), or
 /// [`Stop::Unavailable`] when the connection watch is gone (shutdown).
 pub(super) async fn judge(
-    connections: &ConnectionStores,
+    connections: &Scoped<Lenient<FerrVaultConnection>>,
     cr: &FerrVaultSecret,
     target: &str,
     existing: Option<&Secret>,
@@ -59,7 +59,10 @@ pub(super) async fn judge(
 
 /// The Secrets the valid connections of `namespace` read, once the connection watch has listed
 /// them all (a start must not judge against a partial list).
-async fn connections_read(stores: &ConnectionStores, namespace: &str) -> Result<Vec<ConnectionSecret>, Stop> {
+async fn connections_read(
+    stores: &Scoped<Lenient<FerrVaultConnection>>,
+    namespace: &str,
+) -> Result<Vec<ConnectionSecret>, Stop> {
     let connections = stores.of(namespace).ok_or_else(|| Stop::Unavailable {
         reason: CONNECTIONS_UNAVAILABLE,
         message: format!("namespace {namespace} is not watched"),

@@ -82,11 +82,8 @@ pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
     Failure::new(reason, error.to_string(), case).into()
 }
 
-/// The outcome for `case`: a timed requeue, or done (with a refresh when synced).
+/// The outcome of a pass that ended with `case` (never [`RequeueCase::Synced`], which
+/// follows the refresh schedule): a timed requeue, or done, waiting for a change.
 pub(super) fn requeue(case: RequeueCase, refresh: Duration) -> Outcome {
-    match (case, requeue_after(case, refresh)) {
-        (RequeueCase::Synced, after) => Outcome::Done { refresh_after: after },
-        (_, Some(after)) => Outcome::RequeueAfter(after),
-        (_, None) => Outcome::done(),
-    }
+    requeue_after(case, refresh).map_or_else(Outcome::done, Outcome::RequeueAfter)
 }

@@ -1,11 +1,21 @@
 //! The FerrVaultSecret reconciler (reference §3.2, without the defects of §8).
 //!
-//! One pass: the shared [`prologue`] (read the CR as [`Lenient`], finalizer added then the same
-//! pass continues, or pre-delete cleanup; an object that does not match its type stops here with
-//! `InvalidSpec`, see [`invalid_spec`]) → refresh interval → the sync, step by step (`sync.rs`) →
-//! status.
+//! One pass: the shared [`prologue`] (read the CR as [`Lenient`] from its watch's store,
+//! finalizer added then the same pass continues, or pre-delete cleanup; an object that does not
+//! match its type stops here with `InvalidSpec`, see [`invalid_spec`]) → refresh interval →
+//! nothing due? (`due.rs`: then only the next refresh is scheduled) → the sync, step by step
+//! (`sync.rs`) → status.
 //!
 //! # Guarantees
+//! - A pass with nothing due ([`freshness`](super::rules::freshness): synced at this generation,
+//!   inputs and target unchanged, refresh not due) makes no FerrVault request, no write and no
+//!   read beyond the watches' stores: a restart or failover costs nothing per object. A target
+//!   edited or deleted, or a connection, token or content-hash key changed, even while no
+//!   operator ran, is synced at once.
+//! - An unchanged refresh reads only the stores (no GET) and writes only the status.
+//! - Refreshes are scheduled from `lastSyncedAt` with a wave factor fixed per (namespace,
+//!   connection, vault), so FerrVaultSecrets synced together refresh together and share one
+//!   reveal (see [`FerrVault::reveal_in_wave`](crate::ferrvault::FerrVault::reveal_in_wave)).
 //! - A 429 (or running out of deadline while waiting for the credential's budget) writes no
 //!   status and returns [`Outcome::RateLimited`].
 //! - A target it may not write (not created by it nor handed over to it, controlled by another
@@ -21,12 +31,14 @@
 //!   only travel from the reveal into the target's `data`.
 //!
 //! # Layout
-//! `sync.rs` (the sync, one function per step), `access.rs` (may the target be written),
+//! `due.rs` (the pass with nothing due, and the refresh schedule), `sync.rs` (the sync, one
+//! function per step), `access.rs` (may the target be written),
 //! `reveal.rs` (connection, credential, reveal), `target.rs` (the target Secret), `rollout.rs`
 //! (workload restarts), `status.rs` (the status write; what it says is [`secret_status`]),
 //! `failure.rs` (early stops and their requeue).
 
 mod access;
+mod due;
 mod failure;
 mod reveal;
 mod rollout;
@@ -38,44 +50,53 @@ use std::{sync::Arc, time::Duration};
 
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
-use kube::{Api, Resource, ResourceExt};
-use tracing::{Instrument, info, info_span, warn};
+use kube::{Api, Resource, ResourceExt, runtime::reflector::Store};
+use tracing::{Instrument, debug, info, info_span, warn};
 
 use self::{
     failure::{Failure, Stop, requeue},
     sync::Synced,
 };
 use super::{
-    connection_stores::ConnectionStores,
     context::Context,
     events::EventKind,
     invalid_spec,
     kube_errors::{KubeAction, KubeFailure},
     metrics::SyncTimer,
     prologue::{self, Start},
+    reads::Reads,
     rules::{
+        freshness::Schedule,
         guards::{MIN_REQUEUE, RequeueCase, resolve_refresh_interval},
         messages,
         secret_status::{self, RolloutState},
     },
+    stores::Stores,
 };
-use crate::api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER};
+use crate::api::{
+    FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER,
+};
 
 /// Reconciles one FerrVaultSecret: judge the target, reveal, transform, guard, write the target,
 /// restart workloads.
 pub struct SecretReconciler {
     ctx: Arc<Context>,
-    connections: ConnectionStores,
+    reads: Arc<Reads>,
 }
 
 impl SecretReconciler {
-    /// A reconciler over the shared context; `connections` are the stores of every
-    /// FerrVaultConnection it may see (the connection watches'), to know which Secrets they read.
-    pub fn new(ctx: Arc<Context>, connections: impl Into<ConnectionStores>) -> Self {
-        Self {
-            ctx,
-            connections: connections.into(),
-        }
+    /// A reconciler over the shared context that reads only `connections` (a store of every
+    /// FerrVaultConnection it may see) from a watch, and everything else from the API server:
+    /// for a driver without the operator's watches, such as a plain `kube_runtime::Controller`.
+    /// Such a reconciler never finds a pass with nothing due.
+    pub fn new(ctx: Arc<Context>, connections: Store<Lenient<FerrVaultConnection>>) -> Self {
+        let reads = Arc::new(Reads::new(ctx.client.clone(), Stores::empty_but(connections)));
+        Self::reading(ctx, reads)
+    }
+
+    /// A reconciler over the shared context reading through `reads` (the operator's watches).
+    pub fn reading(ctx: Arc<Context>, reads: Arc<Reads>) -> Self {
+        Self { ctx, reads }
     }
 
     async fn run(
@@ -87,7 +108,15 @@ impl SecretReconciler {
         let ctx = &self.ctx;
         let namespace = key.namespace.clone().unwrap_or_default();
         let api: Api<Lenient<FerrVaultSecret>> = Api::namespaced(ctx.client.clone(), &namespace);
-        let cr = match prologue::start(&api, "FerrVaultSecret", &key.name, SECRET_FINALIZER).await? {
+        let objects = &self.reads.secrets;
+        let cr = match prologue::start(
+            objects,
+            &api,
+            ("FerrVaultSecret", &namespace, &key.name),
+            SECRET_FINALIZER,
+        )
+        .await?
+        {
             Start::Valid(cr) => cr,
             Start::Gone => {
                 ctx.metrics.forget_secret(&namespace, &key.name);
@@ -103,7 +132,7 @@ impl SecretReconciler {
             }
             Start::Invalid(invalid) => {
                 ctx.metrics.count_sync_error(Reason::InvalidSpec);
-                invalid_spec::report(ctx, &api, &invalid).await?;
+                invalid_spec::report(ctx, (&api, objects.written()), &invalid).await?;
                 return Ok(Outcome::done());
             }
         };
@@ -122,8 +151,18 @@ impl SecretReconciler {
                 return self.fail(&api, &cr, &previous, failure, Duration::ZERO).await;
             }
         };
-        match sync::sync(ctx, &self.connections, &cr, &previous, rc.deadline).await {
-            Ok(synced) => self.finish(&api, &cr, &previous, synced, refresh, timer).await,
+        let schedule = due::schedule(&cr, refresh);
+        if let Some(next) = due::nothing_due(ctx, &self.reads, &cr, &previous, schedule).await {
+            debug!(?next, "nothing due");
+            if let Some(synced_at) = &previous.last_synced_at {
+                ctx.metrics
+                    .mark_synced(&namespace, &key.name, refresh, synced_at.0);
+            }
+            timer.succeed();
+            return Ok(refresh_in(next));
+        }
+        match sync::sync(ctx, &self.reads, &cr, &previous, rc.deadline).await {
+            Ok(synced) => self.finish(&api, &cr, &previous, synced, schedule, timer).await,
             Err(Stop::Fail(failure)) => self.fail(&api, &cr, &previous, failure, refresh).await,
             Err(Stop::RateLimited(retry_after)) => {
                 info!(?retry_after, "rate limited by the FerrVault API, backing off");
@@ -145,23 +184,24 @@ impl SecretReconciler {
         cr: &FerrVaultSecret,
         previous: &FerrVaultSecretStatus,
         synced: Synced,
-        refresh: Duration,
+        schedule: Schedule,
         timer: &mut SyncTimer<'_>,
     ) -> Result<Outcome, KubeFailure> {
         let ctx = &self.ctx;
+        let refresh = schedule.interval;
         let (namespace, name) = (cr.namespace().unwrap_or_default(), cr.name_any());
         let all_found = synced.state.missing_keys.is_empty();
         let rollout_error = match &synced.state.rollout {
             Some(RolloutState::Failed(error)) => error.clone(),
             _ => String::new(),
         };
-        let status =
-            secret_status::after_sync(previous, synced.state, cr.meta().generation, Timestamp::now());
-        status::write(api, &name, previous, &status)
+        let now = Timestamp::now();
+        let status = secret_status::after_sync(previous, synced.state, cr.meta().generation, now);
+        status::write((api, self.reads.secrets.written()), &name, previous, &status)
             .await
             .map_err(KubeFailure::during(KubeAction::WriteStatus("")))?;
         if all_found {
-            ctx.metrics.mark_synced(&namespace, &name, refresh);
+            ctx.metrics.mark_synced(&namespace, &name, refresh, now);
         }
         if synced.rollout_failed {
             ctx.metrics.count_sync_error(Reason::RolloutFailed);
@@ -191,7 +231,7 @@ impl SecretReconciler {
             Some(due) if refresh.is_zero() || due < refresh => {
                 Ok(Outcome::RequeueAfter(due.max(MIN_REQUEUE)))
             }
-            _ => Ok(requeue(RequeueCase::Synced, refresh)),
+            _ => Ok(refresh_in(schedule.after_sync())),
         }
     }
 
@@ -219,17 +259,29 @@ impl SecretReconciler {
             status.missing_keys = missing;
             status.observed_generation = generation;
         }
-        status::write(api, &cr.name_any(), previous, &status)
-            .await
-            .map_err(KubeFailure::during(KubeAction::WriteStatus(
-                failure.reason.as_str(),
-            )))?;
+        status::write(
+            (api, self.reads.secrets.written()),
+            &cr.name_any(),
+            previous,
+            &status,
+        )
+        .await
+        .map_err(KubeFailure::during(KubeAction::WriteStatus(
+            failure.reason.as_str(),
+        )))?;
         let note = format!("{}: {}", failure.reason, failure.message);
         ctx.events
             .publish(&cr.object_ref(&()), EventKind::SyncFailed, note)
             .await;
         Ok(requeue(failure.case, refresh))
     }
+}
+
+/// The outcome of a pass that leaves the object synced: its next refresh exactly when due
+/// (`None`: refreshes disabled, wait for a change). Exact, not jittered by the runtime: the wave
+/// factor already spreads the waves of different vaults, and jitter would scatter a wave.
+fn refresh_in(next: Option<Duration>) -> Outcome {
+    next.map_or_else(Outcome::done, Outcome::RequeueAfter)
 }
 
 impl Reconciler for SecretReconciler {

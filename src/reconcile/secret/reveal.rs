@@ -1,5 +1,6 @@
 //! The reveal step: connection, endpoint and credential, cloud-scope guard, then the paced,
-//! single-flight reveal through the shared client.
+//! single-flight reveal through the shared client, shared with the other FerrVaultSecrets of
+//! its wave.
 
 use kube::{Api, ResourceExt};
 use tokio::time::Instant;
@@ -11,43 +12,71 @@ use crate::{
     reconcile::{
         context::Context,
         kube_errors::kube_error_text,
+        reads::{self, Reads},
         rules::guards::{RequeueCase, missing_cloud_scope},
         rules::messages,
         token,
     },
 };
 
-/// Reads `cr`'s connection and reveals its keys before `deadline`.
+/// `cr`'s connection, from the store of the watch that enqueues `cr` for its changes (read with a
+/// GET when that store does not hold it).
 ///
 /// # Errors
-/// `ConnectionNotFound`, `InvalidConnection` when the connection does not match its type
-/// (it bypassed the CRD schema), the connection's access reasons (its spec refusals without a
-/// timer: only an edit of the connection fixes them), `MissingCloudScope` (no API call),
-/// the mapped reveal failures, or the rate-limited stop.
-pub(super) async fn reveal(ctx: &Context, cr: &FerrVaultSecret, deadline: Instant) -> Result<Revealed, Stop> {
+/// `ConnectionNotFound`, or `InvalidConnection` when the connection does not match its type (it
+/// bypassed the CRD schema).
+pub(super) async fn connection(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &FerrVaultSecret,
+) -> Result<FerrVaultConnection, Stop> {
     let namespace = cr.namespace().unwrap_or_default();
     let connection_name = &cr.spec.connection_ref.name;
-    let connection = Api::<Lenient<FerrVaultConnection>>::namespaced(ctx.client.clone(), &namespace)
-        .get(connection_name)
-        .await
-        .map_err(|e| {
-            Failure::new(
-                Reason::ConnectionNotFound,
-                messages::connection_not_found(connection_name, &kube_error_text(&e)),
-                RequeueCase::Failed,
-            )
-        })?;
-    let connection = match connection {
-        Lenient::Valid(connection) => connection,
-        Lenient::Invalid(invalid) => {
-            return Err(Failure::new(
-                Reason::InvalidConnection,
-                messages::connection_spec_invalid(connection_name, &invalid.problem),
-                RequeueCase::Failed,
-            )
-            .into());
-        }
+    let api = Api::<Lenient<FerrVaultConnection>>::namespaced(ctx.client.clone(), &namespace);
+    let not_found = |why: String| {
+        Failure::new(
+            Reason::ConnectionNotFound,
+            messages::connection_not_found(connection_name, &why),
+            RequeueCase::Failed,
+        )
     };
+    let connection = reads::find(
+        &reads.stores.connections_for_dependants,
+        &api,
+        &namespace,
+        connection_name,
+    )
+    .await
+    .map_err(|e| not_found(kube_error_text(&e)))?
+    .ok_or_else(|| not_found(NOT_FOUND.to_owned()))?;
+    match connection {
+        Lenient::Valid(connection) => Ok(connection),
+        Lenient::Invalid(invalid) => Err(Failure::new(
+            Reason::InvalidConnection,
+            messages::connection_spec_invalid(connection_name, &invalid.problem),
+            RequeueCase::Failed,
+        )
+        .into()),
+    }
+}
+
+/// What a GET of a missing object answers, as `kube_error_text` words it.
+const NOT_FOUND: &str = "not found";
+
+/// Reveals `cr`'s keys through `connection` before `deadline`.
+///
+/// # Errors
+/// The connection's access reasons (its spec refusals without a timer: only an edit of the
+/// connection fixes them), `MissingCloudScope` (no API call), the mapped reveal failures, or the
+/// rate-limited stop.
+pub(super) async fn reveal(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &FerrVaultSecret,
+    connection: &FerrVaultConnection,
+    deadline: Instant,
+) -> Result<Revealed, Stop> {
+    let namespace = cr.namespace().unwrap_or_default();
     let access = |e: token::AccessError| {
         let case = if e.is_spec_refusal() {
             RequeueCase::InvalidSpec
@@ -56,10 +85,10 @@ pub(super) async fn reveal(ctx: &Context, cr: &FerrVaultSecret, deadline: Instan
         };
         Failure::new(e.reason, e.message, case)
     };
-    let endpoint = token::endpoint(&ctx.client, &ctx.ferrvault, &connection)
+    let endpoint = token::endpoint(&reads.values, &ctx.ferrvault, connection)
         .await
         .map_err(access)?;
-    let credential = token::credential(&ctx.client, &ctx.ferrvault, &connection, &endpoint, deadline)
+    let credential = token::credential(&reads.values, &ctx.ferrvault, connection, &endpoint, deadline)
         .await
         .map_err(access)?;
     let mode = connection.spec.mode;
@@ -86,7 +115,13 @@ pub(super) async fn reveal(ctx: &Context, cr: &FerrVaultSecret, deadline: Instan
         keys: KeySelector::from_names(cr.spec.selected_names().iter().cloned()),
     };
     ctx.ferrvault
-        .reveal(&endpoint, &credential, request, deadline)
+        .reveal_in_wave(
+            &cr.uid().unwrap_or_default(),
+            &endpoint,
+            &credential,
+            request,
+            deadline,
+        )
         .await
         .map_err(reveal_failure)
 }

@@ -3,21 +3,22 @@
 //! previous status exactly; an unchanged status is not written. What the status becomes is
 //! decided by [`rules::secret_status`](crate::reconcile::rules::secret_status).
 
-use kube::{Api, api::Patch};
+use kube::{Api, Resource, api::Patch};
 use serde_json::json;
 
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient},
-    reconcile::field_manager::patch_params,
+    reconcile::{field_manager::patch_params, reads::WrittenVersions},
 };
 
-/// Writes `status` to `/status` unless it equals `previous`. The API is lenient so the
-/// response still decodes if the object was just edited into one that bypassed the schema.
+/// Writes `status` to `/status` unless it equals `previous`, and records the version it
+/// produced in `written`. The API is lenient so the response still decodes if the object was
+/// just edited into one that bypassed the schema.
 ///
 /// # Errors
 /// The API error.
 pub async fn write(
-    api: &Api<Lenient<FerrVaultSecret>>,
+    (api, written): (&Api<Lenient<FerrVaultSecret>>, &WrittenVersions),
     name: &str,
     previous: &FerrVaultSecretStatus,
     status: &FerrVaultSecretStatus,
@@ -25,7 +26,9 @@ pub async fn write(
     if previous == status {
         return Ok(());
     }
-    api.patch_status(name, &patch_params(), &Patch::Merge(json!({ "status": status })))
-        .await
-        .map(|_| ())
+    let object = api
+        .patch_status(name, &patch_params(), &Patch::Merge(json!({ "status": status })))
+        .await?;
+    written.record(object.meta());
+    Ok(())
 }

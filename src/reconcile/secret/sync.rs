@@ -1,13 +1,16 @@
 //! One sync of a valid FerrVaultSecret, up to (not including) its status write, one function per
 //! step, each returning a typed result or the [`Stop`] that ends the pass:
 //!
-//! [`read_target`] → [`access::judge`] (ownership, refused types, connections' Secrets: nothing is
-//! revealed for a refused target) → reveal ([`reveal::reveal`]) → [`payload`] (transforms, size)
-//! → [`guard_missing_keys`] → [`plan`] (keyed content hash, desired target) →
-//! [`record_pending_rollout`] → [`write_target`] → [`announce`] → [`restart_workloads`].
+//! [`read_target`] (the store's metadata when it shows the target as the last sync left it, else
+//! a GET) → [`access::judge`] (ownership, refused types, connections' Secrets: nothing is revealed
+//! for a refused target) → the connection and its inputs' versions → reveal
+//! ([`reveal::reveal`]) → [`payload`] (transforms, size) → [`guard_missing_keys`] → [`plan`]
+//! (keyed content hash, desired target; a target known only as left is read before it is
+//! written) → [`record_pending_rollout`] → [`write_target`] → [`announce`] →
+//! [`restart_workloads`].
 //!
 //! Any stop before [`write_target`] leaves the target as it was: workloads keep the last good
-//! values.
+//! values. An unchanged refresh reads nothing but the stores and writes nothing but the status.
 
 use std::time::Duration;
 
@@ -21,16 +24,17 @@ use super::{
     access,
     failure::{Failure, Stop},
     reveal, rollout, status,
-    target::{self, MAX_SECRET_BYTES},
+    target::{self, KnownTarget, MAX_SECRET_BYTES},
 };
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     ferrvault::Revealed,
     reconcile::{
-        connection_stores::ConnectionStores,
         context::Context,
         events::EventKind,
+        inputs::secret_inputs,
         kube_errors::{KubeAction, KubeFailure, kube_error_text},
+        reads::Reads,
         rules::{
             SecretData,
             content_hash::{ContentHashKey, content_hash, upgraded},
@@ -78,14 +82,13 @@ struct Plan {
     desired: Secret,
 }
 
-/// Syncs `cr` (with `previous`, its status as read) before `deadline`; `connections` is the
-/// connection watch's store.
+/// Syncs `cr` (with `previous`, its status as read) before `deadline`, reading through `reads`.
 ///
 /// # Errors
 /// The [`Stop`] of the first step that ended the pass.
 pub(super) async fn sync(
     ctx: &Context,
-    connections: &ConnectionStores,
+    reads: &Reads,
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
     deadline: Instant,
@@ -95,15 +98,32 @@ pub(super) async fn sync(
         .target_name(&cr.metadata.name.clone().unwrap_or_default())
         .to_owned();
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
-    let existing = read_target(&secrets, &target_name).await?;
-    access::judge(connections, cr, &target_name, existing.as_ref()).await?;
-    let revealed = reveal::reveal(ctx, cr, deadline).await?;
-    let payload = payload(cr, revealed, &target_name)?;
-    guard_missing_keys(&payload, existing.as_ref(), &target_name)?;
+    let target = read_target(reads, &secrets, cr, previous, &target_name).await?;
+    access::judge(
+        &reads.stores.connections_for_dependants,
+        cr,
+        &target_name,
+        target.secret(),
+    )
+    .await?;
+    let connection = reveal::connection(ctx, reads, cr).await?;
     let key = content_hash_key(ctx).await?;
-    let plan = plan(cr, previous, existing.as_ref(), &target_name, &payload.data, key);
-    let recorded = record_pending_rollout(ctx, cr, previous, &plan).await?;
-    let look_again = write_target(ctx, &secrets, existing.as_ref(), &plan.desired).await?;
+    // Read before the values: a change after this makes the next pass sync again.
+    let inputs = secret_inputs(&connection, &reads.stores, key);
+    let revealed = reveal::reveal(ctx, reads, cr, &connection, deadline).await?;
+    let payload = payload(cr, revealed, &target_name)?;
+    let (target, plan) = settle_target(
+        reads,
+        (&secrets, &target_name),
+        cr,
+        previous,
+        target,
+        &payload,
+        key,
+    )
+    .await?;
+    let recorded = record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
+    let (look_again, target_version) = write_target(ctx, &secrets, &target, &plan.desired).await?;
     announce(ctx, cr, &payload, &plan, &target_name).await;
     let rollout = restart_workloads(ctx, cr, &plan, recorded.as_deref()).await;
     let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
@@ -118,10 +138,65 @@ pub(super) async fn sync(
             target: target_name,
             last_rollout_hash: last_rollout_hash_after(has_rollout, pending, recorded.as_deref(), &plan.hash),
             rollout: rollout.map(|(state, _)| state),
+            target_resource_version: target_version,
+            observed_inputs: inputs,
         },
         rollout_failed,
         rollout_due_in,
     })
+}
+
+/// The target as this pass knows it: as the last sync left it when the Secret store shows the
+/// version that sync recorded at this generation (no read), else read with a GET.
+async fn read_target(
+    reads: &Reads,
+    secrets: &Api<Secret>,
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    target: &str,
+) -> Result<KnownTarget, Stop> {
+    let namespace = cr.namespace().unwrap_or_default();
+    let stored = reads.stores.secret_meta(&namespace, target);
+    let as_left = KnownTarget::as_left(
+        stored.as_ref().map(|s| &s.metadata),
+        previous,
+        cr.meta().generation,
+        cr.spec.target_type(),
+    );
+    match as_left {
+        Some(known) => Ok(known),
+        None => Ok(KnownTarget::Read(get_target(secrets, target).await?)),
+    }
+}
+
+/// The missing-keys guard, then the plan. A target known only as the last sync left it is read
+/// when it must be written (the write needs its whole content and the version it is computed
+/// from), judged again and planned again.
+async fn settle_target(
+    reads: &Reads,
+    (secrets, target): (&Api<Secret>, &str),
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    known: KnownTarget,
+    payload: &Payload,
+    key: &ContentHashKey,
+) -> Result<(KnownTarget, Plan), Stop> {
+    guard_missing_keys(payload, known.secret(), target)?;
+    let planned = plan(cr, previous, &known, target, &payload.data, key);
+    if !matches!(known, KnownTarget::AsLeft(_)) || !target::needs_write(&known, &planned.desired) {
+        return Ok((known, planned));
+    }
+    let read = KnownTarget::Read(get_target(secrets, target).await?);
+    access::judge(
+        &reads.stores.connections_for_dependants,
+        cr,
+        target,
+        read.secret(),
+    )
+    .await?;
+    guard_missing_keys(payload, read.secret(), target)?;
+    let planned = plan(cr, previous, &read, target, &payload.data, key);
+    Ok((read, planned))
 }
 
 /// The revealed values through `spec.transforms`, no larger than a Secret may be.
@@ -144,8 +219,8 @@ fn payload(cr: &FerrVaultSecret, revealed: Revealed, target: &str) -> Result<Pay
     })
 }
 
-/// The target as it is now, if it exists.
-async fn read_target(secrets: &Api<Secret>, target: &str) -> Result<Option<Secret>, Stop> {
+/// The target as the API server has it now, if it exists.
+async fn get_target(secrets: &Api<Secret>, target: &str) -> Result<Option<Secret>, Stop> {
     secrets.get_opt(target).await.map_err(|e| {
         Failure::new(
             Reason::SecretReadFailed,
@@ -190,11 +265,12 @@ async fn content_hash_key(ctx: &Context) -> Result<&ContentHashKey, Stop> {
 fn plan(
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
-    existing: Option<&Secret>,
+    known: &KnownTarget,
     target: &str,
     data: &SecretData,
     key: &ContentHashKey,
 ) -> Plan {
+    let existing = known.secret();
     let hash = content_hash(key, data);
     Plan {
         previous_hash: upgraded(target::recorded_hash(existing).as_deref(), data, &hash),
@@ -209,6 +285,7 @@ fn plan(
 /// `status.lastRolloutHash` as it now stands.
 async fn record_pending_rollout(
     ctx: &Context,
+    reads: &Reads,
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
     plan: &Plan,
@@ -226,33 +303,34 @@ async fn record_pending_rollout(
     status.last_rollout_hash = Some(pending.clone());
     let api =
         Api::<Lenient<FerrVaultSecret>>::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
-    status::write(&api, &cr.name_any(), previous, &status)
+    status::write((&api, reads.secrets.written()), &cr.name_any(), previous, &status)
         .await
         .map_err(KubeFailure::during(KubeAction::WriteStatus("pending rollout")))?;
     Ok(Some(pending))
 }
 
 /// Writes the target when it differs from `desired`; returns whether someone else changed it
-/// while we wrote (then the pass looks again soon).
+/// while we wrote (then the pass looks again soon) and the target's version after this step
+/// (written, or as it was found).
 async fn write_target(
     ctx: &Context,
     secrets: &Api<Secret>,
-    existing: Option<&Secret>,
+    known: &KnownTarget,
     desired: &Secret,
-) -> Result<bool, Stop> {
-    if !target::needs_write(existing, desired) {
-        return Ok(false);
+) -> Result<(bool, Option<String>), Stop> {
+    if !target::needs_write(known, desired) {
+        return Ok((false, known.version()));
     }
     let (namespace, name) = (desired.namespace().unwrap_or_default(), desired.name_any());
     ctx.own_writes.begin(&namespace, &name);
-    let result = target::write(secrets, existing, desired).await;
+    let result = target::write(secrets, known.secret(), desired).await;
     let version = result
         .as_ref()
         .ok()
         .and_then(|written| written.metadata.resource_version.clone());
     let look_again = ctx.own_writes.finish(&namespace, &name, version.as_deref());
     match result {
-        Ok(_) => Ok(look_again),
+        Ok(_) => Ok((look_again, version)),
         Err(error) => {
             let failure = KubeFailure::new(KubeAction::WriteTarget, error);
             if failure.is_conflict() {

@@ -29,7 +29,7 @@ use kube::{
 use crate::reconcile::field_manager::post_params;
 use crate::{
     api::{
-        FerrVaultSecret,
+        FerrVaultSecret, FerrVaultSecretStatus,
         names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
     },
     reconcile::rules::SecretData,
@@ -88,13 +88,69 @@ pub fn desired_target(
     secret
 }
 
-/// Whether writing `desired` over `existing` would change anything.
-pub fn needs_write(existing: Option<&Secret>, desired: &Secret) -> bool {
-    let Some(existing) = existing else {
-        return true;
+/// The target as a pass knows it.
+#[derive(Debug, Clone)]
+pub enum KnownTarget {
+    /// Read with a GET; `None`: it does not exist.
+    Read(Option<Secret>),
+    /// Not read: the Secret store shows it at the version the last sync left it
+    /// (`status.targetResourceVersion`, at this generation), so it is that sync's target: its
+    /// metadata as the store holds it, its type the spec's, and the content its content-hash
+    /// annotation names. Its `data` is not known.
+    AsLeft(Secret),
+}
+
+impl KnownTarget {
+    /// The target as the last sync left it, when the Secret store's `stored` metadata shows the
+    /// version that sync recorded (`status.targetResourceVersion`) and `status` was written at
+    /// this `generation` (so the spec, hence the type, is the one that sync wrote); else `None`.
+    pub fn as_left(
+        stored: Option<&ObjectMeta>,
+        status: &FerrVaultSecretStatus,
+        generation: Option<i64>,
+        type_: &str,
+    ) -> Option<Self> {
+        let stored = stored?;
+        let recorded = status.target_resource_version.as_ref()?;
+        (stored.resource_version.as_ref() == Some(recorded) && status.observed_generation == generation)
+            .then(|| Self::left(stored, type_))
+    }
+
+    /// The target as the last sync left it, from `stored` metadata whose version the caller has
+    /// checked against `status.targetResourceVersion` (see [`KnownTarget::as_left`]).
+    pub fn left(stored: &ObjectMeta, type_: &str) -> Self {
+        Self::AsLeft(Secret {
+            metadata: stored.clone(),
+            type_: Some(type_.to_owned()),
+            ..Secret::default()
+        })
+    }
+
+    /// The target as the pass judges it (`data` absent for [`KnownTarget::AsLeft`]).
+    pub fn secret(&self) -> Option<&Secret> {
+        match self {
+            Self::Read(secret) => secret.as_ref(),
+            Self::AsLeft(secret) => Some(secret),
+        }
+    }
+
+    /// Its `resourceVersion`.
+    pub fn version(&self) -> Option<String> {
+        self.secret()?.metadata.resource_version.clone()
+    }
+}
+
+/// Whether writing `desired` over the target as known would change anything. For a target
+/// [`KnownTarget::AsLeft`] the content is compared through its content-hash annotation: the
+/// keyed hash names exactly one content.
+pub fn needs_write(known: &KnownTarget, desired: &Secret) -> bool {
+    let (existing, data_known) = match known {
+        KnownTarget::Read(None) => return true,
+        KnownTarget::Read(Some(existing)) => (existing, true),
+        KnownTarget::AsLeft(existing) => (existing, false),
     };
     let empty = BTreeMap::new();
-    existing.data.as_ref().unwrap_or(&empty) != desired.data.as_ref().unwrap_or(&empty)
+    (data_known && existing.data.as_ref().unwrap_or(&empty) != desired.data.as_ref().unwrap_or(&empty))
         || existing.metadata.annotations != desired.metadata.annotations
         || existing.metadata.owner_references != desired.metadata.owner_references
         || type_changes(existing, desired)
@@ -243,22 +299,37 @@ mod tests {
     #[test]
     fn an_identical_target_should_not_be_rewritten() {
         let desired = desired_target(None, &cr(), "app", "Opaque", &data(), "h");
-        assert!(needs_write(None, &desired));
-        assert!(!needs_write(Some(&desired), &desired));
+        assert!(needs_write(&KnownTarget::Read(None), &desired));
+        assert!(!needs_write(&KnownTarget::Read(Some(desired.clone())), &desired));
         assert_eq!(recorded_hash(Some(&desired)).as_deref(), Some("h"));
         assert_eq!(desired.type_.as_deref(), Some("Opaque"));
+    }
+
+    #[test]
+    fn a_target_as_left_should_be_compared_through_its_content_hash() {
+        let mut as_left = desired_target(None, &cr(), "app", "Opaque", &data(), "h");
+        as_left.data = None;
+        let known = KnownTarget::AsLeft(as_left.clone());
+        let same = desired_target(Some(&as_left), &cr(), "app", "Opaque", &data(), "h");
+        assert!(!needs_write(&known, &same), "same hash: same content");
+        let changed = [("A".to_owned(), b"new".to_vec())].into();
+        let other = desired_target(Some(&as_left), &cr(), "app", "Opaque", &changed, "h2");
+        assert!(needs_write(&known, &other), "another hash: another content");
+        let retyped = desired_target(Some(&as_left), &cr(), "app", "kubernetes.io/tls", &data(), "h");
+        assert!(needs_write(&known, &retyped), "another type");
     }
 
     #[test]
     fn a_new_type_should_be_a_write_and_a_recreation_without_server_fields() {
         let mut stored = desired_target(Some(&existing()), &cr(), "app", "Opaque", &data(), "h");
         stored.type_ = None; // as a server that defaulted it may omit it: Opaque
+        let known = KnownTarget::Read(Some(stored.clone()));
         assert!(!needs_write(
-            Some(&stored),
+            &known,
             &desired_target(Some(&stored), &cr(), "app", "Opaque", &data(), "h")
         ));
         let tls = desired_target(Some(&stored), &cr(), "app", "kubernetes.io/tls", &data(), "h");
-        assert!(needs_write(Some(&stored), &tls));
+        assert!(needs_write(&known, &tls));
         let fresh = recreated(&tls);
         assert_eq!(fresh.type_.as_deref(), Some("kubernetes.io/tls"));
         assert_eq!(fresh.data, tls.data);

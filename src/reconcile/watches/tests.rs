@@ -67,6 +67,7 @@ fn connection(generation: i64, ready: Option<&str>, checked: i64) -> Lenient<Fer
             .into_iter()
             .collect(),
         last_checked_at: Some(Time(jiff::Timestamp::from_second(checked).unwrap())),
+        observed_inputs: None,
     });
     Lenient::Valid(c)
 }

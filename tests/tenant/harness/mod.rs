@@ -191,7 +191,15 @@ pub async fn victim_syncs(world: &World, url: &str) {
         spec["caBundleSecretRef"] = serde_json::json!({ "name": "ca", "key": "ca.crt" });
     }
     victim.connection("fv", spec).await;
-    victim.sync("db", "fv", VICTIM_VAULT, None).await;
+    // It names its key, so the answer its reveal leaves for its wave (see the FerrVault client's
+    // single-flight) covers no later FerrVaultSecret that wants every key of the vault: such a
+    // one's reveal reaches FerrVault, which `lease_loss.rs` holds in flight.
+    let db = serde_json::json!({
+        "connectionRef": { "name": "fv" },
+        "vault": VICTIM_VAULT,
+        "selector": { "names": ["DB_URL"] },
+    });
+    victim.ferrvault_secret("db", db).await;
     victim.wait_secret("db", "Synced").await;
     let target = victim.target("db").await.expect("the victim's target exists");
     assert_eq!(

@@ -1,0 +1,107 @@
+//! The answer a flight leaves for the rest of its wave (see the parent module): a success, kept
+//! for the named callers that did not get it yet, until the wave is over.
+
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use tokio::time::Instant;
+
+use crate::ferrvault::{
+    FerrVaultError,
+    reveal::{KeySelector, Revealed},
+};
+
+/// How long a kept answer serves its wave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Horizon {
+    /// The wave is over when the answer served nobody for this long: the worker pool runs the
+    /// passes of a wave back to back, milliseconds apart.
+    pub(crate) idle: Duration,
+    /// The answer is dropped this long after it arrived, however busy its wave.
+    pub(crate) cap: Duration,
+}
+
+/// The horizon of every wave: over after 2s without a caller, and never longer than 10s, enough
+/// for the worker pool to run a wave of a thousand FerrVaultSecrets and short next to any
+/// refresh interval.
+pub(crate) const WAVE_HORIZON: Horizon = Horizon {
+    idle: Duration::from_secs(2),
+    cap: Duration::from_secs(10),
+};
+
+/// A successful answer kept for the rest of its wave.
+pub(super) struct Answer {
+    revealed: Revealed,
+    /// The selector it was requested with.
+    keys: KeySelector,
+    arrived: Instant,
+    state: Mutex<Served>,
+}
+
+/// Whom a kept answer served, and when it last did.
+struct Served {
+    callers: HashSet<String>,
+    last: Instant,
+}
+
+impl Answer {
+    /// What a flight requested with `keys` leaves for its wave: its `outcome` when it succeeded
+    /// and named `callers` joined it (they have it already); else nothing.
+    pub(super) fn keep(
+        outcome: &Result<Revealed, FerrVaultError>,
+        keys: &KeySelector,
+        callers: &HashSet<String>,
+        now: Instant,
+    ) -> Option<Arc<Self>> {
+        let Ok(revealed) = outcome else {
+            return None;
+        };
+        (!callers.is_empty()).then(|| {
+            Arc::new(Self {
+                revealed: revealed.clone(),
+                keys: keys.clone(),
+                arrived: now,
+                state: Mutex::new(Served {
+                    callers: callers.clone(),
+                    last: now,
+                }),
+            })
+        })
+    }
+
+    /// `caller`'s slice at `now`, if the wave is not over (see `horizon`), the answer covers
+    /// `want` and it has not served `caller` yet (from now on it has).
+    pub(super) fn serve(
+        &self,
+        caller: &str,
+        want: &KeySelector,
+        now: Instant,
+        horizon: Horizon,
+    ) -> Option<Revealed> {
+        if !self.keys.covers(want) {
+            return None;
+        }
+        let mut served = self.lock();
+        if now >= self.ends(&served, horizon) || !served.callers.insert(caller.to_owned()) {
+            return None;
+        }
+        served.last = now;
+        Some(self.revealed.slice_for(want))
+    }
+
+    /// When its wave is over, as things stand (a caller served meanwhile moves it later).
+    pub(super) fn ends_at(&self, horizon: Horizon) -> Instant {
+        self.ends(&self.lock(), horizon)
+    }
+
+    fn ends(&self, served: &Served, horizon: Horizon) -> Instant {
+        (served.last + horizon.idle).min(self.arrived + horizon.cap)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Served> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,60 @@
+//! The versions of what a pass reads besides FerrVault, as `status.observedInputs` records them
+//! (see [`freshness`](super::rules::freshness)): read from the stores, so comparing them costs
+//! no request.
+//!
+//! - A FerrVaultSecret: `connection=<uid>/<generation>/<Ready status> token=<version>
+//!   ca=<version> key=<id>`. The connection's Ready status is one of them so that a connection
+//!   turning unreachable or reachable again still makes its FerrVaultSecrets check it (the
+//!   `ferrvaultconnection-dependants` watch enqueues them for that change).
+//! - A FerrVaultConnection: `token=<version> ca=<version>`.
+//!
+//! A Secret's version is its `resourceVersion` in the Secret metadata store (`?` when the store
+//! does not hold it), `-` when the connection reads none and `oidc` for the cluster identity.
+//! Versions and identifiers only: never a value.
+
+use kube::ResourceExt;
+
+use super::{
+    rules::{
+        conditions::find_condition,
+        content_hash::{ContentHashKey, key_id},
+    },
+    stores::Stores,
+};
+use crate::api::{ConditionType, FerrVaultConnection, SecretKeyRef};
+
+/// The inputs of a FerrVaultSecret syncing through `connection` with the content-hash `key`.
+pub fn secret_inputs(connection: &FerrVaultConnection, stores: &Stores, key: &ContentHashKey) -> String {
+    let ready = connection
+        .status
+        .as_ref()
+        .and_then(|s| find_condition(&s.conditions, ConditionType::Ready))
+        .map_or("-", |c| c.status.as_str());
+    format!(
+        "connection={}/{}/{ready} {} key={}",
+        connection.uid().unwrap_or_default(),
+        connection.metadata.generation.unwrap_or_default(),
+        connection_inputs(connection, stores),
+        key_id(key)
+    )
+}
+
+/// The inputs of a probe of `connection`: its token and CA bundle Secrets' versions.
+pub fn connection_inputs(connection: &FerrVaultConnection, stores: &Stores) -> String {
+    let namespace = connection.namespace().unwrap_or_default();
+    let version = |reference: Option<&SecretKeyRef>| match reference {
+        None => "-".to_owned(),
+        Some(reference) => stores
+            .secret_meta(&namespace, &reference.name)
+            .and_then(|meta| meta.metadata.resource_version.clone())
+            .unwrap_or_else(|| "?".to_owned()),
+    };
+    let token = match (&connection.spec.token_secret_ref, &connection.spec.oidc) {
+        (None, Some(_)) => "oidc".to_owned(),
+        (reference, _) => version(reference.as_ref()),
+    };
+    format!(
+        "token={token} ca={}",
+        version(connection.spec.ca_bundle_secret_ref.as_ref())
+    )
+}

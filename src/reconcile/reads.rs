@@ -1,0 +1,222 @@
+//! Where the reconcilers read the cluster: the watches' stores, with a GET only where a store
+//! cannot be trusted.
+//!
+//! The watches already hold every FerrVaultSecret, every FerrVaultConnection and the metadata of
+//! every Secret; reading them again with a GET on each pass cost four requests per object per
+//! refresh. A store may lag the API server by the watch's latency, so each read below says what
+//! it trusts the store for.
+//!
+//! # Where a fresh read is needed, and why
+//! 1. **Absence.** An object a store does not hold is read with a GET before the pass acts on its
+//!    absence: the streams of different watches are not ordered, so a connection created just
+//!    before its FerrVaultSecret may not be in the connection store yet when the FerrVaultSecret's
+//!    pass runs. (A custom resource reconciled by its own key is the exception: the key came from
+//!    its own watch, which stored it first, so its absence means it is gone — unless rule 2.)
+//! 2. **Our own last write.** A custom resource this process wrote is read with a GET until its
+//!    store shows the version that write produced ([`WrittenVersions`]): a pass that runs right
+//!    after our status write (an event arrived during the previous pass) would otherwise start
+//!    from the status before it, and could skip a write the server still needs.
+//! 3. **Values.** The Secret store holds metadata only (memory must not grow with unrelated
+//!    Secrets); a token or CA bundle value is read with a GET when the store shows a
+//!    `resourceVersion` its cache has not seen ([`SecretValues`](super::secret_values)).
+//! 4. **The target.** Read with a GET unless the store shows it at the version the last sync left
+//!    it (`status.targetResourceVersion`), and always before it is written: a write needs its
+//!    whole content and carries the `resourceVersion` it was computed from.
+//!
+//! Everything else (the custom resources themselves, their connections, the Secrets' versions)
+//! comes from the stores.
+
+use std::{
+    collections::HashMap,
+    fmt::Debug,
+    sync::{Mutex, PoisonError},
+};
+
+use kube::{Api, Resource, api::ObjectMeta};
+use serde::de::DeserializeOwned;
+
+use super::{scoped_store::Scoped, secret_values::SecretValues, stores::Stores};
+use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
+
+/// Everything both reconcilers read through.
+pub struct Reads {
+    /// The watches' stores.
+    pub stores: Stores,
+    /// FerrVaultSecrets.
+    pub secrets: CrStore<FerrVaultSecret>,
+    /// FerrVaultConnections.
+    pub connections: CrStore<FerrVaultConnection>,
+    /// Token and CA bundle values.
+    pub values: SecretValues,
+}
+
+impl Reads {
+    /// Reads through `stores`, with GETs through `client` where the module says.
+    pub fn new(client: kube::Client, stores: Stores) -> Self {
+        Self {
+            secrets: CrStore::new(stores.secrets.clone()),
+            connections: CrStore::new(stores.connections.clone()),
+            values: SecretValues::new(client, stores.clone()),
+            stores,
+        }
+    }
+}
+
+/// Custom resources of one kind as a reconciler reads them: from the watch's store, or with a
+/// GET where the store may not hold our own last write yet (rule 2 of the module).
+pub struct CrStore<K: Resource<DynamicType = ()> + Clone + 'static> {
+    store: Scoped<Lenient<K>>,
+    written: WrittenVersions,
+}
+
+impl<K> CrStore<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
+{
+    /// Reads through `store`, the kind's watch store.
+    pub fn new(store: Scoped<Lenient<K>>) -> Self {
+        Self {
+            store,
+            written: WrittenVersions::default(),
+        }
+    }
+
+    /// The store itself (for scans such as "which FerrVaultSecrets use this connection").
+    pub fn store(&self) -> &Scoped<Lenient<K>> {
+        &self.store
+    }
+
+    /// Where the writers of this kind record the versions they produced.
+    pub fn written(&self) -> &WrittenVersions {
+        &self.written
+    }
+
+    /// `namespace/name` as the store holds it, or as a GET reads it when the store does not show
+    /// our own last write to it yet; `None` when it does not exist.
+    ///
+    /// # Errors
+    /// The GET failed, or the store's watch is gone (shutdown).
+    pub async fn get(
+        &self,
+        api: &Api<Lenient<K>>,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Lenient<K>>, kube::Error> {
+        self.store.wait_until_ready().await?;
+        let stored = self.store.get(namespace, name);
+        let ours = self.written.take(namespace, name);
+        let stored_version = stored.as_ref().and_then(|o| o.meta().resource_version.as_deref());
+        if store_holds_our_write(stored_version, ours.as_deref()) {
+            return Ok(stored.map(|object| (*object).clone()));
+        }
+        api.get_opt(name).await
+    }
+}
+
+/// Whether a store showing `stored` (the object's `resourceVersion` there, `None` when absent)
+/// may be read, given the version `ours` our own last write to it produced (if any): always
+/// without such a write, else only when the store shows exactly that version. A store only moves
+/// forward, and a later write by someone else would also show another version, so anything else
+/// is read with a GET.
+fn store_holds_our_write(stored: Option<&str>, ours: Option<&str>) -> bool {
+    ours.is_none_or(|ours| stored == Some(ours))
+}
+
+/// `namespace/name` for a reader that is not its reconciler (a FerrVaultSecret reading its
+/// connection): as `store` holds it, or read with a GET when `store` does not hold it (rule 1 of
+/// the module); `None` when it does not exist. Its status may lag our own last write to it, so
+/// such readers use its spec and metadata.
+///
+/// # Errors
+/// The GET failed, or the store's watch is gone (shutdown).
+pub async fn find<K>(
+    store: &Scoped<Lenient<K>>,
+    api: &Api<Lenient<K>>,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Lenient<K>>, kube::Error>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
+{
+    store.wait_until_ready().await?;
+    match store.get(namespace, name) {
+        Some(object) => Ok(Some((*object).clone())),
+        None => api.get_opt(name).await,
+    }
+}
+
+/// The `resourceVersion` each of our writes to a custom resource produced, until a pass reads
+/// that object again: keyed by namespace and name, one entry per object at most.
+#[derive(Default)]
+pub struct WrittenVersions(Mutex<HashMap<(String, String), String>>);
+
+impl WrittenVersions {
+    /// Records that our write left `object` at its `resourceVersion`.
+    pub fn record(&self, object: &ObjectMeta) {
+        let (Some(namespace), Some(name), Some(version)) =
+            (&object.namespace, &object.name, &object.resource_version)
+        else {
+            return;
+        };
+        self.lock()
+            .insert((namespace.clone(), name.clone()), version.clone());
+    }
+
+    /// The version our last write to `namespace/name` produced, forgotten by the read: after it,
+    /// the pass that read it records its own writes.
+    fn take(&self, namespace: &str, name: &str) -> Option<String> {
+        self.lock().remove(&(namespace.to_owned(), name.to_owned()))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), String>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(version: &str) -> ObjectMeta {
+        ObjectMeta {
+            namespace: Some("ns".into()),
+            name: Some("app".into()),
+            resource_version: Some(version.into()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    #[test]
+    fn the_store_should_be_read_unless_it_does_not_show_our_last_write() {
+        assert!(store_holds_our_write(Some("7"), None), "nothing written");
+        assert!(
+            store_holds_our_write(None, None),
+            "gone, and its own watch said so"
+        );
+        assert!(store_holds_our_write(Some("8"), Some("8")), "our write seen");
+        assert!(
+            !store_holds_our_write(Some("7"), Some("8")),
+            "our write not seen yet"
+        );
+        assert!(!store_holds_our_write(None, Some("8")), "not seen at all");
+        assert!(
+            !store_holds_our_write(Some("9"), Some("8")),
+            "someone wrote after us: only a GET tells"
+        );
+    }
+
+    #[test]
+    fn a_written_version_should_be_taken_by_the_next_read_only() {
+        let written = WrittenVersions::default();
+        written.record(&meta("7"));
+        written.record(&meta("8"));
+        assert_eq!(written.take("ns", "app").as_deref(), Some("8"), "the last write");
+        assert_eq!(written.take("ns", "app"), None, "forgotten once read");
+        written.record(&ObjectMeta::default());
+        assert_eq!(
+            written.take("", ""),
+            None,
+            "an object without coordinates is not recorded"
+        );
+    }
+}

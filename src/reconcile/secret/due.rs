@@ -1,0 +1,73 @@
+//! The pass with nothing due ([`freshness`]): decided from the watches' stores alone, before
+//! anything is read, revealed or written.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::{Resource, ResourceExt};
+
+use super::{access, target::KnownTarget};
+use crate::{
+    api::{FerrVaultSecret, FerrVaultSecretStatus},
+    reconcile::{
+        context::Context,
+        inputs::secret_inputs,
+        reads::Reads,
+        rules::freshness::{self as freshness, Freshness, Observed, Schedule, wave_factor},
+    },
+};
+
+/// When `cr` refreshes, with its resolved `refresh` interval: its wave is its namespace,
+/// connection, project and vault (the FerrVaultSecrets one reveal can serve).
+pub(super) fn schedule(cr: &FerrVaultSecret, refresh: Duration) -> Schedule {
+    let group = format!(
+        "{}/{}/{}/{}",
+        cr.namespace().unwrap_or_default(),
+        cr.spec.connection_ref.name,
+        cr.spec.project.as_deref().unwrap_or_default(),
+        cr.spec.vault
+    );
+    Schedule {
+        interval: refresh,
+        wave: wave_factor(&group),
+    }
+}
+
+/// `Some(delay to the next refresh)` (itself `None` when refreshes are disabled) when the pass
+/// has nothing to do by the rule of [`freshness`], and the target access still holds; `None`
+/// when it must sync (including whenever a store cannot tell: the sync reads and reports).
+pub(super) async fn nothing_due(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    schedule: Schedule,
+) -> Option<Option<Duration>> {
+    let stores = &reads.stores;
+    stores.connections_for_dependants.wait_until_ready().await.ok()?;
+    stores.secret_metadata.wait_until_ready().await.ok()?;
+    let namespace = cr.namespace().unwrap_or_default();
+    let connection = stores
+        .connections_for_dependants
+        .get(&namespace, &cr.spec.connection_ref.name)?;
+    let key = ctx.content_hash_key.get(&ctx.client).await.ok()?;
+    let inputs = secret_inputs(connection.valid()?, stores, key);
+    let target = cr.spec.target_name(&cr.name_any()).to_owned();
+    let stored = stores.secret_meta(&namespace, &target);
+    let stored = stored.as_ref().map(|s| &s.metadata);
+    let observed = Observed {
+        generation: cr.meta().generation,
+        inputs: &inputs,
+        target_version: stored.and_then(|m| m.resource_version.as_deref()),
+    };
+    let Freshness::UpToDate(next) = freshness::freshness(previous, observed, schedule, Timestamp::now())
+    else {
+        return None;
+    };
+    // The rule checked the stored version against the recorded one.
+    let as_left = KnownTarget::left(stored?, cr.spec.target_type());
+    access::judge(&stores.connections_for_dependants, cr, &target, as_left.secret())
+        .await
+        .ok()?;
+    Some(next)
+}

@@ -1,0 +1,62 @@
+//! The watches' stores the reconcilers read (what they trust them for: [`reads`](super::reads)).
+
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::{
+    core::PartialObjectMeta,
+    runtime::{
+        reflector::{self, Lookup, Store},
+        watcher,
+    },
+};
+
+use super::scoped_store::Scoped;
+use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
+
+/// The stores both reconcilers read, each across the watched scopes.
+#[derive(Clone, Default)]
+pub struct Stores {
+    /// Every FerrVaultSecret (the `ferrvaultsecret` watches' stores).
+    pub secrets: Scoped<Lenient<FerrVaultSecret>>,
+    /// Every FerrVaultConnection (the `ferrvaultconnection` watches' stores): what the connection
+    /// reconciler reads of its own objects.
+    pub connections: Scoped<Lenient<FerrVaultConnection>>,
+    /// Every FerrVaultConnection again (the `ferrvaultconnection-dependants` watches' stores):
+    /// what FerrVaultSecret passes read of their connections. That watch's events are what
+    /// enqueue them for a connection change, and it stores each change before it enqueues
+    /// anything, so such a pass always sees the change that caused it (the streams of two
+    /// watches are not ordered with each other).
+    pub connections_for_dependants: Scoped<Lenient<FerrVaultConnection>>,
+    /// The metadata of every Secret (the `secret-metadata` watches' stores).
+    pub secret_metadata: Scoped<PartialObjectMeta<Secret>>,
+}
+
+impl Stores {
+    /// Stores that never hold anything besides `connections`, already listed: every other read
+    /// falls back to the API server, for a driver without the operator's watches.
+    pub fn empty_but(connections: Store<Lenient<FerrVaultConnection>>) -> Self {
+        Self {
+            secrets: listed_empty().into(),
+            connections: connections.clone().into(),
+            connections_for_dependants: connections.into(),
+            secret_metadata: listed_empty().into(),
+        }
+    }
+
+    /// The metadata of Secret `namespace/name`, if the store holds it.
+    pub fn secret_meta(&self, namespace: &str, name: &str) -> Option<Arc<PartialObjectMeta<Secret>>> {
+        self.secret_metadata.get(namespace, name)
+    }
+}
+
+/// A store that completed an empty list and is never written again.
+fn listed_empty<K>() -> Store<K>
+where
+    K: Lookup + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Default,
+{
+    let (store, mut writer) = reflector::store();
+    writer.apply_watcher_event(&watcher::Event::InitDone);
+    store
+}
