@@ -24,7 +24,10 @@ use std::{sync::Arc, time::Duration};
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{Api, Resource, ResourceExt, api::Patch};
+use kube::{
+    Api, Resource, ResourceExt,
+    api::{ListParams, Patch},
+};
 use serde_json::json;
 use tokio::time::Instant;
 use tracing::{Instrument, info, info_span};
@@ -46,8 +49,8 @@ use super::{
     token,
 };
 use crate::api::{
-    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, Lenient, Reason,
-    names::CONNECTION_FINALIZER,
+    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
+    Reason, names::CONNECTION_FINALIZER,
 };
 use crate::reconcile::field_manager::patch_params;
 
@@ -180,20 +183,20 @@ impl ConnectionReconciler {
         let (namespace, name) = (connection.namespace().unwrap_or_default(), connection.name_any());
         ctx.ferrvault.invalidate_oidc(&namespace, &name);
         ctx.ferrvault.release_endpoint(&namespace, &name);
-        // From the FerrVaultSecret store (its watch enqueues this connection when one of them is
-        // deleted). One that bypassed the schema counts as no dependant (its reference is
-        // unreadable, and it does not need the connection to be deleted itself).
-        let secrets = &self.reads.stores.secrets;
-        secrets
-            .wait_until_ready()
-            .await
-            .map_err(KubeFailure::during(KubeAction::ListDependants))?;
+        // Listed from the API server, not the FerrVaultSecret store: the finalizer goes when none
+        // is left, and a store lagging behind a just-created FerrVaultSecret would free a
+        // connection it names (the first rule of `reads`). Deletions are rare; this costs
+        // nothing on the refresh path. One that bypassed the schema counts as no dependant (its
+        // reference is unreadable, and it does not need the connection to be deleted itself).
+        let secrets: Api<Lenient<FerrVaultSecret>> = Api::namespaced(ctx.client.clone(), &namespace);
         let mut dependants: Vec<String> = secrets
-            .state()
+            .list(&ListParams::default())
+            .await
+            .map_err(KubeFailure::during(KubeAction::ListDependants))?
+            .items
             .iter()
-            .filter(|s| s.namespace().as_deref() == Some(namespace.as_str()))
             .filter(|s| s.valid().is_some_and(|s| s.spec.connection_ref.name == name))
-            .map(|s| s.name_any())
+            .map(ResourceExt::name_any)
             .collect();
         dependants.sort();
         if dependants.is_empty() {

@@ -22,6 +22,9 @@
 //! 4. **The target.** Read with a GET unless the store shows it at the version the last sync left
 //!    it (`status.targetResourceVersion`), and always before it is written: a write needs its
 //!    whole content and carries the `resourceVersion` it was computed from.
+//! 5. **A connection's dependants, when it is deleted.** Listed from the API server: its finalizer
+//!    goes when none is left, so a store missing a just-created FerrVaultSecret would free a
+//!    connection that one names (rule 1 for a list). Deletions are off the refresh path.
 //!
 //! Everything else (the custom resources themselves, their connections, the Secrets' versions)
 //! comes from the stores.
