@@ -105,6 +105,9 @@ where
         namespace: &str,
         name: &str,
     ) -> Result<Option<Lenient<K>>, kube::Error> {
+        if !self.store.covers(namespace) {
+            return api.get_opt(name).await;
+        }
         self.store.wait_until_ready().await?;
         let stored = self.store.get(namespace, name);
         let ours = self.written.take(namespace, name);

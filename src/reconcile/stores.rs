@@ -3,13 +3,7 @@
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret;
-use kube::{
-    core::PartialObjectMeta,
-    runtime::{
-        reflector::{self, Lookup, Store},
-        watcher,
-    },
-};
+use kube::{core::PartialObjectMeta, runtime::reflector::Store};
 
 use super::scoped_store::Scoped;
 use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
@@ -33,14 +27,13 @@ pub struct Stores {
 }
 
 impl Stores {
-    /// Stores that never hold anything besides `connections`, already listed: every other read
-    /// falls back to the API server, for a driver without the operator's watches.
-    pub fn empty_but(connections: Store<Lenient<FerrVaultConnection>>) -> Self {
+    /// Stores of `connections` only: every other read goes to the API server (no scope covers
+    /// any namespace), for a driver without the operator's watches.
+    pub fn only_connections(connections: Store<Lenient<FerrVaultConnection>>) -> Self {
         Self {
-            secrets: listed_empty().into(),
             connections: connections.clone().into(),
             connections_for_dependants: connections.into(),
-            secret_metadata: listed_empty().into(),
+            ..Self::default()
         }
     }
 
@@ -48,15 +41,4 @@ impl Stores {
     pub fn secret_meta(&self, namespace: &str, name: &str) -> Option<Arc<PartialObjectMeta<Secret>>> {
         self.secret_metadata.get(namespace, name)
     }
-}
-
-/// A store that completed an empty list and is never written again.
-fn listed_empty<K>() -> Store<K>
-where
-    K: Lookup + Clone + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone + Default,
-{
-    let (store, mut writer) = reflector::store();
-    writer.apply_watcher_event(&watcher::Event::InitDone);
-    store
 }

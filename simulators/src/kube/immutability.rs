@@ -72,25 +72,15 @@ fn content<'a>(obj: &'a Value, field: &str) -> Option<&'a Map<String, Value>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kube::registry::{Registry, ResourceId};
+    use crate::kube::registry::Registry;
     use serde_json::json;
-
-    fn builtin(plural: &str) -> ResourceType {
-        Registry::default()
-            .get(&ResourceId {
-                group: String::new(),
-                plural: plural.into(),
-            })
-            .cloned()
-            .expect("builtin")
-    }
 
     #[test]
     fn a_secret_type_should_never_change() {
         let old = json!({"metadata": {"name": "s"}, "type": "Opaque", "data": {}});
         let mut retyped = old.clone();
         retyped["type"] = json!("kubernetes.io/tls");
-        let e = check_update(&builtin("secrets"), &old, &retyped).unwrap_err();
+        let e = check_update(&Registry::builtin_type("", "secrets"), &old, &retyped).unwrap_err();
         assert_eq!(
             e.message,
             r#"Secret "s" is invalid: type: Invalid value: "kubernetes.io/tls": field is immutable"#
@@ -102,9 +92,9 @@ mod tests {
         let old = json!({"metadata": {"name": "c"}, "immutable": true, "data": {"a": "1"}});
         let mut relabelled = old.clone();
         relabelled["metadata"]["labels"] = json!({"x": "y"});
-        assert!(check_update(&builtin("configmaps"), &old, &relabelled).is_ok());
+        assert!(check_update(&Registry::builtin_type("", "configmaps"), &old, &relabelled).is_ok());
         let unlocked = json!({"metadata": {"name": "c"}, "data": {"a": "2"}});
-        let e = check_update(&builtin("configmaps"), &old, &unlocked).unwrap_err();
+        let e = check_update(&Registry::builtin_type("", "configmaps"), &old, &unlocked).unwrap_err();
         assert_eq!(
             e.message,
             "ConfigMap \"c\" is invalid: [immutable: Forbidden: field is immutable when `immutable` is set, data: Forbidden: field is immutable when `immutable` is set]"

@@ -312,17 +312,7 @@ pub fn differs(a: &Value, b: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kube::registry::{Registry, ResourceId};
-
-    fn rt(group: &str, plural: &str) -> ResourceType {
-        Registry::default()
-            .get(&ResourceId {
-                group: group.into(),
-                plural: plural.into(),
-            })
-            .cloned()
-            .expect("builtin")
-    }
+    use crate::kube::registry::Registry;
 
     fn stamp() -> Stamp {
         Stamp {
@@ -334,7 +324,14 @@ mod tests {
     #[test]
     fn create_should_generate_name_and_set_server_metadata() {
         let body = json!({"metadata": {"generateName": "web-", "resourceVersion": "9"}, "spec": {"replicas": 1}, "status": {"x": 1}});
-        let o = prepare_create(&rt("apps", "deployments"), "v1", Some("ns"), body, &stamp()).expect("valid");
+        let o = prepare_create(
+            &Registry::builtin_type("apps", "deployments"),
+            "v1",
+            Some("ns"),
+            body,
+            &stamp(),
+        )
+        .expect("valid");
         assert!(name_of(&o).starts_with("web-") && name_of(&o).len() == 9, "{o}");
         assert_eq!(o["metadata"]["generation"], 1);
         assert_eq!(o["metadata"]["namespace"], "ns");
@@ -348,7 +345,7 @@ mod tests {
 
     #[test]
     fn update_should_bump_generation_only_for_spec_changes() {
-        let deploy = rt("apps", "deployments");
+        let deploy = Registry::builtin_type("apps", "deployments");
         let old = prepare_create(
             &deploy,
             "v1",
@@ -374,7 +371,7 @@ mod tests {
 
     #[test]
     fn kinds_without_a_generation_should_never_carry_one() {
-        let secrets = rt("", "secrets");
+        let secrets = Registry::builtin_type("", "secrets");
         let created = prepare_create(
             &secrets,
             "v1",
@@ -388,7 +385,7 @@ mod tests {
 
     #[test]
     fn main_endpoint_should_ignore_status_and_status_endpoint_everything_else() {
-        let deploy = rt("apps", "deployments");
+        let deploy = Registry::builtin_type("apps", "deployments");
         let mut old = json!({"metadata": {"name": "d", "resourceVersion": "5", "generation": 1}, "spec": {"r": 1}, "status": {"ready": 0}});
         old["kind"] = json!("Deployment");
         let main = prepare_update(
@@ -416,7 +413,7 @@ mod tests {
     fn update_with_stale_resource_version_should_conflict() {
         let old = json!({"metadata": {"name": "l", "resourceVersion": "5"}});
         let e = prepare_update(
-            &rt("coordination.k8s.io", "leases"),
+            &Registry::builtin_type("coordination.k8s.io", "leases"),
             None,
             &old,
             json!({"metadata": {"resourceVersion": "4"}}),

@@ -115,18 +115,8 @@ pub fn check_conditional_update(rt: &ResourceType, name: &str, body: &Value) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kube::registry::{Registry, ResourceId};
+    use crate::kube::registry::Registry;
     use serde_json::json;
-
-    fn builtin(group: &str, plural: &str) -> ResourceType {
-        Registry::default()
-            .get(&ResourceId {
-                group: group.into(),
-                plural: plural.into(),
-            })
-            .cloned()
-            .expect("builtin")
-    }
 
     #[test]
     fn only_kinds_with_a_spec_status_split_should_have_a_generation() {
@@ -136,14 +126,21 @@ mod tests {
             ("", "namespaces"),
             ("coordination.k8s.io", "leases"),
         ] {
-            assert_eq!(generation(&builtin(group, plural)), Generation::None, "{plural}");
+            assert_eq!(
+                generation(&Registry::builtin_type(group, plural)),
+                Generation::None,
+                "{plural}"
+            );
         }
-        assert_eq!(generation(&builtin("apps", "statefulsets")), Generation::Spec);
+        assert_eq!(
+            generation(&Registry::builtin_type("apps", "statefulsets")),
+            Generation::Spec
+        );
     }
 
     #[test]
     fn deployment_annotations_should_bump_the_generation() {
-        let deployments = builtin("apps", "deployments");
+        let deployments = Registry::builtin_type("apps", "deployments");
         let old = json!({"metadata": {"generation": 3}, "spec": {"replicas": 1}});
         let annotated = json!({"metadata": {"annotations": {"a": "b"}}, "spec": {"replicas": 1}});
         assert_eq!(next_generation(&deployments, &old, &annotated), Some(4));
@@ -154,14 +151,25 @@ mod tests {
     #[test]
     fn a_put_without_resource_version_should_be_refused_only_where_the_strategy_says() {
         let body = json!({"metadata": {"name": "x"}});
-        assert!(check_conditional_update(&builtin("", "secrets"), "x", &body).is_ok());
-        let e = check_conditional_update(&builtin("coordination.k8s.io", "leases"), "x", &body)
-            .expect_err("leases need a resourceVersion");
+        assert!(check_conditional_update(&Registry::builtin_type("", "secrets"), "x", &body).is_ok());
+        let e = check_conditional_update(
+            &Registry::builtin_type("coordination.k8s.io", "leases"),
+            "x",
+            &body,
+        )
+        .expect_err("leases need a resourceVersion");
         assert_eq!(
             e.message,
             "leases.coordination.k8s.io \"x\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
         );
         let with_rv = json!({"metadata": {"name": "x", "resourceVersion": "7"}});
-        assert!(check_conditional_update(&builtin("coordination.k8s.io", "leases"), "x", &with_rv).is_ok());
+        assert!(
+            check_conditional_update(
+                &Registry::builtin_type("coordination.k8s.io", "leases"),
+                "x",
+                &with_rv
+            )
+            .is_ok()
+        );
     }
 }

@@ -63,17 +63,14 @@ async fn connections_read(
     stores: &Scoped<Lenient<FerrVaultConnection>>,
     namespace: &str,
 ) -> Result<Vec<ConnectionSecret>, Stop> {
+    stores.wait_until_ready().await.map_err(|e| Stop::Unavailable {
+        reason: CONNECTIONS_UNAVAILABLE,
+        message: format!("the FerrVaultConnection watch: {e}"),
+    })?;
     let connections = stores.of(namespace).ok_or_else(|| Stop::Unavailable {
         reason: CONNECTIONS_UNAVAILABLE,
         message: format!("namespace {namespace} is not watched"),
     })?;
-    connections
-        .wait_until_ready()
-        .await
-        .map_err(|e| Stop::Unavailable {
-            reason: CONNECTIONS_UNAVAILABLE,
-            message: format!("the FerrVaultConnection watch: {e}"),
-        })?;
     Ok(connections
         .state()
         .iter()

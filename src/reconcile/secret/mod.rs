@@ -90,7 +90,10 @@ impl SecretReconciler {
     /// for a driver without the operator's watches, such as a plain `kube_runtime::Controller`.
     /// Such a reconciler never finds a pass with nothing due.
     pub fn new(ctx: Arc<Context>, connections: Store<Lenient<FerrVaultConnection>>) -> Self {
-        let reads = Arc::new(Reads::new(ctx.client.clone(), Stores::empty_but(connections)));
+        let reads = Arc::new(Reads::new(
+            ctx.client.clone(),
+            Stores::only_connections(connections),
+        ));
         Self::reading(ctx, reads)
     }
 

@@ -260,6 +260,18 @@ impl Registry {
         self.types.get(id)
     }
 
+    /// The built-in type `group/plural`, for unit tests of the per-kind rules.
+    #[cfg(test)]
+    pub(crate) fn builtin_type(group: &str, plural: &str) -> ResourceType {
+        Self::default()
+            .get(&ResourceId {
+                group: group.into(),
+                plural: plural.into(),
+            })
+            .cloned()
+            .expect("a built-in type")
+    }
+
     /// Where the objects of `id` are kept: its own store, or the one it serves from.
     pub fn storage_of<'a>(&'a self, id: &'a ResourceId) -> &'a ResourceId {
         self.types
