@@ -62,10 +62,15 @@ impl Reconciler for Stalled {
             "blocked" => {
                 let first = stamp(&client, "replica-a-first").await;
                 *self.first_write.lock().unwrap() = Some(first);
-                while !self.release.load(Ordering::Acquire) {
-                    // Ignores cancellation and holds its runtime thread, like a stuck call.
-                    std::thread::sleep(Duration::from_millis(10));
-                }
+                // Ignores cancellation and holds its runtime thread, like a stuck call. In place, so
+                // tokio first hands the tasks queued on this worker (its LIFO slot cannot be
+                // stolen) to another thread: without that, a task this one woke last (such as the
+                // client's connection) waited for the release too, and the test hung.
+                tokio::task::block_in_place(|| {
+                    while !self.release.load(Ordering::Acquire) {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                });
                 // Once it is on its way nothing can recall it: the runtime cancelling this
                 // reconcile (the fence lapsed long ago) does not stop the task sending it.
                 let result = self.second_write.clone();
