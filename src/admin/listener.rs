@@ -4,6 +4,9 @@
 //!
 //! # Guarantees
 //! - A connection is admitted only with a slot; without one it is closed at once, unread.
+//! - On plain HTTP, a connection whose whole request head has arrived by the time it is accepted
+//!   (looked at, not read) is admitted as [`Arrival::HeadWaiting`], so a burst accepted after it
+//!   cannot take its place before it is answered.
 //! - A request head must arrive within `header_read_timeout` (the TLS handshake counts), and be
 //!   at most [`HttpLimits::MAX_HEAD_BYTES`] with at most [`HttpLimits::MAX_HEADERS`] fields
 //!   (hyper answers 431 beyond that and closes).
@@ -36,7 +39,7 @@ use super::{
     limits::HttpLimits,
     routes::{self, Handler, Reply},
     secure::ServingCert,
-    slots::{Slot, Slots},
+    slots::{Arrival, Slot, Slots},
 };
 
 /// How long the accept loop pauses after an accept error.
@@ -82,6 +85,7 @@ async fn accept(served: Served, stop: CancellationToken) {
     };
     let tls = tls.as_ref().map(ServingCert::acceptor);
     let slots = Slots::new(limits.max_connections);
+    let mut peeked = vec![0; HttpLimits::MAX_HEAD_BYTES];
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -98,8 +102,20 @@ async fn accept(served: Served, stop: CancellationToken) {
                 continue;
             }
         };
+        // A TLS client's head comes after its handshake: nothing to look at yet.
+        let (stream, arrival) = if tls.is_some() {
+            (stream, Arrival::Other)
+        } else {
+            match arrival(stream, &mut peeked) {
+                Ok(looked_at) => looked_at,
+                Err(error) => {
+                    tracing::debug!(server = name, %error, "cannot look at a new connection");
+                    continue;
+                }
+            }
+        };
         // Without a slot the stream is dropped: the client sees the connection closed.
-        let Some(slot) = slots.admit() else {
+        let Some(slot) = slots.admit(arrival) else {
             continue;
         };
         connections.spawn(connection(
@@ -113,6 +129,29 @@ async fn accept(served: Served, stop: CancellationToken) {
     }
     drop(listener);
     while connections.join_next().await.is_some() {}
+}
+
+/// What a plain-HTTP connection has sent so far, looked at without reading it (`peek`, never
+/// blocking): a whole request head ends at its first empty line (`\r\n\r\n`, or a bare `\n\n`,
+/// which hyper accepts too). `buffer` bounds the look to the largest head served.
+fn arrival(stream: TcpStream, buffer: &mut [u8]) -> std::io::Result<(TcpStream, Arrival)> {
+    let stream = stream.into_std()?;
+    let received = match stream.peek(buffer) {
+        Ok(received) => received,
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => 0,
+        Err(error) => return Err(error),
+    };
+    let head = &buffer[..received];
+    let ends = head
+        .iter()
+        .enumerate()
+        .any(|(at, &byte)| byte == b'\n' && matches!(&head[at + 1..], [b'\n', ..] | [b'\r', b'\n', ..]));
+    let arrival = if ends {
+        Arrival::HeadWaiting
+    } else {
+        Arrival::Other
+    };
+    Ok((TcpStream::from_std(stream)?, arrival))
 }
 
 async fn connection(

@@ -79,11 +79,11 @@ impl BindAddress {
     /// on a host without IPv6.
     pub fn bind(self) -> io::Result<TcpListener> {
         let listener = match self {
-            Self::Exact(addr) => TcpListener::bind(addr)?,
+            Self::Exact(addr) => listen_on(addr)?,
             Self::EveryInterface(port) => match dual_stack(port) {
                 Ok(listener) => listener,
                 Err(error) if ipv6_unavailable(&error) => {
-                    TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port))?
+                    listen_on(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port))?
                 }
                 Err(error) => return Err(error),
             },
@@ -102,14 +102,31 @@ impl std::fmt::Display for BindAddress {
     }
 }
 
+/// Connections the kernel queues until they are accepted. A burst of clients (a thousand
+/// connecting at once) waits there instead of having its handshakes dropped, which would cost a
+/// probe caught in it a retransmission of a second or more, its whole timeout. std's `bind`
+/// queues 128.
+const LISTEN_BACKLOG: i32 = 1024;
+
 /// `[::]:port` with `IPV6_V6ONLY` off, so IPv4 clients reach it as `::ffff:a.b.c.d` whatever
 /// the host's `net.ipv6.bindv6only` default is.
 fn dual_stack(port: u16) -> io::Result<TcpListener> {
     let socket = Socket::new(Domain::IPV6, Type::STREAM, None)?;
     socket.set_only_v6(false)?;
+    listen(socket, SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port))
+}
+
+/// A socket of `addr`'s family bound to it and listening (see [`listen`]).
+fn listen_on(addr: SocketAddr) -> io::Result<TcpListener> {
+    listen(Socket::new(Domain::for_address(addr), Type::STREAM, None)?, addr)
+}
+
+/// `socket` bound to `addr` (reusable at once after a restart, as std's `bind` does) and
+/// listening with [`LISTEN_BACKLOG`].
+fn listen(socket: Socket, addr: SocketAddr) -> io::Result<TcpListener> {
     socket.set_reuse_address(true)?;
-    socket.bind(&SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port).into())?;
-    socket.listen(1024)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
     Ok(socket.into())
 }
 
@@ -123,7 +140,7 @@ fn ipv6_unavailable(error: &io::Error) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::net::TcpStream;
+    use std::{net::TcpStream, time::Duration};
 
     use super::*;
 
@@ -168,6 +185,21 @@ mod tests {
             let error = BindAddress::parse(input).expect_err(input);
             assert!(error.to_string().contains(&format!("{input:?}")), "{error}");
         }
+    }
+
+    #[test]
+    fn a_burst_of_connections_should_wait_to_be_accepted_rather_than_be_dropped() {
+        const BURST: usize = 500;
+        let listener = BindAddress::Exact("127.0.0.1:0".parse().unwrap())
+            .bind()
+            .expect("bind");
+        let addr = listener.local_addr().expect("bound");
+        // Nothing accepts: each handshake must be queued. A dropped one is retried by the
+        // kernel after a second, past this timeout.
+        let connected: Vec<TcpStream> = (0..BURST)
+            .map_while(|_| TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok())
+            .collect();
+        assert_eq!(connected.len(), BURST, "connections queued before the first drop");
     }
 
     #[test]

@@ -63,3 +63,53 @@ async fn a_client_that_stops_reading_should_be_cut_off_after_the_idle_timeout() 
         "received {received} of {SIZE} bytes: the stalled connection should have been closed"
     );
 }
+
+#[tokio::test]
+async fn probes_accepted_amid_a_burst_of_slow_connections_should_all_be_answered() {
+    const PROBES: usize = 5;
+    const SLOW_PER_PROBE: usize = 16;
+    let limits = HttpLimits {
+        max_connections: 8,
+        ..HttpLimits::default()
+    };
+    let (addr, stop) = serving(Bytes::from_static(b"ok"), limits);
+    // The server's task has not run yet (one thread, not yielded to): every connection below
+    // waits in the listen backlog with what it sent, and the accept loop takes them in one go,
+    // as it does a real burst. Each probe is followed by twice the budget of slow connections.
+    let mut slow = Vec::new();
+    let mut probes = Vec::new();
+    for _ in 0..PROBES {
+        let mut probe = std::net::TcpStream::connect(addr).expect("connect");
+        probe
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .expect("send");
+        probes.push(probe);
+        for _ in 0..SLOW_PER_PROBE {
+            let mut loris = std::net::TcpStream::connect(addr).expect("connect");
+            loris.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").expect("send");
+            slow.push(loris);
+        }
+    }
+    let answers = tokio::task::spawn_blocking(move || {
+        probes
+            .into_iter()
+            .map(|mut probe| {
+                probe
+                    .set_read_timeout(Some(Duration::from_secs(5)))
+                    .expect("timeout");
+                let mut answer = Vec::new();
+                let _ = probe.read_to_end(&mut answer);
+                String::from_utf8_lossy(&answer)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .expect("probes");
+    stop.cancel();
+    drop(slow);
+    assert_eq!(answers, vec!["HTTP/1.1 200 OK"; PROBES], "every probe answered");
+}
