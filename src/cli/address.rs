@@ -125,9 +125,48 @@ fn listen_on(addr: SocketAddr) -> io::Result<TcpListener> {
 /// listening with [`LISTEN_BACKLOG`].
 fn listen(socket: Socket, addr: SocketAddr) -> io::Result<TcpListener> {
     socket.set_reuse_address(true)?;
+    defer_accept(&socket)?;
     socket.bind(&addr.into())?;
     socket.listen(LISTEN_BACKLOG)?;
     Ok(socket.into())
+}
+
+/// How long the kernel holds a connection that has sent nothing before handing it to `accept`
+/// anyway (`TCP_DEFER_ACCEPT`, seconds).
+#[cfg(target_os = "linux")]
+const DEFER_ACCEPT_SECONDS: libc::c_int = 5;
+
+/// Has the kernel hand a connection to `accept` only once its first bytes have arrived (or
+/// after [`DEFER_ACCEPT_SECONDS`]), as nginx's `deferred` and HAProxy's `defer-accept` do: a
+/// probe's request head is then already there when it is accepted, so the connection budget
+/// can tell it from a slow-loris client however late the probe's client got to write it, and
+/// connections that send nothing cost the process nothing.
+#[cfg(target_os = "linux")]
+fn defer_accept(socket: &Socket) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let seconds = DEFER_ACCEPT_SECONDS;
+    // SAFETY: a valid socket descriptor, and a pointer to a live `c_int` with its size, as
+    // setsockopt(2) reads it; nothing is kept.
+    let done = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            std::ptr::from_ref(&seconds).cast(),
+            std::mem::size_of_val(&seconds) as libc::socklen_t,
+        )
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Other systems accept connections as they come.
+#[cfg(not(target_os = "linux"))]
+fn defer_accept(_socket: &Socket) -> io::Result<()> {
+    Ok(())
 }
 
 /// The errors of a kernel booted without IPv6 (or a sandbox denying it).
@@ -200,6 +239,44 @@ mod tests {
             .map_while(|_| TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok())
             .collect();
         assert_eq!(connected.len(), BURST, "connections queued before the first drop");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_connection_should_reach_accept_only_once_its_first_bytes_have_arrived() {
+        use std::io::{ErrorKind, Write};
+        let listener = BindAddress::Exact("127.0.0.1:0".parse().unwrap())
+            .bind()
+            .expect("bind");
+        let mut client = TcpStream::connect(listener.local_addr().expect("bound")).expect("connect");
+        // The handshake is complete (connect returned); a listener without the option would
+        // have the connection ready to accept by now.
+        std::thread::sleep(Duration::from_millis(200));
+        let silent = listener.accept().map(|_| ()).map_err(|e| e.kind());
+        assert_eq!(
+            silent,
+            Err(ErrorKind::WouldBlock),
+            "a silent connection is held back"
+        );
+        client.write_all(b"GET /healthz HTTP/1.1\r\n\r\n").expect("send");
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let accepted = loop {
+            match listener.accept() {
+                Ok((accepted, _)) => break accepted,
+                Err(error) if error.kind() == ErrorKind::WouldBlock => {
+                    assert!(std::time::Instant::now() < deadline, "never accepted");
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(error) => panic!("accept: {error}"),
+            }
+        };
+        let mut head = [0; 64];
+        let waiting = accepted.peek(&mut head).expect("peek");
+        assert_eq!(
+            &head[..waiting],
+            b"GET /healthz HTTP/1.1\r\n\r\n",
+            "the head came with it"
+        );
     }
 
     #[test]
