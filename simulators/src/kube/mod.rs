@@ -83,7 +83,8 @@
 //!   Services) get 404 for a PUT of a missing object, as the other kinds do.
 //! - Deleting a CRD removes its custom resources at once (no `customresourcecleanup`
 //!   finalizer phase). The garbage collector matches owners by uid, kind, name and
-//!   namespace, not by API version; it reacts within [`collector::PASS_INTERVAL`] of a write.
+//!   namespace, not by API version; it reacts within [`collector::PASS_INTERVAL`] of a write,
+//!   or ten times its last pass's duration on a large store (see [`collector`]).
 //! - Lost responses are answered with a `Status` (500 or 504), never a dropped connection.
 //! - Built-in kinds are stored objects only: no controller runs (Deployments get no
 //!   status or ReplicaSets). `status` of any kind changes only when a client writes it.
