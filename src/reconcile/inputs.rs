@@ -6,10 +6,7 @@
 //!   ca=<version> key=<id>`. The connection's Ready status is one of them so that a connection
 //!   turning unreachable or reachable again still makes its FerrVaultSecrets check it (the
 //!   `ferrvaultconnection-dependants` watch enqueues them for that change). A connection not
-//!   probed yet counts as `True`: a FerrVaultSecret that synced through it found it reachable,
-//!   so the first probe finding the same resyncs none of them (at a start, each one synced
-//!   before that probe would read FerrVault and write its status again); finding it
-//!   unreachable still does.
+//!   probed yet counts as `True` ([`ready_for_dependants`]).
 //! - A FerrVaultConnection: `token=<version> ca=<version>`.
 //!
 //! A Secret's version is its `resourceVersion` in the Secret metadata store (`?` when the store
@@ -29,18 +26,26 @@ use crate::api::{ConditionStatus, ConditionType, FerrVaultConnection, SecretKeyR
 
 /// The inputs of a FerrVaultSecret syncing through `connection` with the content-hash `key`.
 pub fn secret_inputs(connection: &FerrVaultConnection, stores: &Stores, key: &ContentHashKey) -> String {
-    let ready = connection
-        .status
-        .as_ref()
-        .and_then(|s| find_condition(&s.conditions, ConditionType::Ready))
-        .map_or(ConditionStatus::True.as_str(), |c| c.status.as_str());
     format!(
-        "connection={}/{}/{ready} {} key={}",
+        "connection={}/{}/{} {} key={}",
         connection.uid().unwrap_or_default(),
         connection.metadata.generation.unwrap_or_default(),
+        ready_for_dependants(connection),
         connection_inputs(connection, stores),
         key_id(key)
     )
+}
+
+/// `connection`'s Ready status as its FerrVaultSecrets see it: one not probed yet counts as
+/// `True`. A FerrVaultSecret that synced through it found it reachable, so its first probe
+/// finding the same is no change to them (at a start, each one synced before that probe would
+/// be enqueued, and could read FerrVault and write its status again); finding it unreachable is.
+pub fn ready_for_dependants(connection: &FerrVaultConnection) -> &str {
+    connection
+        .status
+        .as_ref()
+        .and_then(|s| find_condition(&s.conditions, ConditionType::Ready))
+        .map_or(ConditionStatus::True.as_str(), |c| c.status.as_str())
 }
 
 /// The inputs of a probe of `connection`: its token and CA bundle Secrets' versions.
