@@ -5,7 +5,8 @@
 //! - A FerrVaultSecret: `connection=<uid>/<generation>/<Ready status> token=<version>
 //!   ca=<version> key=<id>`. The connection's Ready status is one of them so that a connection
 //!   turning unreachable or reachable again still makes its FerrVaultSecrets check it (the
-//!   `ferrvaultconnection-dependants` watch enqueues them for that change).
+//!   `ferrvaultconnection-dependants` watch enqueues them for that change). A connection not
+//!   probed yet counts as `True` ([`ready_for_dependants`]).
 //! - A FerrVaultConnection: `token=<version> ca=<version>`.
 //!
 //! A Secret's version is its `resourceVersion` in the Secret metadata store (`?` when the store
@@ -21,22 +22,30 @@ use super::{
     },
     stores::Stores,
 };
-use crate::api::{ConditionType, FerrVaultConnection, SecretKeyRef};
+use crate::api::{ConditionStatus, ConditionType, FerrVaultConnection, SecretKeyRef};
 
 /// The inputs of a FerrVaultSecret syncing through `connection` with the content-hash `key`.
 pub fn secret_inputs(connection: &FerrVaultConnection, stores: &Stores, key: &ContentHashKey) -> String {
-    let ready = connection
-        .status
-        .as_ref()
-        .and_then(|s| find_condition(&s.conditions, ConditionType::Ready))
-        .map_or("-", |c| c.status.as_str());
     format!(
-        "connection={}/{}/{ready} {} key={}",
+        "connection={}/{}/{} {} key={}",
         connection.uid().unwrap_or_default(),
         connection.metadata.generation.unwrap_or_default(),
+        ready_for_dependants(connection),
         connection_inputs(connection, stores),
         key_id(key)
     )
+}
+
+/// `connection`'s Ready status as its FerrVaultSecrets see it: one not probed yet counts as
+/// `True`. A FerrVaultSecret that synced through it found it reachable, so its first probe
+/// finding the same is no change to them (at a start, each one synced before that probe would
+/// be enqueued, and could read FerrVault and write its status again); finding it unreachable is.
+pub fn ready_for_dependants(connection: &FerrVaultConnection) -> &str {
+    connection
+        .status
+        .as_ref()
+        .and_then(|s| find_condition(&s.conditions, ConditionType::Ready))
+        .map_or(ConditionStatus::True.as_str(), |c| c.status.as_str())
 }
 
 /// The inputs of a probe of `connection`: its token and CA bundle Secrets' versions.
@@ -57,4 +66,56 @@ pub fn connection_inputs(connection: &FerrVaultConnection, stores: &Stores) -> S
         "token={token} ca={}",
         version(connection.spec.ca_bundle_secret_ref.as_ref())
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+    use super::*;
+    use crate::api::{FerrVaultConnectionSpec, FerrVaultConnectionStatus};
+
+    fn connection(ready: Option<&str>) -> FerrVaultConnection {
+        let mut connection = FerrVaultConnection::new(
+            "conn",
+            FerrVaultConnectionSpec {
+                mode: Default::default(),
+                url: "http://127.0.0.1:1".into(),
+                organization: None,
+                token_secret_ref: None,
+                oidc: None,
+                ca_bundle_secret_ref: None,
+            },
+        );
+        connection.status = ready.map(|status| FerrVaultConnectionStatus {
+            conditions: vec![Condition {
+                type_: ConditionType::Ready.as_str().into(),
+                status: status.into(),
+                reason: "Reachable".into(),
+                message: String::new(),
+                observed_generation: None,
+                last_transition_time: Time(Timestamp::UNIX_EPOCH),
+            }],
+            ..FerrVaultConnectionStatus::default()
+        });
+        connection
+    }
+
+    #[test]
+    fn a_connection_not_probed_yet_should_count_as_found_reachable() {
+        let stores = Stores::default();
+        let key = ContentHashKey::from_bytes(&[7; 32]).expect("a 32-byte key");
+        let inputs = |ready| secret_inputs(&connection(ready), &stores, &key);
+        assert_eq!(
+            inputs(None),
+            inputs(Some("True")),
+            "its first probe finding it reachable"
+        );
+        assert_ne!(
+            inputs(None),
+            inputs(Some("False")),
+            "its first probe finding it unreachable"
+        );
+    }
 }

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `ferrvaultsecret` | FerrVaultSecret | itself on a new generation, deletion, or a lost finalizer; its connection while it is being deleted (to unblock the connection's deletion) |
 //! | `ferrvaultconnection` | FerrVaultConnection | itself on a new generation, deletion, or a lost finalizer |
-//! | `ferrvaultconnection-dependants` | FerrVaultConnection | its FerrVaultSecrets when its spec or its Ready status changed (not on every `lastCheckedAt` write, reference §8 item 4); the FerrVaultSecrets targeting a Secret it reads, and those refused because a connection read their target (`TargetIsConnectionSecret`: the reference may be gone) |
+//! | `ferrvaultconnection-dependants` | FerrVaultConnection | its FerrVaultSecrets when its spec or its Ready status changed (not on every `lastCheckedAt` write, reference §8 item 4, nor on a first probe finding it reachable); the FerrVaultSecrets targeting a Secret it reads, and those refused because a connection read their target (`TargetIsConnectionSecret`: the reference may be gone) |
 //! | `secret-metadata` | Secret, metadata only | the owner FerrVaultSecret of a target that someone else changed or deleted (drift healing), and every FerrVaultSecret targeting it by name (a refused target retried when its owner, annotations or existence change); the connections using it as token or CA Secret, and their FerrVaultSecrets (token rotation) |
 //!
 //! # Guarantees
@@ -32,6 +32,7 @@ use kube::{
     runtime::{reflector::Store, watcher},
 };
 
+use super::inputs::ready_for_dependants;
 pub use super::own_writes::OwnWrites;
 use super::rules::target_access::connection_secrets;
 use super::settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
@@ -65,7 +66,8 @@ pub fn cr_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta, finalizer: 
 
 /// Whether a connection change matters to the FerrVaultSecrets that use it: first sighting
 /// (a connection they waited for now exists), a new generation (spec change), deletion, or a
-/// change of its Ready condition's status. A probe that only moved `lastCheckedAt` does not.
+/// change of its Ready status as they see it ([`ready_for_dependants`]: a first probe finding
+/// it reachable is none). A probe that only moved `lastCheckedAt` does not.
 ///
 /// An invalid connection (not matching its type) has no readable Ready status here; turning
 /// invalid or valid again is a new generation, which matters.
@@ -76,17 +78,9 @@ pub fn connection_change_matters_to_dependants(
     let Some(old) = old else {
         return true;
     };
-    let ready = |c: &Lenient<FerrVaultConnection>| {
-        c.valid()?.status.as_ref().and_then(|s| {
-            s.conditions
-                .iter()
-                .find(|c| c.type_ == ConditionType::Ready.as_str())
-                .map(|c| c.status.clone())
-        })
-    };
     old.meta().generation != new.meta().generation
         || old.meta().deletion_timestamp != new.meta().deletion_timestamp
-        || ready(old) != ready(new)
+        || old.valid().map(ready_for_dependants) != new.valid().map(ready_for_dependants)
 }
 
 /// Whether a Secret change matters: not when it is our own write, and not when it is a

@@ -1,14 +1,18 @@
 //! End-to-end: the operator does no work it need not do. A restart with nothing due costs no
 //! FerrVault request and no Kubernetes write (yet heals what changed while it was down), the
-//! FerrVaultSecrets of one vault cost one FerrVault request per wave, and an unchanged refresh
-//! costs one status write and no read per object. Measured by the FerrVault simulator's
-//! accounting and the Kubernetes simulator's audit.
+//! FerrVaultSecrets of one vault cost one FerrVault request per wave (also when they synced
+//! before their connection's first probe), and an unchanged refresh costs one status write and
+//! no read per object. Measured by the FerrVault simulator's accounting and the Kubernetes
+//! simulator's audit.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::Duration};
 
 use crate::operator_support::*;
-use ferrvault_operator::api::FerrVaultSecretSpec;
-use ferrvault_sim::kube::audit::AuditEntry;
+use ferrvault_operator::{api::FerrVaultSecretSpec, reconcile::rules::freshness::WAVE_SPREAD};
+use ferrvault_sim::{
+    ferrvault::{Endpoint, FaultSpec},
+    kube::audit::AuditEntry,
+};
 use jiff::Timestamp;
 use k8s_openapi::ByteString;
 use kube::{
@@ -29,8 +33,17 @@ fn refreshed(conn: &str, vault: &str, refresh: &str) -> FerrVaultSecretSpec {
 }
 
 /// When each FerrVaultSecret of `names` last synced, once all of them synced after `after`.
-/// Reads with a list, so the audit shows no GET of the test's own.
 async fn synced_after(h: &Harness, names: &[String], after: Timestamp) -> BTreeMap<String, Timestamp> {
+    synced_when(h, names, |_, at| at > after).await
+}
+
+/// When each FerrVaultSecret of `names` last synced, once `is_new(name, lastSyncedAt)` holds for
+/// all of them. Reads with a list, so the audit shows no GET of the test's own.
+async fn synced_when(
+    h: &Harness,
+    names: &[String],
+    is_new: impl Fn(&str, Timestamp) -> bool,
+) -> BTreeMap<String, Timestamp> {
     h.eventually("every FerrVaultSecret synced", || async {
         let listed = h.fvs().list(&ListParams::default()).await.ok()?;
         let synced: BTreeMap<String, Timestamp> = listed
@@ -41,7 +54,7 @@ async fn synced_after(h: &Harness, names: &[String], after: Timestamp) -> BTreeM
                 let status = cr.status.as_ref()?;
                 let ready = ready(Some(&status.conditions))?;
                 let at = status.last_synced_at.as_ref()?.0;
-                (ready.reason == "Synced" && at > after).then(|| (cr.name_any(), at))
+                (ready.reason == "Synced" && is_new(&cr.name_any(), at)).then(|| (cr.name_any(), at))
             })
             .collect();
         (synced.len() == names.len()).then_some(synced)
@@ -241,5 +254,63 @@ async fn an_unchanged_refresh_should_cost_one_status_write_and_no_read_per_objec
         assert_eq!(mine, 1, "{name}: one status write for its refresh");
     }
     assert_eq!(h.reveals(), reveals + 1, "one reveal for the wave");
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_synced_before_the_first_probe_should_cost_one_request_and_one_write_per_wave() {
+    const K: usize = 10;
+    const REFRESH: Duration = Duration::from_secs(10);
+    let mut settings = test_settings();
+    // The connection's first probe is held until every object synced: its one attempt must
+    // outlast that.
+    settings.ferrvault.attempt_timeout = Duration::from_secs(8);
+    let h = Harness::start_with(settings).await;
+    h.fv.faults()
+        .set(Endpoint::Healthz, FaultSpec::default().with_hang());
+    h.put_secret("conn-token", &[("token", PROD_TOKEN)]).await;
+    h.create_connection("conn", connection_spec(&h.fv.url(), "conn-token"))
+        .await;
+    let apps = names("app", K);
+    let every = format!("{}s", REFRESH.as_secs());
+    for name in &apps {
+        h.create_secret(name, refreshed("conn", "prod", &every)).await;
+    }
+    let first = synced_after(&h, &apps, Timestamp::UNIX_EPOCH).await;
+    let conn = h.fvc().get("conn").await.unwrap();
+    assert!(
+        ready(conn.status.as_ref().map(|s| s.conditions.as_slice())).is_none(),
+        "every object synced before its connection's first probe answered"
+    );
+    h.kube.clear_audit();
+    let reveals = h.reveals();
+
+    h.fv.faults().clear(Endpoint::Healthz);
+    h.wait_connection_reason("conn", "Reachable").await;
+    // Each object's refresh: due at least the interval less the wave spread after its sync,
+    // `lastSyncedAt` being whole seconds.
+    let earliest = REFRESH.mul_f64(1.0 - WAVE_SPREAD) - Duration::from_secs(1);
+    synced_when(&h, &apps, |name, at| {
+        Duration::try_from(at.duration_since(first[name])).is_ok_and(|since| since >= earliest)
+    })
+    .await;
+    assert_eq!(
+        h.reveals(),
+        reveals + 1,
+        "one reveal for the wave: the probe finding the connection reachable resyncs nothing"
+    );
+    let audit = h.kube.audit();
+    for name in &apps {
+        let mine: Vec<_> = audit
+            .iter()
+            .filter(|e| is_write(e) && e.resource == "ferrvaultsecrets" && &e.name == name)
+            .collect();
+        assert_eq!(
+            mine.len(),
+            1,
+            "{name}: one status write: {:?}",
+            described(mine.iter().copied())
+        );
+    }
     h.finish().await;
 }

@@ -110,6 +110,15 @@ fn connection_probe_writes_should_not_matter_to_dependants_but_ready_flips_shoul
         &connection(2, Some("True"), 1)
     ));
     assert!(connection_change_matters_to_dependants(None, &before));
+    let not_probed = connection(1, None, 0);
+    assert!(
+        !connection_change_matters_to_dependants(Some(&not_probed), &before),
+        "a first probe finding it reachable"
+    );
+    assert!(
+        connection_change_matters_to_dependants(Some(&not_probed), &connection(1, Some("False"), 1)),
+        "a first probe finding it unreachable"
+    );
 }
 
 #[test]
