@@ -85,9 +85,13 @@ async fn the_key_should_survive_a_restart_so_a_restart_rolls_nothing_out() {
     h.finish().await;
 }
 
-/// Leaves `app` as a release with unkeyed hashes would have: `hash` in `status.lastRolloutHash`
-/// and on the target (the annotation edit is what triggers the next pass).
-async fn recorded_unkeyed(h: &Harness, hash: &str) {
+/// Upgrades from a release with unkeyed hashes, as a user does: the operator stopped, `app` left
+/// as that release would have (`hash` in `status.lastRolloutHash` and on the target), then the
+/// operator started. (Written while the operator runs, a pass triggered by the target's edit
+/// could read `app` from a store that does not show the status edit yet, which no release ever
+/// makes: only the operator writes that status.)
+async fn recorded_unkeyed(h: &mut Harness, hash: &str) {
+    h.stop_operator().await;
     h.fvs()
         .patch_status(
             "app",
@@ -104,11 +108,12 @@ async fn recorded_unkeyed(h: &Harness, hash: &str) {
         )
         .await
         .unwrap();
+    h.start_operator().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_rollout() {
-    let h = Harness::start().await;
+    let mut h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
     let web = h.create_deployment("web").await;
     let cr = h.create_secret("app", restarting_web("1h")).await;
@@ -116,7 +121,7 @@ async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_roll
     h.wait_secret_reason("app", "Synced").await;
     let keyed = h.hash_of(&prod_data()).await;
 
-    recorded_unkeyed(&h, &legacy_content_hash(&prod_data())).await;
+    recorded_unkeyed(&mut h, &legacy_content_hash(&prod_data())).await;
     h.wait_target_for("re-stamped with the keyed hash", "app", |s| {
         s.annotations()[CONTENT_HASH_ANNOTATION] == keyed
     })
@@ -135,7 +140,7 @@ async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_roll
 
     // The same steps with the unkeyed hash of *other* content are a content change: a rollout.
     let other = BTreeMap::from([("API_KEY".to_owned(), b"old".to_vec())]);
-    recorded_unkeyed(&h, &legacy_content_hash(&other)).await;
+    recorded_unkeyed(&mut h, &legacy_content_hash(&other)).await;
     h.eventually("web restarted for a real change", || async {
         let web = h.deployments().get("web").await.ok()?;
         (template_annotation(&web, &per_cr)? == keyed).then_some(())
