@@ -70,43 +70,14 @@ pub fn connection_inputs(connection: &FerrVaultConnection, stores: &Stores) -> S
 
 #[cfg(test)]
 mod tests {
-    use jiff::Timestamp;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-
     use super::*;
-    use crate::api::{FerrVaultConnectionSpec, FerrVaultConnectionStatus};
-
-    fn connection(ready: Option<&str>) -> FerrVaultConnection {
-        let mut connection = FerrVaultConnection::new(
-            "conn",
-            FerrVaultConnectionSpec {
-                mode: Default::default(),
-                url: "http://127.0.0.1:1".into(),
-                organization: None,
-                token_secret_ref: None,
-                oidc: None,
-                ca_bundle_secret_ref: None,
-            },
-        );
-        connection.status = ready.map(|status| FerrVaultConnectionStatus {
-            conditions: vec![Condition {
-                type_: ConditionType::Ready.as_str().into(),
-                status: status.into(),
-                reason: "Reachable".into(),
-                message: String::new(),
-                observed_generation: None,
-                last_transition_time: Time(Timestamp::UNIX_EPOCH),
-            }],
-            ..FerrVaultConnectionStatus::default()
-        });
-        connection
-    }
+    use crate::reconcile::test_connection::connection;
 
     #[test]
     fn a_connection_not_probed_yet_should_count_as_found_reachable() {
         let stores = Stores::default();
         let key = ContentHashKey::from_bytes(&[7; 32]).expect("a 32-byte key");
-        let inputs = |ready| secret_inputs(&connection(ready), &stores, &key);
+        let inputs = |ready| secret_inputs(&connection(1, ready, 0), &stores, &key);
         assert_eq!(
             inputs(None),
             inputs(Some("True")),

@@ -37,5 +37,7 @@ pub mod secret;
 pub mod secret_values;
 pub mod settings;
 pub mod stores;
+#[cfg(test)]
+mod test_connection;
 pub mod token;
 pub mod watches;

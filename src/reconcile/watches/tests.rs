@@ -1,7 +1,7 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, OwnerReference, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 
 use super::*;
-use crate::api::{FerrVaultConnectionSpec, FerrVaultConnectionStatus, InvalidObject, lenient::problem};
+use crate::api::{InvalidObject, lenient::problem};
 
 fn meta(rv: &str, generation: Option<i64>, finalizers: &[&str]) -> ObjectMeta {
     ObjectMeta {
@@ -42,34 +42,9 @@ fn cr_change_should_matter_for_new_generations_deletions_and_a_lost_finalizer_on
 }
 
 fn connection(generation: i64, ready: Option<&str>, checked: i64) -> Lenient<FerrVaultConnection> {
-    let mut c = FerrVaultConnection::new(
-        "conn",
-        FerrVaultConnectionSpec {
-            mode: Default::default(),
-            url: "http://127.0.0.1:1".into(),
-            organization: None,
-            token_secret_ref: None,
-            oidc: None,
-            ca_bundle_secret_ref: None,
-        },
-    );
-    c.metadata.generation = Some(generation);
-    c.status = Some(FerrVaultConnectionStatus {
-        conditions: ready
-            .map(|status| Condition {
-                type_: "Ready".into(),
-                status: status.into(),
-                reason: "Reachable".into(),
-                message: String::new(),
-                observed_generation: Some(generation),
-                last_transition_time: Time(jiff::Timestamp::UNIX_EPOCH),
-            })
-            .into_iter()
-            .collect(),
-        last_checked_at: Some(Time(jiff::Timestamp::from_second(checked).unwrap())),
-        observed_inputs: None,
-    });
-    Lenient::Valid(c)
+    Lenient::Valid(crate::reconcile::test_connection::connection(
+        generation, ready, checked,
+    ))
 }
 
 fn invalid(metadata: ObjectMeta) -> InvalidObject {
