@@ -6,12 +6,17 @@
 //! versions are kept, and [`OwnWrites::finish`] reports whether any of them was not the version
 //! our write produced (a foreign edit that raced the write), so the reconciler looks again.
 //!
+//! It can also arrive after the response: until then the Secret store does not show our write
+//! ([`OwnWrites::arriving`]), and a pass that runs meanwhile (one queued behind the sync that
+//! wrote) must not take that for a change.
+//!
 //! # Invariants
 //! At most one entry per Secret; bounded by the number of targets.
 
 use std::{
     collections::HashMap,
     sync::{Mutex, PoisonError},
+    time::{Duration, Instant},
 };
 
 use kube::api::ObjectMeta;
@@ -24,9 +29,17 @@ enum WriteState {
         /// Versions of events seen during the write.
         seen: Vec<String>,
     },
-    /// Our last write produced this version.
-    Written(String),
+    /// Our last write produced `version`, at `at`; `delivered` once its watch event was seen.
+    Written {
+        version: String,
+        at: Instant,
+        delivered: bool,
+    },
 }
+
+/// How long after our write its watch event is expected at most: past that, a store that does
+/// not show it has lost it (a re-list that skipped it), and is believed.
+pub const WATCH_LAG: Duration = Duration::from_secs(5);
 
 /// `(namespace, name)` of a Secret.
 type SecretKey = (String, String);
@@ -49,14 +62,31 @@ impl OwnWrites {
     /// meanwhile and it must be looked at again.
     pub fn finish(&self, namespace: &str, name: &str, resource_version: Option<&str>) -> bool {
         let mut writes = self.lock();
-        let previous = writes.remove(&key(namespace, name));
+        let seen = match writes.remove(&key(namespace, name)) {
+            Some(WriteState::InFlight { seen }) => seen,
+            Some(WriteState::Written { .. }) | None => Vec::new(),
+        };
         if let Some(rv) = resource_version {
-            writes.insert(key(namespace, name), WriteState::Written(rv.to_owned()));
+            let written = WriteState::Written {
+                version: rv.to_owned(),
+                at: Instant::now(),
+                delivered: seen.iter().any(|v| v == rv),
+            };
+            writes.insert(key(namespace, name), written);
         }
-        match previous {
-            Some(WriteState::InFlight { seen }) => seen.iter().any(|v| Some(v.as_str()) != resource_version),
-            Some(WriteState::Written(_)) | None => false,
-        }
+        seen.iter().any(|v| Some(v.as_str()) != resource_version)
+    }
+
+    /// Whether `version` of `namespace/name` is our last write, less than [`WATCH_LAG`] old
+    /// at `now`, whose watch event has not been seen yet: a Secret store not showing it is
+    /// behind, and the Secret as that write left it. (The watch filter sees an event just
+    /// before the store applies it: in between, this says no and the pass reads as usual.)
+    pub fn arriving(&self, namespace: &str, name: &str, version: &str, now: Instant) -> bool {
+        matches!(
+            self.lock().get(&key(namespace, name)),
+            Some(WriteState::Written { version: ours, at, delivered: false })
+                if ours == version && now.saturating_duration_since(*at) < WATCH_LAG
+        )
     }
 
     /// Whether the change to `meta` is (or is assumed to be, during a write) our own.
@@ -73,7 +103,13 @@ impl OwnWrites {
                 seen.push(rv.clone());
                 true
             }
-            Some(WriteState::Written(ours)) => ours == rv,
+            Some(WriteState::Written {
+                version, delivered, ..
+            }) => {
+                let ours = version == rv;
+                *delivered |= ours;
+                ours
+            }
             None => false,
         }
     }
@@ -117,6 +153,31 @@ mod tests {
         assert!(own.is_own(&meta("7")));
         assert!(own.is_own(&meta("8")));
         assert!(own.finish("ns", "app", Some("7")), "version 8 was not ours");
+    }
+
+    #[test]
+    fn our_write_should_be_arriving_until_its_event_is_seen_or_too_old() {
+        let own = OwnWrites::default();
+        own.begin("ns", "app");
+        own.finish("ns", "app", Some("7"));
+        let now = Instant::now();
+        assert!(own.arriving("ns", "app", "7", now), "its event not seen yet");
+        assert!(!own.arriving("ns", "app", "6", now), "another version");
+        assert!(!own.arriving("ns", "other", "7", now), "another Secret");
+        assert!(!own.arriving("ns", "app", "7", now + WATCH_LAG), "too old: lost");
+        assert!(!own.is_own(&meta("8")), "a foreign edit");
+        assert!(own.arriving("ns", "app", "7", now), "not ours: still waited for");
+        assert!(own.is_own(&meta("7")));
+        assert!(!own.arriving("ns", "app", "7", now), "its event seen");
+    }
+
+    #[test]
+    fn an_event_seen_during_the_write_should_have_delivered_it() {
+        let own = OwnWrites::default();
+        own.begin("ns", "app");
+        assert!(own.is_own(&meta("7")));
+        own.finish("ns", "app", Some("7"));
+        assert!(!own.arriving("ns", "app", "7", Instant::now()));
     }
 
     #[test]

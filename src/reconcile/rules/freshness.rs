@@ -17,7 +17,8 @@
 //! - **The target is as the last sync left it**: the Secret store shows it at
 //!   `status.targetResourceVersion`. Every write to a Secret, by anyone, gives it a new version
 //!   and a deleted one has none, so a target edited or deleted (even while no operator ran) is
-//!   healed at once.
+//!   healed at once. (Right after our own write the store may not show it yet: the caller
+//!   passes the recorded version then, and looks again once the store has it.)
 //! - **The refresh is not due**: `lastSyncedAt` + the interval × the wave factor is at least
 //!   [`MIN_REQUEUE`] away (a refresh due sooner is done now).
 //!

@@ -1,7 +1,7 @@
 //! The pass with nothing due ([`freshness`]): decided from the watches' stores alone, before
 //! anything is read, revealed or written.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use kube::{Resource, ResourceExt};
@@ -13,7 +13,10 @@ use crate::{
         context::Context,
         inputs::secret_inputs,
         reads::Reads,
-        rules::freshness::{self as freshness, Freshness, Observed, Schedule, wave_factor},
+        rules::{
+            freshness::{self as freshness, Freshness, Observed, Schedule, wave_factor},
+            guards::MIN_REQUEUE,
+        },
     },
 };
 
@@ -36,6 +39,11 @@ pub(super) fn schedule(cr: &FerrVaultSecret, refresh: Duration) -> Schedule {
 /// `Some(delay to the next refresh)` (itself `None` when refreshes are disabled) when the pass
 /// has nothing to do by the rule of [`freshness`], and the target access still holds; `None`
 /// when it must sync (including whenever a store cannot tell: the sync reads and reports).
+///
+/// A pass queued behind the sync that wrote the target can run before the Secret store shows
+/// that write ([`OwnWrites::arriving`](crate::reconcile::own_writes::OwnWrites::arriving)):
+/// the target is then as left, and the pass looks again after [`MIN_REQUEUE`] to judge it
+/// from the store, rather than syncing again (a GET, a reveal and a status write).
 pub(super) async fn nothing_due(
     ctx: &Context,
     reads: &Reads,
@@ -55,15 +63,22 @@ pub(super) async fn nothing_due(
     let target = cr.spec.target_name(&cr.name_any()).to_owned();
     let stored = stores.secret_meta(&namespace, &target);
     let stored = stored.as_ref().map(|s| &s.metadata);
+    let stored_version = stored.and_then(|m| m.resource_version.as_deref());
+    let recorded = previous.target_resource_version.as_deref();
+    let arriving = stored_version != recorded
+        && recorded.is_some_and(|v| ctx.own_writes.arriving(&namespace, &target, v, Instant::now()));
     let observed = Observed {
         generation: cr.meta().generation,
         inputs: &inputs,
-        target_version: stored.and_then(|m| m.resource_version.as_deref()),
+        target_version: if arriving { recorded } else { stored_version },
     };
     let Freshness::UpToDate(next) = freshness::freshness(previous, observed, schedule, Timestamp::now())
     else {
         return None;
     };
+    if arriving {
+        return Some(Some(MIN_REQUEUE));
+    }
     // The rule checked the stored version against the recorded one.
     let as_left = KnownTarget::left(stored?, cr.spec.target_type());
     access::judge(&stores.connections_for_dependants, cr, &target, as_left.secret())
