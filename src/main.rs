@@ -5,6 +5,11 @@ use std::path::PathBuf;
 use clap::{CommandFactory, Parser, Subcommand};
 use ferrvault_operator::{api::crdgen, cli};
 
+/// jemalloc rather than glibc's malloc: at 10,000 objects glibc's arenas kept about 7 MiB more
+/// resident for the same live heap (mimalloc kept more than glibc). See README, Performance.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Keeps Kubernetes Secrets in sync with FerrVault.
 #[derive(Parser, Debug)]
 #[command(name = "ferrvault-operator", version, about)]

@@ -1,15 +1,18 @@
 //! The two text formats of `/metrics`. `prometheus-client` writes OpenMetrics, whose counter
 //! families are named without `_total` (`# TYPE foo counter`, samples `foo_total`). The classic
 //! Prometheus text format (0.0.4) — what `promtool check metrics`, older scrapers and people
-//! with `curl` read — names the family like its samples. [`to_prometheus_text`] converts, so
-//! `/metrics` can serve each client the format its `Accept` header asks for.
+//! with `curl` read — names the family like its samples. [`PrometheusText`] converts as the
+//! encoder writes, so `/metrics` can serve each client the format its `Accept` header asks for
+//! without holding a second copy of an exposition that grows with the number of objects.
 //!
 //! # Guarantees
 //! - Sample lines are kept byte for byte (minus exemplars, which 0.0.4 cannot carry); only
 //!   metadata lines are renamed, and `# UNIT` / `# EOF` (OpenMetrics only) are dropped.
 //! - Counter `_created` samples are dropped: 0.0.4 has no place for them.
+//! - It relies on OpenMetrics' order: a family's `# HELP` comes just before its `# TYPE`,
+//!   which comes before its samples.
 
-use std::collections::HashSet;
+use std::{collections::HashSet, fmt};
 
 /// The content type of the classic Prometheus text format.
 pub const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -19,51 +22,110 @@ pub fn wants_openmetrics(accept: Option<&str>) -> bool {
     accept.is_some_and(|accept| accept.contains("application/openmetrics-text"))
 }
 
-/// Converts an OpenMetrics text exposition to the Prometheus 0.0.4 text format.
-pub fn to_prometheus_text(openmetrics: &str) -> String {
-    let mut renamed: HashSet<&str> = HashSet::new();
-    let mut counters: HashSet<&str> = HashSet::new();
-    for line in openmetrics.lines() {
-        if let Some((name, kind)) = line.strip_prefix("# TYPE ").and_then(|rest| rest.split_once(' ')) {
-            match kind {
-                "counter" => {
-                    counters.insert(name);
-                    renamed.insert(name);
-                }
-                "info" => {
-                    renamed.insert(name);
-                }
-                _ => {}
+/// An OpenMetrics writer whose output is the Prometheus 0.0.4 text format, converted line by
+/// line as it is written.
+#[derive(Default)]
+pub struct PrometheusText {
+    out: String,
+    /// The end of the last write, up to its first newline still to come.
+    partial: String,
+    /// A `# HELP` line, held until the `# TYPE` line after it says whether it is renamed.
+    pending_help: Option<String>,
+    /// Counter families seen so far (their `_created` samples are dropped).
+    counters: HashSet<String>,
+}
+
+impl fmt::Write for PrometheusText {
+    fn write_str(&mut self, mut chunk: &str) -> fmt::Result {
+        while let Some((line, rest)) = chunk.split_once('\n') {
+            if self.partial.is_empty() {
+                self.line(line);
+            } else {
+                let mut whole = std::mem::take(&mut self.partial);
+                whole.push_str(line);
+                self.line(&whole);
             }
+            chunk = rest;
         }
+        self.partial.push_str(chunk);
+        Ok(())
     }
-    let mut out = String::with_capacity(openmetrics.len());
-    for line in openmetrics.lines() {
+}
+
+impl PrometheusText {
+    /// The converted exposition.
+    pub fn finish(mut self) -> String {
+        if !self.partial.is_empty() {
+            let last = std::mem::take(&mut self.partial);
+            self.line(&last);
+        }
+        self.flush_help(None);
+        self.out
+    }
+
+    fn line(&mut self, line: &str) {
         if line == "# EOF" || line.starts_with("# UNIT ") {
-            continue;
+            return;
         }
-        let converted = match metadata(line) {
-            Some((keyword, name, rest)) if renamed.contains(name) => {
-                let suffix = if counters.contains(name) {
-                    "_total"
-                } else {
-                    "_info"
-                };
-                let rest = match (keyword, rest) {
-                    ("TYPE", "info") => "gauge",
-                    (_, rest) => rest,
-                };
-                format!("# {keyword} {name}{suffix} {rest}")
+        match metadata(line) {
+            Some(("HELP", ..)) => {
+                self.flush_help(None);
+                self.pending_help = Some(line.to_owned());
             }
-            Some(("TYPE", name, "unknown")) => format!("# TYPE {name} untyped"),
-            Some(_) => line.to_owned(),
-            None if is_created_of(line, &counters) => continue,
-            None => line.split(" # {").next().unwrap_or(line).to_owned(),
-        };
-        out.push_str(&converted);
-        out.push('\n');
+            Some(("TYPE", name, kind)) => {
+                let suffix = match kind {
+                    "counter" => Some("_total"),
+                    "info" => Some("_info"),
+                    _ => None,
+                };
+                self.flush_help(suffix.map(|suffix| (name, suffix)));
+                match (suffix, kind) {
+                    (Some(suffix), "info") => self.push(&format!("# TYPE {name}{suffix} gauge")),
+                    (Some(suffix), _) => {
+                        self.counters.insert(name.to_owned());
+                        self.push(&format!("# TYPE {name}{suffix} {kind}"));
+                    }
+                    (None, "unknown") => self.push(&format!("# TYPE {name} untyped")),
+                    (None, _) => self.push(line),
+                }
+            }
+            Some(_) => {
+                self.flush_help(None);
+                self.push(line);
+            }
+            None => {
+                self.flush_help(None);
+                if !self.is_created_of_counter(line) {
+                    self.push(line.split(" # {").next().unwrap_or(line));
+                }
+            }
+        }
     }
-    out
+
+    /// Writes the held `# HELP` line, renamed with `suffix` when it is that family's.
+    fn flush_help(&mut self, renamed: Option<(&str, &str)>) {
+        let Some(help) = self.pending_help.take() else {
+            return;
+        };
+        match (renamed, metadata(&help)) {
+            (Some((name, suffix)), Some((_, help_name, rest))) if help_name == name => {
+                let renamed = format!("# HELP {name}{suffix} {rest}");
+                self.push(&renamed);
+            }
+            _ => self.push(&help),
+        }
+    }
+
+    fn push(&mut self, line: &str) {
+        self.out.push_str(line);
+        self.out.push('\n');
+    }
+
+    fn is_created_of_counter(&self, line: &str) -> bool {
+        let name = line.split(['{', ' ']).next().unwrap_or_default();
+        name.strip_suffix("_created")
+            .is_some_and(|family| self.counters.contains(family))
+    }
 }
 
 /// `# HELP name rest` / `# TYPE name rest` → (keyword, name, rest).
@@ -77,15 +139,16 @@ fn metadata(line: &str) -> Option<(&str, &str, &str)> {
     Some((keyword, name, rest))
 }
 
-fn is_created_of(line: &str, counters: &HashSet<&str>) -> bool {
-    let name = line.split(['{', ' ']).next().unwrap_or_default();
-    name.strip_suffix("_created")
-        .is_some_and(|family| counters.contains(family))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole exposition written at once.
+    fn to_prometheus_text(openmetrics: &str) -> String {
+        let mut text = PrometheusText::default();
+        fmt::Write::write_str(&mut text, openmetrics).expect("writing to a String");
+        text.finish()
+    }
 
     #[test]
     fn counter_families_should_take_their_samples_name_and_openmetrics_only_lines_go() {
@@ -108,6 +171,20 @@ mod tests {
             "# HELP build_info Build.\n# TYPE build_info gauge\nbuild_info{v=\"1\"} 1\n# TYPE x \
              untyped\nx 2\n# TYPE c_total counter\nc_total 1\n"
         );
+    }
+
+    #[test]
+    fn the_conversion_should_not_depend_on_how_the_text_is_cut_into_writes() {
+        let openmetrics = "# HELP requests Requests made.\n# TYPE requests counter\nrequests_total 3\n\
+                           requests_created 1.7e9\n# HELP depth Keys.\n# TYPE depth gauge\ndepth 0\n# EOF\n";
+        let whole = to_prometheus_text(openmetrics);
+        for size in 1..openmetrics.len() {
+            let mut text = PrometheusText::default();
+            for piece in openmetrics.as_bytes().chunks(size) {
+                fmt::Write::write_str(&mut text, std::str::from_utf8(piece).expect("ASCII")).unwrap();
+            }
+            assert_eq!(text.finish(), whole, "cut every {size} bytes");
+        }
     }
 
     #[test]

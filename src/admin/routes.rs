@@ -39,16 +39,17 @@ pub fn metrics(registry: Arc<Registry>, guard: Option<Arc<MetricsGuard>>) -> Han
             if path != "/metrics" {
                 return not_found();
             }
-            let mut body = String::new();
-            match prometheus_client::encoding::text::encode(&mut body, &registry) {
-                Ok(()) if exposition::wants_openmetrics(accept.as_deref()) => {
-                    reply(StatusCode::OK, OPENMETRICS_CONTENT_TYPE, body)
-                }
-                Ok(()) => reply(
-                    StatusCode::OK,
-                    exposition::PROMETHEUS_TEXT,
-                    exposition::to_prometheus_text(&body),
-                ),
+            let encoded = if exposition::wants_openmetrics(accept.as_deref()) {
+                let mut body = String::new();
+                prometheus_client::encoding::text::encode(&mut body, &registry)
+                    .map(|()| (OPENMETRICS_CONTENT_TYPE, body))
+            } else {
+                let mut text = exposition::PrometheusText::default();
+                prometheus_client::encoding::text::encode(&mut text, &registry)
+                    .map(|()| (exposition::PROMETHEUS_TEXT, text.finish()))
+            };
+            match encoded {
+                Ok((content_type, body)) => reply(StatusCode::OK, content_type, body),
                 Err(error) => reply(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     TEXT,

@@ -1,27 +1,37 @@
 //! Kubernetes Events (`events.k8s.io/v1`) on the custom resources, deduplicated.
 //!
-//! Built on kube-runtime's [`Recorder`], which already folds a repeat of the same event into
-//! one Event object with a growing `series.count`. That still costs one API write per repeat,
-//! so [`EventSink`] adds a cheaper first filter: an event identical (type, reason, note) to
-//! the last one published for the same object within [`REPEAT_WINDOW`] is not sent at all.
+//! [`EventSink`] writes them; its [`Ledger`] decides whether an event is news (see there). It
+//! replaces kube-runtime's `Recorder`, which held a clone of every Event written for six
+//! minutes and scanned them all on each publish.
 //!
 //! # Guarantees
-//! - A failure reconciled every few seconds produces one Event, not one per pass.
+//! - A failure reconciled every few seconds produces one Event, not one per pass; an event
+//!   that recurs after others folds into its Event's `series.count`.
 //! - Publishing never fails a reconcile: errors are logged at `warn` and dropped.
 //! - Notes are built from names, counts, reasons and hashes only: never a value or a token.
 
+mod ledger;
+
 use std::{
-    collections::HashMap,
     sync::{Mutex, PoisonError},
     time::Duration,
 };
 
-use k8s_openapi::api::core::v1::ObjectReference;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use jiff::Timestamp;
+use k8s_openapi::{
+    api::{
+        core::v1::ObjectReference,
+        events::v1::{Event, EventSeries},
+    },
+    apimachinery::pkg::apis::meta::v1::MicroTime,
+};
+use kube::{
+    Api,
+    api::{ObjectMeta, Patch, PatchParams, PostParams},
+};
 use tokio::time::Instant;
 
-/// An identical event for the same object is not re-sent within this window.
-pub const REPEAT_WINDOW: Duration = Duration::from_secs(10 * 60);
+use ledger::{Decision, Ledger};
 
 /// Bound of one Event write: an Event is never worth holding a reconcile for.
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -68,126 +78,131 @@ impl EventKind {
         }
     }
 
-    fn type_(self) -> EventType {
+    fn type_(self) -> &'static str {
         match self {
-            Self::Synced | Self::RolloutTriggered => EventType::Normal,
-            Self::SyncFailed | Self::RolloutFailed | Self::DeletionBlocked | Self::InvalidSpec => {
-                EventType::Warning
-            }
+            Self::Synced | Self::RolloutTriggered => "Normal",
+            Self::SyncFailed | Self::RolloutFailed | Self::DeletionBlocked | Self::InvalidSpec => "Warning",
         }
     }
 }
 
-/// Identity of an object for deduplication: its UID (a re-created object starts fresh).
-type ObjectId = String;
-
 /// Publishes Events; cheap to share (one per operator).
 pub struct EventSink {
-    recorder: Recorder,
-    /// Last event sent per object, and when: the repeat filter. Bounded by the number of live
-    /// objects that emitted within the window (entries older than the window are pruned).
-    last: Mutex<HashMap<ObjectId, (EventKind, String, Instant)>>,
+    client: kube::Client,
+    /// `reportingInstance`: the pod (Kubernetes requires one), else the controller's name.
+    instance: String,
+    ledger: Mutex<Ledger<EventKind>>,
 }
 
 impl EventSink {
     /// A sink writing through `client`.
     pub fn new(client: kube::Client) -> Self {
-        let reporter = Reporter {
-            controller: REPORTING_CONTROLLER.into(),
-            instance: std::env::var("POD_NAME").ok(),
-        };
         Self {
-            recorder: Recorder::new(client, reporter),
-            last: Mutex::default(),
+            client,
+            instance: std::env::var("POD_NAME").unwrap_or_else(|_| REPORTING_CONTROLLER.into()),
+            ledger: Mutex::default(),
         }
     }
 
-    /// Publishes `kind` with `note` about `regarding`, unless it repeats the last event for
-    /// that object within [`REPEAT_WINDOW`].
+    /// Publishes `kind` with `note` about `regarding`, unless it is not news (see [`Ledger`]).
     pub async fn publish(&self, regarding: &ObjectReference, kind: EventKind, note: String) {
-        let id = regarding.uid.clone().unwrap_or_default();
-        if !self.should_send(&id, kind, &note, Instant::now()) {
-            return;
-        }
-        let event = Event {
-            type_: kind.type_(),
-            reason: kind.reason().into(),
-            note: Some(note),
-            action: kind.action().into(),
-            secondary: None,
+        let uid = regarding.uid.as_deref().unwrap_or_default();
+        let now = Timestamp::now();
+        let stamp = u64::try_from(now.as_nanosecond()).unwrap_or_default();
+        let decision = self.ledger().record(uid, kind, &note, Instant::now(), stamp);
+        let written = match decision {
+            Decision::Skip => return,
+            Decision::Create { stamp } => bounded(self.create(regarding, kind, note, now, stamp)).await,
+            Decision::Fold { stamp, count } => bounded(self.fold(regarding, now, stamp, count)).await,
         };
-        match tokio::time::timeout(PUBLISH_TIMEOUT, self.recorder.publish(&event, regarding)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => tracing::warn!(reason = kind.reason(), %error, "event not published"),
-            Err(_) => tracing::warn!(reason = kind.reason(), "event not published: timed out"),
-        }
+        let Err(outcome) = written else { return };
+        self.ledger().unrecord(uid, &decision);
+        tracing::warn!(reason = kind.reason(), error = %outcome, "event not published");
     }
 
-    /// The repeat filter: records and returns `true` unless the same event was sent recently.
-    fn should_send(&self, id: &str, kind: EventKind, note: &str, now: Instant) -> bool {
-        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        last.retain(|_, (_, _, at)| now.saturating_duration_since(*at) < REPEAT_WINDOW);
-        if let Some((k, n, _)) = last.get(id)
-            && *k == kind
-            && n == note
-        {
-            return false;
-        }
-        last.insert(id.to_owned(), (kind, note.to_owned(), now));
-        true
-    }
-
-    /// Forgets an object (deleted), so the filter does not outlive it.
+    /// Forgets an object (deleted), so the ledger does not outlive it.
     pub fn forget(&self, uid: &str) {
-        self.last
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(uid);
+        self.ledger().forget(uid);
+    }
+
+    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger<EventKind>> {
+        self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn create(
+        &self,
+        regarding: &ObjectReference,
+        kind: EventKind,
+        note: String,
+        now: Timestamp,
+        stamp: u64,
+    ) -> kube::Result<()> {
+        let event = Event {
+            action: Some(kind.action().into()),
+            reason: Some(kind.reason().into()),
+            type_: Some(kind.type_().into()),
+            note: Some(note),
+            event_time: Some(MicroTime(now)),
+            regarding: Some(regarding.clone()),
+            reporting_controller: Some(REPORTING_CONTROLLER.into()),
+            reporting_instance: Some(self.instance.clone()),
+            metadata: ObjectMeta {
+                name: Some(event_name(regarding, stamp)),
+                namespace: regarding.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            ..Event::default()
+        };
+        self.events(regarding)
+            .create(&PostParams::default(), &event)
+            .await
+            .map(drop)
+    }
+
+    /// Counts one more occurrence on the Event already written (only `series` may change).
+    async fn fold(
+        &self,
+        regarding: &ObjectReference,
+        now: Timestamp,
+        stamp: u64,
+        count: i32,
+    ) -> kube::Result<()> {
+        let series = EventSeries {
+            count,
+            last_observed_time: MicroTime(now),
+        };
+        let patch = serde_json::json!({ "series": series });
+        self.events(regarding)
+            .patch(
+                &event_name(regarding, stamp),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .map(drop)
+    }
+
+    fn events(&self, regarding: &ObjectReference) -> Api<Event> {
+        Api::namespaced(
+            self.client.clone(),
+            regarding.namespace.as_deref().unwrap_or("default"),
+        )
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sink() -> EventSink {
-        EventSink {
-            recorder: Recorder::new(
-                kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap(),
-                REPORTING_CONTROLLER.into(),
-            ),
-            last: Mutex::default(),
-        }
+/// `write` within [`PUBLISH_TIMEOUT`]; its error as a string.
+async fn bounded(write: impl Future<Output = kube::Result<()>>) -> Result<(), String> {
+    match tokio::time::timeout(PUBLISH_TIMEOUT, write).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err("timed out".to_owned()),
     }
+}
 
-    #[tokio::test]
-    async fn identical_events_should_be_sent_once_per_window_and_changes_at_once() {
-        let sink = sink();
-        let t0 = Instant::now();
-        assert!(sink.should_send("u1", EventKind::SyncFailed, "Unreachable: x", t0));
-        assert!(!sink.should_send(
-            "u1",
-            EventKind::SyncFailed,
-            "Unreachable: x",
-            t0 + Duration::from_secs(5)
-        ));
-        assert!(
-            sink.should_send("u2", EventKind::SyncFailed, "Unreachable: x", t0),
-            "per object"
-        );
-        assert!(
-            sink.should_send("u1", EventKind::Synced, "2 key(s)", t0),
-            "a change is news"
-        );
-        assert!(
-            sink.should_send("u1", EventKind::SyncFailed, "Unreachable: x", t0),
-            "after a change"
-        );
-        assert!(sink.should_send(
-            "u1",
-            EventKind::SyncFailed,
-            "Unreachable: x",
-            t0 + REPEAT_WINDOW + Duration::from_secs(1)
-        ));
-    }
+/// An Event's name: the object's and a stamp, as kube-runtime and client-go name them.
+fn event_name(regarding: &ObjectReference, stamp: u64) -> String {
+    format!(
+        "{}.{stamp:x}",
+        regarding.name.as_deref().unwrap_or(REPORTING_CONTROLLER)
+    )
 }

@@ -11,7 +11,8 @@
 //! wrote) must not take that for a change.
 //!
 //! # Invariants
-//! At most one entry per Secret; bounded by the number of targets.
+//! At most one entry per Secret, held while a write is in flight or its watch event has not been
+//! seen: bounded by the number of targets, and in the steady state by the recent writes.
 
 use std::{
     collections::HashMap,
@@ -29,12 +30,9 @@ enum WriteState {
         /// Versions of events seen during the write.
         seen: Vec<String>,
     },
-    /// Our last write produced `version`, at `at`; `delivered` once its watch event was seen.
-    Written {
-        version: String,
-        at: Instant,
-        delivered: bool,
-    },
+    /// Our last write produced `version`, at `at`, and its watch event has not been seen yet
+    /// (once seen, the entry goes: the store shows the write).
+    Written { version: String, at: Instant },
 }
 
 /// How long after our write its watch event is expected at most: past that, a store that does
@@ -66,11 +64,12 @@ impl OwnWrites {
             Some(WriteState::InFlight { seen }) => seen,
             Some(WriteState::Written { .. }) | None => Vec::new(),
         };
-        if let Some(rv) = resource_version {
+        if let Some(rv) = resource_version
+            && !seen.iter().any(|v| v == rv)
+        {
             let written = WriteState::Written {
                 version: rv.to_owned(),
                 at: Instant::now(),
-                delivered: seen.iter().any(|v| v == rv),
             };
             writes.insert(key(namespace, name), written);
         }
@@ -84,7 +83,7 @@ impl OwnWrites {
     pub fn arriving(&self, namespace: &str, name: &str, version: &str, now: Instant) -> bool {
         matches!(
             self.lock().get(&key(namespace, name)),
-            Some(WriteState::Written { version: ours, at, delivered: false })
+            Some(WriteState::Written { version: ours, at })
                 if ours == version && now.saturating_duration_since(*at) < WATCH_LAG
         )
     }
@@ -98,19 +97,19 @@ impl OwnWrites {
             meta.namespace.as_deref().unwrap_or_default(),
             meta.name.as_deref().unwrap_or_default(),
         );
-        match self.lock().get_mut(&id) {
+        let mut writes = self.lock();
+        match writes.get_mut(&id) {
             Some(WriteState::InFlight { seen }) => {
                 seen.push(rv.clone());
                 true
             }
-            Some(WriteState::Written {
-                version, delivered, ..
-            }) => {
-                let ours = version == rv;
-                *delivered |= ours;
-                ours
+            Some(WriteState::Written { version, .. }) if version == rv => {
+                // Delivered: the store now shows our write, and a re-list repeating this
+                // version is dropped by its unchanged `resourceVersion`.
+                writes.remove(&id);
+                true
             }
-            None => false,
+            Some(WriteState::Written { .. }) | None => false,
         }
     }
 
@@ -142,8 +141,11 @@ mod tests {
         own.begin("ns", "app");
         assert!(own.is_own(&meta("7")), "event before the response");
         assert!(!own.finish("ns", "app", Some("7")), "nothing foreign seen");
-        assert!(own.is_own(&meta("7")), "event after the response");
         assert!(!own.is_own(&meta("8")), "a later edit is foreign");
+        own.begin("ns", "app");
+        assert!(!own.finish("ns", "app", Some("9")), "nothing seen");
+        assert!(own.is_own(&meta("9")), "event after the response");
+        assert!(!own.is_own(&meta("10")), "a later edit is foreign");
     }
 
     #[test]

@@ -74,16 +74,24 @@ pub struct CrStore<K: Resource<DynamicType = ()> + Clone + 'static> {
 
 impl<K> CrStore<K>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
 {
     /// Reads through `store`, the kind's watch store.
     pub fn new(store: Scoped<Lenient<K>>) -> Self {
-        Self {
-            store,
-            written: WrittenVersions::default(),
-        }
+        let shown_by = store.clone();
+        let written = WrittenVersions::new(move |namespace, name, version| {
+            shown_by
+                .get(namespace, name)
+                .is_some_and(|object| object.meta().resource_version.as_deref() == Some(version))
+        });
+        Self { store, written }
     }
+}
 
+impl<K> CrStore<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
+{
     /// The store itself (for scans such as "which FerrVaultSecrets use this connection").
     pub fn store(&self) -> &Scoped<Lenient<K>> {
         &self.store
@@ -152,30 +160,68 @@ where
 }
 
 /// The `resourceVersion` each of our writes to a custom resource produced, until a pass reads
-/// that object again: keyed by namespace and name, one entry per object at most.
+/// that object again or its store shows that version: keyed by namespace and name, one entry
+/// per object at most.
+pub struct WrittenVersions {
+    versions: Mutex<Versions>,
+    /// Whether the store shows `(namespace, name)` at `version`: such an entry is no longer
+    /// needed (reading the store gives our write), so it is pruned.
+    shown: Box<ShownByStore>,
+}
+
+/// `(namespace, name, version)` → whether the store shows that object at that version.
+type ShownByStore = dyn Fn(&str, &str, &str) -> bool + Send + Sync;
+
 #[derive(Default)]
-pub struct WrittenVersions(Mutex<HashMap<(String, String), String>>);
+struct Versions {
+    by_object: HashMap<(String, String), String>,
+    /// Size after the last pruning: the next one runs once the map has doubled.
+    pruned_at_len: usize,
+}
+
+/// The map is never pruned below this many entries (pruning a small map buys nothing).
+const MIN_PRUNE_LEN: usize = 1024;
 
 impl WrittenVersions {
-    /// Records that our write left `object` at its `resourceVersion`.
+    /// Versions of objects whose store answers `shown` (see the field).
+    pub fn new(shown: impl Fn(&str, &str, &str) -> bool + Send + Sync + 'static) -> Self {
+        Self {
+            versions: Mutex::default(),
+            shown: Box::new(shown),
+        }
+    }
+
+    /// Records that our write left `object` at its `resourceVersion`. Once the map has doubled
+    /// since it was last pruned, drops the entries the store already shows (amortized constant
+    /// time; without it every object written once would stay until its next pass, hours later).
     pub fn record(&self, object: &ObjectMeta) {
         let (Some(namespace), Some(name), Some(version)) =
             (&object.namespace, &object.name, &object.resource_version)
         else {
             return;
         };
-        self.lock()
+        let mut versions = self.lock();
+        if versions.by_object.len() >= MIN_PRUNE_LEN.max(2 * versions.pruned_at_len) {
+            versions
+                .by_object
+                .retain(|(namespace, name), version| !(self.shown)(namespace, name, version));
+            versions.pruned_at_len = versions.by_object.len();
+        }
+        versions
+            .by_object
             .insert((namespace.clone(), name.clone()), version.clone());
     }
 
     /// The version our last write to `namespace/name` produced, forgotten by the read: after it,
     /// the pass that read it records its own writes.
     fn take(&self, namespace: &str, name: &str) -> Option<String> {
-        self.lock().remove(&(namespace.to_owned(), name.to_owned()))
+        self.lock()
+            .by_object
+            .remove(&(namespace.to_owned(), name.to_owned()))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), String>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Versions> {
+        self.versions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -213,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_written_version_should_be_taken_by_the_next_read_only() {
-        let written = WrittenVersions::default();
+        let written = WrittenVersions::new(|_, _, _| false);
         written.record(&meta("7"));
         written.record(&meta("8"));
         assert_eq!(written.take("ns", "app").as_deref(), Some("8"), "the last write");
@@ -224,5 +270,40 @@ mod tests {
             None,
             "an object without coordinates is not recorded"
         );
+    }
+
+    #[test]
+    fn versions_the_store_shows_should_be_pruned_once_the_map_doubles() {
+        // The store shows every even-numbered object at the version we wrote.
+        let written = WrittenVersions::new(|_, name, version| {
+            name.trim_start_matches("app-")
+                .parse::<usize>()
+                .is_ok_and(|n| n % 2 == 0)
+                && version == "7"
+        });
+        let object = |n: usize| ObjectMeta {
+            name: Some(format!("app-{n}")),
+            ..meta("7")
+        };
+        for n in 0..MIN_PRUNE_LEN {
+            written.record(&object(n));
+        }
+        assert_eq!(
+            written.lock().by_object.len(),
+            MIN_PRUNE_LEN,
+            "not pruned below the minimum"
+        );
+        written.record(&object(MIN_PRUNE_LEN + 1));
+        assert_eq!(
+            written.lock().by_object.len(),
+            MIN_PRUNE_LEN / 2 + 1,
+            "shown ones dropped"
+        );
+        assert_eq!(
+            written.take("ns", "app-1").as_deref(),
+            Some("7"),
+            "not shown: kept"
+        );
+        assert_eq!(written.take("ns", "app-2"), None, "shown: the store is read");
     }
 }

@@ -298,6 +298,33 @@ pub async fn audited_run(sets: &[&str]) -> AuditedRun {
     })
     .await;
 
+    // The first content back: its `Synced` Event recurs after another one, and folds into the
+    // Event already written (a patch of its `series`).
+    let original = fixtures::VAULT_SECRETS
+        .iter()
+        .find(|(key, _)| *key == "api_key")
+        .map(|(_, value)| *value)
+        .expect("the sample vault holds api_key");
+    assert!(ferrvault.put_secret(fixtures::VAULT, "api_key", original));
+    secrets
+        .patch(
+            "app-config",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"refreshInterval": "28m"}})),
+        )
+        .await
+        .expect("spec change");
+    until(
+        "the first content's Synced Event counted again",
+        &operator,
+        || async {
+            sim.audit()
+                .iter()
+                .any(|e| e.verb == "patch" && e.resource == "events" && e.namespace == SAMPLES)
+        },
+    )
+    .await;
+
     // A FerrVaultSecret naming a connection that does not exist: the connection store does not
     // hold it, so the pass reads it with a GET before acting on its absence (the first rule of
     // `src/reconcile/reads.rs`).

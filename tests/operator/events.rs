@@ -46,6 +46,53 @@ async fn repeated_failures_should_emit_one_sync_failed_event_not_one_per_pass() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_recurring_after_another_should_fold_into_its_first_event() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    let mut spec = secret_spec("conn", "prod");
+    spec.refresh_interval = "1s".into();
+    h.create_secret("app", spec).await;
+    let synced_notes = || async {
+        let mut notes: Vec<(String, i32)> = h
+            .events_for("app", "Synced")
+            .await
+            .into_iter()
+            .map(|e| (e.note.unwrap_or_default(), e.series.map_or(1, |s| s.count)))
+            .collect();
+        notes.sort();
+        notes
+    };
+    let first = h
+        .eventually("a Synced event for the first content", || async {
+            let notes = synced_notes().await;
+            (notes.len() == 1).then(|| notes[0].0.clone())
+        })
+        .await;
+
+    h.fv.put_secret("prod", "DB_URL", "postgres://app:LEAKCHECK-other@db2:5432/shop");
+    h.eventually("a second Synced event, for the new content", || async {
+        (synced_notes().await.len() == 2).then_some(())
+    })
+    .await;
+    h.fv.put_secret("prod", "DB_URL", DB_URL);
+    let folded = h
+        .eventually("the first content's Event counted twice", || async {
+            let notes = synced_notes().await;
+            notes
+                .iter()
+                .any(|(note, count)| *note == first && *count == 2)
+                .then_some(notes)
+        })
+        .await;
+    assert_eq!(
+        folded.len(),
+        2,
+        "folded into the Event already written, not a third: {folded:?}"
+    );
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[should_panic(expected = "leaked into logs")]
 async fn leak_scan_should_catch_a_secret_value_in_the_logs() {
     let h = Harness::start().await;
