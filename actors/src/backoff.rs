@@ -6,7 +6,7 @@
 //!   many throttled keys do not retry in lockstep, and never sooner than the server asked.
 //! - Refresh: the requested interval ±10%.
 //! - First pass after a start: key number k gets the slot `(k + unit) · first_pass_gap`, wrapped
-//!   into `first_pass_spread`: a small cluster starts at once (10 keys within 3ms), a large one
+//!   into `first_pass_spread`: a small cluster starts at once (10 keys within 20ms), a large one
 //!   fires evenly over the window instead of all in the same second.
 //!
 //! Per-key failure counts live in the work queue; both are forgotten on success.
@@ -29,12 +29,11 @@ pub struct BackoffConfig {
     /// Keys seen for the first time within this long after a queue starts are spread over it, so
     /// a restart does not fire every object in the same second (default 10s).
     pub first_pass_spread: Duration,
-    /// Distance between the first-pass slots of consecutive listed keys (default 0.25ms: at
-    /// most about 4,000 first passes a second, above what the default pool completes, so the
-    /// spread smooths a restart without becoming its bottleneck; 2ms capped a 10,000-object cold
-    /// start at 1,000 passes a second, half what the pool did without it). A fixed gap, not a
-    /// fixed window, so that a failover with a handful of objects resumes syncing at once
-    /// instead of waiting up to the whole window.
+    /// Distance between the first-pass slots of consecutive listed keys (default 2ms: at most
+    /// about 500 first passes a second, a little above what the default pool completes, so the
+    /// spread smooths a restart without becoming its bottleneck). A fixed gap, not a fixed
+    /// window, so that a failover with a handful of objects resumes syncing at once instead of
+    /// waiting up to the whole window.
     pub first_pass_gap: Duration,
 }
 
@@ -47,7 +46,7 @@ impl Default for BackoffConfig {
             rate_max: Self::DEFAULT_MAX,
             refresh_jitter: 0.1,
             first_pass_spread: Duration::from_secs(10),
-            first_pass_gap: Duration::from_micros(250),
+            first_pass_gap: Duration::from_millis(2),
         }
     }
 }
