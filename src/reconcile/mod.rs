@@ -30,6 +30,7 @@ pub mod metrics;
 pub mod operator;
 pub mod own_writes;
 pub mod prologue;
+pub mod pruned_map;
 pub mod reads;
 pub mod rules;
 pub mod scoped_store;

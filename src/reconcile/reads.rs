@@ -30,7 +30,6 @@
 //! comes from the stores.
 
 use std::{
-    collections::HashMap,
     fmt::Debug,
     sync::{Mutex, PoisonError},
 };
@@ -38,7 +37,7 @@ use std::{
 use kube::{Api, Resource, api::ObjectMeta};
 use serde::de::DeserializeOwned;
 
-use super::{scoped_store::Scoped, secret_values::SecretValues, stores::Stores};
+use super::{pruned_map::PrunedMap, scoped_store::Scoped, secret_values::SecretValues, stores::Stores};
 use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
 
 /// Everything both reconcilers read through.
@@ -172,15 +171,8 @@ pub struct WrittenVersions {
 /// `(namespace, name, version)` → whether the store shows that object at that version.
 type ShownByStore = dyn Fn(&str, &str, &str) -> bool + Send + Sync;
 
-#[derive(Default)]
-struct Versions {
-    by_object: HashMap<(String, String), String>,
-    /// Size after the last pruning: the next one runs once the map has doubled.
-    pruned_at_len: usize,
-}
-
-/// The map is never pruned below this many entries (pruning a small map buys nothing).
-const MIN_PRUNE_LEN: usize = 1024;
+/// Our last written version, by namespace and name.
+type Versions = PrunedMap<(String, String), String>;
 
 impl WrittenVersions {
     /// Versions of objects whose store answers `shown` (see the field).
@@ -201,23 +193,14 @@ impl WrittenVersions {
             return;
         };
         let mut versions = self.lock();
-        if versions.by_object.len() >= MIN_PRUNE_LEN.max(2 * versions.pruned_at_len) {
-            versions
-                .by_object
-                .retain(|(namespace, name), version| !(self.shown)(namespace, name, version));
-            versions.pruned_at_len = versions.by_object.len();
-        }
-        versions
-            .by_object
-            .insert((namespace.clone(), name.clone()), version.clone());
+        versions.prune_if_doubled(|(namespace, name), version| (self.shown)(namespace, name, version));
+        versions.insert((namespace.clone(), name.clone()), version.clone());
     }
 
     /// The version our last write to `namespace/name` produced, forgotten by the read: after it,
     /// the pass that read it records its own writes.
     fn take(&self, namespace: &str, name: &str) -> Option<String> {
-        self.lock()
-            .by_object
-            .remove(&(namespace.to_owned(), name.to_owned()))
+        self.lock().remove(&(namespace.to_owned(), name.to_owned()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Versions> {
@@ -228,6 +211,7 @@ impl WrittenVersions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reconcile::pruned_map::MIN_PRUNE_LEN;
 
     fn meta(version: &str) -> ObjectMeta {
         ObjectMeta {
@@ -289,16 +273,12 @@ mod tests {
             written.record(&object(n));
         }
         assert_eq!(
-            written.lock().by_object.len(),
+            written.lock().len(),
             MIN_PRUNE_LEN,
             "not pruned below the minimum"
         );
         written.record(&object(MIN_PRUNE_LEN + 1));
-        assert_eq!(
-            written.lock().by_object.len(),
-            MIN_PRUNE_LEN / 2 + 1,
-            "shown ones dropped"
-        );
+        assert_eq!(written.lock().len(), MIN_PRUNE_LEN / 2 + 1, "shown ones dropped");
         assert_eq!(
             written.take("ns", "app-1").as_deref(),
             Some("7"),

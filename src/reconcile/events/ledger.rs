@@ -17,9 +17,11 @@
 //! - Memory is bounded: at most [`SERIES_PER_OBJECT`] Events per object, and objects whose
 //!   entries have all expired are dropped once the ledger has doubled since its last pruning.
 
-use std::{collections::HashMap, hash::Hasher, time::Duration};
+use std::{hash::Hasher, time::Duration};
 
 use tokio::time::Instant;
+
+use crate::reconcile::pruned_map::PrunedMap;
 
 /// An identical event for the same object is not re-sent within this window.
 pub const REPEAT_WINDOW: Duration = Duration::from_secs(10 * 60);
@@ -32,8 +34,12 @@ pub const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
 /// change of a FerrVaultSecret with three rollout targets publishes four.
 const SERIES_PER_OBJECT: usize = 8;
 
-/// The ledger is never pruned below this many objects (pruning a small map buys nothing).
-const MIN_PRUNE_LEN: usize = 1024;
+/// How long an entry can still decide something: skip a repeat or fold one.
+const REMEMBERED_FOR: Duration = if REPEAT_WINDOW.as_nanos() > SERIES_WINDOW.as_nanos() {
+    REPEAT_WINDOW
+} else {
+    SERIES_WINDOW
+};
 
 /// What to do with an event.
 #[derive(Debug, PartialEq, Eq)]
@@ -72,23 +78,20 @@ impl<K> ObjectEvents<K> {
     fn expired(&self, now: Instant) -> bool {
         self.written
             .iter()
-            .all(|w| now.saturating_duration_since(w.last) >= REPEAT_WINDOW.max(SERIES_WINDOW))
+            .all(|w| now.saturating_duration_since(w.last) >= REMEMBERED_FOR)
     }
 }
 
 /// The sink's memory of what it published, keyed by object UID.
 #[derive(Debug)]
 pub struct Ledger<K> {
-    objects: HashMap<String, ObjectEvents<K>>,
-    /// Size after the last pruning: the next one runs once the ledger has doubled.
-    pruned_at_len: usize,
+    objects: PrunedMap<String, ObjectEvents<K>>,
 }
 
 impl<K> Default for Ledger<K> {
     fn default() -> Self {
         Self {
-            objects: HashMap::new(),
-            pruned_at_len: 0,
+            objects: PrunedMap::default(),
         }
     }
 }
@@ -97,7 +100,7 @@ impl<K: Copy + Eq> Ledger<K> {
     /// Decides what publishing `kind` with `note` about object `uid` at `now` does, and
     /// records it; `stamp` names the Event if a new one is written.
     pub fn record(&mut self, uid: &str, kind: K, note: &str, now: Instant, stamp: u64) -> Decision {
-        self.prune_if_doubled(now);
+        self.objects.prune_if_doubled(|_, events| events.expired(now));
         let note = hash_note(note);
         let events = match self.objects.get_mut(uid) {
             Some(events) => events,
@@ -168,14 +171,6 @@ impl<K: Copy + Eq> Ledger<K> {
         self.objects.remove(uid);
     }
 
-    fn prune_if_doubled(&mut self, now: Instant) {
-        if self.objects.len() < MIN_PRUNE_LEN.max(2 * self.pruned_at_len) {
-            return;
-        }
-        self.objects.retain(|_, events| !events.expired(now));
-        self.pruned_at_len = self.objects.len();
-    }
-
     #[cfg(test)]
     fn len(&self) -> usize {
         self.objects.len()
@@ -192,6 +187,7 @@ fn hash_note(note: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reconcile::pruned_map::MIN_PRUNE_LEN;
 
     const SYNCED: &str = "Synced";
     const FAILED: &str = "SyncFailed";
