@@ -5,9 +5,6 @@
 //! - Rate limiting: `rate_base` doubling to `rate_max`, jittered uniformly over `[d/2, d)` so
 //!   many throttled keys do not retry in lockstep, and never sooner than the server asked.
 //! - Refresh: the requested interval ±10%.
-//! - First pass after a start: key number k gets the slot `(k + unit) · first_pass_gap`, wrapped
-//!   into `first_pass_spread`: a small cluster starts at once (10 keys within 20ms), a large one
-//!   fires evenly over the window instead of all in the same second.
 //!
 //! Per-key failure counts live in the work queue; both are forgotten on success.
 
@@ -26,15 +23,6 @@ pub struct BackoffConfig {
     pub rate_max: Duration,
     /// Relative refresh jitter (default 0.1 = ±10%).
     pub refresh_jitter: f64,
-    /// Keys seen for the first time within this long after a queue starts are spread over it, so
-    /// a restart does not fire every object in the same second (default 10s).
-    pub first_pass_spread: Duration,
-    /// Distance between the first-pass slots of consecutive listed keys (default 2ms: at most
-    /// about 500 first passes a second, a little above what the default pool completes, so the
-    /// spread smooths a restart without becoming its bottleneck). A fixed gap, not a fixed
-    /// window, so that a failover with a handful of objects resumes syncing at once instead of
-    /// waiting up to the whole window.
-    pub first_pass_gap: Duration,
 }
 
 impl Default for BackoffConfig {
@@ -45,8 +33,6 @@ impl Default for BackoffConfig {
             rate_base: Self::DEFAULT_RATE_BASE,
             rate_max: Self::DEFAULT_MAX,
             refresh_jitter: 0.1,
-            first_pass_spread: Duration::from_secs(10),
-            first_pass_gap: Duration::from_millis(2),
         }
     }
 }
@@ -79,16 +65,6 @@ impl BackoffConfig {
             interval,
             1.0 - self.refresh_jitter + 2.0 * self.refresh_jitter * unit,
         )
-    }
-
-    /// Where in the first-pass window the `index`-th newly seen key (0-based) runs.
-    pub fn first_pass_delay(&self, index: u64, unit: f64) -> Duration {
-        let window = self.first_pass_spread.as_nanos();
-        if window == 0 {
-            return Duration::ZERO;
-        }
-        let slot = self.first_pass_gap.mul_f64(index as f64 + unit.clamp(0.0, 1.0));
-        Duration::from_nanos((slot.as_nanos() % window) as u64)
     }
 }
 

@@ -39,15 +39,14 @@ impl fmt::Display for ObjectKey {
     }
 }
 
-/// Why a watcher queues a key: it decides the lane and whether a start may spread it.
+/// Why a watcher queues a key: it decides the lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cause {
     /// A watch event: the object is new, changed or deleted (also one found deleted by a
-    /// re-list). Waits in the `Changed` lane and is never spread.
+    /// re-list). Waits in the `Changed` lane.
     Event,
     /// The object was in a (re-)list: make sure it is in sync. Waits in the `Refresh`
-    /// lane, so a restart's backlog never delays a new object; a key listed for the first time
-    /// within the first-pass window after a start gets a first-pass slot.
+    /// lane, so a restart's backlog never delays a new object.
     Listed,
 }
 

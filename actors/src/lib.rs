@@ -26,7 +26,7 @@
 //! Pure logic (no actors, no I/O):
 //! - `queue_state`: client-go work-queue semantics, two lanes, one timer map, exact figures;
 //!   `queue_state/fair_share.rs`: fairness across namespaces.
-//! - `backoff`: error / rate-limit backoff, refresh jitter, first-pass spread.
+//! - `backoff`: error / rate-limit backoff, refresh jitter.
 //! - `health_rules`: what live and ready mean.
 //! - `restart_policy`: one-for-one backoff and the R-within-T intensity limit.
 //! - `lease_rules`: client-go leader-election decisions (acquire, renew, wait, step down) and
@@ -76,8 +76,7 @@
 //!   `work_queue_should_serialise_and_coalesce_a_thousand_events_for_ten_keys`,
 //!   `runtime_should_serialise_and_coalesce_a_thousand_simulator_events_for_ten_keys`.
 //! - New and changed objects (watch events) run before refreshes and before the keys a
-//!   (re-)list found: `queue_should_run_a_changed_key_before_a_backlog_of_five_thousand_refreshes`,
-//!   `queue_should_run_a_new_object_at_once_ahead_of_a_listed_first_pass`.
+//!   (re-)list found: `queue_should_run_a_changed_key_before_a_backlog_of_five_thousand_refreshes`.
 //! - One namespace holds at most its share of the pool (default `workers − 1`), and a free
 //!   worker goes to the namespace holding the fewest, round robin; so while one namespace's
 //!   reconciles hang, another's keys wait only for that namespace's own work:
@@ -88,8 +87,6 @@
 //!   `Retry-After`; both are forgotten on success:
 //!   `queue_should_back_off_errors_exponentially_and_forget_them_on_success`,
 //!   `queue_should_keep_rate_limits_on_their_own_path_and_honour_retry_after`.
-//! - A start spreads its first pass (listed keys only): `queue_should_spread_the_first_pass_after_a_start`,
-//!   `a_restart_should_spread_its_first_pass_over_the_configured_window`.
 //! - A reconcile is cancelled at its deadline; one that blocks past deadline + grace gets its
 //!   worker replaced while other keys keep completing, and its key is retried once the
 //!   abandoned run really ended: `worker_should_cancel_the_token_and_report_a_timeout_at_the_deadline`,

@@ -41,13 +41,8 @@ enum KeyState {
     Idle,
     /// Due now, waiting for a worker in `lane` (FIFO number `seq`) since `since`.
     Ready { lane: Lane, seq: u64, since: Instant },
-    /// Waiting for `due`; a `first_pass` slot survives a re-list.
-    Delayed {
-        due: Instant,
-        seq: u64,
-        lane: Lane,
-        first_pass: bool,
-    },
+    /// Waiting for `due` (a backoff or a refresh).
+    Delayed { due: Instant, seq: u64, lane: Lane },
     /// On a worker since `since`. `dirty`: a change arrived meanwhile, to queue in this lane
     /// when the run ends. `holds_worker`: the run still occupies a worker of its namespace's
     /// share (false once its stuck worker was replaced and the run abandoned).
@@ -78,10 +73,8 @@ impl Record {
 pub(crate) struct QueueState {
     /// Backoff and jitter settings.
     config: BackoffConfig,
-    /// When this queue incarnation started (first-pass window, progress baseline).
+    /// When this queue incarnation started (progress baseline).
     started_at: Instant,
-    /// New keys given a first-pass slot so far (the next one's slot index).
-    first_pass_keys: u64,
     /// Monotonic tie-breaker: FIFO order within a lane and within one due time.
     seq: u64,
     /// Every key that waits, runs, or still carries backoff.
@@ -113,7 +106,6 @@ impl QueueState {
         Self {
             config,
             started_at: now,
-            first_pass_keys: 0,
             seq: 0,
             records: HashMap::new(),
             ready: FairShare::new(share),
@@ -128,13 +120,11 @@ impl QueueState {
     /// `key` was queued for `cause` (its lane: [`Cause::lane`]).
     ///
     /// Coalesces with a waiting entry (upgrading `Refresh` to `Changed`); marks a processing key
-    /// dirty; moves a delayed key to ready at once, except a first-pass slot, which it keeps
-    /// (upgraded to `Changed` by an event). A key first listed within `first_pass_spread` of
-    /// the start gets such a slot; an event for a key never seen is ready at once, so a brand-new
-    /// object never waits for a restart's backlog.
-    pub(crate) fn add(&mut self, key: ObjectKey, cause: Cause, now: Instant, unit: f64) {
+    /// dirty; moves a delayed key to ready at once. A key never seen is ready at once, so a
+    /// restart's whole list starts as fast as the pool runs it, and a brand-new object (a
+    /// `Changed` key) still goes ahead of that backlog.
+    pub(crate) fn add(&mut self, key: ObjectKey, cause: Cause, now: Instant) {
         let lane = cause.lane();
-        let in_first_pass = now < self.started_at + self.config.first_pass_spread;
         let Some(rec) = self.records.get_mut(&key) else {
             self.counters.adds += 1;
             self.records.insert(
@@ -145,13 +135,7 @@ impl QueueState {
                     throttles: 0,
                 },
             );
-            if cause == Cause::Listed && in_first_pass {
-                let due = now + self.config.first_pass_delay(self.first_pass_keys, unit);
-                self.first_pass_keys += 1;
-                self.set_delayed(&key, due, lane, true);
-            } else {
-                self.set_ready(&key, lane, now);
-            }
+            self.set_ready(&key, lane, now);
             return;
         };
         match rec.state {
@@ -185,18 +169,6 @@ impl QueueState {
                 if old == Lane::Refresh && lane == Lane::Changed {
                     self.clear_wait(&key);
                     self.set_ready(&key, lane, now);
-                }
-            }
-            KeyState::Delayed {
-                first_pass: true,
-                lane: old,
-                due,
-                ..
-            } => {
-                self.counters.coalesced += 1;
-                if old == Lane::Refresh && lane == Lane::Changed {
-                    self.clear_wait(&key);
-                    self.set_delayed(&key, due, lane, true);
                 }
             }
             KeyState::Delayed { lane: old, .. } => {
@@ -313,7 +285,7 @@ impl QueueState {
         let next = match (retry_due, dirty, finish) {
             (Some(due), _, _) => {
                 self.counters.retries += 1;
-                self.set_delayed(key, due, Lane::Changed, false);
+                self.set_delayed(key, due, Lane::Changed);
                 Next::RetryAt(due)
             }
             (None, Some(lane), _) => {
@@ -328,12 +300,12 @@ impl QueueState {
                 }),
             ) => {
                 let due = now + config.refresh_delay(*every, unit);
-                self.set_delayed(key, due, Lane::Refresh, false);
+                self.set_delayed(key, due, Lane::Refresh);
                 Next::RefreshAt(due)
             }
             (None, None, Finish::Reconciled(Outcome::RequeueAfter(after))) => {
                 let due = now + *after;
-                self.set_delayed(key, due, Lane::Refresh, false);
+                self.set_delayed(key, due, Lane::Refresh);
                 Next::RefreshAt(due)
             }
             (None, None, _) => Next::Idle,
@@ -370,18 +342,10 @@ impl QueueState {
         );
     }
 
-    fn set_delayed(&mut self, key: &ObjectKey, due: Instant, lane: Lane, first_pass: bool) {
+    fn set_delayed(&mut self, key: &ObjectKey, due: Instant, lane: Lane) {
         let seq = self.next_seq();
         self.delayed.insert((due, seq), key.clone());
-        self.set_state(
-            key,
-            KeyState::Delayed {
-                due,
-                seq,
-                lane,
-                first_pass,
-            },
-        );
+        self.set_state(key, KeyState::Delayed { due, seq, lane });
     }
 
     /// Take a waiting key out of the ready set or the timer map (back to `Idle`).

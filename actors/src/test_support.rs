@@ -114,7 +114,7 @@ pub(crate) fn key(name: &str) -> ObjectKey {
     ObjectKey::namespaced("test", "ns", name)
 }
 
-/// Settings with short timeouts and no first-pass spreading.
+/// Settings with short timeouts.
 pub(crate) fn quick_config(workers: usize) -> QueueConfig {
     QueueConfig {
         workers,
@@ -123,7 +123,6 @@ pub(crate) fn quick_config(workers: usize) -> QueueConfig {
         backoff: BackoffConfig {
             error_base: Duration::from_millis(50),
             error_max: Duration::from_millis(400),
-            first_pass_spread: Duration::ZERO,
             ..BackoffConfig::default()
         },
         max_abandoned: workers,

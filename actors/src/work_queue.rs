@@ -49,7 +49,7 @@ pub(crate) enum QueueMsg {
     Enqueue {
         /// The affected object.
         key: ObjectKey,
-        /// Why: decides the lane and the first-pass spread.
+        /// Why: decides the lane.
         cause: Cause,
     },
     /// From a run's `DoneGuard`: run `run` of `key` ended.
@@ -237,7 +237,7 @@ impl RuntimeActor for WorkQueue {
 impl QueueActorState {
     fn on_enqueue(&mut self, key: ObjectKey, cause: Cause, now: Instant) -> Vec<Replace> {
         let before = self.queue.counters().adds;
-        self.queue.add(key, cause, now, random_unit());
+        self.queue.add(key, cause, now);
         let added = self.queue.counters().adds - before;
         if added > 0 {
             self.directory.metrics().queue_added(self.controller, added);

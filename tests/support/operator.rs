@@ -168,7 +168,6 @@ fn launch_operator(
             error_max: Duration::from_millis(800),
             rate_base: Duration::from_millis(200),
             rate_max: Duration::from_secs(1),
-            first_pass_spread: Duration::ZERO,
             ..BackoffConfig::default()
         })
         .registry(&mut registry);

@@ -27,13 +27,9 @@ fn queue_should_sync_another_namespace_within_its_own_work_while_one_namespace_h
     // Issue 12: tenant A has 60 objects whose reveals hang for 31s (a FerrVault call with its
     // retries), then fail and back off; tenant B creates 5 at t = 20s whose reveals take 200ms.
     let t0 = Instant::now();
-    let config = BackoffConfig {
-        first_pass_spread: Duration::ZERO,
-        ..BackoffConfig::default()
-    };
-    let mut q = QueueState::new(config, SHARE, t0);
+    let mut q = QueueState::new(BackoffConfig::default(), SHARE, t0);
     for i in 0..60 {
-        q.add(key("a", i), Cause::Event, t0, 0.5);
+        q.add(key("a", i), Cause::Event, t0);
     }
     let b_created = t0 + Duration::from_secs(20);
     let mut running: Vec<(Instant, ObjectKey)> = Vec::new();
@@ -44,7 +40,7 @@ fn queue_should_sync_another_namespace_within_its_own_work_while_one_namespace_h
     while now < t0 + Duration::from_secs(40) {
         if now == b_created {
             for i in 0..5 {
-                q.add(key("b", i), Cause::Event, now, 0.5);
+                q.add(key("b", i), Cause::Event, now);
             }
         }
         running.retain(|(ends, key)| {
@@ -101,15 +97,15 @@ fn queue_should_sync_another_namespace_within_its_own_work_while_one_namespace_h
 fn queue_should_give_an_abandoned_runs_worker_back_to_its_namespace() {
     let t0 = Instant::now();
     let mut q = QueueState::new(BackoffConfig::default(), 1, t0);
-    q.add(key("a", 0), Cause::Event, t0, 0.5);
-    q.add(key("a", 1), Cause::Event, t0, 0.5);
+    q.add(key("a", 0), Cause::Event, t0);
+    q.add(key("a", 1), Cause::Event, t0);
     let stuck = q.pop(t0).expect("a key");
     assert_eq!(q.pop(t0), None, "A holds its share of 1");
     assert_eq!(q.held_by_share(), 1);
     q.abandon(&stuck.key);
     let next = q.pop(t0).expect("the replaced worker serves A again");
     assert_eq!(next.key, key("a", 1));
-    q.add(stuck.key.clone(), Cause::Event, t0, 0.5);
+    q.add(stuck.key.clone(), Cause::Event, t0);
     assert_eq!(
         q.keys(t0)[0].state,
         "processing+dirty",
@@ -129,9 +125,9 @@ fn queue_should_publish_which_namespaces_hold_workers_and_what_waits_on_their_sh
     let t0 = Instant::now();
     let mut q = QueueState::new(BackoffConfig::default(), 2, t0);
     for i in 0..4 {
-        q.add(key("a", i), Cause::Event, t0, 0.5);
+        q.add(key("a", i), Cause::Event, t0);
     }
-    q.add(key("b", 0), Cause::Event, t0, 0.5);
+    q.add(key("b", 0), Cause::Event, t0);
     let taken: Vec<_> = std::iter::from_fn(|| q.pop(t0).map(|d| d.key)).collect();
     assert_eq!(taken, [key("a", 0), key("b", 0), key("a", 1)]);
     assert_eq!((q.share(), q.held_by_share(), q.namespaces_waiting()), (2, 2, 1));

@@ -15,14 +15,10 @@ fn key(i: usize) -> ObjectKey {
     ObjectKey::namespaced("test", "ns", format!("k{i}"))
 }
 
-/// A queue whose start is long past, so no first-pass spreading applies.
-fn settled_queue() -> (QueueState, Instant) {
+/// A queue with the default settings, started at the returned instant.
+fn default_queue() -> (QueueState, Instant) {
     let t0 = Instant::now();
-    let config = BackoffConfig {
-        first_pass_spread: Duration::ZERO,
-        ..BackoffConfig::default()
-    };
-    (QueueState::new(config, NO_SHARE_LIMIT, t0), t0)
+    (QueueState::new(BackoffConfig::default(), NO_SHARE_LIMIT, t0), t0)
 }
 
 const S: fn(u64) -> Duration = Duration::from_secs;
@@ -37,9 +33,9 @@ fn error() -> Finish {
 
 #[test]
 fn queue_should_coalesce_events_for_a_waiting_key() {
-    let (mut q, t0) = settled_queue();
+    let (mut q, t0) = default_queue();
     for _ in 0..5 {
-        q.add(key(1), Cause::Event, t0, 0.5);
+        q.add(key(1), Cause::Event, t0);
     }
     assert_eq!(q.depth(), 1);
     assert_eq!(q.counters().adds, 1);
@@ -50,11 +46,11 @@ fn queue_should_coalesce_events_for_a_waiting_key() {
 
 #[test]
 fn queue_should_never_hand_one_key_to_two_workers() {
-    let (mut q, t0) = settled_queue();
-    q.add(key(1), Cause::Event, t0, 0.5);
+    let (mut q, t0) = default_queue();
+    q.add(key(1), Cause::Event, t0);
     let first = q.pop(t0).expect("key 1 is ready");
-    q.add(key(1), Cause::Event, t0, 0.5);
-    q.add(key(1), Cause::Event, t0, 0.5);
+    q.add(key(1), Cause::Event, t0);
+    q.add(key(1), Cause::Event, t0);
     assert_eq!(q.pop(t0), None, "a processing key must not be handed out again");
     assert_eq!(q.depth(), 0, "a dirty processing key is not counted as waiting");
     assert_eq!(q.finish(&first.key, &DONE, t0 + S(1), 0.5), Next::ReadyNow);
@@ -69,7 +65,7 @@ fn queue_should_never_hand_one_key_to_two_workers() {
 
 #[test]
 fn queue_should_serialise_and_coalesce_a_thousand_events_for_ten_keys() {
-    let (mut q, t0) = settled_queue();
+    let (mut q, t0) = default_queue();
     let mut rng = StdRng::seed_from_u64(7);
     let mut running: Vec<ObjectKey> = Vec::new();
     let mut last_event: HashMap<ObjectKey, u64> = HashMap::new();
@@ -82,7 +78,7 @@ fn queue_should_serialise_and_coalesce_a_thousand_events_for_ten_keys() {
         if events < 1000 && rng.random_range(0..3) > 0 {
             let k = key(rng.random_range(0..10));
             last_event.insert(k.clone(), step);
-            q.add(k, Cause::Event, now, 0.5);
+            q.add(k, Cause::Event, now);
             events += 1;
         } else if running.len() < 4 && rng.random_bool(0.6) {
             if let Some(d) = q.pop(now) {
@@ -112,12 +108,12 @@ fn queue_should_serialise_and_coalesce_a_thousand_events_for_ten_keys() {
 
 #[test]
 fn queue_should_run_a_changed_key_before_a_backlog_of_five_thousand_refreshes() {
-    let (mut q, t0) = settled_queue();
+    let (mut q, t0) = default_queue();
     for i in 0..5000 {
-        q.add(key(i), Cause::Listed, t0, 0.5);
+        q.add(key(i), Cause::Listed, t0);
     }
     q.pop(t0).expect("backlog");
-    q.add(key(99_999), Cause::Event, t0 + S(1), 0.5);
+    q.add(key(99_999), Cause::Event, t0 + S(1));
     assert_eq!(q.pop(t0 + S(1)).map(|d| d.key), Some(key(99_999)));
     assert_eq!(q.depth(), 4999);
     assert_eq!(
@@ -129,138 +125,21 @@ fn queue_should_run_a_changed_key_before_a_backlog_of_five_thousand_refreshes() 
 
 #[test]
 fn queue_should_upgrade_a_waiting_refresh_when_its_object_changes() {
-    let (mut q, t0) = settled_queue();
+    let (mut q, t0) = default_queue();
     for i in 0..3 {
-        q.add(key(i), Cause::Listed, t0, 0.5);
+        q.add(key(i), Cause::Listed, t0);
     }
-    q.add(key(2), Cause::Event, t0, 0.5);
+    q.add(key(2), Cause::Event, t0);
     assert_eq!(q.depth(), 3);
     let order: Vec<_> = std::iter::from_fn(|| q.pop(t0).map(|d| d.key)).collect();
     assert_eq!(order, vec![key(2), key(0), key(1)]);
 }
 
 #[test]
-fn queue_should_spread_the_first_pass_after_a_start() {
-    let t0 = Instant::now();
-    let config = BackoffConfig {
-        first_pass_spread: S(10),
-        first_pass_gap: Duration::from_millis(50),
-        ..BackoffConfig::default()
-    };
-    let mut q = QueueState::new(config, NO_SHARE_LIMIT, t0);
-    let mut rng = StdRng::seed_from_u64(1);
-    for i in 0..200 {
-        q.add(key(i), Cause::Listed, t0, rng.random_range(0.0..1.0));
-    }
-    assert_eq!(q.depth(), 0, "nothing fires at the start instant");
-    let mut per_second = [0usize; 10];
-    for s in 0..10 {
-        per_second[s as usize] = q.promote_due(t0 + S(s + 1));
-    }
-    assert_eq!(per_second.iter().sum::<usize>(), 200);
-    assert!(
-        per_second.iter().all(|&n| (5..=40).contains(&n)),
-        "uneven spread: {per_second:?}"
-    );
-    q.add(key(500), Cause::Listed, t0 + S(11), 0.99);
-    assert_eq!(
-        (q.delayed(), q.depth()),
-        (0, 201),
-        "after the window new keys are ready at once"
-    );
-}
-
-#[test]
-fn queue_should_start_a_small_first_pass_at_once() {
-    let t0 = Instant::now();
-    let mut q = QueueState::new(BackoffConfig::default(), NO_SHARE_LIMIT, t0);
-    for i in 0..10 {
-        q.add(key(i), Cause::Listed, t0, 0.99);
-    }
-    assert_eq!(
-        q.promote_due(t0 + Duration::from_millis(100)),
-        10,
-        "ten objects after a failover should all be due within 100ms, not spread over 10s"
-    );
-}
-
-#[test]
-fn queue_should_wrap_a_large_first_pass_evenly_into_the_window() {
-    let t0 = Instant::now();
-    let mut q = QueueState::new(BackoffConfig::default(), NO_SHARE_LIMIT, t0);
-    for i in 0..10_000 {
-        q.add(key(i), Cause::Listed, t0, 0.5);
-    }
-    let per_second: Vec<usize> = (0..10).map(|s| q.promote_due(t0 + S(s + 1))).collect();
-    assert!(
-        per_second.iter().all(|&n| n == 1000),
-        "10,000 keys should fire 1,000 a second: {per_second:?}"
-    );
-}
-
-#[test]
-fn queue_should_keep_a_first_pass_slot_when_a_key_is_listed_again() {
-    let t0 = Instant::now();
-    let config = BackoffConfig {
-        first_pass_spread: S(10),
-        first_pass_gap: S(10),
-        ..BackoffConfig::default()
-    };
-    let mut q = QueueState::new(config, NO_SHARE_LIMIT, t0);
-    q.add(key(1), Cause::Listed, t0, 0.5);
-    q.add(key(1), Cause::Listed, t0 + S(1), 0.5);
-    assert_eq!(q.depth(), 0);
-    assert_eq!(q.next_due(), Some(t0 + S(5)));
-}
-
-#[test]
-fn queue_should_run_a_new_object_at_once_ahead_of_a_listed_first_pass() {
-    let t0 = Instant::now();
-    let mut q = QueueState::new(BackoffConfig::default(), NO_SHARE_LIMIT, t0);
-    for i in 0..10_000 {
-        q.add(key(i), Cause::Listed, t0, 0.5);
-    }
-    let later = t0 + S(3);
-    let promoted = q.promote_due(later);
-    assert!(promoted > 0, "part of the backlog is due after 3s");
-    q.add(key(99_999), Cause::Event, later, 0.5);
-    assert_eq!(
-        q.pop(later).map(|d| (d.key, d.lane)),
-        Some((key(99_999), Lane::Changed)),
-        "a watch event for a new object must not wait for a slot or behind {promoted} listed keys"
-    );
-}
-
-#[test]
-fn queue_should_upgrade_a_first_pass_slot_to_the_changed_lane_on_an_event() {
-    let t0 = Instant::now();
-    let config = BackoffConfig {
-        first_pass_spread: S(10),
-        first_pass_gap: S(1),
-        ..BackoffConfig::default()
-    };
-    let mut q = QueueState::new(config, NO_SHARE_LIMIT, t0);
-    for i in 0..3 {
-        q.add(key(i), Cause::Listed, t0, 0.0);
-    }
-    q.add(key(2), Cause::Event, t0, 0.5);
-    assert_eq!(q.depth(), 0, "the event keeps the first-pass slot");
-    let order: Vec<_> = std::iter::from_fn(|| q.pop(t0 + S(3)).map(|d| (d.key, d.lane))).collect();
-    assert_eq!(
-        order,
-        vec![
-            (key(2), Lane::Changed),
-            (key(0), Lane::Refresh),
-            (key(1), Lane::Refresh)
-        ]
-    );
-}
-
-#[test]
 fn queue_should_back_off_errors_exponentially_and_forget_them_on_success() {
-    let (mut q, t0) = settled_queue();
+    let (mut q, t0) = default_queue();
     let mut now = t0;
-    q.add(key(1), Cause::Event, now, 0.5);
+    q.add(key(1), Cause::Event, now);
     for (attempt, expected) in [(0, 1), (1, 2), (2, 4), (3, 8)] {
         let d = q.pop(now).expect("key due");
         assert_eq!(d.attempt, attempt);
@@ -280,15 +159,15 @@ fn queue_should_back_off_errors_exponentially_and_forget_them_on_success() {
     let d = q.pop(now).expect("retry due");
     q.finish(&d.key, &DONE, now, 0.5);
     assert_eq!(q.attempts(&key(1)), 0, "success forgets the backoff");
-    q.add(key(1), Cause::Event, now, 0.5);
+    q.add(key(1), Cause::Event, now);
     let d = q.pop(now).expect("fresh change");
     assert_eq!(q.finish(&d.key, &error(), now, 0.5), Next::RetryAt(now + S(1)));
 }
 
 #[test]
 fn queue_should_keep_rate_limits_on_their_own_path_and_honour_retry_after() {
-    let (mut q, t0) = settled_queue();
-    q.add(key(1), Cause::Event, t0, 0.0);
+    let (mut q, t0) = default_queue();
+    q.add(key(1), Cause::Event, t0);
     let limited = |retry_after| Finish::Reconciled(Outcome::RateLimited { retry_after });
     let d = q.pop(t0).expect("due");
     assert_eq!(
@@ -312,24 +191,24 @@ fn queue_should_keep_rate_limits_on_their_own_path_and_honour_retry_after() {
 
 #[test]
 fn queue_should_keep_backoff_when_a_failing_key_changed_during_processing() {
-    let (mut q, t0) = settled_queue();
-    q.add(key(1), Cause::Event, t0, 0.5);
+    let (mut q, t0) = default_queue();
+    q.add(key(1), Cause::Event, t0);
     let d = q.pop(t0).expect("due");
-    q.add(key(1), Cause::Event, t0, 0.5);
+    q.add(key(1), Cause::Event, t0);
     assert_eq!(q.finish(&d.key, &error(), t0, 0.5), Next::RetryAt(t0 + S(1)));
     assert_eq!(q.depth(), 0);
 }
 
 #[test]
 fn queue_should_schedule_refreshes_with_jitter_in_the_refresh_lane() {
-    let (mut q, t0) = settled_queue();
-    q.add(key(1), Cause::Event, t0, 0.5);
+    let (mut q, t0) = default_queue();
+    q.add(key(1), Cause::Event, t0);
     let d = q.pop(t0).expect("due");
     let hour = Finish::Reconciled(Outcome::done_refresh_in(S(3600)));
     assert_eq!(q.finish(&d.key, &hour, t0, 0.0), Next::RefreshAt(t0 + S(3240)));
     assert_eq!(q.depth(), 0);
     assert_eq!(q.next_due(), Some(t0 + S(3240)));
-    q.add(key(2), Cause::Event, t0 + S(3240), 0.5);
+    q.add(key(2), Cause::Event, t0 + S(3240));
     assert_eq!(
         q.pop(t0 + S(3240)).map(|d| d.key),
         Some(key(2)),
@@ -343,8 +222,8 @@ fn queue_should_schedule_refreshes_with_jitter_in_the_refresh_lane() {
 
 #[test]
 fn queue_should_move_a_delayed_key_to_ready_when_its_object_changes() {
-    let (mut q, t0) = settled_queue();
-    q.add(key(1), Cause::Event, t0, 0.5);
+    let (mut q, t0) = default_queue();
+    q.add(key(1), Cause::Event, t0);
     let d = q.pop(t0).expect("due");
     q.finish(
         &d.key,
@@ -352,7 +231,7 @@ fn queue_should_move_a_delayed_key_to_ready_when_its_object_changes() {
         t0,
         0.5,
     );
-    q.add(key(1), Cause::Event, t0 + S(1), 0.5);
+    q.add(key(1), Cause::Event, t0 + S(1));
     assert_eq!(q.delayed(), 0);
     assert_eq!(
         q.pop(t0 + S(1)).map(|d| (d.key, d.lane)),
@@ -362,10 +241,10 @@ fn queue_should_move_a_delayed_key_to_ready_when_its_object_changes() {
 
 #[test]
 fn queue_should_report_exact_depth_oldest_age_next_due_and_keys() {
-    let (mut q, t0) = settled_queue();
-    q.add(key(1), Cause::Event, t0, 0.5);
-    q.add(key(2), Cause::Event, t0 + S(1), 0.5);
-    q.add(key(3), Cause::Event, t0 + S(2), 0.5);
+    let (mut q, t0) = default_queue();
+    q.add(key(1), Cause::Event, t0);
+    q.add(key(2), Cause::Event, t0 + S(1));
+    q.add(key(3), Cause::Event, t0 + S(2));
     assert_eq!((q.depth(), q.oldest_ready_since()), (3, Some(t0)));
     let d = q.pop(t0 + S(3)).expect("due");
     assert_eq!(d.waited, S(3));
@@ -390,8 +269,8 @@ fn queue_should_report_exact_depth_oldest_age_next_due_and_keys() {
 
 #[test]
 fn queue_should_retry_timed_out_and_aborted_runs_with_backoff() {
-    let (mut q, t0) = settled_queue();
-    q.add(key(1), Cause::Event, t0, 0.5);
+    let (mut q, t0) = default_queue();
+    q.add(key(1), Cause::Event, t0);
     let d = q.pop(t0).expect("due");
     assert_eq!(
         q.finish(&d.key, &Finish::TimedOut, t0, 0.5),
@@ -404,10 +283,10 @@ fn queue_should_retry_timed_out_and_aborted_runs_with_backoff() {
 
 #[test]
 fn queue_should_forget_keys_that_are_idle_and_healthy() {
-    let (mut q, t0) = settled_queue();
+    let (mut q, t0) = default_queue();
     let mut seen = HashSet::new();
     for i in 0..100 {
-        q.add(key(i), Cause::Event, t0, 0.5);
+        q.add(key(i), Cause::Event, t0);
     }
     while let Some(d) = q.pop(t0) {
         seen.insert(d.key.clone());

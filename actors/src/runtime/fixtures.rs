@@ -276,7 +276,6 @@ pub(super) fn quick_builder<R: Reconciler>(rec: Arc<R>, registry: &mut Registry)
         .backoff(BackoffConfig {
             error_base: Duration::from_millis(50),
             error_max: Duration::from_millis(400),
-            first_pass_spread: Duration::ZERO,
             ..BackoffConfig::default()
         })
         .registry(registry)

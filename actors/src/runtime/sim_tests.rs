@@ -169,42 +169,6 @@ async fn runtime_should_serialise_and_coalesce_a_thousand_simulator_events_for_t
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_restart_should_spread_its_first_pass_over_the_configured_window() {
-    let sim = KubeSim::start().await.expect("simulator");
-    namespace_with_config_maps(&sim, "spread", 40).await;
-    let rec = read_back(&sim);
-    let watch = config_map_watch(sim.client(), "spread");
-    let r = rec.clone();
-    let started = Instant::now();
-    let running = Running::start(|reg| {
-        fixtures::quick_builder(r, reg)
-            .watch(watch)
-            .max_concurrent_reconciles(8)
-            .backoff(crate::backoff::BackoffConfig {
-                first_pass_spread: Duration::from_secs(2),
-                first_pass_gap: Duration::from_millis(50),
-                ..Default::default()
-            })
-    });
-    eventually(HANG, "every key reconciled once", || rec.runs() == 40).await;
-    let mut buckets = [0usize; 6];
-    for runs in rec.seen.lock().unwrap().values() {
-        let at = runs[0].0.saturating_duration_since(started);
-        buckets[(at.as_millis() / 500).min(5) as usize] += 1;
-    }
-    assert!(
-        buckets.iter().all(|&n| n <= 20),
-        "first pass bunched up: {buckets:?} (per 500ms)"
-    );
-    assert!(
-        buckets.iter().filter(|&&n| n > 0).count() >= 3,
-        "first pass not spread: {buckets:?}"
-    );
-    running.shutdown().await.expect("graceful shutdown");
-    sim.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_transient_watch_error_in_a_quiet_namespace_should_not_leave_the_leader_unready() {
     let sim = KubeSim::start().await.expect("simulator");
     let api = namespace_with_config_maps(&sim, "quiet", 1).await;

@@ -263,7 +263,7 @@ async fn metadata_watcher_should_enqueue_creates_updates_and_deletes() {
     assert_eq!(
         w.sink.causes("token"),
         [Cause::Event; 3],
-        "watch events, not a list: a new object must not wait for a first-pass slot"
+        "watch events, not a list: a new object must not wait behind a re-list"
     );
 }
 
