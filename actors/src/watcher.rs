@@ -1,7 +1,7 @@
 //! The watcher actor: one per [`WatchSpec`](crate::watch_spec::WatchSpec). It owns a task that
-//! runs the `kube_runtime::watcher` stream, keeps the spec's reflector store current and
-//! forwards every stream item; the actor maps changes that matter to keys for the work queue
-//! and reports its connection state to health.
+//! runs the `kube_runtime::watcher` stream, keeps the spec's reflector store current, maps the
+//! changes that matter to keys and forwards every stream item; the actor hands the keys to the
+//! work queue and reports its connection state to health.
 //!
 //! Who sends to it: its stream task (`Stream`, and `StreamEnded` from the task's drop guard) and
 //! itself (`FlushReport`). What it sends: keys to the [`KeySink`], [`WatchState`]s to the
@@ -36,11 +36,11 @@
 //! readiness looks at `synced`, not `connected`.
 //!
 //! # Failure
-//! A panicking mapper fails the actor; a stream task that ends (panic in the filter, or the
-//! stream finishing) makes the actor return `Err`. Either way the supervisor sees
-//! `ActorFailed` and restarts it; the new incarnation re-lists, and the store writer passes to
-//! it once the old task is gone (dropping the state aborts the task even when `post_stop`
-//! does not run).
+//! A stream task that ends (a panic in the filter or the mapper, or the stream finishing)
+//! makes the actor return `Err` saying which: the supervisor sees `ActorFailed` and restarts
+//! it. The new incarnation re-lists, and the store writer passes to it once the old task is
+//! gone (dropping the state aborts the task even when `post_stop` does not run). The mapper
+//! runs after the store took the object, so the re-list does not map it again.
 
 use std::{marker::PhantomData, sync::Arc, time::Duration};
 
@@ -51,7 +51,7 @@ use tokio::{task::JoinHandle, time::Instant};
 use self::stream::{Forward, StreamItem};
 use crate::{
     directory::ActorKind,
-    key::Cause,
+    key::{Cause, ObjectKey},
     mailbox::CountedRef,
     seams::{KeySink, WatchSource},
     spawn::{RuntimeActor, Spawner},
@@ -64,12 +64,12 @@ pub(crate) const REPORT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Messages of a watcher actor.
 #[derive(Debug)]
-pub(crate) enum WatcherMsg<K> {
+pub(crate) enum WatcherMsg {
     /// Sent by the stream task for every item of the watch stream, in order.
-    Stream(StreamItem<K>),
-    /// Sent by the stream task's drop guard: the task is gone (it panicked or the stream
+    Stream(StreamItem),
+    /// Sent by the stream task's drop guard: the task is gone (it `panicked`, or the stream
     /// ended). The actor fails so the supervisor restarts it.
-    StreamEnded,
+    StreamEnded { panicked: bool },
     /// Sent by the actor to itself after a throttled report: report the current state.
     FlushReport,
 }
@@ -80,6 +80,10 @@ pub(crate) enum WatcherError {
     /// The stream task ended; the supervisor restarts the watcher.
     #[error("watch stream {0:?} ended")]
     StreamEnded(String),
+    /// The stream task panicked (in the spec's filter or mapper); the supervisor restarts the
+    /// watcher.
+    #[error("watch stream {0:?} panicked in its filter or mapper")]
+    StreamPanicked(String),
 }
 
 /// What a watcher actor is started with (built by [`WatchSource::spawn_linked`] below).
@@ -120,20 +124,20 @@ impl<K: Watched> WatchSource for WatchSpec<K> {
 }
 
 /// The stream task forwards into the actor's mailbox.
-impl<K: Watched> Forward<K> for CountedRef<WatcherMsg<K>> {
-    fn item(&self, item: StreamItem<K>) -> bool {
+impl Forward for CountedRef<WatcherMsg> {
+    fn item(&self, item: StreamItem) -> bool {
         self.cast(WatcherMsg::Stream(item)).is_ok()
     }
 
-    fn ended(&self) {
+    fn ended(&self, panicked: bool) {
         // Fails when the actor is already gone (it aborted us): then nobody needs to know.
-        let _ = self.cast(WatcherMsg::StreamEnded);
+        let _ = self.cast(WatcherMsg::StreamEnded { panicked });
     }
 }
 
 /// A watcher actor's state.
 pub(crate) struct State<K: Watched> {
-    /// The spec (mapper, stream parameters).
+    /// The spec (stream parameters, mapper and filter).
     spec: Arc<SpecShared<K>>,
     /// Where keys go.
     sink: Arc<dyn KeySink>,
@@ -146,7 +150,7 @@ pub(crate) struct State<K: Watched> {
     /// The stream task; dropping the state aborts it.
     stream: Option<AbortOnDrop>,
     /// Our own mailbox, counted, for the stream task and timers.
-    mailbox: CountedRef<WatcherMsg<K>>,
+    mailbox: CountedRef<WatcherMsg>,
 }
 
 /// The watcher actor for kind `K` (configuration comes in [`WatcherArgs`]).
@@ -159,13 +163,13 @@ impl<K> Default for Watcher<K> {
 }
 
 impl<K: Watched> RuntimeActor for Watcher<K> {
-    type Msg = WatcherMsg<K>;
+    type Msg = WatcherMsg;
     type State = State<K>;
     type Arguments = WatcherArgs<K>;
 
     async fn pre_start(
         &self,
-        myself: CountedRef<WatcherMsg<K>>,
+        myself: CountedRef<WatcherMsg>,
         args: WatcherArgs<K>,
     ) -> Result<State<K>, ActorProcessingErr> {
         let watch = WatchState::starting(args.spec.name.clone());
@@ -182,7 +186,7 @@ impl<K: Watched> RuntimeActor for Watcher<K> {
 
     async fn post_start(
         &self,
-        _: CountedRef<WatcherMsg<K>>,
+        _: CountedRef<WatcherMsg>,
         state: &mut State<K>,
     ) -> Result<(), ActorProcessingErr> {
         state.reporter.report(state.watch.clone());
@@ -193,13 +197,21 @@ impl<K: Watched> RuntimeActor for Watcher<K> {
 
     async fn handle(
         &self,
-        _: CountedRef<WatcherMsg<K>>,
-        msg: WatcherMsg<K>,
+        _: CountedRef<WatcherMsg>,
+        msg: WatcherMsg,
         state: &mut State<K>,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             WatcherMsg::Stream(item) => state.on_item(item),
-            WatcherMsg::StreamEnded => return Err(WatcherError::StreamEnded(state.watch.name.clone()).into()),
+            WatcherMsg::StreamEnded { panicked } => {
+                let name = state.watch.name.clone();
+                let error = if panicked {
+                    WatcherError::StreamPanicked(name)
+                } else {
+                    WatcherError::StreamEnded(name)
+                };
+                return Err(error.into());
+            }
             WatcherMsg::FlushReport => state.on_flush(),
         }
         Ok(())
@@ -207,7 +219,7 @@ impl<K: Watched> RuntimeActor for Watcher<K> {
 
     async fn post_stop(
         &self,
-        _: CountedRef<WatcherMsg<K>>,
+        _: CountedRef<WatcherMsg>,
         state: &mut State<K>,
     ) -> Result<(), ActorProcessingErr> {
         state.stream = None;
@@ -218,18 +230,14 @@ impl<K: Watched> RuntimeActor for Watcher<K> {
 // === impl State ===
 
 impl<K: Watched> State<K> {
-    fn on_item(&mut self, item: StreamItem<K>) {
+    fn on_item(&mut self, item: StreamItem) {
         let urgent = record(&mut self.watch, &item, std::time::SystemTime::now());
-        match &item {
-            StreamItem::Object {
-                object,
-                matters: true,
-                listed,
-            } => self.enqueue(object, if *listed { Cause::Listed } else { Cause::Event }),
-            StreamItem::Listed { vanished } => vanished
-                .iter()
-                .for_each(|object| self.enqueue(object, Cause::Event)),
-            StreamItem::Object { matters: false, .. } | StreamItem::Relisting | StreamItem::Failed(_) => {}
+        match item {
+            StreamItem::Object { keys, listed } => {
+                self.enqueue(keys, if listed { Cause::Listed } else { Cause::Event });
+            }
+            StreamItem::Listed { vanished } => self.enqueue(vanished, Cause::Event),
+            StreamItem::Relisting | StreamItem::Failed(_) => {}
         }
         match self.throttle.on_change(urgent, Instant::now()) {
             ReportNow::Send => self.reporter.report(self.watch.clone()),
@@ -245,8 +253,8 @@ impl<K: Watched> State<K> {
         self.reporter.report(self.watch.clone());
     }
 
-    fn enqueue(&self, object: &K, cause: Cause) {
-        for key in (self.spec.mapper)(object) {
+    fn enqueue(&self, keys: Vec<ObjectKey>, cause: Cause) {
+        for key in keys {
             self.sink.enqueue(key, cause);
         }
     }
@@ -254,7 +262,7 @@ impl<K: Watched> State<K> {
 
 /// Fold one stream item into the reported state; `true` when the change must be reported now
 /// (first sync, connection state changed, or an error).
-fn record<K>(watch: &mut WatchState, item: &StreamItem<K>, at: std::time::SystemTime) -> bool {
+fn record(watch: &mut WatchState, item: &StreamItem, at: std::time::SystemTime) -> bool {
     watch.events += 1;
     watch.last_event_at = Some(at);
     match item {

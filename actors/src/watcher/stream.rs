@@ -1,7 +1,9 @@
 //! The stream task of a watcher actor: runs the `kube_runtime::watcher` stream, keeps the
-//! spec's reflector store current, judges each change against the store (before applying it)
-//! and forwards every item to the actor through [`Forward`]. The guarantees are the watcher's
-//! (see [`super`]).
+//! spec's reflector store current, judges each change against the store (before applying it),
+//! maps the changes that matter to keys and forwards every item to the actor through
+//! [`Forward`]. Items carry keys, not objects: the store already holds each object, and a list
+//! of 10,000 objects waiting in the actor's mailbox would otherwise be a second copy of them.
+//! The guarantees are the watcher's (see [`super`]).
 
 use std::{collections::HashSet, sync::Arc};
 
@@ -13,26 +15,26 @@ use kube::runtime::{
 };
 
 use crate::{
+    key::ObjectKey,
     watch_filter,
     watch_spec::{SpecShared, Watched},
 };
 
 /// One watch stream item, as the stream task saw it against the store.
 #[derive(Debug)]
-pub(crate) enum StreamItem<K> {
+pub(crate) enum StreamItem {
     /// A (re)list started (first start, or after a 410).
     Relisting,
-    /// The (re)list completed; `vanished` were in the store but not in the list.
+    /// The (re)list completed; objects that were in the store but not in the list are gone.
     Listed {
-        /// Objects deleted while the watch was down.
-        vanished: Vec<Arc<K>>,
+        /// The keys of the objects deleted while the watch was down.
+        vanished: Vec<ObjectKey>,
     },
     /// An object was listed, applied or deleted.
     Object {
-        /// The object (for a delete: its last state).
-        object: Arc<K>,
-        /// The filter's verdict (always `true` for deletions).
-        matters: bool,
+        /// The keys to queue: the mapper's, or none when the filter says the change does not
+        /// matter (a deletion always does).
+        keys: Vec<ObjectKey>,
         /// It came from a (re-)list, not from a watch event.
         listed: bool,
     },
@@ -41,25 +43,26 @@ pub(crate) enum StreamItem<K> {
 }
 
 /// Where the stream task sends what it sees (the watcher actor's mailbox).
-pub(super) trait Forward<K>: Send + 'static {
+pub(super) trait Forward: Send + 'static {
     /// One item; `false` when nobody listens any more (the task then ends).
-    fn item(&self, item: StreamItem<K>) -> bool;
-    /// The task is gone (the stream ended, or the task panicked or was aborted).
-    fn ended(&self);
+    fn item(&self, item: StreamItem) -> bool;
+    /// The task is gone: it `panicked` (in the filter or the mapper), the stream ended, or the
+    /// task was aborted.
+    fn ended(&self, panicked: bool);
 }
 
 /// Tells the actor the stream task is gone, however it ends.
-struct EndGuard<F: Forward<K>, K>(F, std::marker::PhantomData<fn() -> K>);
+struct EndGuard<F: Forward>(F);
 
-impl<F: Forward<K>, K> Drop for EndGuard<F, K> {
+impl<F: Forward> Drop for EndGuard<F> {
     fn drop(&mut self) {
-        self.0.ended();
+        self.0.ended(std::thread::panicking());
     }
 }
 
 /// The stream task: owns the watch stream and the store writer, forwards every item.
-pub(super) async fn run<K: Watched, F: Forward<K>>(spec: Arc<SpecShared<K>>, forward: F) {
-    let forward = EndGuard(forward, std::marker::PhantomData);
+pub(super) async fn run<K: Watched, F: Forward>(spec: Arc<SpecShared<K>>, forward: F) {
+    let forward = EndGuard(forward);
     let mut writer = spec.writer.clone().lock_owned().await;
     let store = writer.as_reader();
     let mut stream = std::pin::pin!(
@@ -93,18 +96,32 @@ fn drop_bookkeeping<K: kube::Resource>(object: &mut K) {
     }
 }
 
-/// Judge `event` against the store (before applying it), then apply it.
+/// An event as judged against the store, before it is applied.
+enum Judged<'a, K> {
+    Relisting,
+    /// The (re)list completed; these were in the store but not in the list.
+    Listed(Vec<Arc<K>>),
+    Object {
+        object: &'a K,
+        matters: bool,
+        listed: bool,
+    },
+}
+
+/// Judge `event` against the store (before applying it), apply it, then map what matters to
+/// keys. Mapping comes last: should the mapper panic on an object, the store already holds it,
+/// so the next incarnation's re-list finds it unchanged and does not map it again.
 fn observe<K: Watched>(
     spec: &SpecShared<K>,
     writer: &mut Writer<K>,
     store: &Store<K>,
     relist: &mut Option<HashSet<ObjectRef<K>>>,
     event: Event<K>,
-) -> StreamItem<K> {
-    let item = match &event {
+) -> StreamItem {
+    let judged = match &event {
         Event::Init => {
             *relist = Some(HashSet::new());
-            StreamItem::Relisting
+            Judged::Relisting
         }
         Event::InitApply(object) | Event::Apply(object) => {
             let key = ObjectRef::from_obj(object);
@@ -112,25 +129,43 @@ fn observe<K: Watched>(
             if let (Event::InitApply(_), Some(listed)) = (&event, relist.as_mut()) {
                 listed.insert(key);
             }
-            StreamItem::Object {
+            Judged::Object {
+                object,
                 matters: (spec.matters)(previous.as_deref(), object),
-                object: Arc::new(object.clone()),
                 listed: matches!(event, Event::InitApply(_)),
             }
         }
-        Event::Delete(object) => StreamItem::Object {
-            object: Arc::new(object.clone()),
+        Event::Delete(object) => Judged::Object {
+            object,
             matters: true,
             listed: false,
         },
         Event::InitDone => {
             let listed = relist.take().unwrap_or_default();
-            let vanished = watch_filter::vanished(store.state(), &listed, |o| ObjectRef::from_obj(&**o));
-            StreamItem::Listed { vanished }
+            Judged::Listed(watch_filter::vanished(store.state(), &listed, |o| {
+                ObjectRef::from_obj(&**o)
+            }))
         }
     };
     writer.apply_watcher_event(&event);
-    item
+    match judged {
+        Judged::Relisting => StreamItem::Relisting,
+        Judged::Listed(vanished) => StreamItem::Listed {
+            vanished: vanished.iter().flat_map(|object| (spec.mapper)(object)).collect(),
+        },
+        Judged::Object {
+            object,
+            matters,
+            listed,
+        } => StreamItem::Object {
+            keys: if matters {
+                (spec.mapper)(object)
+            } else {
+                Vec::new()
+            },
+            listed,
+        },
+    }
 }
 
 /// A secret-free description of a stream error: variant, HTTP code and reason only (API
