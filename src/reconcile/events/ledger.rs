@@ -19,6 +19,7 @@
 
 use std::{hash::Hasher, time::Duration};
 
+use smallvec::SmallVec;
 use tokio::time::Instant;
 
 use crate::reconcile::pruned_map::PrunedMap;
@@ -62,15 +63,18 @@ struct Written<K> {
     last: Instant,
 }
 
-/// The Events written for one object, the most recent last.
+/// The Events written for one object, the most recent last. Most objects only ever publish
+/// one Event, which is kept inline: no allocation per object.
 #[derive(Debug)]
 struct ObjectEvents<K> {
-    written: Vec<Written<K>>,
+    written: SmallVec<[Written<K>; 1]>,
 }
 
 impl<K> Default for ObjectEvents<K> {
     fn default() -> Self {
-        Self { written: Vec::new() }
+        Self {
+            written: SmallVec::new(),
+        }
     }
 }
 
@@ -82,10 +86,10 @@ impl<K> ObjectEvents<K> {
     }
 }
 
-/// The sink's memory of what it published, keyed by object UID.
+/// The sink's memory of what it published, keyed by object UID ([`uid_key`]).
 #[derive(Debug)]
 pub struct Ledger<K> {
-    objects: PrunedMap<String, ObjectEvents<K>>,
+    objects: PrunedMap<u128, ObjectEvents<K>>,
 }
 
 impl<K> Default for Ledger<K> {
@@ -102,10 +106,7 @@ impl<K: Copy + Eq> Ledger<K> {
     pub fn record(&mut self, uid: &str, kind: K, note: &str, now: Instant, stamp: u64) -> Decision {
         self.objects.prune_if_doubled(|_, events| events.expired(now));
         let note = hash_note(note);
-        let events = match self.objects.get_mut(uid) {
-            Some(events) => events,
-            None => self.objects.entry(uid.to_owned()).or_default(),
-        };
+        let events = self.objects.entry(uid_key(uid)).or_default();
         if let Some(last) = events.written.last()
             && last.kind == kind
             && last.note == note
@@ -143,8 +144,6 @@ impl<K: Copy + Eq> Ledger<K> {
         if events.written.len() == SERIES_PER_OBJECT {
             events.written.remove(0);
         }
-        // Most objects only ever publish one Event: no room reserved for more.
-        events.written.reserve_exact(1);
         events.written.push(entry);
         decision
     }
@@ -152,7 +151,7 @@ impl<K: Copy + Eq> Ledger<K> {
     /// Takes back the last [`Ledger::record`] of `uid` that wrote nothing (its write failed),
     /// so a retry is not skipped as a repeat of an Event that does not exist.
     pub fn unrecord(&mut self, uid: &str, decision: &Decision) {
-        let Some(events) = self.objects.get_mut(uid) else {
+        let Some(events) = self.objects.get_mut(&uid_key(uid)) else {
             return;
         };
         match *decision {
@@ -168,7 +167,7 @@ impl<K: Copy + Eq> Ledger<K> {
 
     /// Forgets an object (deleted): a re-created one has a new UID anyway.
     pub fn forget(&mut self, uid: &str) {
-        self.objects.remove(uid);
+        self.objects.remove(&uid_key(uid));
     }
 
     #[cfg(test)]
@@ -179,8 +178,20 @@ impl<K: Copy + Eq> Ledger<K> {
 
 /// A note as a 64-bit hash: equal notes are what matters, and a note can be long.
 fn hash_note(note: &str) -> u64 {
+    hash_with(0, note)
+}
+
+/// A UID as 128 bits, stored inline where the 36-character string would be an allocation per
+/// object. Kubernetes UIDs are random UUIDs: two objects' keys collide about as rarely as their
+/// UUIDs would.
+fn uid_key(uid: &str) -> u128 {
+    (u128::from(hash_with(1, uid)) << 64) | u128::from(hash_with(2, uid))
+}
+
+fn hash_with(salt: u8, text: &str) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
-    hasher.write(note.as_bytes());
+    hasher.write_u8(salt);
+    hasher.write(text.as_bytes());
     hasher.finish()
 }
 
@@ -291,7 +302,7 @@ mod tests {
         for stamp in 0..10u64 {
             ledger.record("u1", FAILED, &format!("note {stamp}"), t0, stamp);
         }
-        assert_eq!(ledger.objects["u1"].written.len(), SERIES_PER_OBJECT);
+        assert_eq!(ledger.objects[&uid_key("u1")].written.len(), SERIES_PER_OBJECT);
         assert_eq!(
             ledger.record("u1", FAILED, "note 0", t0, 10),
             Decision::Create { stamp: 10 },
