@@ -18,7 +18,10 @@
 //! - `ready_since` has exactly one entry per ready key, so `depth()` and the oldest age are
 //!   exact; `processing` counts the `Processing` records.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::{
+    collections::{BTreeMap, BTreeSet, HashMap},
+    sync::Arc,
+};
 
 use tokio::time::Instant;
 
@@ -78,13 +81,15 @@ pub(crate) struct QueueState {
     /// Monotonic tie-breaker: FIFO order within a lane and within one due time.
     seq: u64,
     /// Every key that waits, runs, or still carries backoff.
-    records: HashMap<ObjectKey, Record>,
+    /// Keyed by a shared key: the timer map points at the same one (most keys wait there, for
+    /// their next refresh, so a second copy of every key would be most of the queue's memory).
+    records: HashMap<Arc<ObjectKey>, Record>,
     /// Keys due now, by namespace, lane and FIFO order.
     ready: FairShare,
     /// The `since` of every ready key, to read the oldest age exactly.
     ready_since: BTreeSet<(Instant, u64)>,
     /// Keys due later, by due time: the timer structure.
-    delayed: BTreeMap<(Instant, u64), ObjectKey>,
+    delayed: BTreeMap<(Instant, u64), Arc<ObjectKey>>,
     /// Keys on a worker.
     processing: usize,
     /// Counters since start.
@@ -128,7 +133,7 @@ impl QueueState {
         let Some(rec) = self.records.get_mut(&key) else {
             self.counters.adds += 1;
             self.records.insert(
-                key.clone(),
+                Arc::new(key.clone()),
                 Record {
                     state: KeyState::Idle,
                     failures: 0,
@@ -344,7 +349,11 @@ impl QueueState {
 
     fn set_delayed(&mut self, key: &ObjectKey, due: Instant, lane: Lane) {
         let seq = self.next_seq();
-        self.delayed.insert((due, seq), key.clone());
+        let (shared, _) = self
+            .records
+            .get_key_value(key)
+            .expect("record for a delayed key violated");
+        self.delayed.insert((due, seq), shared.clone());
         self.set_state(key, KeyState::Delayed { due, seq, lane });
     }
 
