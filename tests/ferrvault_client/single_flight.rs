@@ -35,8 +35,9 @@ fn selector(i: usize) -> KeySelector {
     KeySelector::Names(names)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_reveals_of_one_vault_should_cost_one_request_and_each_get_their_own_keys() {
+/// A simulator holding vault `app` (every key of [`KEYS`]) readable with [`TOKEN`], and a
+/// client, endpoint and credential for it.
+async fn app_vault() -> (FerrVaultSim, FerrVault, Endpoint, Credential) {
     let config = SimConfig::default()
         .vault("app", KEYS.iter().map(|k| (*k, format!("value-of-{k}"))))
         .service_account_token(TOKEN, "app")
@@ -45,6 +46,12 @@ async fn concurrent_reveals_of_one_vault_should_cost_one_request_and_each_get_th
     let client = FerrVault::new(crate::plain_http_config());
     let endpoint = Endpoint::parse(&sim.url()).unwrap();
     let credential = Credential::new(TOKEN).unwrap();
+    (sim, client, endpoint, credential)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_reveals_of_one_vault_should_cost_one_request_and_each_get_their_own_keys() {
+    let (sim, client, endpoint, credential) = app_vault().await;
     let deadline = Instant::now() + Duration::from_secs(30);
     let barrier = Arc::new(tokio::sync::Barrier::new(100));
     let mut tasks = Vec::new();
@@ -93,14 +100,7 @@ async fn concurrent_reveals_of_one_vault_should_cost_one_request_and_each_get_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_named_callers_of_one_wave_should_cost_one_request_even_when_they_come_one_by_one() {
-    let config = SimConfig::default()
-        .vault("app", KEYS.iter().map(|k| (*k, format!("value-of-{k}"))))
-        .service_account_token(TOKEN, "app")
-        .token_label(TOKEN, LABEL);
-    let sim = FerrVaultSim::start(config).await.unwrap();
-    let client = FerrVault::new(crate::plain_http_config());
-    let endpoint = Endpoint::parse(&sim.url()).unwrap();
-    let credential = Credential::new(TOKEN).unwrap();
+    let (sim, client, endpoint, credential) = app_vault().await;
     let reveal = |caller: String, i: usize| {
         let (client, endpoint, credential) = (client.clone(), endpoint.clone(), credential.clone());
         async move {

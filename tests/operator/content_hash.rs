@@ -12,6 +12,7 @@ use ferrvault_operator::{
     },
     reconcile::{content_hash_key::CONTENT_HASH_KEY_SECRET, rules::content_hash::legacy_content_hash},
 };
+use k8s_openapi::api::apps::v1::Deployment;
 use kube::{
     ResourceExt,
     api::{DeleteParams, Patch, PatchParams},
@@ -36,6 +37,18 @@ fn restarting_web(refresh: &str) -> FerrVaultSecretSpec {
     spec
 }
 
+/// A started harness with `app` ([`restarting_web`]) synced, Deployment `web` as created, and
+/// `app`'s content-hash annotation name.
+async fn synced_app_restarting_web(refresh: &str) -> (Harness, Deployment, String) {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    let web = h.create_deployment("web").await;
+    let cr = h.create_secret("app", restarting_web(refresh)).await;
+    let per_cr = workload_content_hash_annotation(&cr.uid().unwrap());
+    h.wait_secret_reason("app", "Synced").await;
+    (h, web, per_cr)
+}
+
 /// Waits until `more` further reveals happened (each a full pass under a 1s refresh).
 async fn passes(h: &Harness, more: u64) {
     let start = h.reveals();
@@ -47,12 +60,7 @@ async fn passes(h: &Harness, more: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_key_should_survive_a_restart_so_a_restart_rolls_nothing_out() {
-    let mut h = Harness::start().await;
-    h.connection("conn", "conn-token", PROD_TOKEN).await;
-    h.create_deployment("web").await;
-    let cr = h.create_secret("app", restarting_web("1s")).await;
-    let per_cr = workload_content_hash_annotation(&cr.uid().unwrap());
-    h.wait_secret_reason("app", "Synced").await;
+    let (mut h, _, per_cr) = synced_app_restarting_web("1s").await;
     h.fv.put_secret("prod", "API_KEY", "sk_live_LEAKCHECK_apikey_rotated");
     let restarted = h
         .eventually("web restarted for the new content", || async {
@@ -113,12 +121,7 @@ async fn recorded_unkeyed(h: &mut Harness, hash: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_rollout() {
-    let mut h = Harness::start().await;
-    h.connection("conn", "conn-token", PROD_TOKEN).await;
-    let web = h.create_deployment("web").await;
-    let cr = h.create_secret("app", restarting_web("1h")).await;
-    let per_cr = workload_content_hash_annotation(&cr.uid().unwrap());
-    h.wait_secret_reason("app", "Synced").await;
+    let (mut h, web, per_cr) = synced_app_restarting_web("1h").await;
     let keyed = h.hash_of(&prod_data()).await;
 
     recorded_unkeyed(&mut h, &legacy_content_hash(&prod_data())).await;
@@ -151,12 +154,7 @@ async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_roll
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rotated_key_should_restart_each_rollout_target_once() {
-    let mut h = Harness::start().await;
-    h.connection("conn", "conn-token", PROD_TOKEN).await;
-    h.create_deployment("web").await;
-    let cr = h.create_secret("app", restarting_web("1s")).await;
-    let per_cr = workload_content_hash_annotation(&cr.uid().unwrap());
-    h.wait_secret_reason("app", "Synced").await;
+    let (mut h, _, per_cr) = synced_app_restarting_web("1s").await;
     let old_key = h.secrets().get(CONTENT_HASH_KEY_SECRET).await.unwrap();
     let old_hash = h.hash_of(&prod_data()).await;
 

@@ -101,14 +101,18 @@ mod tests {
         }
     }
 
+    /// The conditions after upserting each update at its time (in seconds), in order.
+    fn upserted<const N: usize>(updates: [(ConditionUpdate, i64); N]) -> Vec<Condition> {
+        let mut conditions = Vec::new();
+        for (update, seconds) in updates {
+            upsert_condition(&mut conditions, update, at(seconds));
+        }
+        conditions
+    }
+
     #[test]
     fn upsert_should_append_a_new_type_with_the_current_time_and_generation() {
-        let mut conditions = Vec::new();
-        upsert_condition(
-            &mut conditions,
-            ready(ConditionStatus::True, Reason::Synced, "ok", 3),
-            at(10),
-        );
+        let conditions = upserted([(ready(ConditionStatus::True, Reason::Synced, "ok", 3), 10)]);
         assert_eq!(conditions.len(), 1);
         let c = &conditions[0];
         assert_eq!(
@@ -121,17 +125,10 @@ mod tests {
 
     #[test]
     fn upsert_should_keep_the_transition_time_when_only_reason_or_message_change() {
-        let mut conditions = Vec::new();
-        upsert_condition(
-            &mut conditions,
-            ready(ConditionStatus::False, Reason::Unreachable, "a", 1),
-            at(10),
-        );
-        upsert_condition(
-            &mut conditions,
-            ready(ConditionStatus::False, Reason::AuthFailed, "b", 2),
-            at(20),
-        );
+        let conditions = upserted([
+            (ready(ConditionStatus::False, Reason::Unreachable, "a", 1), 10),
+            (ready(ConditionStatus::False, Reason::AuthFailed, "b", 2), 20),
+        ]);
         assert_eq!(conditions.len(), 1);
         assert_eq!(conditions[0].last_transition_time, Time(at(10)));
         assert_eq!(
@@ -143,38 +140,24 @@ mod tests {
 
     #[test]
     fn upsert_should_move_the_transition_time_when_the_status_changes() {
-        let mut conditions = Vec::new();
-        upsert_condition(
-            &mut conditions,
-            ready(ConditionStatus::False, Reason::Unreachable, "a", 1),
-            at(10),
-        );
-        upsert_condition(
-            &mut conditions,
-            ready(ConditionStatus::True, Reason::Synced, "b", 1),
-            at(20),
-        );
+        let conditions = upserted([
+            (ready(ConditionStatus::False, Reason::Unreachable, "a", 1), 10),
+            (ready(ConditionStatus::True, Reason::Synced, "b", 1), 20),
+        ]);
         assert_eq!(conditions[0].last_transition_time, Time(at(20)));
     }
 
     #[test]
     fn upsert_should_touch_only_the_condition_of_its_type() {
-        let mut conditions = Vec::new();
         let rollout = ConditionUpdate {
             type_: ConditionType::RolloutRestarted,
             ..ready(ConditionStatus::True, Reason::UpToDate, "r", 1)
         };
-        upsert_condition(&mut conditions, rollout, at(5));
-        upsert_condition(
-            &mut conditions,
-            ready(ConditionStatus::True, Reason::Synced, "ok", 1),
-            at(10),
-        );
-        upsert_condition(
-            &mut conditions,
-            ready(ConditionStatus::False, Reason::MissingKeys, "m", 1),
-            at(20),
-        );
+        let mut conditions = upserted([
+            (rollout, 5),
+            (ready(ConditionStatus::True, Reason::Synced, "ok", 1), 10),
+            (ready(ConditionStatus::False, Reason::MissingKeys, "m", 1), 20),
+        ]);
         assert_eq!(conditions.len(), 2);
         assert!(is_condition_true(&conditions, ConditionType::RolloutRestarted));
         assert!(!is_condition_true(&conditions, ConditionType::Ready));
