@@ -3,7 +3,10 @@
 //! a metrics endpoint protected like controller-runtime's
 //! `filters.WithAuthenticationAndAuthorization` sends.
 
-use crate::{kube_sim_support::sim, kubectl_support::Kubectl};
+use crate::{
+    kube_sim_support::sim,
+    kubectl_support::{CREATE_SECRET_READER, Kubectl},
+};
 use ferrvault_sim::kube::KubeSim;
 use k8s_openapi::api::{
     authentication::v1::{TokenReview, TokenReviewSpec},
@@ -40,15 +43,7 @@ async fn kubectl_auth_can_i_should_follow_roles_cluster_roles_and_their_bindings
     let k = Kubectl::new(&sim);
     for args in [
         &["create", "namespace", "team-a"][..],
-        &[
-            "create",
-            "role",
-            "reader",
-            "-n",
-            "team-a",
-            "--verb=get,list",
-            "--resource=secrets",
-        ],
+        CREATE_SECRET_READER,
         &[
             "create",
             "rolebinding",

@@ -1,7 +1,10 @@
 //! kubectl's imperative `create` subcommands, which send protobuf bodies for built-in kinds
 //! and prefer protobuf answers: each object lands as the JSON a real server stores.
 
-use crate::{kube_sim_support::sim, kubectl_support::Kubectl};
+use crate::{
+    kube_sim_support::sim,
+    kubectl_support::{BIND_READER_TO_BOT, CREATE_SECRET_READER, Kubectl},
+};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     batch::v1::Job,
@@ -45,24 +48,8 @@ async fn kubectl_create_subcommands_should_store_what_they_send_in_protobuf() {
             "--port=80",
         ],
         &["create", "serviceaccount", "bot", "-n", "team-a"],
-        &[
-            "create",
-            "role",
-            "reader",
-            "-n",
-            "team-a",
-            "--verb=get,list",
-            "--resource=secrets",
-        ],
-        &[
-            "create",
-            "rolebinding",
-            "bot-reads",
-            "-n",
-            "team-a",
-            "--role=reader",
-            "--serviceaccount=team-a:bot",
-        ],
+        CREATE_SECRET_READER,
+        BIND_READER_TO_BOT,
         &[
             "create",
             "job",

@@ -6,6 +6,28 @@ use ferrvault_sim::kube::KubeSim;
 use std::{path::PathBuf, process::Stdio};
 use tokio::process::{Child, Command};
 
+/// `kubectl create role reader`: get and list Secrets in namespace `team-a`.
+pub const CREATE_SECRET_READER: &[&str] = &[
+    "create",
+    "role",
+    "reader",
+    "-n",
+    "team-a",
+    "--verb=get,list",
+    "--resource=secrets",
+];
+
+/// `kubectl create rolebinding bot-reads`: role `reader` for ServiceAccount `team-a:bot`.
+pub const BIND_READER_TO_BOT: &[&str] = &[
+    "create",
+    "rolebinding",
+    "bot-reads",
+    "-n",
+    "team-a",
+    "--role=reader",
+    "--serviceaccount=team-a:bot",
+];
+
 /// kubectl bound to one simulator through its own kubeconfig and discovery cache.
 pub struct Kubectl {
     dir: tempfile::TempDir,

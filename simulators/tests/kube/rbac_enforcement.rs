@@ -1,7 +1,10 @@
 //! `enforce_rbac`: requests are authorized against the stored RBAC objects and refused as
 //! a real server refuses them; without it (the default) every identity is served.
 
-use crate::{kube_sim_support::sim, kubectl_support::Kubectl};
+use crate::{
+    kube_sim_support::sim,
+    kubectl_support::{BIND_READER_TO_BOT, CREATE_SECRET_READER, Kubectl},
+};
 use ferrvault_sim::kube::{KubeSim, KubeSimOptions};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, api::ListParams};
@@ -23,24 +26,8 @@ async fn an_enforcing_simulator_should_allow_what_rbac_grants_and_refuse_the_res
     let k = Kubectl::new(&sim);
     for args in [
         &["create", "namespace", "team-a"][..],
-        &[
-            "create",
-            "role",
-            "reader",
-            "-n",
-            "team-a",
-            "--verb=get,list",
-            "--resource=secrets",
-        ],
-        &[
-            "create",
-            "rolebinding",
-            "bot-reads",
-            "-n",
-            "team-a",
-            "--role=reader",
-            "--serviceaccount=team-a:bot",
-        ],
+        CREATE_SECRET_READER,
+        BIND_READER_TO_BOT,
     ] {
         k.ok(args).await;
     }
