@@ -4,17 +4,6 @@
 use crate::operator_support::*;
 use ferrvault_operator::api::{Transform, TransformType};
 
-fn transform(type_: TransformType) -> Transform {
-    Transform {
-        type_,
-        value: None,
-        from: None,
-        to: None,
-        key: None,
-        keys: vec![],
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_connection_name_should_report_connection_not_found() {
     let h = Harness::start().await;

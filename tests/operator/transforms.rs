@@ -5,17 +5,6 @@ use std::collections::BTreeMap;
 use crate::operator_support::*;
 use ferrvault_operator::api::{Transform, TransformType};
 
-fn transform(type_: TransformType) -> Transform {
-    Transform {
-        type_,
-        value: None,
-        from: None,
-        to: None,
-        key: None,
-        keys: vec![],
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_transform_rule_should_reach_the_target_secret_byte_for_byte() {
     let h = Harness::start().await;
