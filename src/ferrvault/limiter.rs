@@ -32,11 +32,13 @@
 //! become slower for good costs one 429 more, not a 429 per recovery.
 //!
 //! # What a 429 says
-//! - Sent inside a burst (the bucket was full, less than one token refilled since) after `p ≥ 1`
-//!   accepted ones: the server's burst is `p`, so `capacity` shrinks. The rate is untouched (a
-//!   burst says nothing about it) except by the `Retry-After` hint below, and a trusted bucket
-//!   starts slow start: a server that is not the configured one in one respect may not be in
-//!   the other.
+//! - Sent inside a burst (the bucket was full, less than one token refilled since): the server
+//!   accepted at most the burst's requests not refused yet, so its burst is that many and
+//!   `capacity` shrinks. Counted, not read off positions: the burst goes out on several
+//!   connections at once and reaches the server in any order. A burst refused whole says
+//!   nothing about the burst (the server was empty). The rate is untouched (a burst says
+//!   nothing about it) except by the `Retry-After` hint below, and a trusted bucket starts slow
+//!   start: a server that is not the configured one in one respect may not be in the other.
 //! - Otherwise a fresh 429 cuts the rate: to the rate the requests since the last 429 prove the
 //!   server sustained (`evidence.rs`), or where that proves little to [`DECREASE_FACTOR`] × the
 //!   rate sent at, lowered by two hints: the tokens the server can have earned since the last
@@ -105,8 +107,8 @@ pub struct Ticket {
     issued_at: Instant,
     /// Position among the requests issued since the last fresh 429.
     position: u32,
-    /// `(start of the burst, requests taken in it before this one)` when taken inside a burst.
-    in_burst: Option<(Instant, u32)>,
+    /// The start of the burst it was taken in, if any.
+    in_burst: Option<Instant>,
 }
 
 /// See the module doc.
@@ -124,8 +126,28 @@ struct BurstRun {
     taken: u32,
     /// The server's burst as known before this run.
     burst_before: u32,
-    /// The lowest position in the run answered 429.
-    lowest_refused: Option<u32>,
+    /// Requests of the run answered 429 so far.
+    refused: u32,
+    /// The cut its first 429 would have made as a rate signal: made if the run is refused whole.
+    cut_if_refused_whole: Option<Cut>,
+}
+
+/// What a 429 inside a burst says about the server's burst.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum BurstReading {
+    /// It is smaller than we knew.
+    Smaller,
+    /// This 429 completed a run refused whole: the cut its first 429 deferred is due.
+    RefusedWhole(Cut),
+    Nothing,
+}
+
+/// A fresh 429's new rate, phase and known-good rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cut {
+    rate: f64,
+    phase: Phase,
+    known_good: Option<KnownGood>,
 }
 
 /// A rate the server sustained (see the module doc).
@@ -219,7 +241,8 @@ impl TokenBucket {
                 started: now,
                 taken: 0,
                 burst_before: self.server_burst,
-                lowest_refused: None,
+                refused: 0,
+                cut_if_refused_whole: None,
             });
         }
         let rate = self.rate;
@@ -229,7 +252,7 @@ impl TokenBucket {
             .filter(|run| (now - run.started).as_secs_f64() * rate < 1.0)
             .map(|run| {
                 run.taken += 1;
-                (run.started, run.taken - 1)
+                run.started
             });
         self.tokens = (self.tokens - 1.0).max(0.0);
         Ok(Ticket {
@@ -272,21 +295,40 @@ impl TokenBucket {
     pub fn on_rate_limited(&mut self, ticket: Ticket, retry_after: Option<Duration>, now: Instant) {
         self.advance(now);
         self.rate_limited_total += 1;
-        let burst_seen = self.learn_burst(ticket);
+        let reading = self.learn_burst(ticket);
         let is_fresh = self.last_cut.is_none_or(|cut| ticket.issued_at >= cut);
         if is_fresh {
             let hint = retry_after.and_then(rate_below_retry_after);
-            if burst_seen {
-                self.set_rate(self.rate.min(hint.unwrap_or(f64::INFINITY)));
-                if matches!(self.phase, Phase::Trusted { .. }) {
-                    self.phase = Phase::SlowStart { from_trusted: false };
+            let cut = self.planned_cut(ticket, hint);
+            match self
+                .burst_run
+                .as_mut()
+                .filter(|_| reading == BurstReading::Smaller)
+            {
+                Some(run) => {
+                    run.cut_if_refused_whole = Some(cut);
+                    self.set_rate(self.rate.min(hint.unwrap_or(f64::INFINITY)));
+                    if matches!(self.phase, Phase::Trusted { .. }) {
+                        self.phase = Phase::SlowStart { from_trusted: false };
+                    }
                 }
-            } else {
-                self.cut(ticket, hint);
+                None => self.apply(cut),
             }
             self.last_cut = Some(now);
             self.evidence.restart(ticket.issued_at);
             self.stretch = Stretch::at(self.rate);
+        } else if let BurstReading::RefusedWhole(cut) = reading {
+            let withdrawn = self.rate;
+            self.apply(cut);
+            self.stretch = Stretch::at(self.rate);
+            if retry_after.is_none() {
+                // The pause so far counted token intervals at the rate now withdrawn.
+                self.paused_until = self.paused_until.map(|until| {
+                    now + until
+                        .saturating_duration_since(now)
+                        .mul_f64(withdrawn / self.rate)
+                });
+            }
         }
         self.tokens = 0.0;
         let until = match retry_after {
@@ -329,27 +371,34 @@ impl TokenBucket {
         self.rate_limited_total
     }
 
-    /// A 429 inside the latest burst: the server's burst is the lowest position refused in it
-    /// (the requests before were accepted), unless that is the first (the server was empty,
-    /// which says nothing about its burst). Answers come in any order, so each one refines it.
-    /// Whether this 429 showed a smaller burst.
-    fn learn_burst(&mut self, ticket: Ticket) -> bool {
-        let Some((started, position)) = ticket.in_burst else {
-            return false;
+    /// A 429 inside the latest burst: the server accepted at most the run's requests not
+    /// refused so far, each refusal lowering that bound (see the module doc).
+    fn learn_burst(&mut self, ticket: Ticket) -> BurstReading {
+        let Some(started) = ticket.in_burst else {
+            return BurstReading::Nothing;
         };
         let Some(run) = self.burst_run.as_mut().filter(|run| run.started == started) else {
-            return false;
+            return BurstReading::Nothing;
         };
-        let lowest = run.lowest_refused.map_or(position, |lowest| lowest.min(position));
-        run.lowest_refused = Some(lowest);
-        self.server_burst = if lowest >= 1 {
-            run.burst_before.min(lowest)
+        run.refused += 1;
+        let accepted_at_most = run.taken.saturating_sub(run.refused);
+        let reading = if accepted_at_most == 0 {
+            run.cut_if_refused_whole
+                .take()
+                .map_or(BurstReading::Nothing, BurstReading::RefusedWhole)
+        } else if accepted_at_most < run.burst_before {
+            BurstReading::Smaller
+        } else {
+            BurstReading::Nothing
+        };
+        self.server_burst = if accepted_at_most >= 1 {
+            run.burst_before.min(accepted_at_most)
         } else {
             run.burst_before
         };
         self.capacity = capacity_for(self.server_burst);
         self.tokens = self.tokens.min(self.capacity);
-        lowest >= 1 && lowest < run.burst_before
+        reading
     }
 
     /// Proves the rate a stretch of [`KNOWN_GOOD_AFTER`] saturated successes started at.
@@ -368,11 +417,11 @@ impl TokenBucket {
         self.stretch = Stretch::at(self.rate);
     }
 
-    /// A fresh 429 outside a burst: the new rate and phase (see the module doc).
-    fn cut(&mut self, ticket: Ticket, retry_after_hint: Option<f64>) {
+    /// A fresh 429 as a rate signal: the new rate and phase (see the module doc).
+    fn planned_cut(&self, ticket: Ticket, retry_after_hint: Option<f64>) -> Cut {
         let sent = self.rate;
         let probing_from_trusted = self.phase == (Phase::SlowStart { from_trusted: true });
-        self.known_good = self
+        let known_good = self
             .known_good
             .filter(|good| sent > good.rate || !good.doubted)
             .map(|good| KnownGood {
@@ -395,25 +444,41 @@ impl TokenBucket {
             };
             (lower.max(upper * DECREASE_FACTOR), restart)
         };
-        let rate = rate.min(sent * MAX_KEPT_FRACTION);
+        let rate = self.clamped(rate.min(sent * MAX_KEPT_FRACTION));
         if probing_from_trusted && rate <= self.configured_rate {
             // The probe found nothing above the configuration, which held until it started.
-            self.rate = self.configured_rate;
-            self.phase = Phase::Trusted {
+            let phase = Phase::Trusted {
                 saturated_successes: 0,
             };
-        } else {
-            self.set_rate(rate);
-            self.phase = phase;
+            return Cut {
+                rate: self.configured_rate,
+                phase,
+                known_good,
+            };
+        }
+        Cut {
+            rate,
+            phase,
+            known_good,
         }
     }
 
+    fn apply(&mut self, cut: Cut) {
+        self.rate = cut.rate;
+        self.phase = cut.phase;
+        self.known_good = cut.known_good;
+    }
+
     fn set_rate(&mut self, rate: f64) {
+        self.rate = self.clamped(rate);
+    }
+
+    fn clamped(&self, rate: f64) -> f64 {
         let (floor, ceiling) = (
             self.configured_rate * MIN_RATE_FRACTION,
             self.configured_rate * MAX_RATE_FACTOR,
         );
-        self.rate = rate.clamp(floor, ceiling);
+        rate.clamp(floor, ceiling)
     }
 
     fn time_to_one_token(&self) -> Duration {

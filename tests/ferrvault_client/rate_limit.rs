@@ -236,15 +236,16 @@ async fn limiter_should_find_a_server_twice_as_fast_as_configured() {
 }
 
 /// Configured for 20/s, the server allows 10/s (burst unknown): the client must settle near the
-/// server's rate with few 429s, not oscillate around it. Measured here: 23.7–33.0 s against
-/// 19.7 s at the server's rate, 1.5–2.4 % 429s (the slow runs cut to ~6.5/s and climb back).
+/// server's rate with few 429s, not oscillate around it. Measured here: 23.7–23.9 s against
+/// 19.7 s at the server's rate, 3 429s of 203 requests in each of 9 runs. The opening burst
+/// reaches the server out of order; read by position it cost 4–13 429s and up to 33 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn limiter_should_settle_on_a_server_twice_as_slow_as_configured() {
     let n = 200;
     let sim = start_sim_with_burst(n, 10.0, UNKNOWN_BURST).await;
     let outcome = sync_all(&sim, n, 20.0).await;
     let (share, counts) = rejected_share(&outcome);
-    assert!(share <= 0.03, "{counts}");
+    assert!(share <= 0.02, "{counts}");
     let snapshot = &outcome.client.limiter_snapshots()[0];
     assert!(
         (5.0..=10.5).contains(&snapshot.rate),

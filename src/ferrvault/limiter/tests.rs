@@ -93,14 +93,43 @@ fn a_429_inside_the_opening_burst_should_shrink_the_burst_not_the_rate() {
 }
 
 #[test]
-fn the_first_request_of_a_burst_refused_should_say_nothing_about_the_burst() {
+fn a_burst_answered_out_of_order_should_count_its_refusals_not_read_their_positions() {
     let t0 = Instant::now();
     let mut bucket = TokenBucket::new(1.0, 5, t0);
-    let first = take(&mut bucket, t0);
-    take(&mut bucket, t0);
-    bucket.on_rate_limited(first, Some(secs(1.0)), t0);
+    let tickets: Vec<Ticket> = (0..4).map(|_| take(&mut bucket, t0)).collect();
+    // Four connections: the server saw the first request last, when its 3 tokens were spent.
+    bucket.on_rate_limited(tickets[0], Some(secs(1.0)), t0);
+    assert_eq!(bucket.server_burst, 3, "three may have been accepted");
+    assert_eq!(bucket.rate(), 1.0, "a burst signal, not a rate signal");
+    bucket.on_rate_limited(tickets[2], Some(secs(1.0)), t0);
+    assert_eq!(bucket.server_burst, 2, "each refusal lowers the bound");
+}
+
+#[test]
+fn a_burst_refused_whole_should_say_nothing_about_the_burst() {
+    let t0 = Instant::now();
+    let mut bucket = TokenBucket::new(1.0, 5, t0);
+    let tickets: Vec<Ticket> = (0..2).map(|_| take(&mut bucket, t0)).collect();
+    bucket.on_rate_limited(tickets[0], Some(secs(1.0)), t0);
+    assert_eq!(
+        bucket.rate(),
+        1.0,
+        "the other may have been accepted: a burst signal"
+    );
+    bucket.on_rate_limited(tickets[1], Some(secs(1.0)), t0);
     assert_eq!(bucket.server_burst, 5);
-    assert!(bucket.rate() < 1.0, "a rate signal: cut");
+    assert!(
+        bucket.rate() < 1.0,
+        "refused whole: the server was empty, a rate signal"
+    );
+    let mut single = TokenBucket::new(1.0, 5, t0);
+    let only = take(&mut single, t0);
+    single.on_rate_limited(only, Some(secs(1.0)), t0);
+    assert_eq!(single.server_burst, 5);
+    assert!(
+        single.rate() < 1.0,
+        "a lone request refused is a rate signal: cut"
+    );
 }
 
 #[test]
