@@ -65,6 +65,8 @@ pub(crate) struct SpecShared<K: Watched> {
     pub(crate) mapper: Mapper<K>,
     /// (previous, new) → enqueue?
     pub(crate) matters: Matters<K>,
+    /// Drops what nobody reads before the object reaches the filter and the store.
+    pub(crate) trim: fn(&mut K),
 }
 
 impl<K: Watched> WatchSpec<K> {
@@ -82,6 +84,7 @@ impl<K: Watched> WatchSpec<K> {
             matters: Arc::new(|old: Option<&K>, new: &K| {
                 watch_filter::metadata_change_matters(old.map(Resource::meta), new.meta())
             }),
+            trim: |_| {},
         };
         (
             Self {
@@ -127,12 +130,15 @@ where
 {
     /// Watch only the metadata of kind `K` (`api` is e.g.
     /// `Api::<PartialObjectMeta<Secret>>::all(client)`): the same as [`WatchSpec::full`] over
-    /// `PartialObjectMeta<K>`, named for the intent.
+    /// `PartialObjectMeta<K>`, named for the intent, except that stored objects forget their
+    /// `apiVersion` and `kind` (always `meta.k8s.io/v1` `PartialObjectMetadata`: two strings per
+    /// object).
     pub fn metadata(
         name: impl Into<String>,
         api: Api<PartialObjectMeta<K>>,
         config: watcher::Config,
     ) -> (Self, Store<PartialObjectMeta<K>>) {
-        Self::full(name, api, config)
+        let (spec, store) = Self::full(name, api, config);
+        (spec.with(|s| s.trim = |meta| meta.types = None), store)
     }
 }

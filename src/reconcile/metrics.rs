@@ -13,10 +13,13 @@
 //! - Every `result` and failure `reason` series exists from the start, at zero.
 //! - Labels are a fixed reason set or object coordinates: never a value, a token or an error text.
 //! - The last-sync and refresh-interval series are set and removed together, so the staleness
-//!   alert `(time() - last_sync) > 2 * refresh + 300` never sees one without the other.
+//!   alert `(time() - last_sync) > 2 * refresh + 300` never sees one without the other; they
+//!   share one map (`sync_times.rs`).
+
+mod sync_times;
 
 use std::{
-    sync::atomic::AtomicU64,
+    sync::Arc,
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
@@ -26,6 +29,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
+use self::sync_times::SyncTimes;
 use crate::api::Reason;
 
 /// `result` label of the sync duration histogram.
@@ -60,15 +64,12 @@ impl ObjectLabels {
     }
 }
 
-type FloatGauge = Gauge<f64, AtomicU64>;
-
 /// Handles to the reconcilers' metrics; methods are named by intent.
 #[derive(Clone, Debug)]
 pub struct SyncMetrics {
     duration: Family<ResultLabel, Histogram>,
     errors: Family<ReasonLabel, Counter>,
-    last_sync: Family<ObjectLabels, FloatGauge>,
-    refresh_interval: Family<ObjectLabels, FloatGauge>,
+    sync_times: Arc<SyncTimes>,
     connection_ready: Family<ObjectLabels, Gauge>,
 }
 
@@ -81,8 +82,7 @@ impl SyncMetrics {
         let metrics = Self {
             duration: Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS)),
             errors: Family::default(),
-            last_sync: Family::default(),
-            refresh_interval: Family::default(),
+            sync_times: Arc::default(),
             connection_ready: Family::default(),
         };
         registry.register(
@@ -95,16 +95,7 @@ impl SyncMetrics {
             "FerrVaultSecret reconciles that did not fully sync, by reason (RateLimited included)",
             metrics.errors.clone(),
         );
-        registry.register(
-            "ferrvault_secret_last_sync_timestamp_seconds",
-            "Unix time of the last full sync of a FerrVaultSecret",
-            metrics.last_sync.clone(),
-        );
-        registry.register(
-            "ferrvault_secret_refresh_interval_seconds",
-            "Resolved refresh interval of a FerrVaultSecret, in seconds",
-            metrics.refresh_interval.clone(),
-        );
+        registry.register_collector(Box::new(metrics.sync_times.clone()));
         registry.register(
             "ferrvault_connection_ready",
             "1 when the FerrVaultConnection's last probe succeeded, else 0",
@@ -155,22 +146,17 @@ impl SyncMetrics {
 
     /// Stamps the last full sync of `namespace/name` (`at`), with its resolved refresh interval.
     pub fn mark_synced(&self, namespace: &str, name: &str, refresh: Duration, at: jiff::Timestamp) {
-        let labels = ObjectLabels::new(namespace, name);
         let at = SystemTime::from(at)
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs_f64();
-        self.last_sync.get_or_create(&labels).set(at);
-        self.refresh_interval
-            .get_or_create(&labels)
-            .set(refresh.as_secs_f64());
+        self.sync_times
+            .set(ObjectLabels::new(namespace, name), at, refresh.as_secs_f64());
     }
 
     /// Drops the last-sync and refresh-interval series of a FerrVaultSecret that is gone.
     pub fn forget_secret(&self, namespace: &str, name: &str) {
-        let labels = ObjectLabels::new(namespace, name);
-        self.last_sync.remove(&labels);
-        self.refresh_interval.remove(&labels);
+        self.sync_times.remove(&ObjectLabels::new(namespace, name));
     }
 
     /// Sets `ferrvault_connection_ready` of a connection after a probe.

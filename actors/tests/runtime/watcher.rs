@@ -492,6 +492,11 @@ async fn watcher_should_drop_managed_fields_and_the_last_applied_copy_before_the
     let (meta_spec, meta_store) = metadata_spec(&sim, &ns);
     let typed = Running::start(&spec).await;
     let metadata = Running::start(&meta_spec).await;
+    // Watch events come in order: once "watched" is in, so is this edit.
+    edit(&api, "listed", |s| {
+        s.metadata.annotations = Some([(LAST_APPLIED.into(), r#"{"data":{}}"#.into())].into());
+    })
+    .await;
     create(&api, "watched", "v1").await;
     edit(&api, "watched", |s| {
         s.data
@@ -507,8 +512,8 @@ async fn watcher_should_drop_managed_fields_and_the_last_applied_copy_before_the
 
     let judged = filter_saw_managed_fields.lock().expect("not poisoned").clone();
     assert_eq!(
-        judged, [false; 3],
-        "list, create, edit: the filter never sees managedFields"
+        judged, [false; 4],
+        "list, edit, create, edit: the filter never sees managedFields"
     );
     let typed_objects = store.state();
     assert_eq!(typed_objects.len(), 2);
@@ -537,6 +542,20 @@ async fn watcher_should_drop_managed_fields_and_the_last_applied_copy_before_the
         watched,
         vec![BTreeMap::from([("team".to_owned(), "shop".to_owned())]); 2],
         "kubectl's last-applied copy is dropped from both stores, other annotations stay"
+    );
+    let listed = typed_objects
+        .iter()
+        .map(|s| &s.metadata)
+        .chain(metas.iter().map(|m| &m.metadata))
+        .filter(|m| m.name.as_deref() == Some("listed"));
+    assert!(
+        listed.clone().count() == 2 && listed.clone().all(|m| m.annotations.is_none()),
+        "a map left empty is dropped with its node: {:?}",
+        listed.collect::<Vec<_>>()
+    );
+    assert!(
+        metas.iter().all(|m| m.types.is_none()),
+        "metadata objects forget their constant apiVersion and kind"
     );
 }
 
