@@ -16,6 +16,7 @@
 //!   alert `(time() - last_sync) > 2 * refresh + 300` never sees one without the other; they
 //!   share one map (`sync_times.rs`).
 
+mod object_labels;
 mod sync_times;
 
 use std::{
@@ -29,6 +30,7 @@ use prometheus_client::{
     registry::Registry,
 };
 
+pub use self::object_labels::ObjectLabels;
 use self::sync_times::SyncTimes;
 use crate::api::Reason;
 
@@ -44,24 +46,6 @@ pub struct ResultLabel {
 pub struct ReasonLabel {
     /// A [`Reason`] string.
     pub reason: &'static str,
-}
-
-/// `namespace`/`name` of one custom resource.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ObjectLabels {
-    /// The object's namespace.
-    pub namespace: String,
-    /// The object's name.
-    pub name: String,
-}
-
-impl ObjectLabels {
-    fn new(namespace: &str, name: &str) -> Self {
-        Self {
-            namespace: namespace.to_owned(),
-            name: name.to_owned(),
-        }
-    }
 }
 
 /// Handles to the reconcilers' metrics; methods are named by intent.

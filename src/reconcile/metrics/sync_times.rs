@@ -21,7 +21,7 @@ use prometheus_client::{
     metrics::{MetricType, gauge::ConstGauge},
 };
 
-use super::ObjectLabels;
+use super::object_labels::ObjectLabels;
 
 /// One of the two gauges: its name, help and field of [`Times`].
 struct Column {
