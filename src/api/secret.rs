@@ -240,6 +240,20 @@ pub struct Transform {
     pub keys: Vec<String>,
 }
 
+impl Transform {
+    /// A step of `type_` with every parameter unset, as a manifest naming only its type reads.
+    pub fn of_type(type_: TransformType) -> Self {
+        Self {
+            type_,
+            value: None,
+            from: None,
+            to: None,
+            key: None,
+            keys: Vec::new(),
+        }
+    }
+}
+
 /// The transform types.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -23,7 +23,7 @@ async fn a_transform_missing_its_fields_should_report_transform_error_or_do_noth
     let mut spec = secret_spec("conn", "prod");
     spec.transforms = vec![Transform {
         from: Some("DB_URL".into()),
-        ..transform(TransformType::Rename)
+        ..Transform::of_type(TransformType::Rename)
     }];
     h.create_secret("app", spec).await;
     let cr = h.wait_secret_reason("app", "TransformError").await;
@@ -35,7 +35,7 @@ async fn a_transform_missing_its_fields_should_report_transform_error_or_do_noth
     );
     // A prefix without a value is a no-op, as in the Go operator.
     let mut spec = secret_spec("conn", "prod");
-    spec.transforms = vec![transform(TransformType::Prefix)];
+    spec.transforms = vec![Transform::of_type(TransformType::Prefix)];
     h.create_secret("plain", spec).await;
     h.wait_secret_reason("plain", "Synced").await;
     let written = data_of(&h.secrets().get("plain").await.unwrap());

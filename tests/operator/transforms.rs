@@ -13,24 +13,24 @@ async fn every_transform_rule_should_reach_the_target_secret_byte_for_byte() {
     spec.transforms = vec![
         Transform {
             key: Some("CONFIG".into()),
-            ..transform(TransformType::JsonExpand)
+            ..Transform::of_type(TransformType::JsonExpand)
         },
         Transform {
             keys: vec!["CERT".into()],
-            ..transform(TransformType::Base64Decode)
+            ..Transform::of_type(TransformType::Base64Decode)
         },
         Transform {
             from: Some("CERT".into()),
             to: Some("tls.der".into()),
-            ..transform(TransformType::Rename)
+            ..Transform::of_type(TransformType::Rename)
         },
         Transform {
             value: Some("APP_".into()),
-            ..transform(TransformType::Prefix)
+            ..Transform::of_type(TransformType::Prefix)
         },
         Transform {
             value: Some("_V1".into()),
-            ..transform(TransformType::Suffix)
+            ..Transform::of_type(TransformType::Suffix)
         },
     ];
     h.create_secret("app", spec).await;

@@ -15,7 +15,7 @@ use controller_actors::{BackoffConfig, Runtime};
 use ferrvault_operator::{
     api::{
         ConnectionRef, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec,
-        SecretKeyRef, Transform, TransformType, crdgen,
+        SecretKeyRef, crdgen,
     },
     ferrvault::{ClientConfig, ClusterIdentity, RetryPolicy},
     reconcile::{operator::Operator, settings::OperatorSettings},
@@ -537,18 +537,6 @@ pub fn connection_spec(url: &str, token_secret: &str) -> FerrVaultConnectionSpec
         }),
         oidc: None,
         ca_bundle_secret_ref: None,
-    }
-}
-
-/// A transform of `type_` with every parameter unset.
-pub fn transform(type_: TransformType) -> Transform {
-    Transform {
-        type_,
-        value: None,
-        from: None,
-        to: None,
-        key: None,
-        keys: Vec::new(),
     }
 }
 

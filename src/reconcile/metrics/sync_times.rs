@@ -4,7 +4,8 @@
 //! map entry and gauge twice, about 140 bytes per object (14 MB at 100,000).
 //!
 //! Like a family, an update of an existing series takes the read lock only, so a scrape encoding
-//! 100,000 series never holds up a reconcile that re-stamps its object.
+//! 100,000 series holds up only the insert of a new series (and, while that insert waits, the
+//! updates queued behind it).
 
 use std::{
     collections::HashMap,

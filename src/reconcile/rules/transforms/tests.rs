@@ -5,28 +5,17 @@ fn data(pairs: &[(&str, &str)]) -> SecretData {
     secret_data_from_strings(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
 }
 
-fn step(type_: TransformType) -> Transform {
-    Transform {
-        type_,
-        value: None,
-        from: None,
-        to: None,
-        key: None,
-        keys: Vec::new(),
-    }
-}
-
 fn prefix(value: &str) -> Transform {
     Transform {
         value: Some(value.into()),
-        ..step(TransformType::Prefix)
+        ..Transform::of_type(TransformType::Prefix)
     }
 }
 
 fn suffix(value: &str) -> Transform {
     Transform {
         value: Some(value.into()),
-        ..step(TransformType::Suffix)
+        ..Transform::of_type(TransformType::Suffix)
     }
 }
 
@@ -34,14 +23,14 @@ fn rename(from: &str, to: &str) -> Transform {
     Transform {
         from: Some(from.into()),
         to: Some(to.into()),
-        ..step(TransformType::Rename)
+        ..Transform::of_type(TransformType::Rename)
     }
 }
 
 fn base64(keys: &[&str]) -> Transform {
     Transform {
         keys: keys.iter().map(|k| k.to_string()).collect(),
-        ..step(TransformType::Base64Decode)
+        ..Transform::of_type(TransformType::Base64Decode)
     }
 }
 
@@ -73,7 +62,11 @@ fn prefix_and_suffix_should_rename_every_key_and_stack_when_repeated() {
 fn empty_prefix_or_suffix_should_be_a_no_op() {
     let input = data(&[("a", "1")]);
     assert_eq!(
-        apply_transforms(&input, &[prefix(""), suffix(""), step(TransformType::Prefix)]).unwrap(),
+        apply_transforms(
+            &input,
+            &[prefix(""), suffix(""), Transform::of_type(TransformType::Prefix)]
+        )
+        .unwrap(),
         input
     );
 }
@@ -103,7 +96,11 @@ fn rename_should_refuse_an_existing_destination() {
 
 #[test]
 fn rename_should_require_both_fields() {
-    for broken in [rename("", "b"), rename("a", ""), step(TransformType::Rename)] {
+    for broken in [
+        rename("", "b"),
+        rename("a", ""),
+        Transform::of_type(TransformType::Rename),
+    ] {
         let err = apply_transforms(&data(&[("a", "1")]), &[broken]).unwrap_err();
         assert_eq!(err.failure, TransformFailure::RenameNeedsFromAndTo);
         assert_eq!(
@@ -163,9 +160,9 @@ fn base64_decode_should_name_the_key_but_never_the_value_when_it_fails() {
 fn json_expand_should_require_a_key() {
     let blank = Transform {
         key: Some(String::new()),
-        ..step(TransformType::JsonExpand)
+        ..Transform::of_type(TransformType::JsonExpand)
     };
-    for broken in [blank, step(TransformType::JsonExpand)] {
+    for broken in [blank, Transform::of_type(TransformType::JsonExpand)] {
         let err = apply_transforms(&data(&[("a", "{}")]), &[broken]).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -219,7 +216,7 @@ fn sample_pipeline_should_produce_the_documented_keys() {
 
 #[test]
 fn an_unknown_transform_type_should_fail_alone_with_a_message_naming_the_valid_types() {
-    let steps = [prefix("P_"), step(TransformType::Unknown)];
+    let steps = [prefix("P_"), Transform::of_type(TransformType::Unknown)];
     let err = apply_transforms(&data(&[("a", "1")]), &steps).unwrap_err();
     assert_eq!(err.index, 1);
     assert_eq!(err.failure, TransformFailure::UnknownType);
