@@ -110,13 +110,15 @@ fn a_burst_refused_whole_should_say_nothing_about_the_burst() {
     let t0 = Instant::now();
     let mut bucket = TokenBucket::new(1.0, 5, t0);
     let tickets: Vec<Ticket> = (0..2).map(|_| take(&mut bucket, t0)).collect();
-    bucket.on_rate_limited(tickets[0], Some(secs(1.0)), t0);
+    // Answered after they were sent: the second 429 is an echo of the first.
+    let answered = t0 + secs(0.01);
+    bucket.on_rate_limited(tickets[0], Some(secs(1.0)), answered);
     assert_eq!(
         bucket.rate(),
         1.0,
         "the other may have been accepted: a burst signal"
     );
-    bucket.on_rate_limited(tickets[1], Some(secs(1.0)), t0);
+    bucket.on_rate_limited(tickets[1], Some(secs(1.0)), answered);
     assert_eq!(bucket.server_burst, 5);
     assert!(
         bucket.rate() < 1.0,
