@@ -14,7 +14,7 @@ use super::{
     fairness::{self, FairnessArgs},
     memory::{self, MemoryArgs, UnrelatedLoad},
     plot::line_chart,
-    rate_limit::{self, RateLimitArgs},
+    rate_limit::{self, Group, RateLimitArgs},
     report::{AllReport, Machine},
     scale::{self, ScaleArgs, ScaleShape},
     tables, targets,
@@ -38,7 +38,10 @@ pub struct AllArgs {
     /// Rate limit: resources of the misconfigured and other-limiter rows.
     #[arg(long, default_value_t = 100)]
     pub shape_size: usize,
-    /// Rate limit: speed-up factor of those rows.
+    /// Rate limit: speed-up factor of the misconfigured rows (real speed: their 429s are the point).
+    #[arg(long, default_value_t = 1.0)]
+    pub misconfigured_time_scale: f64,
+    /// Rate limit: speed-up factor of the other-limiter rows.
     #[arg(long, default_value_t = 5.0)]
     pub shape_time_scale: f64,
     /// Rate limit: runs per row.
@@ -75,12 +78,13 @@ impl AllArgs {
     pub fn command(&self, out: &Path) -> String {
         let rate_sizes: Vec<String> = self.rate_sizes.iter().map(ToString::to_string).collect();
         format!(
-            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --shape-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {}",
+            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {}",
             out.display(),
             self.scale.flags(),
             rate_sizes.join(","),
             self.time_scale,
             self.shape_size,
+            self.misconfigured_time_scale,
             self.shape_time_scale,
             self.rate_runs,
             self.memory.flags(),
@@ -123,7 +127,9 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         sizes: args.rate_sizes.clone(),
         time_scale: args.time_scale,
         shape_size: args.shape_size,
+        misconfigured_time_scale: args.misconfigured_time_scale,
         shape_time_scale: args.shape_time_scale,
+        groups: Group::ALL.to_vec(),
         max_ratio: 5.0,
         runs: args.rate_runs,
         out: out.clone(),

@@ -2,9 +2,9 @@
 //! policies ([`Policy`]) against simulated servers ([`ServerShape`]):
 //!
 //! - **as configured**: 1 request/s burst 5, debt mode on and off, N = `--sizes`, every policy;
-//! - **misconfigured** (`--shape-size` resources, limiter only): the server at 0.25×, 0.5×, 2× and
-//!   4× the rate the client is configured with, with a burst the client does not know, debt mode
-//!   off and on;
+//! - **misconfigured** (`--shape-size` resources, limiter only, real speed by default): the server
+//!   at 0.25×, 0.5×, 2× and 4× the rate the client is configured with, with a burst the client
+//!   does not know, debt mode off and on;
 //! - **other limiters** (`--shape-size`, every policy): a capped-debt server and a sliding-window
 //!   server (60 per rolling minute).
 //!
@@ -19,12 +19,15 @@
 //! ([`ServerShape::ideal_seconds`]), and the requests and 429s **the server counted**.
 //!
 //! # Time scale
-//! `--time-scale S` (as-configured rows) and `--shape-time-scale S` (the others) multiply the
-//! server's rate (and the limiter's configured rate) by S and divide every policy delay (the
-//! limiter's coalescing window, a sliding window) by S, so a run takes 1/S of the real time;
-//! durations are reported scaled back (simulated seconds). Loopback latency is not scaled. The
-//! server's `Retry-After` is whole seconds, so at S > 1 each honoured 429 costs up to S simulated
-//! seconds: the rows that expect 429s (the misconfigured ones) run at a smaller S.
+//! `--time-scale S` (as-configured rows), `--misconfigured-time-scale S` and `--shape-time-scale S`
+//! (other limiters) multiply the server's rate (and the limiter's configured rate) by S and divide
+//! every policy delay (the limiter's coalescing window, a sliding window) by S, so a run takes 1/S
+//! of the real time; durations are reported scaled back (simulated seconds). Loopback latency is
+//! not scaled. The server's `Retry-After` is whole seconds, so at S > 1 each honoured 429 costs up
+//! to S simulated seconds: the misconfigured rows, which are judged on the time their 429s cost,
+//! run at real speed (S = 1), all eight of a run side by side, each against its own simulator
+//! (a few requests a second each: they take the time of the slowest, not of the sum);
+//! `--groups` runs only some groups.
 //!
 //! # Caveats
 //! The Go policies are modelled as one task per resource retrying on its timer. The Go
@@ -77,9 +80,20 @@ pub struct RateLimitArgs {
     /// Resources of the misconfigured and other-limiter rows (0 skips them).
     #[arg(long, default_value_t = 100)]
     pub shape_size: usize,
-    /// Speed-up factor of the misconfigured and other-limiter rows.
+    /// Speed-up factor of the misconfigured rows: real speed, since their 429s are the point.
+    #[arg(long, default_value_t = 1.0)]
+    pub misconfigured_time_scale: f64,
+    /// Speed-up factor of the other-limiter rows.
     #[arg(long, default_value_t = 5.0)]
     pub shape_time_scale: f64,
+    /// Groups of rows to run.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "as-configured,misconfigured,other-limiter"
+    )]
+    pub groups: Vec<Group>,
     /// Stop a run after this multiple of the ideal time and report it unfinished.
     #[arg(long, default_value_t = 5.0)]
     pub max_ratio: f64,
@@ -95,12 +109,15 @@ impl RateLimitArgs {
     /// The command line that reproduces this run, every flag spelled out.
     pub fn command(&self) -> String {
         let sizes: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
+        let groups: Vec<&str> = self.groups.iter().map(|group| group.flag()).collect();
         format!(
-            "ferrvault-dev bench rate-limit --sizes {} --time-scale {} --shape-size {} --shape-time-scale {} --max-ratio {} --rate-runs {} --out {}",
+            "ferrvault-dev bench rate-limit --sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --groups {} --max-ratio {} --rate-runs {} --out {}",
             sizes.join(","),
             self.time_scale,
             self.shape_size,
+            self.misconfigured_time_scale,
             self.shape_time_scale,
+            groups.join(","),
             self.max_ratio,
             self.runs,
             self.out.display()
@@ -115,7 +132,7 @@ pub struct Report {
     pub command: String,
     /// Time scale of the as-configured rows.
     pub time_scale: f64,
-    /// Time scale of the other rows.
+    /// Time scale of the other-limiter rows (each row also carries its own).
     pub shape_time_scale: f64,
     /// Rows.
     pub rows: Vec<Row>,
@@ -131,7 +148,12 @@ pub fn plan(args: &RateLimitArgs) -> Vec<Config> {
         time_scale,
     };
     let mut rows = Vec::new();
-    for &n in &args.sizes {
+    let sizes = if args.groups.contains(&Group::AsConfigured) {
+        args.sizes.as_slice()
+    } else {
+        &[]
+    };
+    for &n in sizes {
         for debt in [true, false] {
             for policy in Policy::ALL {
                 let server = ServerShape::as_configured(debt);
@@ -142,16 +164,22 @@ pub fn plan(args: &RateLimitArgs) -> Vec<Config> {
     if args.shape_size == 0 {
         return rows;
     }
-    let (n, scale) = (args.shape_size, args.shape_time_scale);
-    for factor in RATE_FACTORS {
-        for debt in [false, true] {
-            let server = ServerShape::misconfigured(factor, debt);
-            rows.push(config(Group::Misconfigured, n, server, Policy::Limiter, scale));
+    let n = args.shape_size;
+    if args.groups.contains(&Group::Misconfigured) {
+        for factor in RATE_FACTORS {
+            for debt in [false, true] {
+                let server = ServerShape::misconfigured(factor, debt);
+                let scale = args.misconfigured_time_scale;
+                rows.push(config(Group::Misconfigured, n, server, Policy::Limiter, scale));
+            }
         }
     }
-    for server in [ServerShape::capped_debt(), ServerShape::sliding_window()] {
-        for policy in Policy::ALL {
-            rows.push(config(Group::OtherLimiter, n, server, policy, scale));
+    if args.groups.contains(&Group::OtherLimiter) {
+        for server in [ServerShape::capped_debt(), ServerShape::sliding_window()] {
+            for policy in Policy::ALL {
+                let scale = args.shape_time_scale;
+                rows.push(config(Group::OtherLimiter, n, server, policy, scale));
+            }
         }
     }
     rows
@@ -172,12 +200,50 @@ pub fn run_order(plan: &[Config], run: usize) -> Vec<usize> {
     order
 }
 
+/// `order` cut into batches run one after the other: the misconfigured rows of a run together
+/// (each against its own simulator: at real speed they spend minutes waiting on a few requests a
+/// second, side by side they take the time of the slowest), every other row alone.
+pub fn batches(plan: &[Config], order: &[usize]) -> Vec<Vec<usize>> {
+    let mut batches: Vec<Vec<usize>> = Vec::new();
+    for &i in order {
+        let joins_previous = plan[i].group == Group::Misconfigured
+            && batches
+                .last()
+                .and_then(|batch| batch.last())
+                .is_some_and(|&previous| plan[previous].group == Group::Misconfigured);
+        match batches.last_mut() {
+            Some(batch) if joins_previous => batch.push(i),
+            _ => batches.push(vec![i]),
+        }
+    }
+    batches
+}
+
+fn print_sample(run: usize, config: Config, sample: Sample) {
+    println!(
+        "run {}  N {:>5}  {:<30}  {:<22}  {:.1}s  {}/{} synced  {} 429s of {}",
+        run + 1,
+        config.n,
+        config.server.label(),
+        config.policy.label(),
+        sample.seconds,
+        sample.succeeded,
+        config.n,
+        sample.rate_limited,
+        sample.requests
+    );
+}
+
 /// Runs the benchmark, prints the table and writes `rate-limit.json` under `--out`.
 ///
 /// # Errors
 /// A message when the simulator cannot start or the JSON cannot be written.
 pub async fn run(args: &RateLimitArgs) -> Result<Report, String> {
-    for scale in [args.time_scale, args.shape_time_scale] {
+    for scale in [
+        args.time_scale,
+        args.misconfigured_time_scale,
+        args.shape_time_scale,
+    ] {
         if !(scale.is_finite() && scale > 0.0) {
             return Err("time scales must be positive".into());
         }
@@ -185,22 +251,14 @@ pub async fn run(args: &RateLimitArgs) -> Result<Report, String> {
     let plan = plan(args);
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); plan.len()];
     for run in 0..args.runs.max(1) {
-        for i in run_order(&plan, run) {
-            let config = plan[i];
-            let sample = run_one(config, args.max_ratio).await?;
-            println!(
-                "run {}  N {:>5}  {:<30}  {:<22}  {:.1}s  {}/{} synced  {} 429s of {}",
-                run + 1,
-                config.n,
-                config.server.label(),
-                config.policy.label(),
-                sample.seconds,
-                sample.succeeded,
-                config.n,
-                sample.rate_limited,
-                sample.requests
-            );
-            samples[i].push(sample);
+        for batch in batches(&plan, &run_order(&plan, run)) {
+            let runs = batch.iter().map(|&i| run_one(plan[i], args.max_ratio));
+            let batch_samples = futures::future::join_all(runs).await;
+            for (&i, sample) in batch.iter().zip(batch_samples) {
+                let (config, sample) = (plan[i], sample?);
+                print_sample(run, config, sample);
+                samples[i].push(sample);
+            }
         }
     }
     let rows: Vec<Row> = plan
@@ -332,7 +390,9 @@ mod tests {
             sizes: vec![29, 200],
             time_scale: 50.0,
             shape_size: 100,
+            misconfigured_time_scale: 1.0,
             shape_time_scale: 5.0,
+            groups: Group::ALL.to_vec(),
             max_ratio: 5.0,
             runs: 3,
             out: "bench-results".into(),
@@ -343,7 +403,7 @@ mod tests {
     fn command_should_spell_out_every_flag() {
         assert_eq!(
             args().command(),
-            "ferrvault-dev bench rate-limit --sizes 29,200 --time-scale 50 --shape-size 100 --shape-time-scale 5 --max-ratio 5 --rate-runs 3 --out bench-results"
+            "ferrvault-dev bench rate-limit --sizes 29,200 --time-scale 50 --shape-size 100 --misconfigured-time-scale 1 --shape-time-scale 5 --groups as-configured,misconfigured,other-limiter --max-ratio 5 --rate-runs 3 --out bench-results"
         );
     }
 
@@ -355,9 +415,10 @@ mod tests {
         assert_eq!(group(Group::Misconfigured).count(), RATE_FACTORS.len() * 2);
         assert!(
             group(Group::Misconfigured)
-                .all(|r| r.policy == Policy::Limiter && r.time_scale == 5.0 && r.server.burst != 5)
+                .all(|r| r.policy == Policy::Limiter && r.time_scale == 1.0 && r.server.burst != 5)
         );
         assert_eq!(group(Group::OtherLimiter).count(), 2 * 3);
+        assert!(group(Group::OtherLimiter).all(|r| r.time_scale == 5.0));
         let no_shapes = RateLimitArgs {
             shape_size: 0,
             ..args()
@@ -367,6 +428,32 @@ mod tests {
                 .iter()
                 .all(|r| r.group == Group::AsConfigured)
         );
+    }
+
+    #[test]
+    fn the_misconfigured_rows_of_a_run_should_run_together_and_every_other_row_alone() {
+        let plan = plan(&RateLimitArgs {
+            sizes: vec![29],
+            ..args()
+        });
+        let order = run_order(&plan, 1);
+        let batches = batches(&plan, &order);
+        assert_eq!(batches.concat(), order, "the run order is kept");
+        let together: Vec<&Vec<usize>> = batches.iter().filter(|b| b.len() > 1).collect();
+        assert_eq!(together.len(), 1);
+        assert_eq!(together[0].len(), RATE_FACTORS.len() * 2);
+        assert!(together[0].iter().all(|&i| plan[i].group == Group::Misconfigured));
+    }
+
+    #[test]
+    fn groups_should_select_the_rows_run() {
+        let only = RateLimitArgs {
+            groups: vec![Group::Misconfigured],
+            ..args()
+        };
+        let plan = plan(&only);
+        assert_eq!(plan.len(), RATE_FACTORS.len() * 2);
+        assert!(plan.iter().all(|r| r.group == Group::Misconfigured));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::{policy::Policy, server::ServerShape};
 use crate::bench::stats::Spread;
 
 /// Which group of rows a row belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Group {
     /// The server the client is configured for.
@@ -31,6 +31,20 @@ pub struct Config {
     pub policy: Policy,
     /// Time scale it runs at.
     pub time_scale: f64,
+}
+
+impl Group {
+    /// Every group, in the order they run.
+    pub const ALL: [Self; 3] = [Self::AsConfigured, Self::Misconfigured, Self::OtherLimiter];
+
+    /// Its spelling on the command line (and in the JSON).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::AsConfigured => "as-configured",
+            Self::Misconfigured => "misconfigured",
+            Self::OtherLimiter => "other-limiter",
+        }
+    }
 }
 
 impl Config {
