@@ -204,19 +204,11 @@ pub fn run_order(plan: &[Config], run: usize) -> Vec<usize> {
 /// (each against its own simulator: at real speed they spend minutes waiting on a few requests a
 /// second, side by side they take the time of the slowest), every other row alone.
 pub fn batches(plan: &[Config], order: &[usize]) -> Vec<Vec<usize>> {
-    let mut batches: Vec<Vec<usize>> = Vec::new();
-    for &i in order {
-        let joins_previous = plan[i].group == Group::Misconfigured
-            && batches
-                .last()
-                .and_then(|batch| batch.last())
-                .is_some_and(|&previous| plan[previous].group == Group::Misconfigured);
-        match batches.last_mut() {
-            Some(batch) if joins_previous => batch.push(i),
-            _ => batches.push(vec![i]),
-        }
-    }
-    batches
+    let misconfigured = |i: usize| plan[i].group == Group::Misconfigured;
+    order
+        .chunk_by(|&a, &b| misconfigured(a) && misconfigured(b))
+        .map(<[usize]>::to_vec)
+        .collect()
 }
 
 fn print_sample(run: usize, config: Config, sample: Sample) {
