@@ -10,7 +10,8 @@
 //! - A FerrVaultConnection: `token=<version> ca=<version>`.
 //!
 //! A Secret's version is its `resourceVersion` in the Secret metadata store (`?` when the store
-//! does not hold it), `-` when the connection reads none and `oidc` for the cluster identity.
+//! does not hold it; a sync before that store's first list reads it with a GET instead), `-`
+//! when the connection reads none and `oidc` for the cluster identity.
 //! Versions and identifiers only: never a value.
 
 use kube::ResourceExt;
@@ -26,12 +27,22 @@ use crate::api::{ConditionStatus, ConditionType, FerrVaultConnection, SecretKeyR
 
 /// The inputs of a FerrVaultSecret syncing through `connection` with the content-hash `key`.
 pub fn secret_inputs(connection: &FerrVaultConnection, stores: &Stores, key: &ContentHashKey) -> String {
+    secret_inputs_by(connection, &store_versions(connection, stores), key)
+}
+
+/// [`secret_inputs`] with the Secrets' versions looked up by `version` (by Secret name; `None`
+/// when unknown).
+pub fn secret_inputs_by(
+    connection: &FerrVaultConnection,
+    version: &dyn Fn(&str) -> Option<String>,
+    key: &ContentHashKey,
+) -> String {
     format!(
         "connection={}/{}/{} {} key={}",
         connection.uid().unwrap_or_default(),
         connection.metadata.generation.unwrap_or_default(),
         ready_for_dependants(connection),
-        connection_inputs(connection, stores),
+        connection_inputs_by(connection, version),
         key_id(key)
     )
 }
@@ -50,13 +61,40 @@ pub fn ready_for_dependants(connection: &FerrVaultConnection) -> &str {
 
 /// The inputs of a probe of `connection`: its token and CA bundle Secrets' versions.
 pub fn connection_inputs(connection: &FerrVaultConnection, stores: &Stores) -> String {
+    connection_inputs_by(connection, &store_versions(connection, stores))
+}
+
+/// The names of the Secrets `connection` reads (its token's, its CA bundle's).
+pub fn connection_secret_names(connection: &FerrVaultConnection) -> impl Iterator<Item = &str> {
+    [
+        &connection.spec.token_secret_ref,
+        &connection.spec.ca_bundle_secret_ref,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|reference| reference.name.as_str())
+}
+
+/// The versions of `connection`'s Secrets in the Secret metadata store.
+fn store_versions<'a>(
+    connection: &FerrVaultConnection,
+    stores: &'a Stores,
+) -> impl Fn(&str) -> Option<String> + 'a {
     let namespace = connection.namespace().unwrap_or_default();
+    move |name| {
+        stores
+            .secret_meta(&namespace, name)
+            .and_then(|meta| meta.metadata.resource_version.clone())
+    }
+}
+
+fn connection_inputs_by(
+    connection: &FerrVaultConnection,
+    version: &dyn Fn(&str) -> Option<String>,
+) -> String {
     let version = |reference: Option<&SecretKeyRef>| match reference {
         None => "-".to_owned(),
-        Some(reference) => stores
-            .secret_meta(&namespace, &reference.name)
-            .and_then(|meta| meta.metadata.resource_version.clone())
-            .unwrap_or_else(|| "?".to_owned()),
+        Some(reference) => version(&reference.name).unwrap_or_else(|| "?".to_owned()),
     };
     let token = match (&connection.spec.token_secret_ref, &connection.spec.oidc) {
         (None, Some(_)) => "oidc".to_owned(),

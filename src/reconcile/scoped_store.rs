@@ -10,6 +10,8 @@
 
 use std::{hash::Hash, sync::Arc};
 
+use futures::FutureExt;
+
 use kube::runtime::reflector::{Lookup, ObjectRef, Store};
 use tokio::sync::OnceCell;
 
@@ -95,6 +97,17 @@ where
         }
         Ok(())
     }
+
+    /// Whether every scope's store has completed its first list, without waiting for it.
+    ///
+    /// Polls [`Self::wait_until_ready`] once: only the caller holding a cell's init polls that
+    /// store, and dropping it hands the init to the next waiter, which polls the store again, so
+    /// no waiter is left asleep.
+    pub fn is_listed(&self) -> bool {
+        self.wait_until_ready()
+            .now_or_never()
+            .is_some_and(|listed| listed.is_ok())
+    }
 }
 
 /// One store of every object in the cluster.
@@ -139,5 +152,25 @@ mod tests {
                 "a waiter slept through the first list"
             );
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn asking_whether_listed_should_not_leave_a_waiter_asleep() {
+        let (store, mut writer) = reflector::store::<ConfigMap>();
+        let scoped = Scoped::from(store);
+        assert!(!scoped.is_listed(), "before the first list, with no waiter");
+        let waiter = {
+            let scoped = scoped.clone();
+            tokio::spawn(async move { scoped.wait_until_ready().await.is_ok() })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!scoped.is_listed(), "before the first list, with a waiter");
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        let woke = tokio::time::timeout(Duration::from_secs(5), waiter).await;
+        assert!(
+            matches!(woke, Ok(Ok(true))),
+            "the waiter slept through the first list"
+        );
+        assert!(scoped.is_listed(), "after the first list");
     }
 }

@@ -10,7 +10,8 @@
 //!   token is read again by the first pass that sees the rotation (the same watch event that
 //!   enqueues the connection and its FerrVaultSecrets).
 //! - A Secret the store does not hold is read with a GET, never reported missing from the store
-//!   alone (the store may lag its creation).
+//!   alone (the store may lag its creation, or not have completed its first list: a read never
+//!   waits for that list, and what it reads then is not kept).
 //! - Only the keys connections ask for are kept, never a Secret's other keys, and only for
 //!   Secrets the store still shows at the kept version: memory is bounded by the Secrets
 //!   connections read.
@@ -65,10 +66,9 @@ impl SecretValues {
     pub async fn read(&self, namespace: &str, reference: &SecretKeyRef) -> Result<Vec<u8>, String> {
         let name = &reference.name;
         let id = (namespace.to_owned(), name.clone());
-        let listed = self.stores.secret_metadata.wait_until_ready().await.is_ok();
-        let version = listed
-            .then(|| self.stores.secret_meta(namespace, name))
-            .flatten()
+        let version = self
+            .stores
+            .secret_meta(namespace, name)
             .and_then(|meta| meta.metadata.resource_version.clone());
         if let Some(version) = &version
             && let Some(kept) = self.lock().get(&id)

@@ -143,6 +143,55 @@ async fn a_restart_with_nothing_due_should_make_no_ferrvault_request_and_no_kube
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_object_should_sync_before_the_secret_list_completes_and_be_due_nothing_after_it() {
+    let mut h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.stop_operator().await;
+    // A start in a cluster of many Secrets: the list of their metadata takes its time.
+    h.kube.faults().hang(Some("list"), Some("secrets"));
+    h.kube.clear_audit();
+    h.start_operator().await;
+    h.create_secret("app", refreshed("conn", "prod", "1h")).await;
+    let app = ["app".to_owned()];
+    synced_after(&h, &app, Timestamp::UNIX_EPOCH).await;
+    let target = h
+        .secrets()
+        .get("app")
+        .await
+        .expect("the target Secret is written");
+    assert!(
+        target.data.is_some_and(|data| !data.is_empty()),
+        "with the vault's values"
+    );
+    let listed = |h: &Harness| {
+        h.kube
+            .audit()
+            .iter()
+            .any(|e| e.verb == "list" && e.resource == "secrets" && e.code == 200)
+    };
+    assert!(!listed(&h), "synced while the Secret list was still held");
+
+    // What it recorded must be what the store shows once listed: neither the passes the list
+    // enqueues nor a restart's reveal again.
+    h.fv.reset_stats();
+    h.kube.faults().unhang();
+    h.eventually("the Secret list completed", || async { listed(&h).then_some(()) })
+        .await;
+    h.stop_operator().await;
+    h.start_operator().await;
+    h.eventually("the object's first pass after the restart", || async {
+        (reconciles(&h, "ferrvaultsecret", "requeue_after") >= 1.0).then_some(())
+    })
+    .await;
+    let stats = h.fv.stats();
+    assert_eq!(
+        stats.total.requests, 0,
+        "nothing due, no reveal: {:?}",
+        stats.total.endpoints
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_changed_while_the_operator_was_down_should_be_synced_after_the_restart() {
     let mut h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;

@@ -109,26 +109,32 @@ pub fn freshness(
     schedule: Schedule,
     now: Timestamp,
 ) -> Freshness {
-    let synced_here = find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
-        ready.status == ConditionStatus::True.as_str()
-            && ready.reason == Reason::Synced.as_str()
-            && ready.observed_generation == observed.generation
-    }) && status.observed_generation == observed.generation;
-    let rollout_pending = find_condition(&status.conditions, ConditionType::RolloutRestarted)
-        .is_some_and(|c| c.status != ConditionStatus::True.as_str());
     let inputs_unchanged = status.observed_inputs.as_deref() == Some(observed.inputs);
     let target_as_left = observed.target_version.is_some()
         && status.target_resource_version.as_deref() == observed.target_version;
     let Some(synced_at) = status.last_synced_at.as_ref().map(|t| t.0) else {
         return Freshness::Due;
     };
-    if !(synced_here && !rollout_pending && inputs_unchanged && target_as_left) {
+    if !(synced_here(status, observed.generation) && inputs_unchanged && target_as_left) {
         return Freshness::Due;
     }
     match schedule.remaining(synced_at, now) {
         Some(Duration::ZERO) => Freshness::Due,
         next => Freshness::UpToDate(next),
     }
+}
+
+/// The first condition of the rule, which `status` alone decides (so a pass it rules out need not
+/// wait for any store): the last sync succeeded at `generation` and no restart is still due.
+pub fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> bool {
+    let ready_here = find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
+        ready.status == ConditionStatus::True.as_str()
+            && ready.reason == Reason::Synced.as_str()
+            && ready.observed_generation == generation
+    }) && status.observed_generation == generation;
+    let rollout_pending = find_condition(&status.conditions, ConditionType::RolloutRestarted)
+        .is_some_and(|c| c.status != ConditionStatus::True.as_str());
+    ready_here && !rollout_pending
 }
 
 /// When a FerrVaultConnection needs no probe: it was found reachable at this `generation`, the

@@ -51,6 +51,10 @@ pub(super) async fn nothing_due(
     previous: &FerrVaultSecretStatus,
     schedule: Schedule,
 ) -> Option<Option<Duration>> {
+    // A new or changed object syncs at once: it waits for no store's first list.
+    if !freshness::synced_here(previous, cr.meta().generation) {
+        return None;
+    }
     let stores = &reads.stores;
     stores.connections_for_dependants.wait_until_ready().await.ok()?;
     stores.secret_metadata.wait_until_ready().await.ok()?;

@@ -40,6 +40,7 @@
 mod access;
 mod due;
 mod failure;
+mod recorded_inputs;
 mod reveal;
 mod rollout;
 mod status;

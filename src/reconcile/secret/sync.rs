@@ -23,6 +23,7 @@ use tracing::{info, warn};
 use super::{
     access,
     failure::{Failure, Stop},
+    recorded_inputs::recorded_inputs,
     reveal, rollout, status,
     target::{self, KnownTarget, MAX_SECRET_BYTES},
 };
@@ -32,7 +33,6 @@ use crate::{
     reconcile::{
         context::Context,
         events::EventKind,
-        inputs::secret_inputs,
         kube_errors::{KubeAction, KubeFailure, kube_error_text},
         reads::Reads,
         rules::{
@@ -108,8 +108,7 @@ pub(super) async fn sync(
     .await?;
     let connection = reveal::connection(ctx, reads, cr).await?;
     let key = content_hash_key(ctx).await?;
-    // Read before the values: a change after this makes the next pass sync again.
-    let inputs = secret_inputs(&connection, &reads.stores, key);
+    let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
     let revealed = reveal::reveal(ctx, reads, cr, &connection, deadline).await?;
     let payload = payload(cr, revealed, &target_name)?;
     let (target, plan) = settle_target(
