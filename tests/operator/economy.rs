@@ -90,6 +90,28 @@ fn reconciles(h: &Harness, controller: &str, result: &str) -> f64 {
     .unwrap_or(0.0)
 }
 
+/// Waits until the restarted operator has ended the first pass of each of its `secrets`
+/// FerrVaultSecrets and of its connection.
+async fn first_passes_after_restart(h: &Harness, secrets: u32) {
+    h.eventually("every object's first pass after the restart", || async {
+        (reconciles(h, "ferrvaultsecret", "requeue_after") >= f64::from(secrets)
+            && reconciles(h, "ferrvaultconnection", "requeue_after") >= 1.0)
+            .then_some(())
+    })
+    .await;
+}
+
+/// Fails unless the FerrVault simulator counted no request (reveal or probe) since its stats
+/// were reset.
+fn assert_no_ferrvault_request(h: &Harness) {
+    let stats = h.fv.stats();
+    assert_eq!(
+        stats.total.requests, 0,
+        "no FerrVault request (reveal or probe): {:?}",
+        stats.total.endpoints
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_with_nothing_due_should_make_no_ferrvault_request_and_no_kubernetes_write() {
     let mut h = Harness::start().await;
@@ -104,19 +126,9 @@ async fn a_restart_with_nothing_due_should_make_no_ferrvault_request_and_no_kube
     h.fv.reset_stats();
     h.kube.clear_audit();
     h.start_operator().await;
-    h.eventually("every object's first pass after the restart", || async {
-        (reconciles(&h, "ferrvaultsecret", "requeue_after") >= 30.0
-            && reconciles(&h, "ferrvaultconnection", "requeue_after") >= 1.0)
-            .then_some(())
-    })
-    .await;
+    first_passes_after_restart(&h, 30).await;
 
-    let stats = h.fv.stats();
-    assert_eq!(
-        stats.total.requests, 0,
-        "no FerrVault request (reveal or probe): {:?}",
-        stats.total.endpoints
-    );
+    assert_no_ferrvault_request(&h);
     let audit = h.kube.audit();
     let writes: Vec<_> = audit.iter().filter(|e| is_write(e)).collect();
     assert!(writes.is_empty(), "no Kubernetes write: {:?}", described(writes));
@@ -179,16 +191,9 @@ async fn a_new_object_should_sync_before_the_secret_list_completes_and_be_due_no
         .await;
     h.stop_operator().await;
     h.start_operator().await;
-    h.eventually("the object's first pass after the restart", || async {
-        (reconciles(&h, "ferrvaultsecret", "requeue_after") >= 1.0).then_some(())
-    })
-    .await;
-    let stats = h.fv.stats();
-    assert_eq!(
-        stats.total.requests, 0,
-        "nothing due, no reveal: {:?}",
-        stats.total.endpoints
-    );
+    first_passes_after_restart(&h, 1).await;
+    assert_no_ferrvault_request(&h);
+    h.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
