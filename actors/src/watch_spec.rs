@@ -42,6 +42,9 @@ pub(crate) type Mapper<K> = Arc<dyn Fn(&K) -> Vec<ObjectKey> + Send + Sync>;
 /// Says whether a change from the previous version (`None`: first sighting) to `new` matters.
 pub(crate) type Matters<K> = Arc<dyn Fn(Option<&K>, &K) -> bool + Send + Sync>;
 
+/// Says whether a listed object needs a pass whatever the stores hold.
+pub(crate) type Unsettled<K> = Arc<dyn Fn(&K) -> bool + Send + Sync>;
+
 /// One watch: kind, scope and selectors (via `api` and `config`), key mapper and change filter.
 ///
 /// Build with [`WatchSpec::full`] or [`WatchSpec::metadata`], then `.map(..)` and optionally
@@ -65,6 +68,8 @@ pub(crate) struct SpecShared<K: Watched> {
     pub(crate) mapper: Mapper<K>,
     /// (previous, new) → enqueue?
     pub(crate) matters: Matters<K>,
+    /// A listed object → queue it as a change rather than a refresh?
+    pub(crate) unsettled: Unsettled<K>,
     /// Drops what nobody reads before the object reaches the filter and the store.
     pub(crate) trim: fn(&mut K),
 }
@@ -84,6 +89,7 @@ impl<K: Watched> WatchSpec<K> {
             matters: Arc::new(|old: Option<&K>, new: &K| {
                 watch_filter::metadata_change_matters(old.map(Resource::meta), new.meta())
             }),
+            unsettled: Arc::new(|_: &K| false),
             trim: |_| {},
         };
         (
@@ -108,6 +114,14 @@ impl<K: Watched> WatchSpec<K> {
     /// a re-list always matter.
     pub fn matters(self, matters: impl Fn(Option<&K>, &K) -> bool + Send + Sync + 'static) -> Self {
         self.with(|s| s.matters = Arc::new(matters))
+    }
+
+    /// Queue a listed object for which `unsettled` holds as a change (the `Changed` lane)
+    /// rather than a refresh: it needs a pass whatever the stores hold (never reconciled at its
+    /// generation, being deleted …), so it neither waits for the other watches' first lists nor
+    /// queues behind a start's backlog. By default every listed object is a refresh.
+    pub fn listed_as_change(self, unsettled: impl Fn(&K) -> bool + Send + Sync + 'static) -> Self {
+        self.with(|s| s.unsettled = Arc::new(unsettled))
     }
 
     /// What every incarnation of this spec's watcher shares.

@@ -32,6 +32,7 @@ use kube::{
     runtime::{reflector::Store, watcher},
 };
 
+use self::settled::{connection_unsettled, secret_unsettled};
 use super::inputs::ready_for_dependants;
 pub use super::own_writes::OwnWrites;
 use super::rules::target_access::connection_secrets;
@@ -244,6 +245,7 @@ fn build_scope(
     );
     let secret_watch = secret_watch
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), SECRET_FINALIZER))
+        .listed_as_change(secret_unsettled)
         .map(secret_keys);
     let (connection_watch, connections) = WatchSpec::full(
         format!("ferrvaultconnection{suffix}"),
@@ -252,6 +254,7 @@ fn build_scope(
     );
     let connection_watch = connection_watch
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), CONNECTION_FINALIZER))
+        .listed_as_change(connection_unsettled)
         .map(|c: &Lenient<FerrVaultConnection>| {
             vec![ObjectKey::namespaced(
                 CONNECTION_CONTROLLER,
@@ -330,5 +333,6 @@ fn build_scope(
     ]);
 }
 
+mod settled;
 #[cfg(test)]
 mod tests;

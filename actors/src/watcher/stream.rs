@@ -35,7 +35,8 @@ pub(crate) enum StreamItem {
         /// The keys to queue: the mapper's, or none when the filter says the change does not
         /// matter (a deletion always does).
         keys: Vec<ObjectKey>,
-        /// It came from a (re-)list, not from a watch event.
+        /// It came from a (re-)list, not from a watch event, and the spec does not call it
+        /// unsettled: queue it as a refresh.
         listed: bool,
     },
     /// The stream failed; it retries after a backoff. Secret-free description.
@@ -140,7 +141,7 @@ fn observe<K: Watched>(
             Judged::Object {
                 object,
                 matters: (spec.matters)(previous.as_deref(), object),
-                listed: matches!(event, Event::InitApply(_)),
+                listed: matches!(event, Event::InitApply(_)) && !(spec.unsettled)(object),
             }
         }
         Event::Delete(object) => Judged::Object {
