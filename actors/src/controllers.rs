@@ -28,6 +28,7 @@ use crate::{
     fence::Fence,
     introspection::queue_name,
     key::{Cause, ObjectKey},
+    listed_gate::ListedGate,
     mailbox::CountedRef,
     queue_view::{QueueConfig, QueueStats},
     reconciler::SharedReconciler,
@@ -130,6 +131,8 @@ pub(crate) struct ControllersState {
     args: ControllersArgs,
     /// Spawns the queues and watchers under this actor.
     spawner: Spawner,
+    /// Where this term's watchers report; tells the queues when every watch has listed.
+    gate: Arc<ListedGate>,
     /// Live children by id.
     children: HashMap<ActorId, Child>,
 }
@@ -147,8 +150,10 @@ impl RuntimeActor for Controllers {
         myself: CountedRef<ControllersMsg>,
         args: ControllersArgs,
     ) -> Result<ControllersState, ActorProcessingErr> {
+        let names = args.watches.iter().map(|w| w.name().to_owned());
         Ok(ControllersState {
             spawner: Spawner::under(myself.cell(), args.directory.clone()),
+            gate: Arc::new(ListedGate::new(names, args.reporter.clone())),
             args,
             children: HashMap::new(),
         })
@@ -251,7 +256,7 @@ impl ControllersState {
             Child::Watch(i) => {
                 let sink: Arc<dyn KeySink> = self.args.router.clone();
                 self.args.watches[i]
-                    .spawn_linked(&self.spawner, sink, self.args.reporter.clone())
+                    .spawn_linked(&self.spawner, sink, self.gate.clone())
                     .await
             }
         };
@@ -276,6 +281,7 @@ impl ControllersState {
             stats: spec.stats.clone(),
             directory: self.args.directory.clone(),
             fence: self.args.fence.clone(),
+            watches_listed: self.gate.subscribe(),
         };
         let queue = self
             .spawner

@@ -63,6 +63,8 @@ pub(crate) enum Detail {
         depth: usize,
         /// Keys waiting for a due time.
         delayed: usize,
+        /// `Refresh` keys held until every watch has listed.
+        held_for_lists: usize,
         /// Keys processing.
         processing: usize,
         /// Age of the oldest ready key.
@@ -192,6 +194,7 @@ impl TreeHandle {
                     Detail::Queue {
                         depth: q.depth,
                         delayed: q.delayed,
+                        held_for_lists: q.held_for_lists,
                         processing: q.processing,
                         oldest_age_secs: q.oldest_ready_since.map(secs),
                         next_due_in_secs: q.next_due.map(|d| {
@@ -254,6 +257,7 @@ fn render(node: &ActorNode, depth: usize, out: &mut String) {
         Some(Detail::Queue {
             depth,
             delayed,
+            held_for_lists,
             processing,
             oldest_age_secs,
             next_due_in_secs,
@@ -263,6 +267,9 @@ fn render(node: &ActorNode, depth: usize, out: &mut String) {
                 out,
                 " depth={depth} delayed={delayed} processing={processing} abandoned={abandoned}"
             );
+            if *held_for_lists > 0 {
+                let _ = write!(out, " held_until_listed={held_for_lists}");
+            }
             if let Some(age) = oldest_age_secs {
                 let _ = write!(out, " oldest={age:.1}s");
             }

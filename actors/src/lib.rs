@@ -14,7 +14,8 @@
 //! - `supervisor`: root supervisor — health, leadership, controllers; restarts, escalation,
 //!   shutdown (`supervisor/slot.rs`: the controllers slot; `supervisor/children.rs`: starting
 //!   children, the leadership hooks).
-//! - `controllers`: the subtree run while leading — queues and watchers; the `KeySink` router.
+//! - `controllers`: the subtree run while leading — queues and watchers; the `KeySink` router;
+//!   `listed_gate`: whether every watch of the term has listed (releases the `Refresh` lane).
 //! - `work_queue`: a controller's queue actor (`work_queue/pool.rs`: its workers).
 //! - `worker`: runs one reconcile at a time in a task it owns, under a deadline and the fence;
 //!   `DoneGuard`.
@@ -76,7 +77,10 @@
 //!   `work_queue_should_serialise_and_coalesce_a_thousand_events_for_ten_keys`,
 //!   `runtime_should_serialise_and_coalesce_a_thousand_simulator_events_for_ten_keys`.
 //! - New and changed objects (watch events) run before refreshes and before the keys a
-//!   (re-)list found: `queue_should_run_a_changed_key_before_a_backlog_of_five_thousand_refreshes`.
+//!   (re-)list found: `queue_should_run_a_changed_key_before_a_backlog_of_five_thousand_refreshes`;
+//!   a start's backlog waits outside the pool until every watch has listed, so it cannot hold
+//!   the workers a new object of its namespace needs: `queue_state::hold_tests`,
+//!   `work_queue_should_hold_listed_keys_until_every_watch_has_listed`.
 //! - One namespace holds at most its share of the pool (default `workers − 1`), and a free
 //!   worker goes to the namespace holding the fewest, round robin; so while one namespace's
 //!   reconciles hang, another's keys wait only for that namespace's own work:
@@ -133,6 +137,7 @@ mod leadership;
 mod lease_api;
 mod lease_rules;
 mod lease_source;
+mod listed_gate;
 mod mailbox;
 // Its items stay `pub` for the helper that owns the file (controller-runtime label
 // compatibility); nothing of it is part of the facade.

@@ -6,6 +6,9 @@
 //!   dirty, and it is queued again when that processing finishes;
 //! - delayed keys (refreshes, backoff) wait in one ordered timer map, not in sleeping tasks;
 //! - two lanes: `Changed` keys are handed out before any `Refresh` key, FIFO within a lane;
+//! - the `Refresh` lane can be held ([`QueueState::hold_refresh`]) until every watch has
+//!   listed once: a start's backlog then cannot take the workers a new object needs while its
+//!   passes could only wait for the lists (controller-runtime holds every worker instead);
 //! - fairness across namespaces ([`fair_share`]): one namespace holds at most `share` workers,
 //!   and a free worker goes to the namespace holding the fewest, round robin;
 //! - per-key error and rate-limit backoff, forgotten on success.
@@ -17,6 +20,8 @@
 //!   elsewhere.
 //! - `ready_since` has exactly one entry per ready key, so `depth()` and the oldest age are
 //!   exact; `processing` counts the `Processing` records.
+//! - `held` has exactly one entry per `Held` key, and is empty unless the lane is held. Held
+//!   keys are not ready: they count in no age, so a slow list never reads as a stall.
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
@@ -46,6 +51,8 @@ enum KeyState {
     Ready { lane: Lane, seq: u64, since: Instant },
     /// Waiting for `due` (a backoff or a refresh).
     Delayed { due: Instant, seq: u64, lane: Lane },
+    /// Due in the `Refresh` lane while that lane is held (FIFO number `seq`).
+    Held { seq: u64 },
     /// On a worker since `since`. `dirty`: a change arrived meanwhile, to queue in this lane
     /// when the run ends. `holds_worker`: the run still occupies a worker of its namespace's
     /// share (false once its stuck worker was replaced and the run abandoned).
@@ -90,6 +97,10 @@ pub(crate) struct QueueState {
     ready_since: BTreeSet<(Instant, u64)>,
     /// Keys due later, by due time: the timer structure.
     delayed: BTreeMap<(Instant, u64), Arc<ObjectKey>>,
+    /// Whether `Refresh` keys wait in `held` instead of `ready`.
+    refresh_held: bool,
+    /// `Refresh` keys due while the lane is held, in FIFO order.
+    held: BTreeMap<u64, Arc<ObjectKey>>,
     /// Keys on a worker.
     processing: usize,
     /// Counters since start.
@@ -116,10 +127,30 @@ impl QueueState {
             ready: FairShare::new(share),
             ready_since: BTreeSet::new(),
             delayed: BTreeMap::new(),
+            refresh_held: false,
+            held: BTreeMap::new(),
             processing: 0,
             counters: QueueCounters::default(),
             last_completed_at: None,
         }
+    }
+
+    /// From now on, `Refresh` keys wait unseen by any worker until [`Self::release_refresh`];
+    /// `Changed` keys run as before.
+    pub(crate) fn hold_refresh(&mut self) {
+        self.refresh_held = true;
+    }
+
+    /// End the hold: every held key becomes ready at `now`, in the order it came; returns how
+    /// many.
+    pub(crate) fn release_refresh(&mut self, now: Instant) -> usize {
+        self.refresh_held = false;
+        let held = std::mem::take(&mut self.held);
+        for key in held.values() {
+            self.set_state(key, KeyState::Idle);
+            self.set_ready(key, Lane::Refresh, now);
+        }
+        held.len()
     }
 
     /// `key` was queued for `cause` (its lane: [`Cause::lane`]).
@@ -172,6 +203,13 @@ impl QueueState {
             KeyState::Ready { lane: old, .. } => {
                 self.counters.coalesced += 1;
                 if old == Lane::Refresh && lane == Lane::Changed {
+                    self.clear_wait(&key);
+                    self.set_ready(&key, lane, now);
+                }
+            }
+            KeyState::Held { .. } => {
+                self.counters.coalesced += 1;
+                if lane == Lane::Changed {
                     self.clear_wait(&key);
                     self.set_ready(&key, lane, now);
                 }
@@ -333,8 +371,14 @@ impl QueueState {
             .state = state;
     }
 
+    /// Make `key` ready in `lane` at `now`; held instead when that lane is held.
     fn set_ready(&mut self, key: &ObjectKey, lane: Lane, now: Instant) {
         let seq = self.next_seq();
+        if lane == Lane::Refresh && self.refresh_held {
+            self.held.insert(seq, self.shared(key));
+            self.set_state(key, KeyState::Held { seq });
+            return;
+        }
         self.ready.insert(key.clone(), rank(lane), seq);
         self.ready_since.insert((now, seq));
         self.set_state(
@@ -347,13 +391,18 @@ impl QueueState {
         );
     }
 
-    fn set_delayed(&mut self, key: &ObjectKey, due: Instant, lane: Lane) {
-        let seq = self.next_seq();
+    /// The record's own copy of `key`, shared with the timer map or the held list.
+    fn shared(&self, key: &ObjectKey) -> Arc<ObjectKey> {
         let (shared, _) = self
             .records
             .get_key_value(key)
-            .expect("record for a delayed key violated");
-        self.delayed.insert((due, seq), shared.clone());
+            .expect("record for a waiting key violated");
+        shared.clone()
+    }
+
+    fn set_delayed(&mut self, key: &ObjectKey, due: Instant, lane: Lane) {
+        let seq = self.next_seq();
+        self.delayed.insert((due, seq), self.shared(key));
         self.set_state(key, KeyState::Delayed { due, seq, lane });
     }
 
@@ -372,6 +421,9 @@ impl QueueState {
             KeyState::Delayed { due, seq, .. } => {
                 self.delayed.remove(&(due, seq));
             }
+            KeyState::Held { seq } => {
+                self.held.remove(&seq);
+            }
             processing @ KeyState::Processing { .. } => {
                 rec.state = processing;
                 panic!("clearing the wait of a processing key violated: {key}");
@@ -389,6 +441,8 @@ mod fair_share;
 #[cfg(test)]
 mod fairness_tests;
 mod figures;
+#[cfg(test)]
+mod hold_tests;
 mod runs;
 #[cfg(test)]
 mod tests;

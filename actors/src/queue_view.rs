@@ -52,6 +52,8 @@ pub struct QueueStats {
     pub depth: usize,
     /// Keys waiting for a due time.
     pub delayed: usize,
+    /// `Refresh` keys due but held until every watch has listed.
+    pub held_for_lists: usize,
     /// Keys being processed (including abandoned runs).
     pub processing: usize,
     /// When the oldest ready key started waiting.
@@ -86,6 +88,7 @@ impl QueueStats {
             started_at: Instant::now(),
             depth: 0,
             delayed: 0,
+            held_for_lists: 0,
             processing: 0,
             oldest_ready_since: None,
             next_due: None,
@@ -111,9 +114,10 @@ impl QueueStats {
             .filter_map(|w| w.since.map(|s| now.saturating_duration_since(s).as_secs_f64()))
             .collect();
         let longest = running.iter().copied().fold(0.0, f64::max);
+        // client-go counts every key waiting to be handed out, held ones included.
         metrics.queue_gauges(
             controller,
-            self.depth,
+            self.depth + self.held_for_lists,
             running.len(),
             running.iter().sum(),
             longest,

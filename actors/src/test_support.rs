@@ -13,7 +13,7 @@ use crate::{
     backoff::BackoffConfig,
     directory::{ActorKind, Directory},
     fence::Fence,
-    key::ObjectKey,
+    key::{Cause, ObjectKey},
     mailbox::CountedRef,
     metrics::RuntimeMetrics,
     queue_view::{QueueConfig, QueueStats},
@@ -153,7 +153,17 @@ pub(crate) struct QueueFixture {
 }
 
 impl QueueFixture {
+    /// A queue whose watches have all listed.
     pub(crate) async fn spawn(reconciler: Arc<Scripted>, config: QueueConfig) -> Self {
+        Self::spawn_until_listed(reconciler, config, watch::channel(true).1).await
+    }
+
+    /// A queue holding its `Refresh` lane until `watches_listed` turns true.
+    pub(crate) async fn spawn_until_listed(
+        reconciler: Arc<Scripted>,
+        config: QueueConfig,
+        watches_listed: watch::Receiver<bool>,
+    ) -> Self {
         let (spawner, directory, registry) = spawner();
         let (tx, stats) = watch::channel(QueueStats::inactive());
         let args = QueueArgs {
@@ -163,6 +173,7 @@ impl QueueFixture {
             stats: Arc::new(tx),
             directory: directory.clone(),
             fence: open_fence(),
+            watches_listed,
         };
         let queue = spawner
             .spawn("test/queue", ActorKind::WorkQueue, WorkQueue, args)
@@ -176,11 +187,17 @@ impl QueueFixture {
         }
     }
 
+    /// A watch event for `name`.
     pub(crate) fn enqueue(&self, name: &str) {
+        self.enqueue_for(name, Cause::Event);
+    }
+
+    /// `name` queued for `cause`.
+    pub(crate) fn enqueue_for(&self, name: &str, cause: Cause) {
         self.queue
             .cast(QueueMsg::Enqueue {
                 key: key(name),
-                cause: crate::key::Cause::Event,
+                cause,
             })
             .expect("queue alive");
     }

@@ -2,7 +2,8 @@
 //! pool of workers it dispatches to (its linked children).
 //!
 //! Receives `Enqueue` from watchers (through the controllers' `KeySink`), `Done` from the
-//! [`DoneGuard`](crate::worker::DoneGuard) of every run, `Tick` from its one timer, `Keys` and
+//! [`DoneGuard`](crate::worker::DoneGuard) of every run, `Tick` from its one timer,
+//! `WatchesListed` from its watch on the term's [`ListedGate`](crate::listed_gate), `Keys` and
 //! `Drain` from the runtime. Sends `Run` to idle workers. Publishes [`QueueStats`] on a
 //! `watch` channel after every message (read by health, the tree dump and metrics).
 //!
@@ -10,6 +11,8 @@
 //! - The semantics of [`QueueState`]: a key waits once, runs on one worker at a time,
 //!   `Changed` before `Refresh`, one namespace never holds more than its share of workers,
 //!   delays in one timer map.
+//! - `Refresh` keys are held until every watch of the term has listed once (a queue restarted
+//!   after that starts released).
 //! - One timer is armed, for the earliest of: the next due key, the next deadline + grace of a
 //!   running key, a retry of a worker that could not be replaced.
 //! - A worker busy past `reconcile_timeout + kill_grace` is killed and replaced at once, so one
@@ -63,6 +66,8 @@ pub(crate) enum QueueMsg {
     },
     /// From the queue's own timer: promote due keys, check deadlines.
     Tick,
+    /// Every watch of the term has listed: release the `Refresh` lane.
+    WatchesListed,
     /// From the queue handle: every known key with its state.
     Keys(RpcReplyPort<Vec<KeyInfo>>),
     /// From the controllers actor on shutdown or leadership loss: stop dispatching; the reply
@@ -92,6 +97,8 @@ pub(crate) struct QueueArgs {
     pub directory: Arc<Directory>,
     /// Runs are cancelled when it lapses.
     pub fence: Fence,
+    /// Turns true once every watch of the term has listed.
+    pub watches_listed: watch::Receiver<bool>,
 }
 
 type TimerTask = JoinHandle<Result<(), ractor::MessagingErr<QueueMsg>>>;
@@ -107,6 +114,8 @@ pub(crate) struct QueueActorState {
     draining: Option<Vec<RpcReplyPort<()>>>,
     /// The one armed timer and when it fires.
     timer: Option<(Instant, TimerTask)>,
+    /// Waits for every watch to list, while the `Refresh` lane is held.
+    listing: Option<JoinHandle<()>>,
     myself: CountedRef<QueueMsg>,
     stats: Arc<watch::Sender<QueueStats>>,
     directory: Arc<Directory>,
@@ -137,16 +146,30 @@ impl RuntimeActor for WorkQueue {
             spawner,
             Arc::new(myself.clone()),
         );
+        let mut queue = QueueState::new(
+            args.config.backoff.clone(),
+            args.config.namespace_share,
+            Instant::now(),
+        );
+        let mut listed = args.watches_listed;
+        let all_listed = *listed.borrow_and_update();
+        let listing = (!all_listed).then(|| {
+            queue.hold_refresh();
+            let myself = myself.clone();
+            tokio::spawn(async move {
+                // An error means the gate is gone: the term is ending and so is this queue.
+                if listed.wait_for(|all| *all).await.is_ok() {
+                    let _ = myself.cast(QueueMsg::WatchesListed);
+                }
+            })
+        });
         Ok(QueueActorState {
             controller: args.controller,
-            queue: QueueState::new(
-                args.config.backoff.clone(),
-                args.config.namespace_share,
-                Instant::now(),
-            ),
+            queue,
             pool,
             draining: None,
             timer: None,
+            listing,
             myself,
             stats: args.stats,
             directory: args.directory,
@@ -176,6 +199,15 @@ impl RuntimeActor for WorkQueue {
             QueueMsg::Tick => {
                 state.timer = None; // it fired: the next wake must be armed anew
                 state.pool.check_deadlines(&mut state.queue, now)
+            }
+            QueueMsg::WatchesListed => {
+                let released = state.queue.release_refresh(now);
+                tracing::debug!(
+                    controller = state.controller,
+                    released,
+                    "every watch listed; refresh lane released"
+                );
+                Vec::new()
             }
             QueueMsg::Keys(reply) => {
                 // The caller may have timed out: nothing to do then.
@@ -217,6 +249,9 @@ impl RuntimeActor for WorkQueue {
     ) -> Result<(), ActorProcessingErr> {
         if let Some((_, timer)) = state.timer.take() {
             timer.abort();
+        }
+        if let Some(listing) = state.listing.take() {
+            listing.abort();
         }
         // Workers are idle after a drain; otherwise stopping them aborts their runs.
         myself
@@ -318,6 +353,7 @@ impl QueueActorState {
             started_at: self.queue.started_at(),
             depth: self.queue.depth(),
             delayed: self.queue.delayed(),
+            held_for_lists: self.queue.held_for_lists(),
             processing: self.queue.processing(),
             oldest_ready_since: self.queue.oldest_ready_since(),
             next_due: self.queue.next_due(),

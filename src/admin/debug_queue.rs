@@ -32,6 +32,7 @@ fn queue(report: &QueueReport) -> Value {
         "active": stats.is_some_and(|s| s.active),
         "depth": stats.map(|s| s.depth),
         "delayed": stats.map(|s| s.delayed),
+        "heldUntilListed": stats.map(|s| s.held_for_lists),
         "processing": stats.map(|s| s.processing),
         "namespaceShare": stats.map(|s| s.namespace_share),
         "namespacesWaiting": stats.map(|s| s.namespaces_waiting),
@@ -96,6 +97,7 @@ mod tests {
             namespace_share: 3,
             namespaces_waiting: 2,
             held_by_share: 57,
+            held_for_lists: 12,
             namespaces: vec![NamespaceShare {
                 namespace: "tenant-a".into(),
                 in_flight: 3,
@@ -117,9 +119,10 @@ mod tests {
             (
                 &queue["namespaceShare"],
                 &queue["namespacesWaiting"],
-                &queue["heldByNamespaceShare"]
+                &queue["heldByNamespaceShare"],
+                &queue["heldUntilListed"]
             ),
-            (&json!(3), &json!(2), &json!(57))
+            (&json!(3), &json!(2), &json!(57), &json!(12))
         );
         assert_eq!(
             queue["namespaces"],

@@ -197,6 +197,51 @@ async fn a_new_object_should_sync_before_the_secret_list_completes_and_be_due_no
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_object_should_sync_while_its_own_namespaces_backlog_waits_for_the_secret_list() {
+    let mut h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    // More synced objects than the namespace's share of the harness's 4 workers (3).
+    let backlog = names("app", 6);
+    for name in &backlog {
+        h.create_secret(name, refreshed("conn", "prod", "1h")).await;
+    }
+    let synced = synced_after(&h, &backlog, Timestamp::UNIX_EPOCH).await;
+    h.stop_operator().await;
+    // Created while the operator was down: its start lists it, never synced.
+    h.create_secret("waiting", refreshed("conn", "prod", "1h")).await;
+    h.kube.faults().hang(Some("list"), Some("secrets"));
+    h.start_operator().await;
+
+    // The backlog's passes could only wait for that list; they must not hold the workers.
+    h.create_secret("fresh", refreshed("conn", "prod", "1h")).await;
+    let new = ["waiting".to_owned(), "fresh".to_owned()];
+    synced_after(&h, &new, Timestamp::UNIX_EPOCH).await;
+    let timeouts = r#"controller_runtime_reconcile_timeouts_total{controller="ferrvaultsecret"}"#;
+    assert_eq!(
+        h.metric(timeouts),
+        Some(0.0),
+        "no pass had to time out to free a worker"
+    );
+    let depth = r#"workqueue_depth{controller="ferrvaultsecret",name="ferrvaultsecret",priority=""}"#;
+    h.eventually(
+        "the whole backlog waits in the queue, none of it on a worker",
+        || async { (h.metric(depth) == Some(6.0)).then_some(()) },
+    )
+    .await;
+
+    h.fv.reset_stats();
+    h.kube.faults().unhang();
+    first_passes_after_restart(&h, 6).await;
+    assert_no_ferrvault_request(&h);
+    assert_eq!(
+        synced_after(&h, &backlog, Timestamp::UNIX_EPOCH).await,
+        synced,
+        "nothing was due"
+    );
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_changed_while_the_operator_was_down_should_be_synced_after_the_restart() {
     let mut h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;

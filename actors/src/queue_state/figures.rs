@@ -37,6 +37,11 @@ impl QueueState {
         self.ready.holding()
     }
 
+    /// `Refresh` keys due but held until every watch has listed.
+    pub(crate) fn held_for_lists(&self) -> usize {
+        self.held.len()
+    }
+
     /// Keys waiting for their due time.
     pub(crate) fn delayed(&self) -> usize {
         self.delayed.len()
@@ -82,6 +87,7 @@ impl QueueState {
                     KeyState::Processing { dirty: Some(_), .. } => ("processing+dirty", None),
                     KeyState::Processing { dirty: None, .. } => ("processing", None),
                     KeyState::Ready { .. } => ("ready", None),
+                    KeyState::Held { .. } => ("held", None),
                     KeyState::Delayed { due, .. } => ("delayed", Some(signed_secs(due, now))),
                     KeyState::Idle => ("idle", None),
                 };

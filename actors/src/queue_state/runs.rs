@@ -93,7 +93,8 @@ pub struct QueueCounters {
 pub struct KeyInfo {
     /// The key, displayed.
     pub key: String,
-    /// `ready`, `delayed`, `processing` or `processing+dirty`.
+    /// `ready`, `held` (a `Refresh` key due before every watch listed), `delayed`,
+    /// `processing` or `processing+dirty`.
     pub state: &'static str,
     /// Failures and throttles in a row.
     pub attempts: u32,

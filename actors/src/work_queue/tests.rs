@@ -3,6 +3,7 @@ use std::time::Duration;
 use rand::RngExt;
 
 use crate::{
+    key::Cause,
     reconciler::Outcome,
     test_support::{QueueFixture, Scripted, Step, eventually, quick_config},
 };
@@ -231,4 +232,36 @@ async fn work_queue_should_replace_a_waiting_stuck_worker_as_soon_as_an_abandone
     );
     q.enqueue("third");
     eventually(HANG, "keys flow again", || rec.calls_of("third") == 1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn work_queue_should_hold_listed_keys_until_every_watch_has_listed() {
+    let rec = Scripted::new(|_, _, _| Step::Return(MS(1), Outcome::done()));
+    let (listed, watches_listed) = tokio::sync::watch::channel(false);
+    let q = QueueFixture::spawn_until_listed(rec.clone(), quick_config(2), watches_listed).await;
+    for name in ["a", "b", "c"] {
+        q.enqueue_for(name, Cause::Listed);
+    }
+    q.enqueue("new");
+    eventually(HANG, "the new object ran while the backlog is held", || {
+        rec.calls_of("new") == 1 && q.stats().processing == 0
+    })
+    .await;
+    let held = q.stats();
+    assert_eq!(
+        (held.held_for_lists, held.depth, held.oldest_ready_since),
+        (3, 0, None),
+        "held keys wait outside the ready set, so they age nothing health reads"
+    );
+    assert_eq!(rec.total_calls(), 1, "a held key ran");
+    let text = q.metrics_text();
+    assert!(
+        text.contains("workqueue_depth{controller=\"test\",name=\"test\",priority=\"\"} 3"),
+        "held keys still count as queued: {text}"
+    );
+    listed.send_replace(true);
+    eventually(HANG, "the backlog ran once every watch listed", || {
+        ["a", "b", "c"].iter().all(|k| rec.calls_of(k) == 1) && q.stats().held_for_lists == 0
+    })
+    .await;
 }
