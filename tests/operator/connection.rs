@@ -12,6 +12,16 @@ use kube::{
 };
 use serde_json::json;
 
+/// Waits until `conn`'s `ferrvault_connection_ready` gauge reads `value`: it is set right after
+/// the status write a test waits for.
+async fn ready_gauge_reads(h: &Harness, value: f64) {
+    h.eventually("the connection's ready gauge", || async {
+        (h.metric(r#"ferrvault_connection_ready{namespace="default",name="conn"}"#) == Some(value))
+            .then_some(())
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_connection_should_get_its_finalizer_and_be_probed_in_the_first_pass() {
     let h = Harness::start().await;
@@ -23,10 +33,7 @@ async fn new_connection_should_get_its_finalizer_and_be_probed_in_the_first_pass
     let ready = ready(Some(&status.conditions)).unwrap();
     assert_eq!(ready.status, "True");
     assert_eq!(ready.message, format!("{} responded to /healthz", h.fv.url()));
-    assert_eq!(
-        h.metric(r#"ferrvault_connection_ready{namespace="default",name="conn"}"#),
-        Some(1.0)
-    );
+    ready_gauge_reads(&h, 1.0).await;
     h.finish().await;
 }
 
@@ -39,10 +46,7 @@ async fn failing_probe_should_report_unreachable_and_a_missing_token_token_unrea
     );
     h.connection("conn", "conn-token", PROD_TOKEN).await;
     h.wait_connection_reason("conn", "Unreachable").await;
-    assert_eq!(
-        h.metric(r#"ferrvault_connection_ready{namespace="default",name="conn"}"#),
-        Some(0.0)
-    );
+    ready_gauge_reads(&h, 0.0).await;
     h.create_connection("other", connection_spec(&h.fv.url(), "absent"))
         .await;
     h.wait_connection_reason("other", "TokenUnreadable").await;
