@@ -21,7 +21,9 @@
 //!    `resourceVersion` its cache has not seen ([`SecretValues`](super::secret_values)).
 //! 4. **The target.** Read with a GET unless the store shows it at the version the last sync left
 //!    it (`status.targetResourceVersion`), and always before it is written: a write needs its
-//!    whole content and carries the `resourceVersion` it was computed from.
+//!    whole content and carries the `resourceVersion` it was computed from. The one exception to
+//!    this rule and rule 1 is a first sync's target the listed store does not hold: the create
+//!    is the check (the API server refuses it if the Secret exists), and its retry reads.
 //! 5. **A connection's dependants, when it is deleted.** Listed from the API server: its finalizer
 //!    goes when none is left, so a store missing a just-created FerrVaultSecret would free a
 //!    connection that one names (rule 1 for a list). Deletions are off the refresh path.

@@ -297,3 +297,27 @@ async fn a_target_refused_for_a_connection_should_sync_once_the_connection_lets_
     );
     h.finish().await;
 }
+
+/// A first sync trusts the listed Secret store's silence and creates its target without reading
+/// it. A Secret created since the store last heard makes that create fail (409), and the retry
+/// reads it and refuses it like any other: never an overwrite. That first attempt may reveal
+/// with the attacker's own token; nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_the_store_has_not_seen_yet_should_be_refused_and_left_as_it_was() {
+    let h = Harness::start().await;
+    attacker_connection(&h).await;
+    bystander_syncs(&h).await;
+    // From now on the Secret watch hears nothing new: the store never sees the victim.
+    h.kube.faults().hang(Some("watch"), Some("secrets"));
+    h.kube.faults().drop_watches();
+    let unseen = victim(&h, "unseen", json!({ "labels": { "team": "shop" } })).await;
+    h.create_secret("app", aimed_at("unseen")).await;
+    h.wait_secret_reason("app", "TargetNotOwned").await;
+    assert_eq!(
+        h.secrets().get("unseen").await.unwrap(),
+        unseen,
+        "the victim is left byte-for-byte as it was"
+    );
+    h.kube.faults().unhang();
+    h.finish().await;
+}

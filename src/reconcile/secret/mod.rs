@@ -165,7 +165,7 @@ impl SecretReconciler {
             timer.succeed();
             return Ok(refresh_in(next));
         }
-        match sync::sync(ctx, &self.reads, &cr, &previous, rc.deadline).await {
+        match sync::sync(ctx, &self.reads, &cr, &previous, rc).await {
             Ok(synced) => self.finish(&api, &cr, &previous, synced, schedule, timer).await,
             Err(Stop::Fail(failure)) => self.fail(&api, &cr, &previous, failure, refresh).await,
             Err(Stop::RateLimited(retry_after)) => {

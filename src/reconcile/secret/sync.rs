@@ -1,9 +1,9 @@
 //! One sync of a valid FerrVaultSecret, up to (not including) its status write, one function per
 //! step, each returning a typed result or the [`Stop`] that ends the pass:
 //!
-//! [`read_target`] (the store's metadata when it shows the target as the last sync left it, else
-//! a GET) → [`access::judge`] (ownership, refused types, connections' Secrets: nothing is revealed
-//! for a refused target) → the connection and its inputs' versions → reveal
+//! [`read_target`] (the store's metadata when it shows the target as the last sync left it, or
+//! its silence on a first sync, else a GET) → [`access::judge`] (ownership, refused types,
+//! connections' Secrets: nothing is revealed for a refused target) → the connection and its inputs' versions → reveal
 //! ([`reveal::reveal`]) → [`payload`] (transforms, size) → [`guard_missing_keys`] → [`plan`]
 //! (keyed content hash, desired target; a target known only as left is read before it is
 //! written) → [`record_pending_rollout`] → [`write_target`] → [`announce`] →
@@ -14,10 +14,10 @@
 
 use std::time::Duration;
 
+use controller_actors::ReconcileContext;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Resource, ResourceExt};
-use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::{
@@ -82,7 +82,8 @@ struct Plan {
     desired: Secret,
 }
 
-/// Syncs `cr` (with `previous`, its status as read) before `deadline`, reading through `reads`.
+/// Syncs `cr` (with `previous`, its status as read) before the reconcile's deadline, reading
+/// through `reads`.
 ///
 /// # Errors
 /// The [`Stop`] of the first step that ended the pass.
@@ -91,14 +92,14 @@ pub(super) async fn sync(
     reads: &Reads,
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
-    deadline: Instant,
+    rc: &ReconcileContext,
 ) -> Result<Synced, Stop> {
     let target_name = cr
         .spec
         .target_name(&cr.metadata.name.clone().unwrap_or_default())
         .to_owned();
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
-    let target = read_target(reads, &secrets, cr, previous, &target_name).await?;
+    let target = read_target(reads, (&secrets, &target_name), cr, previous, rc.attempt).await?;
     access::judge(
         &reads.stores.connections_for_dependants,
         cr,
@@ -109,7 +110,7 @@ pub(super) async fn sync(
     let connection = reveal::connection(ctx, reads, cr).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
-    let revealed = reveal::reveal(ctx, reads, cr, &connection, deadline).await?;
+    let revealed = reveal::reveal(ctx, reads, cr, &connection, rc.deadline).await?;
     let payload = payload(cr, revealed, &target_name)?;
     let (target, plan) = settle_target(
         reads,
@@ -146,24 +147,36 @@ pub(super) async fn sync(
 }
 
 /// The target as this pass knows it: as the last sync left it when the Secret store shows the
-/// version that sync recorded at this generation (no read), else read with a GET.
+/// version that sync recorded at this generation, absent when the listed store shows none and
+/// this object never recorded writing one (a first sync: no read, and its create cannot
+/// overwrite), else read with a GET. A retry (`attempt` > 0) never trusts the store's silence:
+/// a create refused because the Secret exists after all is retried against the real one.
 async fn read_target(
     reads: &Reads,
-    secrets: &Api<Secret>,
+    (secrets, target): (&Api<Secret>, &str),
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
-    target: &str,
+    attempt: u32,
 ) -> Result<KnownTarget, Stop> {
     let namespace = cr.namespace().unwrap_or_default();
-    let stored = reads.stores.secret_meta(&namespace, target);
+    let stores = &reads.stores;
+    let stored = stores.secret_meta(&namespace, target);
     let as_left = KnownTarget::as_left(
         stored.as_ref().map(|s| &s.metadata),
         previous,
         cr.meta().generation,
         cr.spec.target_type(),
     );
+    // Our own last write may not have reached the store yet: only a status without one trusts
+    // the store's silence.
+    let unlisted = attempt == 0
+        && stored.is_none()
+        && previous.target_resource_version.is_none()
+        && stores.secret_metadata.covers(&namespace)
+        && stores.secret_metadata.is_listed();
     match as_left {
         Some(known) => Ok(known),
+        None if unlisted => Ok(KnownTarget::Unlisted),
         None => Ok(KnownTarget::Read(get_target(secrets, target).await?)),
     }
 }

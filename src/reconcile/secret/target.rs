@@ -98,6 +98,10 @@ pub enum KnownTarget {
     /// metadata as the store holds it, its type the spec's, and the content its content-hash
     /// annotation names. Its `data` is not known.
     AsLeft(Secret),
+    /// Not read: the listed Secret store holds no Secret of that name and the status records no
+    /// target this object wrote. Writing it is a create, which the API server refuses (409)
+    /// should it exist after all (created since the store last heard): never an overwrite.
+    Unlisted,
 }
 
 impl KnownTarget {
@@ -131,6 +135,7 @@ impl KnownTarget {
         match self {
             Self::Read(secret) => secret.as_ref(),
             Self::AsLeft(secret) => Some(secret),
+            Self::Unlisted => None,
         }
     }
 
@@ -145,7 +150,7 @@ impl KnownTarget {
 /// keyed hash names exactly one content.
 pub fn needs_write(known: &KnownTarget, desired: &Secret) -> bool {
     let (existing, data_known) = match known {
-        KnownTarget::Read(None) => return true,
+        KnownTarget::Read(None) | KnownTarget::Unlisted => return true,
         KnownTarget::Read(Some(existing)) => (existing, true),
         KnownTarget::AsLeft(existing) => (existing, false),
     };
