@@ -137,6 +137,16 @@ pub fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> b
     ready_here && !rollout_pending
 }
 
+/// The first condition of [`probe_not_due`], which `status` alone decides: the last probe found
+/// the connection reachable at `generation`.
+pub fn reachable_here(status: &FerrVaultConnectionStatus, generation: Option<i64>) -> bool {
+    find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
+        ready.status == ConditionStatus::True.as_str()
+            && ready.reason == Reason::Reachable.as_str()
+            && ready.observed_generation == generation
+    })
+}
+
 /// When a FerrVaultConnection needs no probe: it was found reachable at this `generation`, the
 /// `inputs` it reads (its token and CA Secrets' versions) are those of that probe, and the next
 /// probe (`lastCheckedAt` + `every`) is at least [`MIN_REQUEUE`] away. Returns the delay to it;
@@ -148,12 +158,7 @@ pub fn probe_not_due(
     every: Duration,
     now: Timestamp,
 ) -> Option<Duration> {
-    let reachable = find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
-        ready.status == ConditionStatus::True.as_str()
-            && ready.reason == Reason::Reachable.as_str()
-            && ready.observed_generation == generation
-    });
-    if !reachable || status.observed_inputs.as_deref() != Some(inputs) {
+    if !reachable_here(status, generation) || status.observed_inputs.as_deref() != Some(inputs) {
         return None;
     }
     let checked_at = status.last_checked_at.as_ref()?.0;

@@ -6,8 +6,8 @@
 use kube::Resource;
 
 use crate::{
-    api::{ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient},
-    reconcile::rules::{conditions::find_condition, freshness::synced_here},
+    api::{FerrVaultConnection, FerrVaultSecret, Lenient},
+    reconcile::rules::freshness::{reachable_here, synced_here},
 };
 
 /// A FerrVaultSecret needs a pass whatever the stores hold unless it synced here at its
@@ -21,17 +21,13 @@ pub fn secret_unsettled(cr: &Lenient<FerrVaultSecret>) -> bool {
     !settled || cr.meta().deletion_timestamp.is_some()
 }
 
-/// A FerrVaultConnection needs a pass whatever the stores hold unless a probe found it reachable
-/// at its generation and it is not being deleted.
+/// A FerrVaultConnection needs a pass whatever the stores hold unless its last probe found it
+/// reachable at its generation (the status half of the probe rule) and it is not being deleted.
 pub fn connection_unsettled(connection: &Lenient<FerrVaultConnection>) -> bool {
     let settled = connection.valid().is_some_and(|c| {
         c.status
             .as_ref()
-            .and_then(|status| find_condition(&status.conditions, ConditionType::Ready))
-            .is_some_and(|ready| {
-                ready.status == ConditionStatus::True.as_str()
-                    && ready.observed_generation == c.meta().generation
-            })
+            .is_some_and(|status| reachable_here(status, c.meta().generation))
     });
     !settled || connection.meta().deletion_timestamp.is_some()
 }
