@@ -3,11 +3,11 @@
 //!
 //! [`read_target`] (the store's metadata when it shows the target as the last sync left it, or
 //! its silence on a first sync, else a GET) → [`access::judge`] (ownership, refused types,
-//! connections' Secrets: nothing is revealed for a refused target) → the connection and its inputs' versions → reveal
-//! ([`reveal::reveal`]) → [`payload`] (transforms, size) → [`guard_missing_keys`] → [`plan`]
-//! (keyed content hash, desired target; a target known only as left is read before it is
-//! written) → [`record_pending_rollout`] → [`write_target`] → [`announce`] →
-//! [`restart_workloads`].
+//! connections' Secrets: nothing is revealed for a refused target) → the connection and its
+//! inputs' versions → reveal ([`reveal::reveal`]) → [`payload`] (transforms, size) →
+//! [`guard_missing_keys`] → [`plan`] (keyed content hash, desired target; a target known only as
+//! left is read before it is written) → [`record_pending_rollout`] → [`write_target`] →
+//! [`announce`] → [`restart_workloads`].
 //!
 //! Any stop before [`write_target`] leaves the target as it was: workloads keep the last good
 //! values. An unchanged refresh reads nothing but the stores and writes nothing but the status.
@@ -167,6 +167,9 @@ async fn read_target(
         cr.meta().generation,
         cr.spec.target_type(),
     );
+    if let Some(known) = as_left {
+        return Ok(known);
+    }
     // Our own last write may not have reached the store yet: only a status without one trusts
     // the store's silence.
     let unlisted = attempt == 0
@@ -174,11 +177,10 @@ async fn read_target(
         && previous.target_resource_version.is_none()
         && stores.secret_metadata.covers(&namespace)
         && stores.secret_metadata.is_listed();
-    match as_left {
-        Some(known) => Ok(known),
-        None if unlisted => Ok(KnownTarget::Unlisted),
-        None => Ok(KnownTarget::Read(get_target(secrets, target).await?)),
+    if unlisted {
+        return Ok(KnownTarget::Unlisted);
     }
+    Ok(KnownTarget::Read(get_target(secrets, target).await?))
 }
 
 /// The missing-keys guard, then the plan. A target known only as the last sync left it is read
