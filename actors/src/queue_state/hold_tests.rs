@@ -1,12 +1,9 @@
 //! The held `Refresh` lane: what a start's backlog does until every watch has listed.
 
-use std::time::Duration;
-
-use super::*;
-
-fn key(i: usize) -> ObjectKey {
-    ObjectKey::namespaced("test", "ns", format!("k{i}"))
-}
+use super::{
+    tests::{DONE, S, key},
+    *,
+};
 
 /// One namespace may hold 2 workers: the backlog alone could fill that share.
 fn held_queue() -> (QueueState, Instant) {
@@ -15,9 +12,6 @@ fn held_queue() -> (QueueState, Instant) {
     q.hold_refresh();
     (q, t0)
 }
-
-const S: fn(u64) -> Duration = Duration::from_secs;
-const DONE: Finish = Finish::Reconciled(Outcome::Done { refresh_after: None });
 
 fn state_of(q: &QueueState, k: &ObjectKey, now: Instant) -> &'static str {
     q.keys(now)

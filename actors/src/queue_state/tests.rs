@@ -11,7 +11,7 @@ use super::*;
 /// limit (the fairness rules have their own tests below and in `fair_share`).
 const NO_SHARE_LIMIT: usize = usize::MAX;
 
-fn key(i: usize) -> ObjectKey {
+pub(super) fn key(i: usize) -> ObjectKey {
     ObjectKey::namespaced("test", "ns", format!("k{i}"))
 }
 
@@ -21,8 +21,8 @@ fn default_queue() -> (QueueState, Instant) {
     (QueueState::new(BackoffConfig::default(), NO_SHARE_LIMIT, t0), t0)
 }
 
-const S: fn(u64) -> Duration = Duration::from_secs;
-const DONE: Finish = Finish::Reconciled(Outcome::Done { refresh_after: None });
+pub(super) const S: fn(u64) -> Duration = Duration::from_secs;
+pub(super) const DONE: Finish = Finish::Reconciled(Outcome::Done { refresh_after: None });
 
 fn error() -> Finish {
     Finish::Reconciled(Outcome::Error {
