@@ -20,7 +20,9 @@
 //!   saturated successes the bucket probes once (slow start); if the server refuses at or below
 //!   the configured rate, it returns here.
 //! - **Slow start**: each saturated success multiplies the rate by 1 + [`SLOW_START_GROWTH`]
-//!   until the server says no.
+//!   until the server says no, or until the *probe ceiling* a cut set: [`MAX_KEPT_FRACTION`] ×
+//!   the rate its evidence proved the server below. There it turns steady: a probe past a
+//!   proven bound would only buy the next 429.
 //! - **Steady**: after a cut, each saturated success raises the rate by [`STEADY_GROWTH`] of
 //!   itself, so a server that speeds up is found, slowly.
 //!
@@ -45,6 +47,8 @@
 //!   429, and `Retry-After` (a server that needs more than `RA − 1` s for one token earns less
 //!   than `1 / (RA − 1)` per second; FerrVault rounds it up to whole seconds). Never above
 //!   [`MAX_KEPT_FRACTION`] × the rate sent at: a fresh 429 always slows the bucket down.
+//!   Where the evidence proves an upper bound, slow start climbs from there to the probe
+//!   ceiling below it (a bracket too narrow for that settles at its bottom).
 //! - A 429 for a request sent before the last cut is an echo of the same congestion: no new
 //!   cut, but the pause is extended (without `Retry-After` by one token interval, since a
 //!   server charging rejected requests charged it one token more: the pause outlasts the debt).
@@ -69,11 +73,12 @@ pub const HEADROOM_TOKENS: u32 = 1;
 /// Where the evidence brackets the server's rate loosely, slow start restarts from this fraction
 /// of the bracket's top: the middle of a bracket whose bottom is near zero.
 pub const DECREASE_FACTOR: f64 = 0.5;
-/// A bracket whose top is at most this multiple of its bottom is tight enough to settle at the
-/// bottom (at most a third below the server's rate, never above it); a looser one is worth one
-/// more probe, and one more 429, rather than running at half speed.
+/// A bracket whose top is at most this multiple of its bottom is tight enough to restart at the
+/// bottom (at most a third below the server's rate, never above it) and climb only to the probe
+/// ceiling; a looser one restarts from [`DECREASE_FACTOR`] × its top when that is higher.
 pub const NARROW_BRACKET: f64 = 1.5;
-/// The most of the rate sent at that a fresh 429 leaves: every fresh 429 slows down.
+/// The most of the rate sent at that a fresh 429 leaves (every fresh 429 slows down), and of a
+/// proven upper bound that slow start climbs to.
 pub const MAX_KEPT_FRACTION: f64 = 0.9;
 /// Slow start's growth per saturated success. Per success rather than per second, the probe is
 /// clocked by the server's answers at any rate; 15% doubles the rate every 5 successes, and the
@@ -142,11 +147,12 @@ enum BurstReading {
     Nothing,
 }
 
-/// A fresh 429's new rate, phase and known-good rate.
+/// A fresh 429's new rate, phase, slow start's ceiling and known-good rate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Cut {
     rate: f64,
     phase: Phase,
+    probe_ceiling: Option<f64>,
     known_good: Option<KnownGood>,
 }
 
@@ -188,6 +194,9 @@ pub struct TokenBucket {
     /// When the rate was last cut; 429s for requests issued before it are echoes.
     last_cut: Option<Instant>,
     phase: Phase,
+    /// The most slow start may reach: [`MAX_KEPT_FRACTION`] × the rate the evidence of the last
+    /// cut proved the server below. `None`: nothing proved.
+    probe_ceiling: Option<f64>,
     known_good: Option<KnownGood>,
     stretch: Stretch,
     /// Requests since the last fresh 429.
@@ -219,6 +228,7 @@ impl TokenBucket {
             phase: Phase::Trusted {
                 saturated_successes: 0,
             },
+            probe_ceiling: None,
             known_good: None,
             stretch: Stretch::at(rate_per_second),
             evidence: Evidence::default(),
@@ -286,7 +296,16 @@ impl TokenBucket {
                     self.phase = Phase::SlowStart { from_trusted: true };
                 }
             }
-            Phase::SlowStart { .. } => self.set_rate(self.rate * (1.0 + SLOW_START_GROWTH)),
+            Phase::SlowStart { .. } => {
+                let grown = self.rate * (1.0 + SLOW_START_GROWTH);
+                match self.probe_ceiling {
+                    Some(ceiling) if grown >= ceiling => {
+                        self.set_rate(ceiling);
+                        self.phase = Phase::Steady;
+                    }
+                    _ => self.set_rate(grown),
+                }
+            }
             Phase::Steady => self.set_rate(self.rate * (1.0 + STEADY_GROWTH)),
         }
     }
@@ -311,11 +330,12 @@ impl TokenBucket {
                     if matches!(self.phase, Phase::Trusted { .. }) {
                         self.phase = Phase::SlowStart { from_trusted: false };
                     }
+                    self.probe_ceiling = None;
                 }
                 None => self.apply(cut),
             }
             self.last_cut = Some(now);
-            self.evidence.restart(ticket.issued_at);
+            self.evidence.restart(ticket.issued_at, retry_after);
             self.stretch = Stretch::at(self.rate);
         } else if let BurstReading::RefusedWhole(cut) = reading {
             let withdrawn = self.rate;
@@ -436,13 +456,17 @@ impl TokenBucket {
             .flatten()
             .fold(sent, f64::min);
         let lower = bracket.lower.min(upper);
-        let (rate, phase) = if upper <= lower * NARROW_BRACKET {
-            (lower, Phase::Steady)
+        let ceiling = bracket.upper.map(|proven| proven * MAX_KEPT_FRACTION);
+        let restart = Phase::SlowStart {
+            from_trusted: probing_from_trusted,
+        };
+        let (rate, phase, probe_ceiling) = if upper <= lower * NARROW_BRACKET {
+            match ceiling.filter(|&ceiling| ceiling > lower) {
+                Some(ceiling) => (lower, restart, Some(ceiling)),
+                None => (lower, Phase::Steady, None),
+            }
         } else {
-            let restart = Phase::SlowStart {
-                from_trusted: probing_from_trusted,
-            };
-            (lower.max(upper * DECREASE_FACTOR), restart)
+            (lower.max(upper * DECREASE_FACTOR), restart, ceiling)
         };
         let rate = self.clamped(rate.min(sent * MAX_KEPT_FRACTION));
         if probing_from_trusted && rate <= self.configured_rate {
@@ -453,12 +477,14 @@ impl TokenBucket {
             return Cut {
                 rate: self.configured_rate,
                 phase,
+                probe_ceiling: None,
                 known_good,
             };
         }
         Cut {
             rate,
             phase,
+            probe_ceiling,
             known_good,
         }
     }
@@ -466,6 +492,7 @@ impl TokenBucket {
     fn apply(&mut self, cut: Cut) {
         self.rate = cut.rate;
         self.phase = cut.phase;
+        self.probe_ceiling = cut.probe_ceiling;
         self.known_good = cut.known_good;
     }
 

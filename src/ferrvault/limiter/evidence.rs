@@ -8,11 +8,15 @@
 //! - **Upper**: the greatest rate at which a bucket that started as empty as it can have been
 //!   (one token in debt after a 429, empty otherwise) still refuses the latest request.
 //!
+//! A 429's `Retry-After` narrows how full the bucket was right after it: FerrVault sends the
+//! time to its next token rounded up to whole seconds, so at rate `r` a bucket that answered
+//! `RA` seconds held less than `1 − r·(RA − 1)` tokens and at least `1 − r·RA`.
+//!
 //! Both only ever err on the slow side. A bucket that filled up while we were slower than it
 //! forgets how it started, so after a probe that overtook the server the bracket is tight: a
 //! token's worth over the time the reserve took to drain.
 
-use std::collections::VecDeque;
+use std::{collections::VecDeque, time::Duration};
 
 use tokio::time::Instant;
 
@@ -26,12 +30,19 @@ const SEARCH_LIMIT: f64 = 1e6;
 /// Requests issued since the last fresh 429 (or since the start).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Evidence {
-    /// Issue instant of the request whose 429 opened this window; `None` before any 429.
-    rejected_at: Option<Instant>,
+    /// The 429 that opened this window; `None` before any 429.
+    opened_by: Option<Refusal>,
     /// Requests issued in this window.
     issued: u32,
     /// `(position, issue instant)` of the latest [`KEPT_ISSUES`] requests, oldest first.
     recent: VecDeque<(u32, Instant)>,
+}
+
+/// A 429: the issue instant of the refused request, and the `Retry-After` answered with it.
+#[derive(Clone, Copy, Debug)]
+struct Refusal {
+    at: Instant,
+    retry_after: Option<f64>,
 }
 
 /// Where the server's rate lies, requests per second.
@@ -54,10 +65,15 @@ impl Evidence {
         position
     }
 
-    /// Starts a new window at a fresh 429 for the request issued at `rejected_at`.
-    pub(super) fn restart(&mut self, rejected_at: Instant) {
+    /// Starts a new window at a fresh 429 for the request issued at `rejected_at`, answered with
+    /// `retry_after`.
+    pub(super) fn restart(&mut self, rejected_at: Instant, retry_after: Option<Duration>) {
+        let refusal = Refusal {
+            at: rejected_at,
+            retry_after: retry_after.map(|wait| wait.as_secs_f64()),
+        };
         *self = Self {
-            rejected_at: Some(rejected_at),
+            opened_by: Some(refusal),
             ..Self::default()
         };
     }
@@ -73,7 +89,7 @@ impl Evidence {
             .collect();
         // The replay starts at the 429 that opened the window if the first send since is kept.
         let after_429 = self
-            .rejected_at
+            .opened_by
             .filter(|_| self.recent.front().is_some_and(|&(first, _)| first == 0));
         let replay = Replay {
             sends: &sends,
@@ -95,21 +111,31 @@ struct Replay<'a> {
     sends: &'a [Instant],
     burst: f64,
     /// The 429 the replay starts at (the server then held less than one token, at least one in
-    /// debt); `None` when it starts at an unknown level.
-    after_429: Option<Instant>,
+    /// debt, and what its `Retry-After` allows); `None` when it starts at an unknown level.
+    after_429: Option<Refusal>,
 }
 
 impl Replay<'_> {
     /// Whether a server at `rate` that started as full as it can have been accepts every send
     /// before the last.
     fn accepts_all(&self, rate: f64) -> bool {
-        let fullest = if self.after_429.is_some() { 1.0 } else { self.burst };
+        let fullest = match self.after_429 {
+            Some(refusal) => refusal
+                .retry_after
+                .map_or(1.0, |wait| (1.0 - rate * (wait - 1.0)).min(1.0)),
+            None => self.burst,
+        };
         self.level_at_last(rate, fullest, true).is_some()
     }
 
     /// Whether a server at `rate` that started as empty as it can have been refuses the last.
     fn refuses_last(&self, rate: f64) -> bool {
-        let emptiest = if self.after_429.is_some() { -1.0 } else { 0.0 };
+        let emptiest = match self.after_429 {
+            Some(refusal) => refusal
+                .retry_after
+                .map_or(-1.0, |wait| (1.0 - rate * wait).max(-1.0)),
+            None => 0.0,
+        };
         self.level_at_last(rate, emptiest, false)
             .is_some_and(|level| level < 1.0)
     }
@@ -118,9 +144,9 @@ impl Replay<'_> {
     /// `checked` and a send before it would have been refused.
     fn level_at_last(&self, rate: f64, start: f64, checked: bool) -> Option<f64> {
         let (&first, _) = self.sends.split_first()?;
-        let refilled = self
-            .after_429
-            .map_or(0.0, |at| rate * first.saturating_duration_since(at).as_secs_f64());
+        let refilled = self.after_429.map_or(0.0, |refusal| {
+            rate * first.saturating_duration_since(refusal.at).as_secs_f64()
+        });
         let mut level = (start + refilled).min(self.burst);
         let mut previous = first;
         for (index, &at) in self.sends.iter().enumerate() {

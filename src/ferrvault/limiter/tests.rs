@@ -338,7 +338,7 @@ fn limiter_should_find_the_budget_of_a_misconfigured_server_within_issue_13s_tar
             let ideal = (n - 3) as f64 / factor;
             let label = format!("{factor}x {rejections:?}: {run:?}");
             assert!(run.seconds <= 1.15 * ideal + 5.0, "{label}");
-            assert!(run.rejected_share(n) <= 0.03, "{label}");
+            assert!(run.rejected_share(n) <= 0.02, "{label}");
         }
     }
 }
@@ -355,10 +355,10 @@ fn limiter_should_not_livelock_on_a_capped_debt_or_a_sliding_window_server() {
     };
     let capped = run_against(capped, n, t0);
     assert!(capped.seconds <= 1.15 * 97.0 + 5.0, "{capped:?}");
-    assert!(capped.rejected_share(n) <= 0.03, "{capped:?}");
+    assert!(capped.rejected_share(n) <= 0.02, "{capped:?}");
     let window = run_against(window, n, t0);
     assert!(window.seconds <= 2.0 * 60.0, "{window:?}");
-    assert!(window.rejected_share(n) <= 0.03, "{window:?}");
+    assert!(window.rejected_share(n) <= 0.02, "{window:?}");
 }
 
 #[test]
@@ -403,4 +403,40 @@ fn saturated_successes(bucket: &mut TokenBucket, now: &mut Instant, count: usize
         take_when_ready(bucket, now);
         bucket.on_success(*now);
     }
+}
+
+/// The 0.5× row without debt: the probe after the opening burst's 429 starts at twice the
+/// server's rate and is refused after one answer, which alone brackets the rate loosely.
+#[test]
+fn retry_after_should_bound_the_probe_after_a_loose_bracket_below_the_servers_rate() {
+    let t0 = Instant::now();
+    let mut server = ServerModel::bucket(0.5, 3, Rejections::Free, t0);
+    let mut bucket = TokenBucket::new(1.0, 5, t0);
+    let mut now = t0;
+    let mut send = |bucket: &mut TokenBucket, now: &mut Instant| {
+        let ticket = take_when_ready(bucket, now);
+        match server.admit(*now) {
+            Ok(()) => {
+                bucket.on_success(*now);
+                false
+            }
+            Err(retry_after) => {
+                bucket.on_rate_limited(ticket, Some(retry_after), *now);
+                true
+            }
+        }
+    };
+    let mut refused = 0;
+    while refused < 2 {
+        refused += usize::from(send(&mut bucket, &mut now));
+    }
+    let ceiling = bucket.probe_ceiling.expect("the second 429 proves a bound");
+    assert!(
+        (0.45..0.5).contains(&ceiling),
+        "the Retry-Afters bound the rate below 0.54/s: probe up to {ceiling}"
+    );
+    let refused_later = (0..100).filter(|_| send(&mut bucket, &mut now)).count();
+    assert_eq!(refused_later, 0, "no third 429");
+    assert_eq!(bucket.phase, Phase::Steady);
+    assert!(bucket.rate() >= 0.45, "settled at {}", bucket.rate());
 }
