@@ -275,24 +275,31 @@ fn run_against(mut server: ServerModel, n: usize, t0: Instant) -> Run {
     let mut bucket = TokenBucket::new(1.0, 5, t0);
     let (mut now, mut done, mut rejected) = (t0, 0, 0);
     while done < n {
-        match bucket.try_take(now) {
-            Ok(ticket) => match server.admit(now) {
-                Ok(()) => {
-                    bucket.on_success(now);
-                    done += 1;
-                }
-                Err(retry_after) => {
-                    rejected += 1;
-                    bucket.on_rate_limited(ticket, Some(retry_after), now);
-                }
-            },
-            Err(ready) => now = ready,
+        if exchange(&mut bucket, &mut server, &mut now) {
+            rejected += 1;
+        } else {
+            done += 1;
         }
     }
     Run {
         rejected,
         seconds: (now - t0).as_secs_f64(),
         bucket,
+    }
+}
+
+/// One request sent as soon as the bucket allows, its answer reported; whether it was refused.
+fn exchange(bucket: &mut TokenBucket, server: &mut ServerModel, now: &mut Instant) -> bool {
+    let ticket = take_when_ready(bucket, now);
+    match server.admit(*now) {
+        Ok(()) => {
+            bucket.on_success(*now);
+            false
+        }
+        Err(retry_after) => {
+            bucket.on_rate_limited(ticket, Some(retry_after), *now);
+            true
+        }
     }
 }
 
@@ -413,29 +420,18 @@ fn retry_after_should_bound_the_probe_after_a_loose_bracket_below_the_servers_ra
     let mut server = ServerModel::bucket(0.5, 3, Rejections::Free, t0);
     let mut bucket = TokenBucket::new(1.0, 5, t0);
     let mut now = t0;
-    let mut send = |bucket: &mut TokenBucket, now: &mut Instant| {
-        let ticket = take_when_ready(bucket, now);
-        match server.admit(*now) {
-            Ok(()) => {
-                bucket.on_success(*now);
-                false
-            }
-            Err(retry_after) => {
-                bucket.on_rate_limited(ticket, Some(retry_after), *now);
-                true
-            }
-        }
-    };
     let mut refused = 0;
     while refused < 2 {
-        refused += usize::from(send(&mut bucket, &mut now));
+        refused += usize::from(exchange(&mut bucket, &mut server, &mut now));
     }
     let ceiling = bucket.probe_ceiling.expect("the second 429 proves a bound");
     assert!(
         (0.45..0.5).contains(&ceiling),
         "the Retry-Afters bound the rate below 0.54/s: probe up to {ceiling}"
     );
-    let refused_later = (0..100).filter(|_| send(&mut bucket, &mut now)).count();
+    let refused_later = (0..100)
+        .filter(|_| exchange(&mut bucket, &mut server, &mut now))
+        .count();
     assert_eq!(refused_later, 0, "no third 429");
     assert_eq!(bucket.phase, Phase::Steady);
     assert!(bucket.rate() >= 0.45, "settled at {}", bucket.rate());
