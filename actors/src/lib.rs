@@ -52,7 +52,8 @@
 //! - `lease_source`: plugs the Lease leadership actor into the supervisor; `lease_api`: the
 //!   Lease calls, each under a deadline.
 //! - `runtime`: the builder, `run`, the handles and `RuntimeError`.
-//! - `watch_spec`: `WatchSpec` (full or metadata-only), turned into a watcher by `watcher`.
+//! - `watch_spec`: `WatchSpec` (full or metadata-only), turned into a watcher by `watcher`;
+//!   `watch_store`: the store each watch keeps, which the reconcilers read.
 //!
 //! # Layout
 //! ```text
@@ -156,6 +157,7 @@ mod test_support;
 mod watch_filter;
 mod watch_spec;
 mod watch_state;
+mod watch_store;
 mod watcher;
 mod work_queue;
 mod worker;
@@ -179,4 +181,5 @@ pub use crate::{
     spawn::{Spawned, Spawner},
     watch_spec::WatchSpec,
     watch_state::{WatchReporter, WatchState},
+    watch_store::{Applied, WatchGone, WatchStore, WatchStoreWriter, watch_store},
 };

@@ -16,8 +16,6 @@
 //!   from no-ops, so any new `resourceVersion` matters.
 //! - Deletions always matter (decided by the caller: a delete has no "new" version).
 
-use std::{collections::HashSet, hash::Hash};
-
 use kube::api::ObjectMeta;
 
 /// Whether the change from `old` (our previous version, `None` if never seen) to `new` matters.
@@ -37,19 +35,6 @@ pub(crate) fn metadata_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta
         || old.labels != new.labels
         || old.annotations != new.annotations
         || old.owner_references != new.owner_references
-}
-
-/// The objects we knew before a re-list whose key (`key_of`) the re-list no longer contains:
-/// they were deleted while the watch was down, and their deletion event will never come.
-pub(crate) fn vanished<T, Q: Eq + Hash>(
-    known_before: impl IntoIterator<Item = T>,
-    listed: &HashSet<Q>,
-    key_of: impl Fn(&T) -> Q,
-) -> Vec<T> {
-    known_before
-        .into_iter()
-        .filter(|object| !listed.contains(&key_of(object)))
-        .collect()
 }
 
 #[cfg(test)]
@@ -135,16 +120,5 @@ mod tests {
     #[test]
     fn any_new_version_of_a_kind_without_generation_should_matter() {
         assert!(metadata_change_matters(Some(&meta("7", None)), &meta("8", None)));
-    }
-
-    #[test]
-    fn objects_missing_from_a_relist_should_count_as_vanished() {
-        let listed = HashSet::from(["a", "c"]);
-        let known = [("a", 1), ("b", 2), ("c", 3), ("d", 4)];
-        assert_eq!(
-            vanished(known, &listed, |(name, _)| *name),
-            vec![("b", 2), ("d", 4)]
-        );
-        assert!(vanished(Vec::<(&str, i32)>::new(), &listed, |(name, _)| *name).is_empty());
     }
 }

@@ -4,7 +4,7 @@
 //! into a watcher actor) so the runtime keeps them in one list.
 //!
 //! # Guarantees
-//! - The reflector [`Store`] returned by the constructors stays valid across watcher restarts:
+//! - The [`WatchStore`] returned by the constructors stays valid across watcher restarts:
 //!   the spec owns the one store writer, and a watcher incarnation takes it exclusively for its
 //!   lifetime (a new incarnation waits until the previous stream task is gone).
 //! - Metadata-only specs (`Api<PartialObjectMeta<K>>`) request `as=PartialObjectMetadata`, so
@@ -12,17 +12,14 @@
 
 use std::{fmt::Debug, sync::Arc};
 
-use kube::{
-    Api, Resource,
-    core::PartialObjectMeta,
-    runtime::{
-        reflector::{self, Store, store::Writer},
-        watcher,
-    },
-};
+use kube::{Api, Resource, core::PartialObjectMeta, runtime::watcher};
 use serde::de::DeserializeOwned;
 
-use crate::{key::ObjectKey, watch_filter};
+use crate::{
+    key::ObjectKey,
+    watch_filter,
+    watch_store::{WatchStore, WatchStoreWriter, watch_store},
+};
 
 /// What a watched kind must be: a Kubernetes resource without a runtime type (typed structs,
 /// CRDs from kube-derive, `PartialObjectMeta<K>`).
@@ -63,7 +60,7 @@ pub(crate) struct SpecShared<K: Watched> {
     /// Selectors, bookmarks, list semantics.
     pub(crate) config: watcher::Config,
     /// The store's only writer; a stream task holds the lock for its whole life.
-    pub(crate) writer: Arc<tokio::sync::Mutex<Writer<K>>>,
+    pub(crate) writer: Arc<tokio::sync::Mutex<WatchStoreWriter<K>>>,
     /// Object → keys.
     pub(crate) mapper: Mapper<K>,
     /// (previous, new) → enqueue?
@@ -77,9 +74,9 @@ pub(crate) struct SpecShared<K: Watched> {
 impl<K: Watched> WatchSpec<K> {
     /// Watch full objects of kind `K` through `api` (`Api::all` or `Api::namespaced` for
     /// `--watch-namespace`), with `config`'s selectors; returns the spec and the reader of the
-    /// reflector store it keeps current. Bookmarks are on unless `config` disables them.
-    pub fn full(name: impl Into<String>, api: Api<K>, config: watcher::Config) -> (Self, Store<K>) {
-        let (store, writer) = reflector::store();
+    /// store it keeps current. Bookmarks are on unless `config` disables them.
+    pub fn full(name: impl Into<String>, api: Api<K>, config: watcher::Config) -> (Self, WatchStore<K>) {
+        let (store, writer) = watch_store();
         let shared = SpecShared {
             name: name.into(),
             api,
@@ -151,7 +148,7 @@ where
         name: impl Into<String>,
         api: Api<PartialObjectMeta<K>>,
         config: watcher::Config,
-    ) -> (Self, Store<PartialObjectMeta<K>>) {
+    ) -> (Self, WatchStore<PartialObjectMeta<K>>) {
         let (spec, store) = Self::full(name, api, config);
         (spec.with(|s| s.trim = |meta| meta.types = None), store)
     }

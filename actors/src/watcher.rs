@@ -1,5 +1,5 @@
 //! The watcher actor: one per [`WatchSpec`](crate::watch_spec::WatchSpec). It owns a task that
-//! runs the `kube_runtime::watcher` stream, keeps the spec's reflector store current, maps the
+//! runs the `kube_runtime::watcher` stream, keeps the spec's store current, maps the
 //! changes that matter to keys and forwards every stream item; the actor hands the keys to the
 //! work queue and reports its connection state to health.
 //!

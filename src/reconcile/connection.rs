@@ -100,7 +100,7 @@ impl ConnectionReconciler {
         // Read before the probe: a change after this makes the next pass probe again. Only from a
         // listed Secret store: on a start, a version not listed yet would look like a change.
         let stores = &self.reads.stores;
-        if stores.secret_metadata.wait_until_ready().await.is_err() {
+        if stores.secret_metadata.wait_until_listed().await.is_err() {
             return Ok(Outcome::done());
         }
         let inputs = connection_inputs(&connection, stores);

@@ -117,7 +117,7 @@ where
         if !self.store.covers(namespace) {
             return api.get_opt(name).await;
         }
-        self.store.wait_until_ready().await?;
+        self.store.wait_until_listed().await?;
         let stored = self.store.get(namespace, name);
         let ours = self.written.take(namespace, name);
         let stored_version = stored.as_ref().and_then(|o| o.meta().resource_version.as_deref());
@@ -153,7 +153,7 @@ pub async fn find<K>(
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
 {
-    store.wait_until_ready().await?;
+    store.wait_until_listed().await?;
     match store.get(namespace, name) {
         Some(object) => Ok(Some((*object).clone())),
         None => api.get_opt(name).await,

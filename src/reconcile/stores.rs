@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use controller_actors::WatchStore;
 use k8s_openapi::api::core::v1::Secret;
-use kube::{core::PartialObjectMeta, runtime::reflector::Store};
+use kube::core::PartialObjectMeta;
 
 use super::scoped_store::Scoped;
 use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
@@ -29,7 +30,7 @@ pub struct Stores {
 impl Stores {
     /// Stores of `connections` only: every other read goes to the API server (no scope covers
     /// any namespace), for a driver without the operator's watches.
-    pub fn only_connections(connections: Store<Lenient<FerrVaultConnection>>) -> Self {
+    pub fn only_connections(connections: WatchStore<Lenient<FerrVaultConnection>>) -> Self {
         Self {
             connections: connections.clone().into(),
             connections_for_dependants: connections.into(),

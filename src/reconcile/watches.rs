@@ -23,14 +23,9 @@
 
 use std::sync::Arc;
 
-use controller_actors::{ObjectKey, WatchSource, WatchSpec};
+use controller_actors::{ObjectKey, WatchSource, WatchSpec, WatchStore};
 use k8s_openapi::api::core::v1::Secret;
-use kube::{
-    Api, Resource, ResourceExt,
-    api::ObjectMeta,
-    core::PartialObjectMeta,
-    runtime::{reflector::Store, watcher},
-};
+use kube::{Api, Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta, runtime::watcher};
 
 use self::settled::{connection_unsettled, secret_unsettled};
 use super::inputs::ready_for_dependants;
@@ -113,12 +108,16 @@ pub fn controlling_secret(meta: &ObjectMeta) -> Option<String> {
 
 /// Keys of the valid FerrVaultSecrets in `namespace` that reference connection `name` (an
 /// invalid one has no readable reference: it has no connection to follow).
-fn dependants_of(secrets: &Store<Lenient<FerrVaultSecret>>, namespace: &str, name: &str) -> Vec<ObjectKey> {
+fn dependants_of(
+    secrets: &WatchStore<Lenient<FerrVaultSecret>>,
+    namespace: &str,
+    name: &str,
+) -> Vec<ObjectKey> {
     secrets_in(secrets, namespace, |s| s.spec.connection_ref.name == name)
 }
 
 /// Keys of the valid FerrVaultSecrets in `namespace` whose target Secret is `name`.
-fn targeting(secrets: &Store<Lenient<FerrVaultSecret>>, namespace: &str, name: &str) -> Vec<ObjectKey> {
+fn targeting(secrets: &WatchStore<Lenient<FerrVaultSecret>>, namespace: &str, name: &str) -> Vec<ObjectKey> {
     secrets_in(secrets, namespace, |s| {
         s.metadata
             .name
@@ -129,7 +128,7 @@ fn targeting(secrets: &Store<Lenient<FerrVaultSecret>>, namespace: &str, name: &
 
 /// Keys of the valid FerrVaultSecrets in `namespace` for which `pick` holds.
 fn secrets_in(
-    secrets: &Store<Lenient<FerrVaultSecret>>,
+    secrets: &WatchStore<Lenient<FerrVaultSecret>>,
     namespace: &str,
     pick: impl Fn(&FerrVaultSecret) -> bool,
 ) -> Vec<ObjectKey> {
@@ -152,7 +151,7 @@ fn uses_secret(c: &Lenient<FerrVaultConnection>, name: &str) -> bool {
 /// a Secret it reads (now refused), and those of its namespace refused because a connection read
 /// their target (the reference may have moved or gone with this change).
 fn targets_involving(
-    secrets: &Store<Lenient<FerrVaultSecret>>,
+    secrets: &WatchStore<Lenient<FerrVaultSecret>>,
     c: &Lenient<FerrVaultConnection>,
 ) -> Vec<ObjectKey> {
     let namespace = c.namespace().unwrap_or_default();

@@ -1,23 +1,22 @@
 //! The stream task of a watcher actor: runs the `kube_runtime::watcher` stream, keeps the
-//! spec's reflector store current, judges each change against the store (before applying it),
+//! spec's store current, judges each change against the store (before applying it),
 //! maps the changes that matter to keys and forwards every item to the actor through
 //! [`Forward`]. Items carry keys, not objects: the store already holds each object, and a list
 //! of 10,000 objects waiting in the actor's mailbox would otherwise be a second copy of them.
 //! The guarantees are the watcher's (see [`super`]).
 
-use std::{collections::HashSet, sync::Arc};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use kube::runtime::{
     WatchStreamExt,
-    reflector::{ObjectRef, Store, store::Writer},
     watcher::{self, Event},
 };
 
 use crate::{
     key::ObjectKey,
-    watch_filter,
     watch_spec::{SpecShared, Watched},
+    watch_store::{Applied, WatchStoreWriter},
 };
 
 /// One watch stream item, as the stream task saw it against the store.
@@ -65,7 +64,6 @@ impl<F: Forward> Drop for EndGuard<F> {
 pub(super) async fn run<K: Watched, F: Forward>(spec: Arc<SpecShared<K>>, forward: F) {
     let forward = EndGuard(forward);
     let mut writer = spec.writer.clone().lock_owned().await;
-    let store = writer.as_reader();
     let trim = spec.trim;
     let mut stream = std::pin::pin!(
         watcher::watcher(spec.api.clone(), spec.config.clone())
@@ -75,10 +73,9 @@ pub(super) async fn run<K: Watched, F: Forward>(spec: Arc<SpecShared<K>>, forwar
                 trim(object);
             })
     );
-    let mut relist = None;
     while let Some(item) = stream.next().await {
         let item = match item {
-            Ok(event) => observe(&spec, &mut writer, &store, &mut relist, event),
+            Ok(event) => observe(&spec, &mut writer, event),
             Err(error) => StreamItem::Failed(describe(&error)),
         };
         if !forward.0.item(item) {
@@ -105,74 +102,44 @@ fn drop_bookkeeping<K: kube::Resource>(object: &mut K) {
     }
 }
 
-/// An event as judged against the store, before it is applied.
-enum Judged<'a, K> {
-    Relisting,
-    /// The (re)list completed; these were in the store but not in the list.
-    Listed(Vec<Arc<K>>),
-    Object {
-        object: &'a K,
-        matters: bool,
-        listed: bool,
-    },
-}
-
 /// Judge `event` against the store (before applying it), apply it, then map what matters to
 /// keys. Mapping comes last: should the mapper panic on an object, the store already holds it,
 /// so the next incarnation's re-list finds it unchanged and does not map it again.
 fn observe<K: Watched>(
     spec: &SpecShared<K>,
-    writer: &mut Writer<K>,
-    store: &Store<K>,
-    relist: &mut Option<HashSet<ObjectRef<K>>>,
+    writer: &mut WatchStoreWriter<K>,
     event: Event<K>,
 ) -> StreamItem {
     let judged = match &event {
-        Event::Init => {
-            *relist = Some(HashSet::new());
-            Judged::Relisting
-        }
         Event::InitApply(object) | Event::Apply(object) => {
-            let key = ObjectRef::from_obj(object);
-            let previous = store.get(&key);
-            if let (Event::InitApply(_), Some(listed)) = (&event, relist.as_mut()) {
-                listed.insert(key);
-            }
-            Judged::Object {
-                object,
-                matters: (spec.matters)(previous.as_deref(), object),
-                listed: matches!(event, Event::InitApply(_)) && !(spec.unsettled)(object),
-            }
+            let previous = writer.reader().get_like(object);
+            let listed = matches!(event, Event::InitApply(_));
+            Some((
+                (spec.matters)(previous.as_deref(), object),
+                listed && !(spec.unsettled)(object),
+            ))
         }
-        Event::Delete(object) => Judged::Object {
-            object,
-            matters: true,
-            listed: false,
-        },
-        Event::InitDone => {
-            let listed = relist.take().unwrap_or_default();
-            Judged::Listed(watch_filter::vanished(store.state(), &listed, |o| {
-                ObjectRef::from_obj(&**o)
-            }))
-        }
+        _ => None,
     };
-    writer.apply_watcher_event(&event);
-    match judged {
-        Judged::Relisting => StreamItem::Relisting,
-        Judged::Listed(vanished) => StreamItem::Listed {
+    match writer.apply(event) {
+        Applied::Relisting => StreamItem::Relisting,
+        Applied::Listed { vanished } => StreamItem::Listed {
             vanished: vanished.iter().flat_map(|object| (spec.mapper)(object)).collect(),
         },
-        Judged::Object {
-            object,
-            matters,
-            listed,
-        } => StreamItem::Object {
-            keys: if matters {
-                (spec.mapper)(object)
-            } else {
-                Vec::new()
-            },
-            listed,
+        Applied::Stored(object) => {
+            let (matters, listed) = judged.expect("a stored object came from a list or an apply");
+            StreamItem::Object {
+                keys: if matters {
+                    (spec.mapper)(&object)
+                } else {
+                    Vec::new()
+                },
+                listed,
+            }
+        }
+        Applied::Deleted(object) => StreamItem::Object {
+            keys: (spec.mapper)(&object),
+            listed: false,
         },
     }
 }

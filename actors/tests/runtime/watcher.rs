@@ -10,7 +10,9 @@ use std::{
 use crate::common::{
     ChildEvent, RecordingReporter, RecordingSink, eventually, init_tracing, recording_supervisor,
 };
-use controller_actors::{Cause, KeySink, ObjectKey, Spawner, WatchReporter, WatchSource, WatchSpec};
+use controller_actors::{
+    Cause, KeySink, ObjectKey, Spawner, WatchReporter, WatchSource, WatchSpec, WatchStore,
+};
 use ferrvault_sim::kube::KubeSim;
 use k8s_openapi::{
     ByteString,
@@ -23,7 +25,7 @@ use kube::{
     Api, ResourceExt,
     api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
     core::PartialObjectMeta,
-    runtime::{reflector::Store, watcher},
+    runtime::watcher,
 };
 use ractor::{ActorCell, ActorRef};
 
@@ -158,7 +160,7 @@ async fn delete(api: &Api<Secret>, name: &str) {
 }
 
 /// A typed Secret watch in `ns` whose filter only lets data changes through.
-fn typed_spec(sim: &KubeSim, ns: &str) -> (WatchSpec<Secret>, Store<Secret>) {
+fn typed_spec(sim: &KubeSim, ns: &str) -> (WatchSpec<Secret>, WatchStore<Secret>) {
     let (spec, store) = WatchSpec::full("Secret", secrets(sim, ns), watcher::Config::default());
     let spec = spec
         .map(|s: &Secret| key_of(&s.metadata))
@@ -171,7 +173,7 @@ fn metadata_spec(
     ns: &str,
 ) -> (
     WatchSpec<PartialObjectMeta<Secret>>,
-    Store<PartialObjectMeta<Secret>>,
+    WatchStore<PartialObjectMeta<Secret>>,
 ) {
     let api: Api<PartialObjectMeta<Secret>> = Api::namespaced(sim.client(), ns);
     let (spec, store) = WatchSpec::metadata("Secret (metadata)", api, watcher::Config::default());

@@ -28,7 +28,7 @@ use std::{
     time::Duration,
 };
 
-use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
+use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler, WatchStore, watch_store};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{
@@ -161,16 +161,21 @@ async fn reconcile(cr: Arc<FerrVaultSecret>, worker: Arc<Worker>) -> Result<Acti
     action_for(worker.reconciler.reconcile(&key, &rc).await)
 }
 
-/// A reflector of the FerrVaultConnections, as the operator keeps one: the reconciler judges
+/// A store of the FerrVaultConnections, as the operator keeps one: the reconciler judges
 /// targets against the connections' references.
-fn connections(client: &kube::Client) -> reflector::Store<Lenient<FerrVaultConnection>> {
-    let (store, writer) = reflector::store();
+fn connections(client: &kube::Client) -> WatchStore<Lenient<FerrVaultConnection>> {
+    let (store, mut writer) = watch_store();
     let events = watcher(
         Api::<Lenient<FerrVaultConnection>>::all(client.clone()),
         watcher::Config::default(),
     )
-    .reflect(writer)
-    .for_each(|_| async {});
+    .default_backoff()
+    .for_each(move |event| {
+        if let Ok(event) = event {
+            writer.apply(event);
+        }
+        async {}
+    });
     tokio::spawn(events);
     store
 }

@@ -63,7 +63,7 @@ async fn connections_read(
     stores: &Scoped<Lenient<FerrVaultConnection>>,
     namespace: &str,
 ) -> Result<Vec<ConnectionSecret>, Stop> {
-    stores.wait_until_ready().await.map_err(|e| Stop::Unavailable {
+    stores.wait_until_listed().await.map_err(|e| Stop::Unavailable {
         reason: CONNECTIONS_UNAVAILABLE,
         message: format!("the FerrVaultConnection watch: {e}"),
     })?;

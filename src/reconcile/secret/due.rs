@@ -56,8 +56,8 @@ pub(super) async fn nothing_due(
         return None;
     }
     let stores = &reads.stores;
-    stores.connections_for_dependants.wait_until_ready().await.ok()?;
-    stores.secret_metadata.wait_until_ready().await.ok()?;
+    stores.connections_for_dependants.wait_until_listed().await.ok()?;
+    stores.secret_metadata.wait_until_listed().await.ok()?;
     let namespace = cr.namespace().unwrap_or_default();
     let connection = stores
         .connections_for_dependants

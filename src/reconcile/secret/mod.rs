@@ -49,9 +49,9 @@ pub mod target;
 
 use std::{sync::Arc, time::Duration};
 
-use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
+use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler, WatchStore};
 use jiff::Timestamp;
-use kube::{Api, Resource, ResourceExt, runtime::reflector::Store};
+use kube::{Api, Resource, ResourceExt};
 use tracing::{Instrument, debug, info, info_span, warn};
 
 use self::{
@@ -90,7 +90,7 @@ impl SecretReconciler {
     /// FerrVaultConnection it may see) from a watch, and everything else from the API server:
     /// for a driver without the operator's watches, such as a plain `kube_runtime::Controller`.
     /// Such a reconciler never finds a pass with nothing due.
-    pub fn new(ctx: Arc<Context>, connections: Store<Lenient<FerrVaultConnection>>) -> Self {
+    pub fn new(ctx: Arc<Context>, connections: WatchStore<Lenient<FerrVaultConnection>>) -> Self {
         let reads = Arc::new(Reads::new(
             ctx.client.clone(),
             Stores::only_connections(connections),
