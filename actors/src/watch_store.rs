@@ -124,7 +124,7 @@ impl<K: Resource> WatchStore<K> {
 pub enum Applied<K> {
     /// A (re-)list started.
     Relisting,
-    /// The object, as now stored (from a list or a watch event).
+    /// The object, as now stored (a listed one shows once its list completes).
     Stored(Arc<K>),
     /// The object, now gone from the store.
     Deleted(K),
