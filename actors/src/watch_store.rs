@@ -72,11 +72,6 @@ impl<K: Resource> WatchStore<K> {
         self.read().get((namespace, name)).cloned()
     }
 
-    /// The stored version of `object` (the same namespace and name), if any.
-    pub fn get_like(&self, object: &K) -> Option<Arc<K>> {
-        self.read().get(key_of(object)).cloned()
-    }
-
     /// Every stored object, in no particular order.
     pub fn state(&self) -> Vec<Arc<K>> {
         self.read().table.iter().cloned().collect()
@@ -124,8 +119,15 @@ impl<K: Resource> WatchStore<K> {
 pub enum Applied<K> {
     /// A (re-)list started.
     Relisting,
-    /// The object, as now stored (a listed one shows once its list completes).
-    Stored(Arc<K>),
+    /// An object stored (a listed one shows once its list completes).
+    Stored {
+        /// The object, as now stored.
+        object: Arc<K>,
+        /// The version readers saw before this event, if any.
+        previous: Option<Arc<K>>,
+        /// It came from a (re-)list, not from a watch event.
+        listed: bool,
+    },
     /// The object, now gone from the store.
     Deleted(K),
     /// The (re-)list completed and replaced the contents; these were stored but not listed.
@@ -136,11 +138,6 @@ pub enum Applied<K> {
 }
 
 impl<K: Resource> WatchStoreWriter<K> {
-    /// A reader of this writer's store.
-    pub fn reader(&self) -> WatchStore<K> {
-        self.store.clone()
-    }
-
     /// Applies one watch event.
     pub fn apply(&mut self, event: Event<K>) -> Applied<K> {
         match event {
@@ -150,13 +147,22 @@ impl<K: Resource> WatchStoreWriter<K> {
             }
             Event::InitApply(object) => {
                 let object = Arc::new(object);
+                let previous = self.store.read().get(key_of(&*object)).cloned();
                 self.relisting.get_or_insert_default().insert(object.clone());
-                Applied::Stored(object)
+                Applied::Stored {
+                    object,
+                    previous,
+                    listed: true,
+                }
             }
             Event::Apply(object) => {
                 let object = Arc::new(object);
-                self.store.write().insert(object.clone());
-                Applied::Stored(object)
+                let previous = self.store.write().insert(object.clone());
+                Applied::Stored {
+                    object,
+                    previous,
+                    listed: false,
+                }
             }
             Event::Delete(object) => {
                 self.store.write().remove(key_of(&object));
@@ -210,14 +216,16 @@ impl<K: Resource> Objects<K> {
             .find(self.hasher.hash_one(key), |o| key_of(&**o) == key)
     }
 
-    fn insert(&mut self, object: Arc<K>) {
+    /// Stores `object`; returns the version it replaced, if any.
+    fn insert(&mut self, object: Arc<K>) -> Option<Arc<K>> {
         let Self { table, hasher } = self;
         let key = key_of(&*object);
         let hash = hasher.hash_one(key);
         match table.find_mut(hash, |o| key_of(&**o) == key) {
-            Some(stored) => *stored = object,
+            Some(stored) => Some(std::mem::replace(stored, object)),
             None => {
                 table.insert_unique(hash, object, |o| hasher.hash_one(key_of(&**o)));
+                None
             }
         }
     }

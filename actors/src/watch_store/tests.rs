@@ -45,7 +45,12 @@ fn an_object_should_be_found_by_namespace_and_name_replaced_and_forgotten() {
     );
     assert_eq!(version(&store, "a", "y"), None);
 
-    writer.apply(Event::Apply(map("a", "x", "3")));
+    let Applied::Stored { previous, listed, .. } = writer.apply(Event::Apply(map("a", "x", "3"))) else {
+        panic!("an apply stores the object");
+    };
+    let previous = previous.and_then(|o| o.metadata.resource_version.clone());
+    assert_eq!(previous.as_deref(), Some("1"), "the version it replaced");
+    assert!(!listed, "a watch event, not a list");
     assert_eq!(version(&store, "a", "x").as_deref(), Some("3"));
     assert_eq!(store.len(), 2, "a new version replaces the old");
 
@@ -68,7 +73,17 @@ fn a_relist_should_show_only_once_complete_and_name_what_it_no_longer_had() {
     assert_eq!(names(&store.state()), ["a/gone", "a/kept"]);
 
     writer.apply(Event::Init);
-    writer.apply(Event::InitApply(map("a", "kept", "2")));
+    let Applied::Stored { previous, listed, .. } = writer.apply(Event::InitApply(map("a", "kept", "2")))
+    else {
+        panic!("a listed object is stored");
+    };
+    let previous = previous.and_then(|o| o.metadata.resource_version.clone());
+    assert_eq!(
+        previous.as_deref(),
+        Some("1"),
+        "the version readers saw before the re-list"
+    );
+    assert!(listed);
     writer.apply(Event::InitApply(map("a", "new", "2")));
     assert_eq!(
         version(&store, "a", "kept").as_deref(),

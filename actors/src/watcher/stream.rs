@@ -1,5 +1,5 @@
 //! The stream task of a watcher actor: runs the `kube_runtime::watcher` stream, keeps the
-//! spec's store current, judges each change against the store (before applying it),
+//! spec's store current, judges each change against the version it replaced,
 //! maps the changes that matter to keys and forwards every item to the actor through
 //! [`Forward`]. Items carry keys, not objects: the store already holds each object, and a list
 //! of 10,000 objects waiting in the actor's mailbox would otherwise be a second copy of them.
@@ -102,41 +102,32 @@ fn drop_bookkeeping<K: kube::Resource>(object: &mut K) {
     }
 }
 
-/// Judge `event` against the store (before applying it), apply it, then map what matters to
-/// keys. Mapping comes last: should the mapper panic on an object, the store already holds it,
-/// so the next incarnation's re-list finds it unchanged and does not map it again.
+/// Apply `event` to the store, judge the change against the version it replaced, then map what
+/// matters to keys. Mapping comes after storing: should the mapper panic on an object, the store
+/// already holds it, so the next incarnation's re-list finds it unchanged and does not map it
+/// again.
 fn observe<K: Watched>(
     spec: &SpecShared<K>,
     writer: &mut WatchStoreWriter<K>,
     event: Event<K>,
 ) -> StreamItem {
-    let judged = match &event {
-        Event::InitApply(object) | Event::Apply(object) => {
-            let previous = writer.reader().get_like(object);
-            let listed = matches!(event, Event::InitApply(_));
-            Some((
-                (spec.matters)(previous.as_deref(), object),
-                listed && !(spec.unsettled)(object),
-            ))
-        }
-        _ => None,
-    };
     match writer.apply(event) {
         Applied::Relisting => StreamItem::Relisting,
         Applied::Listed { vanished } => StreamItem::Listed {
             vanished: vanished.iter().flat_map(|object| (spec.mapper)(object)).collect(),
         },
-        Applied::Stored(object) => {
-            let (matters, listed) = judged.expect("a stored object came from a list or an apply");
-            StreamItem::Object {
-                keys: if matters {
-                    (spec.mapper)(&object)
-                } else {
-                    Vec::new()
-                },
-                listed,
-            }
-        }
+        Applied::Stored {
+            object,
+            previous,
+            listed,
+        } => StreamItem::Object {
+            keys: if (spec.matters)(previous.as_deref(), &object) {
+                (spec.mapper)(&object)
+            } else {
+                Vec::new()
+            },
+            listed: listed && !(spec.unsettled)(&object),
+        },
         Applied::Deleted(object) => StreamItem::Object {
             keys: (spec.mapper)(&object),
             listed: false,
