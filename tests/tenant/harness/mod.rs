@@ -14,8 +14,11 @@
 //!   hostile FerrVault.
 //! - [`finish`]: the operator is healthy, bounded in memory, was never refused by its RBAC, and
 //!   nothing leaked anywhere.
+//! - [`bounds`]: what an attack may cost the operator, measured around it (peak RSS over a
+//!   baseline, no restart, another tenant still syncing within 10 s).
 #![allow(dead_code)] // each attack file uses a different part
 
+pub mod bounds;
 pub mod listener;
 pub mod operator;
 pub mod others;

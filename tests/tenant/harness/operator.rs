@@ -151,6 +151,12 @@ impl Operator {
         self.spawned.sigcont();
     }
 
+    /// Whether the process the test started is still running (it never exited, so it was
+    /// never restarted).
+    pub fn is_running(&mut self) -> bool {
+        self.spawned.running()
+    }
+
     /// Peak resident memory so far (`VmHWM`), MiB.
     pub fn peak_rss_mib(&self) -> f64 {
         proc_stats::sample(self.spawned.pid())

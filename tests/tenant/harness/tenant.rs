@@ -132,6 +132,7 @@ impl Tenant {
             &self.namespace,
             name,
             ("Ready", reason, fragment),
+            SHOWS_WITHIN,
         )
         .await
     }
@@ -143,11 +144,22 @@ impl Tenant {
 
     /// Waits until FerrVaultSecret `name`'s condition `type_` has `reason`; returns it.
     pub async fn wait_secret_condition(&self, name: &str, type_: &str, reason: &str) -> Condition {
+        self.wait_secret_within(name, (type_, reason), SHOWS_WITHIN).await
+    }
+
+    /// Waits at most `limit` until FerrVaultSecret `name`'s condition `type_` has `reason`.
+    pub async fn wait_secret_within(
+        &self,
+        name: &str,
+        (type_, reason): (&str, &str),
+        limit: Duration,
+    ) -> Condition {
         wait_condition(
             &self.raw::<FerrVaultSecret>(),
             &self.namespace,
             name,
             (type_, reason, ""),
+            limit,
         )
         .await
     }
@@ -196,16 +208,18 @@ fn condition(object: &DynamicObject, type_: &str) -> Option<Condition> {
     conditions.into_iter().find(|c| c.type_ == type_)
 }
 
-/// Waits until `name`'s condition `type_` has `reason` and a message containing `fragment`.
+/// Waits at most `limit` until `name`'s condition `type_` has `reason` and a message containing
+/// `fragment`.
 async fn wait_condition(
     api: &Api<DynamicObject>,
     namespace: &str,
     name: &str,
     (type_, reason, fragment): (&str, &str, &str),
+    limit: Duration,
 ) -> Condition {
     poll_until(
         &format!("{namespace}/{name} {type_} reason {reason} saying {fragment:?}"),
-        SHOWS_WITHIN,
+        limit,
         || async {
             let object = api.get(name).await.map_err(|e| e.to_string())?;
             match condition(&object, type_) {
