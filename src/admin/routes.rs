@@ -161,6 +161,7 @@ fn refuse_method(method: &Method) -> Option<Reply> {
     Some(response)
 }
 
+/// The request's `Accept` header, if it is text.
 fn accept(parts: &Parts) -> Option<String> {
     parts
         .headers
@@ -182,10 +183,11 @@ fn source(parts: &Parts) -> std::net::IpAddr {
 fn refused(refusal: &Refusal) -> Reply {
     let mut response = reply(refusal.status(), TEXT, refusal.body());
     if let Some(after) = refusal.retry_after() {
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            header::HeaderValue::from(after.as_secs().max(1)),
-        );
+        // Whole seconds, rounded up: a client that waits as told finds a review waiting.
+        let seconds = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds.max(1)));
     }
     response
 }
