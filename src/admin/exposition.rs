@@ -11,15 +11,79 @@
 //! - Counter `_created` samples are dropped: 0.0.4 has no place for them.
 //! - It relies on OpenMetrics' order: a family's `# HELP` comes just before its `# TYPE`,
 //!   which comes before its samples.
+//! - [`encode`] starts its buffer at the capacity it is given (the last body's length), so a
+//!   body the size of the last one is written without the buffer doubling on the way.
 
 use std::{collections::HashSet, fmt};
+
+use prometheus_client::registry::Registry;
+
+/// The OpenMetrics text format that `prometheus-client` writes (Prometheus and promtool read it).
+pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The content type of the classic Prometheus text format.
 pub const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// Whether a client's `Accept` header asks for OpenMetrics (as Prometheus itself does).
-pub fn wants_openmetrics(accept: Option<&str>) -> bool {
-    accept.is_some_and(|accept| accept.contains("application/openmetrics-text"))
+/// The two text formats `/metrics` serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// OpenMetrics, for a client whose `Accept` header asks for it (Prometheus does).
+    OpenMetrics,
+    /// The classic Prometheus text format (0.0.4), for everyone else (promtool, curl).
+    Text,
+}
+
+impl Format {
+    /// Both formats, in [`Format::index`] order.
+    pub const ALL: [Format; 2] = [Format::OpenMetrics, Format::Text];
+
+    /// The format a client's `Accept` header asks for.
+    pub fn negotiate(accept: Option<&str>) -> Format {
+        if accept.is_some_and(|accept| accept.contains("application/openmetrics-text")) {
+            Format::OpenMetrics
+        } else {
+            Format::Text
+        }
+    }
+
+    /// The `Content-Type` of a body in this format.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::OpenMetrics => OPENMETRICS_CONTENT_TYPE,
+            Format::Text => PROMETHEUS_TEXT,
+        }
+    }
+
+    /// The format's place in [`Format::ALL`] (for tables kept per format).
+    pub fn index(self) -> usize {
+        match self {
+            Format::OpenMetrics => 0,
+            Format::Text => 1,
+        }
+    }
+}
+
+/// Every metric of `registry` in `format`, written into a buffer of `capacity` bytes to start
+/// with.
+///
+/// # Errors
+/// The encoder's error (a metric that cannot be written).
+pub fn encode(registry: &Registry, format: Format, capacity: usize) -> Result<String, fmt::Error> {
+    match format {
+        Format::OpenMetrics => {
+            let mut body = String::with_capacity(capacity);
+            prometheus_client::encoding::text::encode(&mut body, registry)?;
+            Ok(body)
+        }
+        Format::Text => {
+            let mut text = PrometheusText {
+                out: String::with_capacity(capacity),
+                ..PrometheusText::default()
+            };
+            prometheus_client::encoding::text::encode(&mut text, registry)?;
+            Ok(text.finish())
+        }
+    }
 }
 
 /// An OpenMetrics writer whose output is the Prometheus 0.0.4 text format, converted line by
@@ -189,10 +253,20 @@ mod tests {
 
     #[test]
     fn only_an_openmetrics_accept_header_should_get_openmetrics() {
-        assert!(wants_openmetrics(Some(
-            "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
-        )));
-        assert!(!wants_openmetrics(Some("*/*")));
-        assert!(!wants_openmetrics(None));
+        assert_eq!(
+            Format::negotiate(Some(
+                "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+            )),
+            Format::OpenMetrics
+        );
+        assert_eq!(Format::negotiate(Some("*/*")), Format::Text);
+        assert_eq!(Format::negotiate(None), Format::Text);
+    }
+
+    #[test]
+    fn every_format_should_have_its_own_index() {
+        for (index, format) in Format::ALL.into_iter().enumerate() {
+            assert_eq!(format.index(), index);
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! What one HTTP client may take of a server: how long it may dawdle, how many connections all
-//! clients may hold, how big a request may be. Each server (metrics, probes, admin) has its own
+//! What one HTTP client may take of a server: how long it may dawdle (sending its request or
+//! taking the response), how many connections all clients may hold, how big a request may be. Each server (metrics, probes, admin) has its own
 //! budget, so a flood of one cannot take the other's connections.
 
 use std::time::Duration;
@@ -33,6 +33,11 @@ impl HttpLimits {
     pub const MAX_HEAD_BYTES: usize = 16 * 1024;
     /// The most header fields in one request.
     pub const MAX_HEADERS: usize = 64;
+    /// A response must be taken by its client within this time of its first byte going out
+    /// (issue 34 point 5: slow readers), however slowly the bytes trickle; the connection is
+    /// closed otherwise. Prometheus's default `scrape_timeout` is 10 s too: a scraper slower
+    /// than that has given up already.
+    pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 }
 
 impl Default for HttpLimits {

@@ -14,6 +14,11 @@
 //!   closes, so nothing a client sends is buffered beyond the head.
 //! - A connection on which no byte moves for `idle_timeout` is closed (a client that stops
 //!   reading its response).
+//! - A response must be taken by the client within [`HttpLimits::WRITE_TIMEOUT`] of its first
+//!   byte going out (`write_deadline.rs`), however it trickles: a slow reader holds its
+//!   connection that long at most, and meanwhile only a handle on the response's body (hyper
+//!   queues body bytes, it does not copy them).
+//! - Every request carries its client's address ([`Peer`]) in its extensions.
 //! - An error accepting (no file descriptor left, …) pauses the loop briefly instead of spinning.
 //! - On stop, new connections are no longer accepted and open ones finish their request.
 
@@ -35,12 +40,15 @@ use tokio_io_timeout::TimeoutStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
+use self::write_deadline::WriteDeadline;
 use super::{
     limits::HttpLimits,
-    routes::{self, Handler, Reply},
+    routes::{self, Handler, Peer, Reply},
     secure::ServingCert,
     slots::{Arrival, Slot, Slots},
 };
+
+mod write_deadline;
 
 /// How long the accept loop pauses after an accept error.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
@@ -94,8 +102,8 @@ async fn accept(served: Served, stop: CancellationToken) {
             // Reap finished connections so the set does not grow with every one ever served.
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
-        let stream = match accepted {
-            Ok((stream, _peer)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(error) => {
                 tracing::debug!(server = name, %error, "accept failed");
                 tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
@@ -120,6 +128,7 @@ async fn accept(served: Served, stop: CancellationToken) {
         };
         connections.spawn(connection(
             stream,
+            Peer(peer),
             slot,
             handler.clone(),
             limits,
@@ -156,6 +165,7 @@ fn arrival(stream: TcpStream, buffer: &mut [u8]) -> std::io::Result<(TcpStream, 
 
 async fn connection(
     stream: TcpStream,
+    peer: Peer,
     slot: Slot,
     handler: Handler,
     limits: HttpLimits,
@@ -166,10 +176,10 @@ async fn connection(
     let mut timed = TimeoutStream::new(stream);
     timed.set_read_timeout(Some(limits.idle_timeout));
     timed.set_write_timeout(Some(limits.idle_timeout));
-    let timed = Box::pin(timed);
+    let timed = WriteDeadline::new(Box::pin(timed), HttpLimits::WRITE_TIMEOUT);
     let slot = Arc::new(slot);
     match tls {
-        None => http(timed, slot, handler, limits, stop).await,
+        None => http(timed, peer, slot, handler, limits, stop).await,
         Some(acceptor) => {
             let handshake = tokio::time::timeout(limits.header_read_timeout, acceptor.accept(timed));
             let stream = tokio::select! {
@@ -183,20 +193,27 @@ async fn connection(
                     Err(_) => return,
                 },
             };
-            http(stream, slot, handler, limits, stop).await;
+            http(stream, peer, slot, handler, limits, stop).await;
         }
     }
 }
 
 /// Serves HTTP/1.1 on `io` until the client is done, the connection is evicted or times out,
 /// or the server stops (then the request in progress finishes first).
-async fn http<I>(io: I, slot: Arc<Slot>, handler: Handler, limits: HttpLimits, stop: CancellationToken)
-where
+async fn http<I>(
+    io: I,
+    peer: Peer,
+    slot: Arc<Slot>,
+    handler: Handler,
+    limits: HttpLimits,
+    stop: CancellationToken,
+) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service_slot = slot.clone();
-    let service = service_fn(move |request: http::Request<Incoming>| {
+    let service = service_fn(move |mut request: http::Request<Incoming>| {
         let busy = service_slot.busy();
+        request.extensions_mut().insert(peer);
         let handler = handler.clone();
         async move {
             let _busy = busy;
@@ -212,6 +229,9 @@ where
         .header_read_timeout(limits.header_read_timeout)
         .max_buf_size(HttpLimits::MAX_HEAD_BYTES)
         .max_headers(HttpLimits::MAX_HEADERS)
+        // Queue body bytes rather than copy them (the default for vectored sockets, stated so it
+        // cannot change under us): a slow reader holds a handle on a shared body, not a copy.
+        .writev(true)
         .serve_connection(TokioIo::new(io), service);
     let mut connection = std::pin::pin!(connection);
     tokio::select! {

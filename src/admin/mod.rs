@@ -7,9 +7,11 @@
 //! - `debug_queue.rs`: the `/debug/queue` document, built from values (pure).
 //! - [`healthz`]: controller-runtime's probe answers (500, sub-paths, `?verbose`, `?exclude=`).
 //! - [`exposition`]: OpenMetrics or the classic Prometheus text format, by `Accept` (pure).
+//! - [`render_cache`]: one `/metrics` body per format, shared by the scrapes of a second.
 //! - [`limits`]: timeouts, connection budget and request size of each server.
 //! - `listener.rs`: hyper (HTTP/1.1) on one listener under those limits, TLS optional;
-//!   `slots.rs`: the connection budget, which evicts the longest-idle connection when full.
+//!   `slots.rs`: the connection budget, which evicts the longest-idle connection when full;
+//!   `listener/write_deadline.rs`: the time a client has to take a response.
 //! - [`secure`]: `--metrics-secure` (HTTPS, TokenReview and SubjectAccessReview, caches).
 //! - [`server`]: binds every listener first, then serves each on a thread of its own.
 //!
@@ -21,7 +23,12 @@
 //!   of `/metrics` (scrapes or connections) can starve the kubelet's probes.
 //! - Hostile clients are bounded ([`limits::HttpLimits`]): a request head must arrive within
 //!   the header-read timeout and fit in 16 KiB, no request body is taken, a connection where
-//!   nothing moves is closed, and the connections of each server are capped.
+//!   nothing moves is closed, a response must be taken within the write timeout, and the
+//!   connections of each server are capped.
+//! - `/metrics` is rendered at most once a second per format, whatever the number of scrapers;
+//!   slow readers share that one body. With secure metrics, the method and path are checked
+//!   before any review, and reviews are cached (negative apart from positive) and limited per
+//!   source address.
 //! - No secret value or token is served: the sources are the health checks, the actor tree,
 //!   queue keys (`namespace/name`), limiter state by credential fingerprint, and metrics whose
 //!   labels are bounded enums or fingerprints. Tests scrape every endpoint during a synced run
@@ -32,6 +39,7 @@ pub mod exposition;
 pub mod healthz;
 pub mod limits;
 mod listener;
+pub mod render_cache;
 pub mod routes;
 pub mod secure;
 pub mod server;

@@ -1,7 +1,12 @@
 //! One [`Handler`] per server. Each server is a single handler that dispatches on the path, so
 //! the method rule (GET/HEAD, else 405) and the 404 are decided in one place.
+//!
+//! # Guarantees
+//! - `/metrics` decides the method (405) and the path (404) before anything else: with secure
+//!   metrics, a request that could never be served costs no TokenReview or SubjectAccessReview.
+//! - `/metrics` bodies come from a [`RenderCache`]: every scrape within a second shares one body.
 
-use std::{future::Future, sync::Arc};
+use std::{future::Future, net::SocketAddr, sync::Arc};
 
 use bytes::Bytes;
 use controller_actors::{HealthHandle, QueueHandle, TreeHandle};
@@ -12,61 +17,53 @@ use prometheus_client::registry::Registry;
 
 use super::{
     debug_queue::{self, QueueReport},
-    exposition, healthz,
-    secure::MetricsGuard,
+    exposition::{self, Format},
+    healthz,
+    render_cache::RenderCache,
+    secure::{MetricsGuard, Refusal},
 };
 use crate::ferrvault::FerrVault;
-
-/// The OpenMetrics text format that `prometheus-client` writes (Prometheus and promtool read it).
-pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 const TEXT: &str = "text/plain; charset=utf-8";
 const JSON: &str = "application/json";
 
-/// A response with its whole body (every answer here is small and built at once).
+/// A response with its whole body (every answer here is built at once, or shared).
 pub type Reply = http::Response<Full<Bytes>>;
 
 /// A server's behaviour: a request head in (no server here reads a body), a response out.
 pub type Handler = Arc<dyn Fn(Parts) -> BoxFuture<'static, Reply> + Send + Sync>;
 
-/// `/metrics`: every registered metric, encoded at scrape time: OpenMetrics when the `Accept`
-/// header asks for it (Prometheus does), else the classic text format (promtool, curl).
-/// With a `guard`, every request is authenticated and authorized first (secure metrics).
+/// The address of the client that sent a request, put in the request's extensions by the
+/// listener (secure metrics limits reviews per address).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub SocketAddr);
+
+/// `/metrics`: every registered metric, OpenMetrics when the `Accept` header asks for it
+/// (Prometheus does), else the classic text format (promtool, curl); one body per format shared
+/// by the scrapes of a second ([`RenderCache`]). With a `guard`, a request for `/metrics` is
+/// authenticated and authorized first (secure metrics); any other request is refused before.
 pub fn metrics(registry: Arc<Registry>, guard: Option<Arc<MetricsGuard>>) -> Handler {
-    let serve = server(move |path, _query, accept| {
-        let registry = registry.clone();
-        async move {
-            if path != "/metrics" {
+    let bodies = Arc::new(RenderCache::new(move |format, capacity| {
+        exposition::encode(&registry, format, capacity)
+    }));
+    Arc::new(move |parts: Parts| {
+        let (bodies, guard) = (bodies.clone(), guard.clone());
+        Box::pin(async move {
+            if let Some(refused) = refuse_method(&parts.method) {
+                return refused;
+            }
+            if parts.uri.path() != "/metrics" {
                 return not_found();
             }
-            let encoded = if exposition::wants_openmetrics(accept.as_deref()) {
-                let mut body = String::new();
-                prometheus_client::encoding::text::encode(&mut body, &registry)
-                    .map(|()| (OPENMETRICS_CONTENT_TYPE, body))
-            } else {
-                let mut text = exposition::PrometheusText::default();
-                prometheus_client::encoding::text::encode(&mut text, &registry)
-                    .map(|()| (exposition::PROMETHEUS_TEXT, text.finish()))
-            };
-            match encoded {
-                Ok((content_type, body)) => reply(StatusCode::OK, content_type, body),
-                Err(error) => reply(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    TEXT,
-                    format!("encoding metrics failed: {error}\n"),
-                ),
+            if let Some(guard) = guard
+                && let Err(refusal) = guard.admit(&parts, source(&parts)).await
+            {
+                return refused(&refusal);
             }
-        }
-    });
-    let Some(guard) = guard else {
-        return serve;
-    };
-    Arc::new(move |parts: Parts| {
-        let (guard, serve) = (guard.clone(), serve.clone());
-        Box::pin(async move {
-            match guard.admit(&parts).await {
-                Ok(()) => serve(parts).await,
-                Err(refusal) => reply(refusal.status(), TEXT, refusal.body()),
+            let format = Format::negotiate(accept(&parts).as_deref());
+            match bodies.body(format).await {
+                Ok(body) => reply_bytes(StatusCode::OK, format.content_type(), body),
+                Err(error) => reply(StatusCode::INTERNAL_SERVER_ERROR, TEXT, format!("{error}\n")),
             }
         })
     })
@@ -140,20 +137,19 @@ where
     F: Future<Output = Reply> + Send + 'static,
 {
     Arc::new(move |parts: Parts| {
-        if parts.method != Method::GET && parts.method != Method::HEAD {
-            return Box::pin(std::future::ready(method_not_allowed(&parts.method)));
+        if let Some(refused) = refuse_method(&parts.method) {
+            return Box::pin(std::future::ready(refused));
         }
-        let accept = parts
-            .headers
-            .get(header::ACCEPT)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
         let query = parts.uri.query().unwrap_or_default().to_owned();
-        Box::pin(handler(parts.uri.path().to_owned(), query, accept))
+        Box::pin(handler(parts.uri.path().to_owned(), query, accept(&parts)))
     })
 }
 
-fn method_not_allowed(method: &Method) -> Reply {
+/// 405 with an `Allow` header for anything but GET and HEAD.
+fn refuse_method(method: &Method) -> Option<Reply> {
+    if method == Method::GET || method == Method::HEAD {
+        return None;
+    }
     let mut response = reply(
         StatusCode::METHOD_NOT_ALLOWED,
         TEXT,
@@ -162,6 +158,37 @@ fn method_not_allowed(method: &Method) -> Reply {
     response
         .headers_mut()
         .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
+    Some(response)
+}
+
+/// The request's `Accept` header, if it is text.
+fn accept(parts: &Parts) -> Option<String> {
+    parts
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The client's address; requests the listener did not mark (none in this process) share the
+/// unspecified address, and so its limits.
+fn source(parts: &Parts) -> std::net::IpAddr {
+    parts
+        .extensions
+        .get::<Peer>()
+        .map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |peer| peer.0.ip())
+}
+
+/// The answer to a refused scrape, with `Retry-After` when the refusal says when to come back.
+fn refused(refusal: &Refusal) -> Reply {
+    let mut response = reply(refusal.status(), TEXT, refusal.body());
+    if let Some(after) = refusal.retry_after() {
+        // Whole seconds, rounded up: a client that waits as told finds a review waiting.
+        let seconds = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds.max(1)));
+    }
     response
 }
 
@@ -171,7 +198,12 @@ fn wants_text(query: &str) -> bool {
 
 /// A response with a text body of `content_type`.
 pub(super) fn reply(status: StatusCode, content_type: &'static str, body: String) -> Reply {
-    let mut response = http::Response::new(Full::new(Bytes::from(body)));
+    reply_bytes(status, content_type, Bytes::from(body))
+}
+
+/// A response whose body is `body` itself (a shared body is not copied).
+fn reply_bytes(status: StatusCode, content_type: &'static str, body: Bytes) -> Reply {
+    let mut response = http::Response::new(Full::new(body));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -192,6 +224,45 @@ fn not_found() -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A secure `/metrics` whose API server is unreachable: any review it sends fails (500).
+    fn secure_metrics() -> Handler {
+        let config = kube::Config::new("http://127.0.0.1:1".parse().expect("url"));
+        let client = kube::Client::try_from(config).expect("client");
+        metrics(Arc::new(Registry::default()), Some(MetricsGuard::new(client)))
+    }
+
+    async fn status(handler: &Handler, method: Method, path: &str) -> StatusCode {
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::AUTHORIZATION, "Bearer some-token")
+            .body(())
+            .expect("request");
+        handler(request.into_parts().0).await.status()
+    }
+
+    #[tokio::test]
+    async fn secure_metrics_should_refuse_unknown_paths_and_methods_before_any_review() {
+        let handler = secure_metrics();
+        assert_eq!(
+            status(&handler, Method::GET, "/metrics").await,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "/metrics is reviewed (and the review fails)"
+        );
+        assert_eq!(
+            status(&handler, Method::GET, "/debug").await,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            status(&handler, Method::GET, "/metrics/x").await,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            status(&handler, Method::POST, "/metrics").await,
+            StatusCode::METHOD_NOT_ALLOWED
+        );
+    }
 
     #[test]
     fn only_the_exact_format_text_pair_should_select_text() {

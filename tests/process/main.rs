@@ -10,3 +10,4 @@ mod process_support;
 mod product;
 mod run;
 mod secure_metrics;
+mod slow_readers;

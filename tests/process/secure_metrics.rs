@@ -1,16 +1,26 @@
 //! `--metrics-secure`, end to end against the Kubernetes simulator: `/metrics` over HTTPS, each
 //! scrape's bearer token reviewed (TokenReview) and its user authorized for `get` on `/metrics`
-//! (SubjectAccessReview) from the RBAC objects the simulator stores, answers cached.
+//! (SubjectAccessReview) from the RBAC objects the simulator stores, answers cached. Under abuse
+//! (issue 34 point 5): an unknown path or method costs no review, a flood of made-up tokens from
+//! one address gets 429s instead of reviews, and made-up tokens from many addresses cannot push
+//! Prometheus's cached review out. The simulator's audit counts every review.
 
-use std::time::Duration;
+use std::{
+    collections::BTreeMap,
+    net::{IpAddr, Ipv4Addr, SocketAddr},
+    time::{Duration, Instant},
+};
 
+use ferrvault_operator::admin::secure::guard::{REVIEW_BURST, REVIEWS_PER_SECOND, TOKEN_TTL};
 use ferrvault_sim::kube::KubeSim;
+use futures::{StreamExt, stream};
 use k8s_openapi::api::{
     core::v1::{Namespace, ServiceAccount},
     rbac::v1::{ClusterRole, ClusterRoleBinding},
 };
 use kube::{Api, api::PostParams};
 use serde_json::json;
+use tempfile::TempDir;
 
 use crate::{
     process_support::{Spawned, wait_for_200},
@@ -70,12 +80,25 @@ async fn scrapers(sim: &KubeSim) -> (String, String) {
 /// An HTTPS client that accepts the self-signed certificate, as the chart's ServiceMonitor does
 /// by default (`insecureSkipVerify`).
 fn https() -> reqwest::Client {
+    https_from(None)
+}
+
+/// [`https`] connecting from `source` (any 127.0.0.0/8 address is this machine's loopback), so
+/// one test can be many clients to the per-address review limit.
+fn https_from(source: Option<IpAddr>) -> reqwest::Client {
+    // Installing twice is refused; the first install is the one every client uses.
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .tls_danger_accept_invalid_certs(true)
+        .local_address(source)
         .timeout(Duration::from_secs(15))
         .build()
         .expect("client")
+}
+
+/// The `n`th loopback address of a block of test clients (127.1.x.y), none of them 127.0.0.1.
+fn loopback(n: u32) -> IpAddr {
+    Ipv4Addr::from(0x7f01_0000 + n).into()
 }
 
 async fn scrape(url: &str, token: Option<&str>) -> (u16, String) {
@@ -122,9 +145,9 @@ async fn secure_metrics_should_answer_401_without_a_valid_token_403_without_the_
     let (status, body) = scrape(&url, Some(&allowed)).await;
     assert_eq!(status, 200, "a ServiceAccount with the rule: {body}");
     assert!(body.contains("workqueue_depth"), "{body}");
-    // Only the path the rule names.
+    // Only /metrics is served: another path is refused before any review.
     let (status, _) = scrape(&format!("https://{}/debug", at.metrics), Some(&allowed)).await;
-    assert_eq!(status, 403, "the rule grants /metrics only");
+    assert_eq!(status, 404, "the server serves /metrics only");
 
     // Answers are cached: the same token again costs no review.
     let (token_reviews, access_reviews) = (
@@ -169,6 +192,193 @@ async fn secure_metrics_should_answer_401_without_a_valid_token_403_without_the_
         Some(0),
         "{}",
         operator.output()
+    );
+}
+
+/// A cluster with the scrapers, and the operator serving secure metrics, ready.
+struct Secured {
+    sim: KubeSim,
+    _dir: TempDir,
+    _operator: Spawned,
+    /// Prometheus's token (allowed `get` on `/metrics`).
+    prometheus: String,
+    /// Where `/metrics` is served.
+    metrics: SocketAddr,
+}
+
+impl Secured {
+    async fn start() -> Secured {
+        let (sim, dir, kubeconfig) = cluster().await;
+        let (prometheus, _) = scrapers(&sim).await;
+        let mut operator = Spawned::start(run_command(&kubeconfig, &["--metrics-secure"]));
+        let at = operator.addresses();
+        wait_for_200(&format!("http://{}/readyz", at.probes), Duration::from_secs(30)).await;
+        Secured {
+            sim,
+            _dir: dir,
+            _operator: operator,
+            prometheus,
+            metrics: at.metrics,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("https://{}{path}", self.metrics)
+    }
+
+    fn token_reviews(&self) -> usize {
+        reviews(&self.sim, "tokenreviews")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_path_or_a_wrong_method_should_be_refused_without_any_review() {
+    let secured = Secured::start().await;
+    let client = https();
+    for token in [secured.prometheus.as_str(), "made-up-token"] {
+        for (method, path, expected) in [
+            (reqwest::Method::GET, "/debug", 404),
+            (reqwest::Method::GET, "/metrics/", 404),
+            (reqwest::Method::GET, "/", 404),
+            (reqwest::Method::POST, "/metrics", 405),
+            (reqwest::Method::DELETE, "/anything", 405),
+        ] {
+            let response = client
+                .request(method.clone(), secured.url(path))
+                .bearer_auth(token)
+                .send()
+                .await
+                .expect("answered");
+            assert_eq!(response.status().as_u16(), expected, "{method} {path}");
+        }
+    }
+    assert_eq!(
+        (
+            secured.token_reviews(),
+            reviews(&secured.sim, "subjectaccessreviews")
+        ),
+        (0, 0),
+        "no review for a request that could never be served"
+    );
+    // The same token on /metrics is reviewed: the count above is not blind.
+    assert_eq!(
+        scrape(&secured.url("/metrics"), Some(&secured.prometheus))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(secured.token_reviews(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_made_up_tokens_from_one_address_should_get_429s_instead_of_reviews() {
+    const FLOOD: usize = 1_000;
+    let secured = Secured::start().await;
+    let (url, prometheus) = (secured.url("/metrics"), secured.prometheus.as_str());
+    assert_eq!(scrape(&url, Some(prometheus)).await.0, 200);
+    let before = secured.token_reviews();
+
+    let attacker = https_from(Some(loopback(1)));
+    let started = Instant::now();
+    let mut statuses: BTreeMap<u16, usize> = BTreeMap::new();
+    let mut retry_after = None;
+    for i in 0..FLOOD {
+        let response = attacker
+            .get(&url)
+            .bearer_auth(format!("made-up-token-{i}"))
+            .send()
+            .await
+            .expect("answered");
+        if response.status() == 429 {
+            retry_after = response.headers().get("retry-after").cloned();
+        }
+        *statuses.entry(response.status().as_u16()).or_default() += 1;
+    }
+    let took = started.elapsed();
+    let reviewed = secured.token_reviews() - before;
+    // The burst, what the bucket earned meanwhile, and one for rounding.
+    let budget = (REVIEW_BURST + took.as_secs_f64() * REVIEWS_PER_SECOND) as usize + 1;
+    assert!(
+        reviewed <= budget,
+        "{reviewed} TokenReviews for {FLOOD} made-up tokens in {took:?} from one address (budget {budget}); answers {statuses:?}"
+    );
+    assert_eq!(
+        statuses.get(&401),
+        Some(&reviewed),
+        "each reviewed one is 401: {statuses:?}"
+    );
+    assert_eq!(statuses.get(&429), Some(&(FLOOD - reviewed)), "{statuses:?}");
+    assert!(
+        retry_after.is_some_and(|after| after
+            .to_str()
+            .is_ok_and(|s| s.parse::<u64>().is_ok_and(|s| s >= 1))),
+        "a 429 says when to come back"
+    );
+
+    // Prometheus, from its own address, is neither limited nor reviewed again.
+    assert_eq!(scrape(&url, Some(prometheus)).await.0, 200);
+    assert_eq!(
+        secured.token_reviews() - before,
+        reviewed,
+        "Prometheus's review stays cached"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn made_up_tokens_from_many_addresses_should_not_push_out_prometheus_s_cached_review() {
+    /// Addresses, each sending as many made-up tokens as its bucket allows at once: more
+    /// made-up answers in all than a review cache holds.
+    const ADDRESSES: u32 = 110;
+    const PER_ADDRESS: usize = REVIEW_BURST as usize;
+    let secured = Secured::start().await;
+    let (url, prometheus) = (secured.url("/metrics"), secured.prometheus.as_str());
+    let started = Instant::now();
+    assert_eq!(scrape(&url, Some(prometheus)).await.0, 200);
+    let before = secured.token_reviews();
+
+    let answers: Vec<u16> = stream::iter(0..ADDRESSES)
+        .map(|address| {
+            let url = url.clone();
+            async move {
+                let client = https_from(Some(loopback(address)));
+                let mut answers = Vec::new();
+                for i in 0..PER_ADDRESS {
+                    let response = client
+                        .get(&url)
+                        .bearer_auth(format!("made-up-token-{address}-{i}"))
+                        .send()
+                        .await
+                        .expect("answered");
+                    answers.push(response.status().as_u16());
+                }
+                answers
+            }
+        })
+        .buffer_unordered(8)
+        .flat_map(stream::iter)
+        .collect()
+        .await;
+    let made_up = ADDRESSES as usize * PER_ADDRESS;
+    assert!(
+        answers.iter().all(|&status| status == 401),
+        "every made-up token reviewed and refused"
+    );
+    assert_eq!(secured.token_reviews() - before, made_up);
+    assert!(
+        made_up > ferrvault_operator::admin::secure::guard::CACHE_ENTRIES,
+        "enough to fill a cache shared by both answers"
+    );
+
+    assert_eq!(scrape(&url, Some(prometheus)).await.0, 200);
+    let took = started.elapsed();
+    assert!(
+        took < TOKEN_TTL,
+        "the flood took {took:?}: Prometheus's cached review expired on its own, the test proves nothing"
+    );
+    assert_eq!(
+        secured.token_reviews() - before,
+        made_up,
+        "Prometheus's token was reviewed again: its cached review was pushed out"
     );
 }
 

@@ -8,14 +8,23 @@
 //! - No token: 401. A token the API server does not authenticate: 401. Authenticated but not
 //!   allowed: 403 naming the user. A review that fails (API server unreachable, timeout): 500,
 //!   never an answer from a guess; nothing is cached then.
-//! - Answers are cached like controller-runtime's: token reviews for [`TOKEN_TTL`] (either
-//!   outcome), allowed decisions for [`ALLOW_TTL`], denied ones for [`DENY_TTL`]; each cache
-//!   holds at most [`CACHE_ENTRIES`] entries, so a flood of made-up tokens cannot grow memory.
+//! - Answers are cached like controller-runtime's ([`TOKEN_TTL`], [`ALLOW_TTL`], [`DENY_TTL`]),
+//!   negative answers apart from positive ones, each cache bounded by [`CACHE_ENTRIES`]
+//!   (`review_cache.rs`): made-up tokens cannot push out Prometheus's cached review.
+//! - A review the caches cannot spare draws from its source address's bucket
+//!   (`source_limit.rs`: [`REVIEW_BURST`], then [`REVIEWS_PER_SECOND`]); an empty bucket is a 429
+//!   with `Retry-After` and no review. A cached answer draws nothing.
 //! - At most [`CONCURRENT_REVIEWS`] reviews are in flight at once per process, each bounded by
 //!   [`REVIEW_TIMEOUT`].
 //! - The token is never logged, stored or put in an answer: caches are keyed by its SHA-256.
+//! - The guard judges a request it is given; which paths reach it is the caller's choice
+//!   (`routes.rs` sends `/metrics` only, so an unknown path costs no review).
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    net::IpAddr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use http::{HeaderMap, Method, StatusCode, header, request::Parts};
 use k8s_openapi::api::{
@@ -26,16 +35,15 @@ use kube::{Api, api::PostParams};
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
-use super::ttl_cache::TtlCache;
+pub use super::{
+    review_cache::{ALLOW_TTL, CACHE_ENTRIES, DENY_TTL, TOKEN_TTL},
+    source_limit::{REVIEW_BURST, REVIEWS_PER_SECOND},
+};
+use super::{
+    review_cache::{ReviewCache, TokenAnswer},
+    source_limit::SourceLimit,
+};
 
-/// How long a token review's answer is reused (controller-runtime: `CacheTTL`).
-pub const TOKEN_TTL: Duration = Duration::from_secs(60);
-/// How long an allowed decision is reused (controller-runtime: `AllowCacheTTL`).
-pub const ALLOW_TTL: Duration = Duration::from_secs(5 * 60);
-/// How long a denied decision is reused (controller-runtime: `DenyCacheTTL`).
-pub const DENY_TTL: Duration = Duration::from_secs(30);
-/// The most entries of each cache.
-pub const CACHE_ENTRIES: usize = 1024;
 /// Reviews in flight at once.
 pub const CONCURRENT_REVIEWS: usize = 4;
 /// The longest one review may take, waiting for its turn included.
@@ -51,37 +59,52 @@ pub enum Refusal {
         /// The authenticated user's name.
         user: String,
     },
+    /// The request's source address has no review left for now.
+    TooManyReviews {
+        /// When its bucket holds a review again.
+        retry_after: Duration,
+    },
     /// A review could not be made.
     ReviewFailed(&'static str),
 }
 
 impl Refusal {
-    /// 401, 403 or 500.
+    /// 401, 403, 429 or 500.
     pub fn status(&self) -> StatusCode {
         match self {
             Refusal::Unauthenticated => StatusCode::UNAUTHORIZED,
             Refusal::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Refusal::TooManyReviews { .. } => StatusCode::TOO_MANY_REQUESTS,
             Refusal::ReviewFailed(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
-    /// The text answered (controller-runtime's wording).
+    /// The text answered (controller-runtime's wording where it has one).
     pub fn body(&self) -> String {
         match self {
             Refusal::Unauthenticated => "Unauthorized\n".to_owned(),
             Refusal::Forbidden { user } => format!("Authorization denied for user {user}\n"),
+            Refusal::TooManyReviews { .. } => "Too many reviews from this address\n".to_owned(),
             Refusal::ReviewFailed(what) => format!("{what} failed\n"),
+        }
+    }
+
+    /// How long the client should wait before trying again, when the refusal says.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Refusal::TooManyReviews { retry_after } => Some(*retry_after),
+            Refusal::Unauthenticated | Refusal::Forbidden { .. } | Refusal::ReviewFailed(_) => None,
         }
     }
 }
 
-/// Reviews scrapes against the API server, with caches.
+/// Reviews scrapes against the API server, with caches and a review budget per address.
 pub struct MetricsGuard {
     client: kube::Client,
-    /// SHA-256 of a token → the user it authenticates, or `None`.
-    tokens: TtlCache<[u8; 32], Option<UserInfo>>,
-    /// SHA-256 of a review's subject and attributes → allowed.
-    decisions: TtlCache<[u8; 32], bool>,
+    /// Answers by SHA-256 of the token, or of the review's subject and attributes.
+    answers: ReviewCache,
+    /// Reviews each source address may still start.
+    sources: SourceLimit,
     reviews: Semaphore,
 }
 
@@ -91,24 +114,28 @@ impl MetricsGuard {
     pub fn new(client: kube::Client) -> Arc<Self> {
         Arc::new(Self {
             client,
-            tokens: TtlCache::new(CACHE_ENTRIES),
-            decisions: TtlCache::new(CACHE_ENTRIES),
+            answers: ReviewCache::new(),
+            sources: SourceLimit::default(),
             reviews: Semaphore::new(CONCURRENT_REVIEWS),
         })
     }
 
-    /// Admits a request whose bearer token names a user allowed the request's verb on its path.
+    /// Admits a request from `source` whose bearer token names a user allowed the request's
+    /// verb on its path.
     ///
     /// # Errors
     /// The [`Refusal`] to answer.
-    pub async fn admit(&self, request: &Parts) -> Result<(), Refusal> {
+    pub async fn admit(&self, request: &Parts, source: IpAddr) -> Result<(), Refusal> {
         let token = bearer(&request.headers).ok_or(Refusal::Unauthenticated)?;
-        let user = self.authenticate(token).await?.ok_or(Refusal::Unauthenticated)?;
+        let user = match self.authenticate(token, source).await? {
+            TokenAnswer::Authenticated(user) => user,
+            TokenAnswer::Unauthenticated => return Err(Refusal::Unauthenticated),
+        };
         let attributes = NonResourceAttributes {
             path: Some(request.uri.path().to_owned()),
             verb: Some(verb(&request.method)),
         };
-        if self.authorize(&user, attributes).await? {
+        if self.authorize(&user, attributes, source).await? {
             Ok(())
         } else {
             Err(Refusal::Forbidden {
@@ -117,11 +144,12 @@ impl MetricsGuard {
         }
     }
 
-    async fn authenticate(&self, token: &str) -> Result<Option<UserInfo>, Refusal> {
+    async fn authenticate(&self, token: &str, source: IpAddr) -> Result<TokenAnswer, Refusal> {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(known) = self.tokens.get(&key) {
+        if let Some(known) = self.answers.token(&key) {
             return Ok(known);
         }
+        self.draw(source)?;
         let review = TokenReview {
             spec: TokenReviewSpec {
                 token: Some(token.to_owned()),
@@ -136,15 +164,24 @@ impl MetricsGuard {
                 "Authentication",
             )
             .await?;
-        let user = answer
+        let answer = match answer
             .status
             .filter(|status| status.authenticated == Some(true))
-            .and_then(|status| status.user);
-        self.tokens.insert(key, user.clone(), TOKEN_TTL);
-        Ok(user)
+            .and_then(|status| status.user)
+        {
+            Some(user) => TokenAnswer::Authenticated(user),
+            None => TokenAnswer::Unauthenticated,
+        };
+        self.answers.remember_token(key, answer.clone());
+        Ok(answer)
     }
 
-    async fn authorize(&self, user: &UserInfo, attributes: NonResourceAttributes) -> Result<bool, Refusal> {
+    async fn authorize(
+        &self,
+        user: &UserInfo,
+        attributes: NonResourceAttributes,
+        source: IpAddr,
+    ) -> Result<bool, Refusal> {
         let spec = SubjectAccessReviewSpec {
             user: user.username.clone(),
             uid: user.uid.clone(),
@@ -154,9 +191,10 @@ impl MetricsGuard {
             resource_attributes: None,
         };
         let key: [u8; 32] = Sha256::digest(serde_json::to_vec(&spec).unwrap_or_default()).into();
-        if let Some(known) = self.decisions.get(&key) {
+        if let Some(known) = self.answers.decision(&key) {
             return Ok(known);
         }
+        self.draw(source)?;
         let review = SubjectAccessReview {
             spec,
             ..SubjectAccessReview::default()
@@ -169,9 +207,15 @@ impl MetricsGuard {
             )
             .await?;
         let allowed = answer.status.is_some_and(|status| status.allowed);
-        let ttl = if allowed { ALLOW_TTL } else { DENY_TTL };
-        self.decisions.insert(key, allowed, ttl);
+        self.answers.remember_decision(key, allowed);
         Ok(allowed)
+    }
+
+    /// Takes one review from `source`'s bucket, or refuses with how long to wait.
+    fn draw(&self, source: IpAddr) -> Result<(), Refusal> {
+        self.sources
+            .take(source, Instant::now())
+            .map_err(|retry_after| Refusal::TooManyReviews { retry_after })
     }
 
     /// Creates one review, within the concurrency bound and the timeout.

@@ -1,8 +1,11 @@
 //! Secure metrics, the kubebuilder way (`--metrics-secure`): `/metrics` over HTTPS ([`tls`]),
 //! every scrape authenticated with a `TokenReview` and authorized with a `SubjectAccessReview`
-//! ([`guard`]), answers cached briefly ([`ttl_cache`]).
+//! ([`guard`]), answers cached briefly, negative apart from positive (`review_cache.rs` over
+//! `ttl_cache.rs`), reviews limited per source address (`source_limit.rs`).
 
 pub mod guard;
+mod review_cache;
+mod source_limit;
 pub mod tls;
 mod ttl_cache;
 

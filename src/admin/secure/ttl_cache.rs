@@ -51,8 +51,16 @@ impl<K: Eq + Hash + Clone, V: Clone> TtlCache<K, V> {
         entries.insert(key, (value, now + ttl));
     }
 
+    /// Forgets `key` (an answer that another, newer one replaced).
+    pub(super) fn remove(&self, key: &K) {
+        self.entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+    }
+
     #[cfg(test)]
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 }
