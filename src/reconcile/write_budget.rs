@@ -34,7 +34,7 @@
 mod charging;
 
 use std::{
-    sync::{Mutex, PoisonError},
+    sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
@@ -139,7 +139,7 @@ impl WriteBudget {
     }
 
     /// [`WriteBudget::admit`] now, as a pass's outcome: `None` to go on, or the requeue of a pass
-    /// held back (for its slot, on the refresh lane: no backoff, no failure).
+    /// held back (for its slot, on the refresh lane: no backoff).
     pub fn hold_back(&self, namespace: &str, controller: &'static str) -> Option<Outcome> {
         match self.admit(namespace, controller, Instant::now()) {
             Admission::Admitted => None,
@@ -161,11 +161,15 @@ impl WriteBudget {
 
     /// `client` with every write it sends charged here ([`charging`]); `client` itself when
     /// the budget is unlimited.
-    pub fn charging(self: &std::sync::Arc<Self>, client: kube::Client) -> kube::Client {
+    pub fn charging(self: &Arc<Self>, client: kube::Client) -> kube::Client {
         if self.rate.is_none() {
             return client;
         }
-        charging::wrap(self.clone(), client)
+        let budget = self.clone();
+        charging::wrap(
+            Arc::new(move |namespace: &str| budget.charge(namespace, Instant::now())),
+            client,
+        )
     }
 
     fn with_namespace<T>(

@@ -27,7 +27,13 @@ async fn failures_alternating_between_two_notes_should_write_at_most_the_spam_bu
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
     // Two notes in turn: each pass folds into the other note's Event, a write every pass.
-    let missing = |pass: usize| if pass % 2 == 0 { "MISSING_A" } else { "MISSING_B" };
+    let missing = |pass: usize| {
+        if pass.is_multiple_of(2) {
+            "MISSING_A"
+        } else {
+            "MISSING_B"
+        }
+    };
     flood(&h, missing).await;
 
     let writes = event_writes(&h, "app");

@@ -511,7 +511,13 @@ mod tests {
     fn writes_for_one_object_should_stop_at_the_spam_burst_then_follow_its_refill() {
         let mut ledger = Ledger::<&str>::default();
         let t0 = Instant::now();
-        let note = |i: u64| if i % 2 == 0 { "Forbidden" } else { "Unreachable" };
+        let note = |i: u64| {
+            if i.is_multiple_of(2) {
+                "Forbidden"
+            } else {
+                "Unreachable"
+            }
+        };
         let written =
             |decision: &Decision| matches!(decision, Decision::Create { .. } | Decision::Fold { .. });
         let decisions: Vec<Decision> = (0..100u64)
