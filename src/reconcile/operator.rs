@@ -47,7 +47,11 @@ impl Operator {
         let ferrvault = FerrVault::new(settings.ferrvault.clone());
         ferrvault::metrics::register(registry, &ferrvault);
         let metrics = SyncMetrics::register(registry);
-        let writes = Arc::new(WriteBudget::new(settings.namespace_write_budget, registry));
+        let writes = Arc::new(WriteBudget::new(
+            settings.namespace_write_budget,
+            &[SECRET_CONTROLLER, CONNECTION_CONTROLLER],
+            registry,
+        ));
         let client = writes.charging(client);
         let events = EventSink::new(client.clone());
         let content_hash_key = ContentHashKeySource::new(settings.content_hash_key_namespace.clone());

@@ -97,9 +97,15 @@ pub struct WriteBudget {
 
 impl WriteBudget {
     /// Budgets of `rate` per namespace (`None`: unlimited), with their counter registered in
-    /// `registry`.
-    pub fn new(rate: Option<Rate>, registry: &mut Registry) -> Self {
+    /// `registry`, at zero for each of `controllers` (so an alert's `increase()` sees the first).
+    pub fn new(rate: Option<Rate>, controllers: &[&'static str], registry: &mut Registry) -> Self {
         let budget = Self::unregistered(rate);
+        for &controller in controllers {
+            budget
+                .throttled
+                .get_or_create(&ControllerLabel { controller })
+                .inc_by(0);
+        }
         registry.register(
             "ferrvault_write_budget_throttled",
             "Reconciles held back because their namespace had spent its write budget \

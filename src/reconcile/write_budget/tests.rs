@@ -15,7 +15,7 @@ fn ms(millis: u64) -> Duration {
 }
 
 fn budget() -> WriteBudget {
-    WriteBudget::new(Some(RATE), &mut Registry::default())
+    WriteBudget::new(Some(RATE), &["c"], &mut Registry::default())
 }
 
 fn throttled(budget: &WriteBudget) -> u64 {
