@@ -2,8 +2,8 @@
 //! with `refreshInterval: 1s` against the attacker's own FerrVault, whose values change every
 //! second, so every refresh rewrites the target, the status and an Event. Two protections hold
 //! it (`docs/security.md`, "Write budget"):
-//! - `--min-refresh-interval`: the interval is admitted but clamped, and the object says so
-//!   (`RefreshIntervalClamped=True/BelowMinimum`);
+//! - `--min-refresh-interval`: the interval is admitted but clamped, the object says so
+//!   (`RefreshIntervalClamped=True/BelowMinimum`) and the refresh metric shows the interval used;
 //! - the namespace's write budget: over any window the API server's audit shows the operator's
 //!   writes for the attacker's namespace within `burst + qps × window` plus the passes admitted
 //!   before the budget ran dry, while another tenant keeps syncing within 10 s.
@@ -120,8 +120,19 @@ async fn one_second_refreshes_of_rotating_values_should_be_clamped_and_stay_with
         "{} writes for the attacker's namespace in {WINDOW:?} (bound {bound})",
         in_window.len()
     );
-    let throttled = throttled_passes(&operator).await;
+    let metrics = metrics(&operator).await;
+    let throttled = sample(
+        &metrics,
+        "ferrvault_write_budget_throttled_total",
+        &["controller=\"ferrvaultsecret\""],
+    );
     assert!(throttled > 0.0, "the budget held passes back: {throttled}");
+    let interval = sample(
+        &metrics,
+        "ferrvault_secret_refresh_interval_seconds",
+        &[&format!("namespace=\"{ATTACKER}\""), "name=\"evil-0\""],
+    );
+    assert_eq!(interval, 2.0, "the refresh metric shows the interval used");
 
     baseline.assert_held(&mut operator).await;
     vault.assert_nothing_of("the attacker's FerrVault", &not_the_attackers());
@@ -170,19 +181,25 @@ fn writes(world: &World, since: Timestamp) -> Vec<Write> {
         .collect()
 }
 
-/// `ferrvault_write_budget_throttled_total{controller="ferrvaultsecret"}` from `/metrics`.
-async fn throttled_passes(operator: &crate::harness::Operator) -> f64 {
-    let (_, metrics) = operator
+/// `/metrics` of `operator`.
+async fn metrics(operator: &crate::harness::Operator) -> String {
+    operator
         .scrapes()
         .await
         .into_iter()
         .find(|(url, _)| url.ends_with("/metrics"))
-        .expect("a /metrics scrape");
+        .map(|(_, body)| body)
+        .expect("a /metrics scrape")
+}
+
+/// The value of the sample of `family` whose labels include every one of `labels`; 0 without
+/// one.
+fn sample(metrics: &str, family: &str, labels: &[&str]) -> f64 {
     metrics
         .lines()
-        .find_map(|line| {
-            line.strip_prefix(r#"ferrvault_write_budget_throttled_total{controller="ferrvaultsecret"} "#)
-        })
-        .and_then(|value| value.trim().parse().ok())
+        .filter_map(|line| line.strip_prefix(family)?.strip_prefix('{'))
+        .filter_map(|rest| rest.split_once("} "))
+        .find(|(set, _)| labels.iter().all(|label| set.split(',').any(|l| l == *label)))
+        .and_then(|(_, value)| value.trim().parse().ok())
         .unwrap_or(0.0)
 }
