@@ -12,6 +12,9 @@ pub enum ConditionType {
     /// On `FerrVaultSecret` only, and only while `spec.rolloutRestart` is non-empty: whether the
     /// listed workloads run the target Secret's current content.
     RolloutRestarted,
+    /// On `FerrVaultSecret` only, and only while `spec.refreshInterval` is below the operator's
+    /// `--min-refresh-interval`: the interval is admitted but clamped to that minimum.
+    RefreshIntervalClamped,
 }
 
 impl ConditionType {
@@ -20,6 +23,7 @@ impl ConditionType {
         match self {
             Self::Ready => "Ready",
             Self::RolloutRestarted => "RolloutRestarted",
+            Self::RefreshIntervalClamped => "RefreshIntervalClamped",
         }
     }
 }
@@ -138,13 +142,16 @@ pub enum Reason {
     Reachable,
     /// Connection Ready=False: deletion waits until no FerrVaultSecret references it.
     DeletionBlocked,
+    /// Secret RefreshIntervalClamped=True: an interval the tenant set is below the operator's
+    /// minimum (`--min-refresh-interval`); the minimum is used instead.
+    BelowMinimum,
     /// Metric label only, never written to a condition: a 429 leaves status untouched.
     RateLimited,
 }
 
 impl Reason {
     /// Every reason, for exhaustive tests and metric pre-registration.
-    pub const ALL: [Reason; 31] = [
+    pub const ALL: [Reason; 32] = [
         Self::Synced,
         Self::MissingKeys,
         Self::ConnectionNotFound,
@@ -175,6 +182,7 @@ impl Reason {
         Self::RolloutFailed,
         Self::Reachable,
         Self::DeletionBlocked,
+        Self::BelowMinimum,
         Self::RateLimited,
     ];
 
@@ -211,6 +219,7 @@ impl Reason {
             Self::RolloutFailed => "RolloutFailed",
             Self::Reachable => "Reachable",
             Self::DeletionBlocked => "DeletionBlocked",
+            Self::BelowMinimum => "BelowMinimum",
             Self::RateLimited => "RateLimited",
         }
     }

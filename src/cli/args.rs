@@ -19,7 +19,10 @@ use super::{
     logging::LogFormat,
     zap::{TimeEncoding, ZapEncoder, ZapLevel, go_bool},
 };
-use crate::{ferrvault::DEFAULT_TOKEN_PATH, reconcile::rules::duration::parse_go_duration};
+use crate::{
+    ferrvault::DEFAULT_TOKEN_PATH,
+    reconcile::{rules::duration::parse_go_duration, write_budget},
+};
 
 /// Flags of `ferrvault-operator run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -119,6 +122,19 @@ pub struct RunArgs {
     /// How often each FerrVaultConnection is probed.
     #[arg(long, env = "FERRVAULT_CONNECTION_PROBE_INTERVAL", default_value = "10m", value_parser = duration)]
     pub connection_probe_interval: Duration,
+    /// The shortest interval a tenant's spec may set (`spec.refreshInterval`): a shorter one is
+    /// used at this minimum, and the FerrVaultSecret shows RefreshIntervalClamped=True; `0s` in a
+    /// spec (refreshes disabled) stays disabled. `0s` here: no minimum (benchmarks).
+    #[arg(long, env = "FERRVAULT_MIN_REFRESH_INTERVAL", default_value = "30s", value_parser = duration)]
+    pub min_refresh_interval: Duration,
+    /// Writes per second the operator makes for the objects of one namespace (target Secrets,
+    /// statuses, finalizers, Events, workload restarts), decimal; 0 = unlimited. A reconcile that
+    /// finds its namespace's budget spent is requeued for when it refills.
+    #[arg(long, env = "FERRVAULT_NAMESPACE_WRITE_QPS", default_value_t = write_budget::DEFAULT_QPS)]
+    pub namespace_write_qps: f64,
+    /// Writes one namespace's objects may cost at once before --namespace-write-qps applies.
+    #[arg(long, env = "FERRVAULT_NAMESPACE_WRITE_BURST", default_value_t = write_budget::DEFAULT_BURST)]
+    pub namespace_write_burst: u32,
     /// How long in-flight reconciles may finish after SIGTERM.
     #[arg(long, env = "FERRVAULT_SHUTDOWN_GRACE_PERIOD", default_value = "30s", value_parser = duration)]
     pub shutdown_grace_period: Duration,

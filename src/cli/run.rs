@@ -137,6 +137,8 @@ impl OperatorProcess {
                 watch_namespaces: settings.watch_namespaces.clone(),
                 ferrvault: settings.ferrvault.clone(),
                 content_hash_key_namespace: settings.lease_namespace.clone(),
+                min_refresh_interval: settings.min_refresh_interval,
+                namespace_write_budget: settings.namespace_write_budget,
                 ..OperatorSettings::default()
             },
             &mut registry,
@@ -190,6 +192,8 @@ impl OperatorProcess {
             watch_namespaces = %watched(&settings.watch_namespaces),
             leader_elect = settings.leader_elect,
             default_refresh_interval = ?settings.default_refresh_interval,
+            min_refresh_interval = ?settings.min_refresh_interval,
+            namespace_write_qps = settings.namespace_write_budget.map_or(0.0, |rate| rate.per_second),
             stall_threshold = ?settings.stall_threshold,
             reconcile_timeout = ?settings.reconcile_timeout,
             max_concurrent_reconciles = settings.max_concurrent_reconciles,

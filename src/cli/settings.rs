@@ -13,6 +13,8 @@
 //!   replica may acquire the Lease (`Timings::validate`, docs/architecture.md).
 //! - HTTP limits are positive, and every `--watch-namespace` is a namespace name (RFC 1123
 //!   label); repeated names count once.
+//! - The namespace write budget is a finite rate of at least 0 (0: unlimited) with a burst of at
+//!   least 1.
 
 use std::time::Duration;
 
@@ -27,7 +29,7 @@ use super::{
 use crate::{
     admin::{limits::HttpLimits, secure::CertSource},
     ferrvault::{ClientConfig, ClusterIdentity, FerrVault},
-    reconcile::rules::duration::format_go_duration,
+    reconcile::rules::{duration::format_go_duration, token_bucket::Rate},
 };
 
 /// Where the in-cluster namespace of the pod's ServiceAccount is mounted.
@@ -122,6 +124,9 @@ pub enum ConfigError {
         "invalid --watch-namespace: {0:?} is not a namespace name (lower-case letters, digits and '-', at most 63)"
     )]
     WatchNamespace(String),
+    /// `--namespace-write-qps` or `--namespace-write-burst` out of range.
+    #[error("invalid --namespace-write-qps/--namespace-write-burst: {0}")]
+    WriteBudget(String),
     /// `--metrics-cert-name` or `--metrics-cert-key` empty with a certificate directory.
     #[error("invalid --metrics-cert-name/--metrics-cert-key: must name files in --metrics-cert-path")]
     MetricsCertFiles,
@@ -164,6 +169,10 @@ pub struct RunSettings {
     pub connection_probe_interval: Duration,
     /// `--shutdown-grace-period`.
     pub shutdown_grace: Duration,
+    /// `--min-refresh-interval`.
+    pub min_refresh_interval: Duration,
+    /// `--namespace-write-qps`/`--namespace-write-burst`; `None`: unlimited.
+    pub namespace_write_budget: Option<Rate>,
     /// `--log-*` and `--zap-*`, resolved.
     pub log: LogSettings,
     /// `--kubeconfig`.
@@ -229,6 +238,7 @@ impl RunSettings {
                 return Err(ConfigError::ZeroInterval(flag));
             }
         }
+        let namespace_write_budget = namespace_write_budget(&args)?;
         let lease_namespace = args
             .leader_elect_namespace
             .filter(|ns| !ns.trim().is_empty())
@@ -253,11 +263,39 @@ impl RunSettings {
             ferrvault,
             connection_probe_interval: args.connection_probe_interval,
             shutdown_grace: args.shutdown_grace_period,
+            min_refresh_interval: args.min_refresh_interval,
+            namespace_write_budget,
             log,
             kubeconfig: args.kubeconfig,
             pod_name: env.pod_name.clone().unwrap_or_else(|| "local".to_owned()),
         })
     }
+}
+
+/// `--namespace-write-qps`/`--namespace-write-burst` as each namespace's rate; `None` (unlimited)
+/// for a rate of 0.
+///
+/// # Errors
+/// [`ConfigError::WriteBudget`] for a negative or non-finite rate, or a burst of 0 with a rate.
+fn namespace_write_budget(args: &RunArgs) -> Result<Option<Rate>, ConfigError> {
+    let (qps, burst) = (args.namespace_write_qps, args.namespace_write_burst);
+    if !qps.is_finite() || qps < 0.0 {
+        return Err(ConfigError::WriteBudget(format!(
+            "the rate must be a number of at least 0 (0 = unlimited), got {qps}"
+        )));
+    }
+    if qps == 0.0 {
+        return Ok(None);
+    }
+    if burst == 0 {
+        return Err(ConfigError::WriteBudget(
+            "the burst must be at least 1 (no write could ever be made)".into(),
+        ));
+    }
+    Ok(Some(Rate {
+        per_second: qps,
+        burst: f64::from(burst),
+    }))
 }
 
 /// `--http-*`, each positive.

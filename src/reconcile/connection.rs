@@ -18,6 +18,8 @@
 //! - A connection found reachable at this generation whose token and CA Secrets did not change
 //!   is not probed before its interval: a restart or failover makes no request and no write for
 //!   it (the gauge is set from its status).
+//! - A probe, and a blocked deletion's report, first ask the namespace's write budget; while it
+//!   is spent nothing is sent or written and the pass is requeued for its slot.
 
 use std::{sync::Arc, time::Duration};
 
@@ -46,6 +48,7 @@ use super::{
         guards::DELETION_BLOCKED_REQUEUE,
         messages,
     },
+    settings::CONNECTION_CONTROLLER,
     token,
 };
 use crate::api::{
@@ -108,6 +111,9 @@ impl ConnectionReconciler {
         if let Some(next) = probe_not_due(&previous, generation, &inputs, every, Timestamp::now()) {
             ctx.metrics.set_connection_ready(&namespace, &key.name, true);
             return Ok(Outcome::done_refresh_in(next));
+        }
+        if let Some(held_back) = ctx.writes.hold_back(&namespace, CONNECTION_CONTROLLER) {
+            return Ok(held_back);
         }
         let deadline = rc.deadline.min(Instant::now() + PROBE_TIMEOUT);
         let (holds, reason, message, refresh) = match self.probe(&connection, deadline).await {
@@ -204,6 +210,9 @@ impl ConnectionReconciler {
             ctx.metrics.forget_connection(&namespace, &name);
             prologue::release(ctx, api, connection, CONNECTION_FINALIZER).await?;
             return Ok(Outcome::done());
+        }
+        if let Some(held_back) = ctx.writes.hold_back(&namespace, CONNECTION_CONTROLLER) {
+            return Ok(held_back);
         }
         let message = messages::deletion_blocked(&dependants);
         info!(dependants = dependants.len(), "delete blocked");

@@ -1,5 +1,5 @@
 //! What both reconcilers share: the Kubernetes client, the FerrVault client, the settings,
-//! metrics, the Event sink and the content-hash key.
+//! metrics, the Event sink, the write budget and the content-hash key.
 
 use std::sync::Arc;
 
@@ -7,12 +7,13 @@ use crate::ferrvault::FerrVault;
 
 use super::{
     content_hash_key::ContentHashKeySource, events::EventSink, metrics::SyncMetrics, own_writes::OwnWrites,
-    settings::OperatorSettings,
+    settings::OperatorSettings, write_budget::WriteBudget,
 };
 
 /// The shared context of both reconcilers (controller-rs's `Context`).
 pub struct Context {
-    /// The Kubernetes client (CRs, target and token Secrets, workloads, Events).
+    /// The Kubernetes client (CRs, target and token Secrets, workloads, Events); its writes are
+    /// charged to [`Context::writes`].
     pub client: kube::Client,
     /// The one FerrVault client: its pacers make the per-credential budget one budget.
     pub ferrvault: FerrVault,
@@ -24,6 +25,8 @@ pub struct Context {
     pub events: EventSink,
     /// Resource versions of our own target writes, read by the Secret watch filter.
     pub own_writes: Arc<OwnWrites>,
+    /// Each namespace's write budget: passes ask it before they write.
+    pub writes: Arc<WriteBudget>,
     /// The key of the content hash (loaded once).
     pub content_hash_key: ContentHashKeySource,
 }

@@ -7,6 +7,11 @@
 //! # Guarantees
 //! - A failure reconciled every few seconds produces one Event, not one per pass; an event
 //!   that recurs after others folds into its Event's `series.count`.
+//! - Per object, as client-go's `EventCorrelator`: more than 10 different notes of one kind
+//!   within 10 minutes are combined into one Event, and at most 25 Event writes (new Events and
+//!   folds) are made at once, then one per 5 minutes (see [`Ledger`]). The ledger keeps a few
+//!   words per object and forgets deleted objects.
+//! - Every note is at most [`MAX_NOTE_BYTES`] (cut on a character boundary, marked `…`).
 //! - Publishing never fails a reconcile: errors are logged at `warn` and dropped.
 //! - Notes are built from names, counts, reasons and hashes only: never a value or a token.
 
@@ -35,6 +40,12 @@ use ledger::{Decision, Ledger};
 
 /// Bound of one Event write: an Event is never worth holding a reconcile for.
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The longest note an Event gets, in bytes (the API server refuses longer ones).
+pub const MAX_NOTE_BYTES: usize = 1024;
+
+/// What a combined Event's note starts with (client-go's aggregate message).
+pub const COMBINED_PREFIX: &str = "(combined from similar events): ";
 
 /// The `reportingController` of every Event.
 pub const REPORTING_CONTROLLER: &str = "ferrvault-operator";
@@ -104,7 +115,8 @@ impl EventSink {
         }
     }
 
-    /// Publishes `kind` with `note` about `regarding`, unless it is not news (see [`Ledger`]).
+    /// Publishes `kind` with `note` about `regarding`, unless it is not news or spam (see
+    /// [`Ledger`]).
     pub async fn publish(&self, regarding: &ObjectReference, kind: EventKind, note: String) {
         let uid = regarding.uid.as_deref().unwrap_or_default();
         let now = Timestamp::now();
@@ -112,7 +124,22 @@ impl EventSink {
         let decision = self.ledger().record(uid, kind, &note, Instant::now(), stamp);
         let written = match decision {
             Decision::Skip => return,
-            Decision::Create { stamp } => bounded(self.create(regarding, kind, note, now, stamp)).await,
+            Decision::Suppressed => {
+                tracing::debug!(
+                    reason = kind.reason(),
+                    "event suppressed: the object's Event budget is spent"
+                );
+                return;
+            }
+            Decision::Create { stamp, combined } => {
+                let note = if combined {
+                    format!("{COMBINED_PREFIX}{note}")
+                } else {
+                    note
+                };
+                let note = within_note_limit(note);
+                bounded(self.create(regarding, kind, note, now, stamp)).await
+            }
             Decision::Fold { stamp, count } => bounded(self.fold(regarding, now, stamp, count)).await,
         };
         let Err(outcome) = written else { return };
@@ -199,10 +226,48 @@ async fn bounded(write: impl Future<Output = kube::Result<()>>) -> Result<(), St
     }
 }
 
+/// `note` cut to at most [`MAX_NOTE_BYTES`] on a character boundary, ending in `…` when cut.
+fn within_note_limit(mut note: String) -> String {
+    const MARK: &str = "…";
+    if note.len() <= MAX_NOTE_BYTES {
+        return note;
+    }
+    let mut end = MAX_NOTE_BYTES - MARK.len();
+    while !note.is_char_boundary(end) {
+        end -= 1;
+    }
+    note.truncate(end);
+    note.push_str(MARK);
+    note
+}
+
 /// An Event's name: the object's and a stamp, as kube-runtime and client-go name them.
 fn event_name(regarding: &ObjectReference, stamp: u64) -> String {
     format!(
         "{}.{stamp:x}",
         regarding.name.as_deref().unwrap_or(REPORTING_CONTROLLER)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_should_be_cut_to_the_limit_on_a_character_boundary() {
+        // (note, expected length in bytes, cut)
+        let table = [
+            ("short".to_owned(), 5, false),
+            ("a".repeat(MAX_NOTE_BYTES), MAX_NOTE_BYTES, false),
+            ("a".repeat(MAX_NOTE_BYTES + 1), MAX_NOTE_BYTES, true),
+            ("é".repeat(MAX_NOTE_BYTES), MAX_NOTE_BYTES - 1, true),
+            ("x".repeat(1 << 20), MAX_NOTE_BYTES, true),
+        ];
+        for (note, length, cut) in table {
+            let bounded = within_note_limit(note.clone());
+            assert_eq!(bounded.len(), length, "{} bytes", note.len());
+            assert_eq!(bounded.ends_with('…'), cut);
+            assert!(note.starts_with(bounded.trim_end_matches('…')));
+        }
+    }
 }

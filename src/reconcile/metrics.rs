@@ -101,6 +101,7 @@ impl SyncMetrics {
             Reason::UpToDate,
             Reason::Reachable,
             Reason::DeletionBlocked,
+            Reason::BelowMinimum,
         ];
         for reason in Reason::ALL.into_iter().filter(|r| !successes.contains(r)) {
             self.errors

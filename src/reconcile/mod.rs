@@ -16,6 +16,7 @@
 //!     [`invalid_spec`] (Ready=False/`InvalidSpec`), [`field_manager`] (the `fieldManager` of every
 //!     write), [`kube_errors`] (Kubernetes failures, typed).
 //!   - Reporting: [`events`], [`metrics`].
+//!   - Limits: [`write_budget`] (how many writes each namespace's objects may cost).
 
 pub mod connection;
 pub mod content_hash_key;
@@ -42,3 +43,4 @@ pub mod stores;
 mod test_connection;
 pub mod token;
 pub mod watches;
+pub mod write_budget;

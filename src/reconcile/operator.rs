@@ -7,6 +7,8 @@
 //! - Metrics are registered once, in [`Operator::new`]; `install` may be called again (a new
 //!   runtime after a restart) without registering twice.
 //! - The content-hash key is loaded once per process ([`Operator::load_content_hash_key`]).
+//! - Every write of the reconcilers is charged to its namespace's write budget: the shared
+//!   client is wrapped once, here ([`WriteBudget::charging`]).
 
 use std::sync::Arc;
 
@@ -23,6 +25,7 @@ use super::{
     secret::SecretReconciler,
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
     watches,
+    write_budget::WriteBudget,
 };
 use crate::ferrvault::{self, FerrVault};
 
@@ -34,8 +37,9 @@ pub struct Operator {
 
 impl Operator {
     /// Builds the FerrVault client and the shared context, and registers the reconcilers'
-    /// metrics (`ferrvault_secret_*`, `ferrvault_connection_ready`) and the client's
-    /// per-credential metrics in `registry`.
+    /// metrics (`ferrvault_secret_*`, `ferrvault_connection_ready`,
+    /// `ferrvault_write_budget_throttled_total`) and the client's per-credential metrics in
+    /// `registry`.
     ///
     /// # Panics
     /// When `settings.ferrvault` fails [`ClientConfig::validate`]; validate flags first.
@@ -43,6 +47,12 @@ impl Operator {
         let ferrvault = FerrVault::new(settings.ferrvault.clone());
         ferrvault::metrics::register(registry, &ferrvault);
         let metrics = SyncMetrics::register(registry);
+        let writes = Arc::new(WriteBudget::new(
+            settings.namespace_write_budget,
+            &[SECRET_CONTROLLER, CONNECTION_CONTROLLER],
+            registry,
+        ));
+        let client = writes.charging(client);
         let events = EventSink::new(client.clone());
         let content_hash_key = ContentHashKeySource::new(settings.content_hash_key_namespace.clone());
         Operator {
@@ -53,6 +63,7 @@ impl Operator {
                 metrics,
                 events,
                 own_writes: Arc::default(),
+                writes,
                 content_hash_key,
             }),
         }

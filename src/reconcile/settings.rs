@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use super::rules::{guards::DEFAULT_CONNECTION_PROBE_INTERVAL, rollout_rules::ROLLOUT_FLOOR};
+use super::{
+    rules::{guards::DEFAULT_CONNECTION_PROBE_INTERVAL, rollout_rules::ROLLOUT_FLOOR, token_bucket::Rate},
+    write_budget,
+};
 use crate::ferrvault::ClientConfig;
 
 /// Controller name of the FerrVaultSecret reconciler (keys, metric labels).
@@ -27,7 +30,16 @@ pub struct OperatorSettings {
     pub content_hash_key_namespace: String,
     /// The least time between two restarts of one workload ([`ROLLOUT_FLOOR`]).
     pub rollout_floor: Duration,
+    /// `--min-refresh-interval` ([`DEFAULT_MIN_REFRESH_INTERVAL`]): the floor under every
+    /// interval a tenant sets (see [`duration_floor`](super::rules::duration_floor)).
+    pub min_refresh_interval: Duration,
+    /// `--namespace-write-qps`/`--namespace-write-burst`: each namespace's write budget (see
+    /// [`write_budget`]); `None` is unlimited.
+    pub namespace_write_budget: Option<Rate>,
 }
+
+/// `--min-refresh-interval` default.
+pub const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(30);
 
 impl Default for OperatorSettings {
     fn default() -> Self {
@@ -38,6 +50,11 @@ impl Default for OperatorSettings {
             ferrvault: ClientConfig::default(),
             content_hash_key_namespace: "default".to_owned(),
             rollout_floor: ROLLOUT_FLOOR,
+            min_refresh_interval: DEFAULT_MIN_REFRESH_INTERVAL,
+            namespace_write_budget: Some(Rate {
+                per_second: write_budget::DEFAULT_QPS,
+                burst: f64::from(write_budget::DEFAULT_BURST),
+            }),
         }
     }
 }

@@ -4,6 +4,7 @@
 mod connection;
 mod content_hash;
 mod economy;
+mod event_flood;
 mod events;
 mod fixtures;
 mod go_era_values;

@@ -187,7 +187,7 @@ fn launch_operator(
 }
 
 /// Operator settings for tests: fast client retries, a generous budget, plain http allowed (the
-/// simulators speak it). [`Harness::start_with`] adds the harness's cluster identity.
+/// simulators speak it), a refresh floor of 1s. [`Harness::start_with`] adds the harness's cluster identity.
 pub fn test_settings() -> OperatorSettings {
     OperatorSettings {
         default_refresh_interval: Duration::from_secs(3600),
@@ -205,6 +205,9 @@ pub fn test_settings() -> OperatorSettings {
             allow_insecure_http: true,
             ..ClientConfig::default()
         },
+        // Tests refresh every second to observe refreshes: below the 30s default floor, so it
+        // is lowered here explicitly (the floor itself is tested in `tests/tenant`).
+        min_refresh_interval: Duration::from_secs(1),
         ..OperatorSettings::default()
     }
 }

@@ -28,6 +28,7 @@
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
 //! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
+//! | `write_budget.rs` | `refreshInterval: 1s` on many objects against values changing every second: clamped, and the namespace's writes within its budget |
 
 mod connection_secrets;
 mod harness;
@@ -41,3 +42,4 @@ mod target_owner;
 mod token_path;
 mod trusted_urls;
 mod unowned_target;
+mod write_budget;

@@ -53,6 +53,7 @@ use ferrvault_operator::{
         metrics::SyncMetrics,
         secret::SecretReconciler,
         settings::{OperatorSettings, SECRET_CONTROLLER},
+        write_budget::WriteBudget,
     },
 };
 
@@ -222,6 +223,9 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
     };
     let settings = OperatorSettings {
         ferrvault: ferrvault_config.clone(),
+        // As the operator driver runs (`driver.rs`): no floor, no budget.
+        min_refresh_interval: Duration::ZERO,
+        namespace_write_budget: None,
         ..OperatorSettings::default()
     };
     let default_refresh = settings.default_refresh_interval;
@@ -233,6 +237,8 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
         metrics: SyncMetrics::register(&mut registry),
         events: EventSink::new(client.clone()),
         own_writes: Arc::default(),
+        // Measured as a plain Controller would run: no write budget.
+        writes: Arc::new(WriteBudget::unlimited()),
         content_hash_key: ContentHashKeySource::new(settings.content_hash_key_namespace.clone()),
     });
     let reconciles = Arc::new(AtomicU64::new(0));

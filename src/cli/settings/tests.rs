@@ -324,3 +324,56 @@ fn secure_metrics_should_use_the_certificate_directory_or_a_self_signed_certific
         })
     );
 }
+
+#[test]
+fn the_write_budget_should_default_to_the_documented_rate_and_zero_should_mean_unlimited() {
+    let budget = |per_second: f64, burst: f64| Some(Some(Rate { per_second, burst }));
+    // (flags, the budget, or None when refused)
+    let table: [(&[&str], Option<Option<Rate>>); 7] = [
+        (&[], budget(120.0, 3000.0)),
+        (
+            &["--namespace-write-qps=2.5", "--namespace-write-burst=10"],
+            budget(2.5, 10.0),
+        ),
+        (&["--namespace-write-qps=0"], Some(None)),
+        (
+            &["--namespace-write-qps=0", "--namespace-write-burst=0"],
+            Some(None),
+        ),
+        (&["--namespace-write-qps=-1"], None),
+        (&["--namespace-write-qps=NaN"], None),
+        (&["--namespace-write-burst=0"], None),
+    ];
+    for (flags, expected) in table {
+        let result = settings(flags, &ProcessEnv::default());
+        match expected {
+            Some(budget) => assert_eq!(
+                result.expect("accepted").namespace_write_budget,
+                budget,
+                "{flags:?}"
+            ),
+            None => {
+                let error = result.expect_err("refused");
+                assert!(
+                    error
+                        .to_string()
+                        .starts_with("invalid --namespace-write-qps/--namespace-write-burst: "),
+                    "{flags:?}: {error}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_min_refresh_interval_should_default_to_30s_and_take_go_durations() {
+    let default = settings(&[], &ProcessEnv::default()).expect("defaults");
+    assert_eq!(default.min_refresh_interval, Duration::from_secs(30));
+    for (flag, expected) in [
+        ("--min-refresh-interval=1m30s", Duration::from_secs(90)),
+        ("--min-refresh-interval=0s", Duration::ZERO),
+    ] {
+        let set = settings(&[flag], &ProcessEnv::default()).expect(flag);
+        assert_eq!(set.min_refresh_interval, expected, "{flag}");
+    }
+}

@@ -1,11 +1,13 @@
 //! What the sink remembers of the Events it published, and what it decides from that: skip a
-//! repeat, fold it into the Event already written, or write a new one.
+//! repeat, fold it into the Event already written, write a new one, combine it with similar ones,
+//! or suppress it as spam. It is client-go's `EventCorrelator` (`tools/record/events_cache.go`)
+//! for `events.k8s.io/v1`: its deduplication, aggregator and spam filter.
 //!
 //! kube-runtime's `Recorder` kept a clone of every Event it wrote, about 2 KiB each, and
 //! scanned them all on every publish; at 10,000 objects that was a quarter of the operator's
 //! memory and a quadratic cost on a cold start. This ledger keeps, per object, a few words per
-//! Event (the note as a hash; the Event's name is rebuilt from the object's name and a stamp)
-//! and prunes in amortized constant time.
+//! Event (the note as a hash; the Event's name is rebuilt from the object's name and a stamp),
+//! a counter per kind and one token bucket, and prunes in amortized constant time.
 //!
 //! # Guarantees
 //! - An event identical (kind, note) to the last one published for the object within
@@ -14,15 +16,27 @@
 //!   occurrence, folds into the Event already written (`series.count` grows), as client-go's
 //!   events recorder does; a different note is a different Event (the API server refuses to
 //!   change a note).
-//! - Memory is bounded: at most [`SERIES_PER_OBJECT`] Events per object, and objects whose
-//!   entries have all expired are dropped once the ledger has doubled since its last pruning.
+//! - Aggregation (client-go's `EventAggregator`): once an object has had [`AGGREGATE_AFTER`]
+//!   Events of one kind with different notes, each within [`AGGREGATE_WINDOW`] of the last one
+//!   of that kind, further ones of that kind are combined into one Event
+//!   ([`Decision::Create`] with `combined`), which later ones fold into.
+//! - Spam filter (client-go's `EventSourceObjectSpamFilter`): every write for an object (a new
+//!   Event or a fold) takes a token from the object's bucket ([`SPAM_RATE`]: 25 at once, then
+//!   one per 5 minutes); without one the event is [`Decision::Suppressed`] and nothing is
+//!   written (a suppressed fold still counts towards the next written `series.count`).
+//! - Memory is bounded: at most [`SERIES_PER_OBJECT`] Events and one counter per kind per
+//!   object; an object is dropped when deleted ([`Ledger::forget`]), or once the ledger has
+//!   doubled since its last pruning and its entries have all expired and its bucket refilled.
 
 use std::{hash::Hasher, time::Duration};
 
 use smallvec::SmallVec;
 use tokio::time::Instant;
 
-use crate::reconcile::pruned_map::PrunedMap;
+use crate::reconcile::{
+    pruned_map::PrunedMap,
+    rules::token_bucket::{Rate, TokenBucket},
+};
 
 /// An identical event for the same object is not re-sent within this window.
 pub const REPEAT_WINDOW: Duration = Duration::from_secs(10 * 60);
@@ -34,6 +48,21 @@ pub const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
 /// Events per object that can still be folded into; the oldest is forgotten first. A content
 /// change of a FerrVaultSecret with three rollout targets publishes four.
 const SERIES_PER_OBJECT: usize = 8;
+
+/// Distinct notes of one kind an object publishes as Events of their own before further ones are
+/// combined (client-go's `defaultAggregateMaxEvents`).
+pub const AGGREGATE_AFTER: u16 = 10;
+
+/// Notes of one kind count as similar while each comes within this long of the previous one
+/// (client-go's `defaultAggregateIntervalInSeconds`).
+pub const AGGREGATE_WINDOW: Duration = Duration::from_secs(10 * 60);
+
+/// The spam filter's bucket per object: 25 writes at once, then one every 5 minutes
+/// (client-go's `defaultSpamBurst` and `defaultSpamQPS`).
+pub const SPAM_RATE: Rate = Rate {
+    per_second: 1.0 / 300.0,
+    burst: 25.0,
+};
 
 /// How long an entry can still decide something: skip a repeat or fold one.
 const REMEMBERED_FOR: Duration = if REPEAT_WINDOW.as_nanos() > SERIES_WINDOW.as_nanos() {
@@ -47,8 +76,11 @@ const REMEMBERED_FOR: Duration = if REPEAT_WINDOW.as_nanos() > SERIES_WINDOW.as_
 pub enum Decision {
     /// Not news: the same event was the last one published for this object.
     Skip,
-    /// Write a new Event, named with this stamp.
-    Create { stamp: u64 },
+    /// The object's spam filter has no token left: write nothing.
+    Suppressed,
+    /// Write a new Event, named with this stamp; `combined`: its note is to say it stands for
+    /// similar events (aggregation).
+    Create { stamp: u64, combined: bool },
     /// Patch the Event of this stamp: it has now occurred `count` times.
     Fold { stamp: u64, count: i32 },
 }
@@ -63,26 +95,59 @@ struct Written<K> {
     last: Instant,
 }
 
+/// How many different notes of one kind an object published recently (aggregation).
+#[derive(Debug, Clone, Copy)]
+struct Similar<K> {
+    kind: K,
+    distinct: u16,
+    last: Instant,
+}
+
 /// The Events written for one object, the most recent last. Most objects only ever publish
 /// one Event, which is kept inline: no allocation per object.
 #[derive(Debug)]
 struct ObjectEvents<K> {
     written: SmallVec<[Written<K>; 1]>,
+    similar: SmallVec<[Similar<K>; 1]>,
+    spam: TokenBucket,
 }
 
-impl<K> Default for ObjectEvents<K> {
-    fn default() -> Self {
+impl<K: Copy + Eq> ObjectEvents<K> {
+    fn new(now: Instant) -> Self {
         Self {
             written: SmallVec::new(),
+            similar: SmallVec::new(),
+            spam: TokenBucket::full(SPAM_RATE, now),
         }
     }
-}
 
-impl<K> ObjectEvents<K> {
     fn expired(&self, now: Instant) -> bool {
-        self.written
-            .iter()
-            .all(|w| now.saturating_duration_since(w.last) >= REMEMBERED_FOR)
+        let older = |last: Instant, window| now.saturating_duration_since(last) >= window;
+        self.written.iter().all(|w| older(w.last, REMEMBERED_FOR))
+            && self.similar.iter().all(|s| older(s.last, AGGREGATE_WINDOW))
+            && self.spam.is_full(SPAM_RATE, now)
+    }
+
+    /// The aggregation counter of `kind` at `now` (restarted after a quiet window), created
+    /// if need be.
+    fn similar(&mut self, kind: K, now: Instant) -> &mut Similar<K> {
+        let index = match self.similar.iter().position(|s| s.kind == kind) {
+            Some(index) => index,
+            None => {
+                self.similar.push(Similar {
+                    kind,
+                    distinct: 0,
+                    last: now,
+                });
+                self.similar.len() - 1
+            }
+        };
+        let similar = &mut self.similar[index];
+        if now.saturating_duration_since(similar.last) >= AGGREGATE_WINDOW {
+            similar.distinct = 0;
+        }
+        similar.last = now;
+        similar
     }
 }
 
@@ -105,8 +170,13 @@ impl<K: Copy + Eq> Ledger<K> {
     /// records it; `stamp` names the Event if a new one is written.
     pub fn record(&mut self, uid: &str, kind: K, note: &str, now: Instant, stamp: u64) -> Decision {
         self.objects.prune_if_doubled(|_, events| events.expired(now));
-        let note = hash_note(note);
-        let events = self.objects.entry(uid_key(uid)).or_default();
+        let events = self
+            .objects
+            .entry(uid_key(uid))
+            .or_insert_with(|| ObjectEvents::new(now));
+        let combined = events.similar(kind, now).distinct >= AGGREGATE_AFTER;
+        // Combined events share one note: the Event of the first of them.
+        let note = if combined { COMBINED_NOTE } else { hash_note(note) };
         if let Some(last) = events.written.last()
             && last.kind == kind
             && last.note == note
@@ -117,21 +187,15 @@ impl<K: Copy + Eq> Ledger<K> {
         let same = events.written.iter().position(|w| {
             w.kind == kind && w.note == note && now.saturating_duration_since(w.last) < SERIES_WINDOW
         });
-        let (decision, entry) = match same {
-            Some(index) => {
-                let mut entry = events.written.remove(index);
-                entry.count += 1;
-                entry.last = now;
-                (
-                    Decision::Fold {
-                        stamp: entry.stamp,
-                        count: entry.count,
-                    },
-                    entry,
-                )
+        let Some(index) = same else {
+            if !combined {
+                events.similar(kind, now).distinct += 1;
             }
-            None => (
-                Decision::Create { stamp },
+            if !events.spam.try_take(SPAM_RATE, now) {
+                return Decision::Suppressed;
+            }
+            push(
+                &mut events.written,
                 Written {
                     kind,
                     note,
@@ -139,13 +203,22 @@ impl<K: Copy + Eq> Ledger<K> {
                     count: 1,
                     last: now,
                 },
-            ),
+            );
+            return Decision::Create { stamp, combined };
         };
-        if events.written.len() == SERIES_PER_OBJECT {
-            events.written.remove(0);
+        let mut entry = events.written.remove(index);
+        entry.count += 1;
+        entry.last = now;
+        let written = events.spam.try_take(SPAM_RATE, now);
+        push(&mut events.written, entry);
+        if written {
+            Decision::Fold {
+                stamp: entry.stamp,
+                count: entry.count,
+            }
+        } else {
+            Decision::Suppressed
         }
-        events.written.push(entry);
-        decision
     }
 
     /// Takes back the last [`Ledger::record`] of `uid` that wrote nothing (its write failed),
@@ -155,13 +228,13 @@ impl<K: Copy + Eq> Ledger<K> {
             return;
         };
         match *decision {
-            Decision::Create { stamp } => events.written.retain(|w| w.stamp != stamp),
+            Decision::Create { stamp, .. } => events.written.retain(|w| w.stamp != stamp),
             Decision::Fold { stamp, .. } => {
                 if let Some(entry) = events.written.iter_mut().find(|w| w.stamp == stamp) {
                     entry.count -= 1;
                 }
             }
-            Decision::Skip => {}
+            Decision::Skip | Decision::Suppressed => {}
         }
     }
 
@@ -175,6 +248,18 @@ impl<K: Copy + Eq> Ledger<K> {
         self.objects.len()
     }
 }
+
+/// Appends `entry` as the most recent Event, forgetting the oldest beyond
+/// [`SERIES_PER_OBJECT`].
+fn push<K>(written: &mut SmallVec<[Written<K>; 1]>, entry: Written<K>) {
+    if written.len() == SERIES_PER_OBJECT {
+        written.remove(0);
+    }
+    written.push(entry);
+}
+
+/// The note hash of every combined Event (no note of its own hashes to it but by chance).
+const COMBINED_NOTE: u64 = u64::MAX;
 
 /// A note as a 64-bit hash: equal notes are what matters, and a note can be long.
 fn hash_note(note: &str) -> u64 {
@@ -196,145 +281,4 @@ fn hash_with(salt: u8, text: &str) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::reconcile::pruned_map::MIN_PRUNE_LEN;
-
-    const SYNCED: &str = "Synced";
-    const FAILED: &str = "SyncFailed";
-
-    #[test]
-    fn an_identical_event_should_be_skipped_within_the_repeat_window_only() {
-        let mut ledger = Ledger::<&str>::default();
-        let t0 = Instant::now();
-        assert_eq!(
-            ledger.record("u1", FAILED, "Unreachable: x", t0, 1),
-            Decision::Create { stamp: 1 }
-        );
-        assert_eq!(
-            ledger.record("u1", FAILED, "Unreachable: x", t0 + Duration::from_secs(5), 2),
-            Decision::Skip
-        );
-        assert_eq!(
-            ledger.record("u2", FAILED, "Unreachable: x", t0, 3),
-            Decision::Create { stamp: 3 },
-            "per object"
-        );
-        assert_eq!(
-            ledger.record("u1", FAILED, "Unreachable: x", t0 + REPEAT_WINDOW, 4),
-            Decision::Create { stamp: 4 },
-            "after the window, and past the series window too"
-        );
-    }
-
-    #[test]
-    fn a_repeat_after_other_events_should_fold_into_its_event_within_the_series_window() {
-        let mut ledger = Ledger::<&str>::default();
-        let t0 = Instant::now();
-        let minute = Duration::from_secs(60);
-        assert_eq!(
-            ledger.record("u1", SYNCED, "2 key(s)", t0, 1),
-            Decision::Create { stamp: 1 }
-        );
-        assert_eq!(
-            ledger.record("u1", FAILED, "Forbidden", t0 + minute, 2),
-            Decision::Create { stamp: 2 }
-        );
-        assert_eq!(
-            ledger.record("u1", SYNCED, "2 key(s)", t0 + 2 * minute, 3),
-            Decision::Fold { stamp: 1, count: 2 }
-        );
-        assert_eq!(
-            ledger.record("u1", FAILED, "Forbidden", t0 + 3 * minute, 4),
-            Decision::Fold { stamp: 2, count: 2 }
-        );
-        assert_eq!(
-            ledger.record("u1", SYNCED, "2 key(s)", t0 + 4 * minute, 5),
-            Decision::Fold { stamp: 1, count: 3 }
-        );
-        assert_eq!(
-            ledger.record("u1", FAILED, "Forbidden", t0 + 4 * minute + SERIES_WINDOW, 6),
-            Decision::Create { stamp: 6 },
-            "its last occurrence is past the series window"
-        );
-    }
-
-    #[test]
-    fn a_different_note_should_be_a_new_event() {
-        let mut ledger = Ledger::<&str>::default();
-        let t0 = Instant::now();
-        assert_eq!(
-            ledger.record("u1", FAILED, "Forbidden", t0, 1),
-            Decision::Create { stamp: 1 }
-        );
-        assert_eq!(
-            ledger.record("u1", FAILED, "Unreachable", t0, 2),
-            Decision::Create { stamp: 2 }
-        );
-    }
-
-    #[test]
-    fn a_failed_write_should_not_make_its_retry_a_repeat() {
-        let mut ledger = Ledger::<&str>::default();
-        let t0 = Instant::now();
-        let first = ledger.record("u1", FAILED, "Forbidden", t0, 1);
-        ledger.unrecord("u1", &first);
-        assert_eq!(
-            ledger.record("u1", FAILED, "Forbidden", t0, 2),
-            Decision::Create { stamp: 2 }
-        );
-        ledger.record("u1", SYNCED, "ok", t0, 3);
-        let fold = ledger.record("u1", FAILED, "Forbidden", t0, 4);
-        assert_eq!(fold, Decision::Fold { stamp: 2, count: 2 });
-        ledger.unrecord("u1", &fold);
-        ledger.record("u1", SYNCED, "ok2", t0, 5);
-        assert_eq!(
-            ledger.record("u1", FAILED, "Forbidden", t0, 6),
-            Decision::Fold { stamp: 2, count: 2 },
-            "the failed fold is not counted"
-        );
-    }
-
-    #[test]
-    fn an_object_should_keep_a_bounded_number_of_events() {
-        let mut ledger = Ledger::<&str>::default();
-        let t0 = Instant::now();
-        for stamp in 0..10u64 {
-            ledger.record("u1", FAILED, &format!("note {stamp}"), t0, stamp);
-        }
-        assert_eq!(ledger.objects[&uid_key("u1")].written.len(), SERIES_PER_OBJECT);
-        assert_eq!(
-            ledger.record("u1", FAILED, "note 0", t0, 10),
-            Decision::Create { stamp: 10 },
-            "the oldest was forgotten"
-        );
-    }
-
-    #[test]
-    fn expired_objects_should_be_pruned_once_the_ledger_doubles() {
-        let mut ledger = Ledger::<&str>::default();
-        let t0 = Instant::now();
-        for n in 0..MIN_PRUNE_LEN as u64 {
-            ledger.record(&format!("old-{n}"), SYNCED, "ok", t0, n);
-        }
-        let later = t0 + REPEAT_WINDOW;
-        ledger.record("fresh", SYNCED, "ok", later, 0);
-        assert_eq!(ledger.len(), 1, "the expired objects were dropped");
-        for n in 0..MIN_PRUNE_LEN as u64 {
-            ledger.record(&format!("new-{n}"), SYNCED, "ok", later, n);
-        }
-        assert_eq!(ledger.len(), MIN_PRUNE_LEN + 1, "live objects are kept");
-    }
-
-    #[test]
-    fn a_forgotten_object_should_start_fresh() {
-        let mut ledger = Ledger::<&str>::default();
-        let t0 = Instant::now();
-        ledger.record("u1", FAILED, "Forbidden", t0, 1);
-        ledger.forget("u1");
-        assert_eq!(
-            ledger.record("u1", FAILED, "Forbidden", t0, 2),
-            Decision::Create { stamp: 2 }
-        );
-    }
-}
+mod tests;

@@ -150,6 +150,16 @@ pub fn connection_spec_invalid(name: &str, problem: &SpecProblem) -> String {
     )
 }
 
+/// `<Field>Clamped`=True/`BelowMinimum`: "refreshInterval 1s is below the operator's minimum of 30s;
+/// refreshing every 30s".
+pub fn interval_clamped(field: &str, activity: &str, requested: Duration, minimum: Duration) -> String {
+    let minimum = format_go_duration(minimum);
+    format!(
+        "{field} {} is below the operator's minimum of {minimum}; {activity} every {minimum}",
+        format_go_duration(requested)
+    )
+}
+
 /// Ready=False/`SecretTooLarge`.
 pub fn secret_too_large(size: usize, limit: usize, target: &str) -> String {
     format!(

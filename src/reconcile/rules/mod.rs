@@ -5,6 +5,10 @@
 //! - [`content_hash`]: the keyed hash stamped on target Secrets and pod templates.
 //! - [`conditions`]: condition upsert with transition-time and `observedGeneration` rules.
 //! - [`duration`]: Go `time.Duration` parsing and formatting (`refreshInterval`, flags).
+//! - [`duration_floor`]: the operator's floor under every interval a tenant sets, and its
+//!   condition.
+//! - [`token_bucket`]: a token bucket over instants the caller passes (write budget, Event spam
+//!   filter).
 //! - [`rollout_rules`]: when workloads must be restarted (and the rollout floor), and the patch
 //!   that restarts them.
 //! - [`target_access`]: whether a FerrVaultSecret may write its target Secret (ownership,
@@ -19,6 +23,7 @@ use std::collections::BTreeMap;
 pub mod conditions;
 pub mod content_hash;
 pub mod duration;
+pub mod duration_floor;
 pub mod freshness;
 pub mod guards;
 pub mod json_expand;
@@ -26,6 +31,7 @@ pub mod messages;
 pub mod rollout_rules;
 pub mod secret_status;
 pub mod target_access;
+pub mod token_bucket;
 pub mod transforms;
 
 /// Secret content as the operator handles it: key to raw bytes, sorted by key.

@@ -29,10 +29,18 @@
 //!   alone: Ready=False/`InvalidSpec`, no timer, and its deletion is never blocked.
 //! - No value or token reaches a log line, an Event, a status message or an error: values
 //!   only travel from the reveal into the target's `data`.
+//! - `spec.refreshInterval` below `--min-refresh-interval` is used at that minimum (refreshes,
+//!   retries, the refresh metric), and `RefreshIntervalClamped=True/BelowMinimum` says so on
+//!   every status written; the condition goes when the interval is no longer clamped (a pass with
+//!   nothing due corrects it too, after the minimum changed).
+//! - A pass with something due asks its namespace's write budget first
+//!   ([`WriteBudget::hold_back`](super::write_budget::WriteBudget::hold_back)): while it is
+//!   spent, the pass reveals and writes nothing and is requeued for its slot.
 //!
 //! # Layout
 //! `due.rs` (the pass with nothing due, and the refresh schedule), `sync.rs` (the sync, one
 //! function per step), `access.rs` (may the target be written),
+//! `interval.rs` (the refresh interval under the operator's floor, and its condition),
 //! `reveal.rs` (connection, credential, reveal), `target.rs` (the target Secret), `rollout.rs`
 //! (workload restarts), `status.rs` (the status write; what it says is [`secret_status`]),
 //! `failure.rs` (early stops and their requeue).
@@ -40,6 +48,7 @@
 mod access;
 mod due;
 mod failure;
+mod interval;
 mod recorded_inputs;
 mod reveal;
 mod rollout;
@@ -56,6 +65,7 @@ use tracing::{Instrument, debug, info, info_span, warn};
 
 use self::{
     failure::{Failure, Stop, requeue},
+    interval::{correct_clamp, refresh_interval, with_clamp},
     sync::Synced,
 };
 use super::{
@@ -68,10 +78,11 @@ use super::{
     reads::Reads,
     rules::{
         freshness::Schedule,
-        guards::{MIN_REQUEUE, RequeueCase, resolve_refresh_interval},
+        guards::{MIN_REQUEUE, RequeueCase},
         messages,
         secret_status::{self, RolloutState},
     },
+    settings::SECRET_CONTROLLER,
     stores::Stores,
 };
 use crate::api::{
@@ -141,11 +152,8 @@ impl SecretReconciler {
             }
         };
         let previous = cr.status.clone().unwrap_or_default();
-        let refresh = match resolve_refresh_interval(
-            &cr.spec.refresh_interval,
-            ctx.settings.default_refresh_interval,
-        ) {
-            Ok(refresh) => refresh,
+        let refresh = match refresh_interval(&ctx.settings, &cr) {
+            Ok(floored) => floored.effective,
             Err(e) => {
                 let failure = Failure::new(
                     Reason::InvalidRefreshInterval,
@@ -158,12 +166,16 @@ impl SecretReconciler {
         let schedule = due::schedule(&cr, refresh);
         if let Some(next) = due::nothing_due(ctx, &self.reads, &cr, &previous, schedule).await {
             debug!(?next, "nothing due");
+            correct_clamp(&ctx.settings, (&api, objects.written()), &cr, &previous).await?;
             if let Some(synced_at) = &previous.last_synced_at {
                 ctx.metrics
                     .mark_synced(&namespace, &key.name, refresh, synced_at.0);
             }
             timer.succeed();
             return Ok(refresh_in(next));
+        }
+        if let Some(held_back) = ctx.writes.hold_back(&namespace, SECRET_CONTROLLER) {
+            return Ok(held_back);
         }
         match sync::sync(ctx, &self.reads, &cr, &previous, rc).await {
             Ok(synced) => self.finish(&api, &cr, &previous, synced, schedule, timer).await,
@@ -201,6 +213,7 @@ impl SecretReconciler {
         };
         let now = Timestamp::now();
         let status = secret_status::after_sync(previous, synced.state, cr.meta().generation, now);
+        let status = with_clamp(&ctx.settings, cr, status, now);
         status::write((api, self.reads.secrets.written()), &name, previous, &status)
             .await
             .map_err(KubeFailure::during(KubeAction::WriteStatus("")))?;
@@ -252,13 +265,10 @@ impl SecretReconciler {
         warn!(reason = %failure.reason, error = %failure.message, "sync failed");
         ctx.metrics.count_sync_error(failure.reason);
         let generation = cr.meta().generation;
-        let mut status = secret_status::after_failure(
-            previous,
-            failure.reason,
-            failure.message.clone(),
-            generation,
-            Timestamp::now(),
-        );
+        let now = Timestamp::now();
+        let status =
+            secret_status::after_failure(previous, failure.reason, failure.message.clone(), generation, now);
+        let mut status = with_clamp(&ctx.settings, cr, status, now);
         if let Some(missing) = failure.missing {
             status.missing_keys = missing;
             status.observed_generation = generation;

@@ -59,6 +59,9 @@ impl OperatorProcess {
                 "--shutdown-grace-period=5s",
                 // The FerrVault simulator speaks plain http.
                 "--allow-insecure-http",
+                // The scenarios refresh every few seconds to observe refreshes: below the
+                // chart's 30s floor, so it is lowered here explicitly.
+                "--min-refresh-interval=1s",
             ])
             .args(extra)
             .env("POD_NAME", name);

@@ -20,7 +20,8 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// No cluster identity, plain http refused: the chart's defaults.
+    /// No cluster identity, plain http refused: the chart's defaults, but for a refresh floor of
+    /// 1s.
     pub fn new() -> Launch {
         let mut args: Vec<String> = [
             "--metrics-bind-address=127.0.0.1:0",
@@ -34,11 +35,29 @@ impl Launch {
         .map(str::to_owned)
         .into();
         args.push(format!("--leader-elect-namespace={OPERATOR_NAMESPACE}"));
+        // The attacks refresh every second (a hostile FerrVault changing values each second):
+        // below the chart's 30s floor, lowered here explicitly; `min_refresh_interval` sets it.
+        args.push("--min-refresh-interval=1s".into());
         Launch {
             args,
             // The chart sets it from the downward API; the content-hash key lives there.
             env: vec![("POD_NAMESPACE".into(), OPERATOR_NAMESPACE.into())],
         }
+    }
+
+    /// `--min-refresh-interval` (1s unless set; the last value of a flag wins).
+    pub fn min_refresh_interval(mut self, value: &str) -> Launch {
+        self.args.push(format!("--min-refresh-interval={value}"));
+        self
+    }
+
+    /// `--namespace-write-qps` and `--namespace-write-burst`: each namespace's write budget.
+    pub fn namespace_write_budget(mut self, qps: f64, burst: u32) -> Launch {
+        self.args.extend([
+            format!("--namespace-write-qps={qps}"),
+            format!("--namespace-write-burst={burst}"),
+        ]);
+        self
     }
 
     /// `--allow-insecure-http`: the FerrVault simulator and the attacker's listeners speak http.
