@@ -86,8 +86,10 @@ impl Driver {
                 "--admin-bind-address=",
                 "--log-format=json",
                 "--log-level=warn,ferrvault_operator::cli=info",
-                // The FerrVault simulator of the benchmarks speaks plain http.
+                // The FerrVault simulator of the benchmarks speaks plain http, on loopback
+                // (refused by default).
                 "--allow-insecure-http",
+                "--ferrvault-allowed-cidrs=127.0.0.1/32",
             ]
             .iter()
             .map(|s| (*s).to_owned())
