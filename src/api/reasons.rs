@@ -138,6 +138,11 @@ pub enum Reason {
     /// Ready=False: the connection opts in to the cluster identity but the operator has none
     /// (`--oidc-cluster-id` unset), or the connection is not in mode `cloud`. No timer.
     ClusterIdentityUnavailable,
+    /// Ready=False: every address `spec.url` leads to is refused by the operator's egress policy
+    /// (loopback, link-local, cloud metadata, the operator's own addresses or the API server,
+    /// `--ferrvault-denied-cidrs`); no connection was made. Retried on the usual timers: the
+    /// answer can change with DNS.
+    EgressDenied,
     /// Connection Ready=True: FerrVault answered its health probe.
     Reachable,
     /// Connection Ready=False: deletion waits until no FerrVaultSecret references it.
@@ -180,6 +185,7 @@ impl Reason {
         Self::ClusterIdentityUnavailable,
         Self::UpToDate,
         Self::RolloutFailed,
+        Self::EgressDenied,
         Self::Reachable,
         Self::DeletionBlocked,
         Self::BelowMinimum,
@@ -217,6 +223,7 @@ impl Reason {
             Self::ClusterIdentityUnavailable => "ClusterIdentityUnavailable",
             Self::UpToDate => "UpToDate",
             Self::RolloutFailed => "RolloutFailed",
+            Self::EgressDenied => "EgressDenied",
             Self::Reachable => "Reachable",
             Self::DeletionBlocked => "DeletionBlocked",
             Self::BelowMinimum => "BelowMinimum",

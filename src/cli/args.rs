@@ -108,6 +108,17 @@ pub struct RunArgs {
     /// connection is refused with Ready=False/InsecureUrl and nothing is sent.
     #[arg(long, env = "FERRVAULT_ALLOW_INSECURE_HTTP")]
     pub allow_insecure_http: bool,
+    /// Addresses FerrVault URLs may lead to despite the built-in denials (loopback, link-local,
+    /// cloud metadata, the operator's own addresses): CIDRs or IPs, comma-separated. Against
+    /// --ferrvault-denied-cidrs the most specific entry wins (denied on a tie). The operator's own
+    /// servers and the API server are refused whatever this says.
+    #[arg(long, env = "FERRVAULT_FERRVAULT_ALLOWED_CIDRS", value_delimiter = ',')]
+    pub ferrvault_allowed_cidrs: Vec<String>,
+    /// Addresses FerrVault URLs must not lead to (e.g. the cluster's pod and Service CIDRs):
+    /// CIDRs or IPs, comma-separated. A URL leading only there gets Ready=False/EgressDenied and
+    /// no connection is made.
+    #[arg(long, env = "FERRVAULT_FERRVAULT_DENIED_CIDRS", value_delimiter = ',')]
+    pub ferrvault_denied_cidrs: Vec<String>,
     /// The cluster's ID registered in FerrVault, for connections opting in to the operator's
     /// cluster identity (`spec.oidc`); unset disables the cluster identity.
     #[arg(long, env = "FERRVAULT_OIDC_CLUSTER_ID")]

@@ -1,8 +1,10 @@
 //! `ferrvault-operator run`: the operator process.
 //!
 //! Order of startup, each step failing the process before the next begins:
-//! flags → settings (every rule, exit 2) → logging → kube client → operator and runtime
-//! (exit 2 on a refused runtime configuration) → HTTP servers bound (exit 1 on a port in use) →
+//! flags → settings (every rule, exit 2) → logging → kube client (and the API server's addresses,
+//! which the egress policy refuses) → operator and runtime (exit 2 on a refused runtime
+//! configuration) → HTTP servers bound (exit 1 on a port in use; their addresses and the pod's
+//! join the egress policy) →
 //! the content-hash key read, or created, in the Lease's namespace (exit 1 without it) →
 //! the runtime runs until SIGTERM or SIGINT, then stops gracefully within
 //! `--shutdown-grace-period` (exit 0), or exits with [`RuntimeError::exit_code`] when it
@@ -11,7 +13,7 @@
 //! [`OperatorProcess::start`] is shared with `demo`, which runs the same process in-process against
 //! the simulators.
 
-use std::{future::Future, path::Path, sync::Arc};
+use std::{future::Future, net::SocketAddr, path::Path, sync::Arc};
 
 use controller_actors::{
     Fence, FenceLayer, HealthHandle, LeaderElection, LeaderElectionConfig, Runtime, RuntimeError, identity,
@@ -26,6 +28,7 @@ use crate::{
         secure::SecureMetrics,
         server::{Addresses, Requested, ServeError, Servers},
     },
+    ferrvault::host_facts,
     reconcile::{content_hash_key::KeyError, operator, settings::OperatorSettings},
     telemetry::{self, rest_client::RestClientMetrics},
 };
@@ -88,7 +91,7 @@ pub fn main(args: RunArgs) -> i32 {
 }
 
 fn run(args: RunArgs) -> Result<(), RunError> {
-    let settings = RunSettings::from_args(args, &ProcessEnv::read())?;
+    let mut settings = RunSettings::from_args(args, &ProcessEnv::read())?;
     logging::init(&settings.log)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -96,7 +99,10 @@ fn run(args: RunArgs) -> Result<(), RunError> {
         .map_err(RunError::Process)?;
     runtime.block_on(async {
         let shutdown = shutdown_signal().map_err(RunError::Process)?;
-        let client = kube_client(settings.kubeconfig.as_deref()).await?;
+        let config = kube_config(settings.kubeconfig.as_deref()).await?;
+        let api_server = host_facts::api_server_endpoints(&config.cluster_url).await;
+        settings.ferrvault.egress = settings.ferrvault.egress.clone().with_api_server(api_server);
+        let client = kube_client_for(config)?;
         OperatorProcess::start(&settings, client)?.run(shutdown).await
     })
 }
@@ -181,6 +187,13 @@ impl OperatorProcess {
             sources,
         )?;
         let bound = servers.addresses();
+        let own_servers: Vec<SocketAddr> = [bound.metrics, Some(bound.probes), bound.admin]
+            .into_iter()
+            .flatten()
+            .collect();
+        reconcilers
+            .ferrvault()
+            .know_own_addresses(&host_facts::own_interface_addresses(), &own_servers);
         tracing::info!(
             metrics = %bound.metrics.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
             metrics_secure = settings.metrics_cert.is_some(),
@@ -198,6 +211,8 @@ impl OperatorProcess {
             reconcile_timeout = ?settings.reconcile_timeout,
             max_concurrent_reconciles = settings.max_concurrent_reconciles,
             allow_insecure_http = settings.ferrvault.allow_insecure_http,
+            ferrvault_allowed_cidrs = %cidrs(settings.ferrvault.egress.allowed()),
+            ferrvault_denied_cidrs = %cidrs(settings.ferrvault.egress.denied()),
             cluster_identity = %cluster_identity_summary(settings),
             "starting operator"
         );
@@ -245,6 +260,11 @@ fn watched(namespaces: &[String]) -> String {
     }
 }
 
+/// CIDRs, comma-separated.
+fn cidrs(nets: &[ipnet::IpNet]) -> String {
+    nets.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
 /// `disabled`, or the cluster ID, token path and trusted URLs (none of them is a secret).
 fn cluster_identity_summary(settings: &RunSettings) -> String {
     match &settings.ferrvault.cluster_identity {
@@ -263,9 +283,17 @@ fn cluster_identity_summary(settings: &RunSettings) -> String {
 /// # Errors
 /// [`RunError::KubeConfig`] with kube's reason (no file content is included).
 pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, RunError> {
+    kube_client_for(kube_config(kubeconfig).await?)
+}
+
+/// The Kubernetes configuration of [`kube_client`].
+///
+/// # Errors
+/// [`RunError::KubeConfig`] with kube's reason (no file content is included).
+async fn kube_config(kubeconfig: Option<&Path>) -> Result<kube::Config, RunError> {
     let _ = rustls::crypto::ring::default_provider().install_default(); // see OperatorProcess::start
     let fail = |error: &dyn std::fmt::Display| RunError::KubeConfig(error.to_string());
-    let config = match kubeconfig {
+    Ok(match kubeconfig {
         Some(path) => {
             let kubeconfig = Kubeconfig::read_from(path).map_err(|e| fail(&e))?;
             kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
@@ -273,7 +301,15 @@ pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, RunE
                 .map_err(|e| fail(&e))?
         }
         None => kube::Config::infer().await.map_err(|e| fail(&e))?,
-    };
+    })
+}
+
+/// A client of `config` counting its requests (`rest_client_*` metrics).
+///
+/// # Errors
+/// [`RunError::KubeConfig`] when kube cannot build it.
+fn kube_client_for(config: kube::Config) -> Result<kube::Client, RunError> {
+    let fail = |error: &dyn std::fmt::Display| RunError::KubeConfig(error.to_string());
     let requests = RestClientMetrics::process_wide().layer(telemetry::rest_client::host_label(&config));
     Ok(kube::client::ClientBuilder::try_from(config)
         .map_err(|e| fail(&e))?

@@ -7,7 +7,9 @@
 //! - `--reconcile-timeout` below the FerrVault client's longest call is refused (reference
 //!   §5.1): a shorter deadline cancels healthy reveals, and 0 would disable the guardrail.
 //! - The cluster identity is all or nothing: `--oidc-cluster-id` needs `--oidc-trusted-urls`
-//!   and the reverse, and a plain `http://` trusted URL needs `--allow-insecure-http`.
+//!   and the reverse, and a plain `http://` trusted URL needs `--allow-insecure-http`; a trusted
+//!   URL at an IP address the egress policy refuses needs `--ferrvault-allowed-cidrs`.
+//! - `--ferrvault-allowed-cidrs` and `--ferrvault-denied-cidrs` hold CIDRs or IP addresses.
 //! - Lease timings must meet client-go's rules and the write fence's: renew deadline + retry
 //!   period ≤ lease duration, so writes stop with a retry period of margin before another
 //!   replica may acquire the Lease (`Timings::validate`, docs/architecture.md).
@@ -28,7 +30,7 @@ use super::{
 };
 use crate::{
     admin::{limits::HttpLimits, secure::CertSource},
-    ferrvault::{ClientConfig, ClusterIdentity, FerrVault},
+    ferrvault::{ClientConfig, ClusterIdentity, EgressPolicy, FerrVault},
     reconcile::rules::{duration::format_go_duration, token_bucket::Rate},
 };
 
@@ -127,6 +129,9 @@ pub enum ConfigError {
     /// `--namespace-write-qps` or `--namespace-write-burst` out of range.
     #[error("invalid --namespace-write-qps/--namespace-write-burst: {0}")]
     WriteBudget(String),
+    /// A `--ferrvault-allowed-cidrs` or `--ferrvault-denied-cidrs` entry that is not a CIDR.
+    #[error("invalid {0}")]
+    EgressCidrs(String),
     /// `--metrics-cert-name` or `--metrics-cert-key` empty with a certificate directory.
     #[error("invalid --metrics-cert-name/--metrics-cert-key: must name files in --metrics-cert-path")]
     MetricsCertFiles,
@@ -209,6 +214,14 @@ impl RunSettings {
         if args.leader_elect_id.trim().is_empty() {
             return Err(ConfigError::EmptyLeaseName);
         }
+        let egress = EgressPolicy::from_flags(&args.ferrvault_allowed_cidrs, &args.ferrvault_denied_cidrs)
+            .map_err(ConfigError::EgressCidrs)?;
+        let cluster_identity = cluster_identity(&args)?;
+        if let Some(identity) = &cluster_identity {
+            identity
+                .check_egress(&egress)
+                .map_err(ConfigError::ClusterIdentity)?;
+        }
         let ferrvault = ClientConfig {
             rate_per_second: args.ferrvault_rate,
             burst: args.ferrvault_burst,
@@ -216,7 +229,8 @@ impl RunSettings {
                 .ferrvault_attempt_timeout
                 .unwrap_or(ClientConfig::DEFAULT_ATTEMPT_TIMEOUT),
             allow_insecure_http: args.allow_insecure_http,
-            cluster_identity: cluster_identity(&args)?,
+            cluster_identity,
+            egress,
             ..ClientConfig::default()
         };
         ferrvault.validate().map_err(ConfigError::FerrVault)?;

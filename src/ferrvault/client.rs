@@ -2,6 +2,7 @@
 
 use std::{
     collections::HashMap,
+    net::{IpAddr, SocketAddr},
     sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
@@ -11,6 +12,7 @@ use tokio::time::Instant;
 use super::{
     ClientConfig, ClusterIdentity, Credential, Endpoint, FerrVaultError, IdentityRefusal, LimiterSnapshot,
     deadline::Deadline,
+    egress_gate::EgressGate,
     http::{self, CallSettings},
     oidc::{OidcCache, OidcSource},
     pacer::Pacer,
@@ -31,6 +33,7 @@ use super::{
 ///   answer of a wave, until the wave is over (at most [`FerrVault::wave_horizon`] after it
 ///   arrived).
 /// - Nothing is sent to a plain `http://` URL unless [`ClientConfig::allow_insecure_http`];
+///   no connection is made to an address [`ClientConfig::egress`] refuses;
 ///   nothing of the cluster identity is sent outside [`ClusterIdentity::admits`], and a cluster
 ///   bearer is only sent in a cloud-mode reveal carrying `X-FerrVault-Namespace`.
 #[derive(Clone)]
@@ -41,6 +44,9 @@ pub struct FerrVault {
 struct Inner {
     config: ClientConfig,
     settings: Arc<CallSettings>,
+    /// `config.egress`, plus the operator's own addresses once known; shared with the pool's
+    /// resolvers.
+    egress: Arc<EgressGate>,
     http: HttpPool,
     /// One pacer per (base URL, credential). Keyed by the credential itself, not its 48-bit
     /// fingerprint, so two tokens can never share (or leak into) each other's state.
@@ -76,11 +82,13 @@ impl FerrVault {
             max_body_bytes: config.max_body_bytes,
         });
         let flights = SingleFlight::new(config.coalesce_window, WAVE_HORIZON);
+        let egress = Arc::new(EgressGate::new(config.egress.clone()));
         Self {
             inner: Arc::new(Inner {
                 config,
                 settings,
-                http: HttpPool::default(),
+                http: HttpPool::new(egress.clone()),
+                egress,
                 pacers: Mutex::default(),
                 flights,
                 oidc: OidcCache::default(),
@@ -237,16 +245,27 @@ impl FerrVault {
     }
 
     /// Refuses an endpoint the client will not talk to: plain `http://` unless
-    /// [`ClientConfig::allow_insecure_http`]. Every call checks this before sending; callers
-    /// can ask first to report it before doing anything else.
+    /// [`ClientConfig::allow_insecure_http`], an IP-literal host the egress policy refuses. Every
+    /// call checks this before sending; callers can ask first to report it before doing anything
+    /// else. A host name is judged when it is resolved, at each new connection.
     ///
     /// # Errors
-    /// [`FerrVaultError::InsecureUrl`].
+    /// [`FerrVaultError::InsecureUrl`], [`FerrVaultError::EgressDenied`].
     pub fn admit(&self, endpoint: &Endpoint) -> Result<(), FerrVaultError> {
         if endpoint.is_plain_http() && !self.inner.config.allow_insecure_http {
             return Err(FerrVaultError::InsecureUrl);
         }
-        Ok(())
+        self.inner
+            .egress
+            .admit(endpoint)
+            .map_err(FerrVaultError::EgressDenied)
+    }
+
+    /// Tells the egress policy the operator's own interface addresses and where its servers
+    /// listen (`run` does, once its servers are bound and before any reconcile). Only the first
+    /// call counts; returns whether this one did.
+    pub fn know_own_addresses(&self, addresses: &[IpAddr], servers: &[SocketAddr]) -> bool {
+        self.inner.egress.know_own(addresses, servers)
     }
 
     /// Forgets the cached OIDC bearer of connection `namespace/name` (spec change, deletion).

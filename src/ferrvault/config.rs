@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{ClusterIdentity, RetryPolicy};
+use super::{ClusterIdentity, EgressPolicy, RetryPolicy};
 
 /// How the FerrVault client paces, times out and retries.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,6 +28,11 @@ pub struct ClientConfig {
     pub allow_insecure_http: bool,
     /// The operator's cluster identity (`--oidc-*`); `None` (the default) disables it.
     pub cluster_identity: Option<ClusterIdentity>,
+    /// Which addresses a FerrVault URL may lead to (`--ferrvault-allowed-cidrs`,
+    /// `--ferrvault-denied-cidrs`, and what `run` knows of its network position). The default
+    /// refuses loopback, link-local, cloud metadata and the other built-in denials: a test
+    /// against a simulator on 127.0.0.1 allows that address explicitly.
+    pub egress: EgressPolicy,
 }
 
 impl ClientConfig {
@@ -43,7 +48,8 @@ impl ClientConfig {
     /// Checks the values a user can set.
     ///
     /// # Errors
-    /// A message naming the bad field.
+    /// A message naming the bad field, or a trusted URL of the cluster identity whose IP-literal
+    /// host the egress policy refuses.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.rate_per_second.is_finite() && self.rate_per_second > 0.0) {
             return Err(format!(
@@ -68,6 +74,9 @@ impl ClientConfig {
         {
             return Err("cluster_identity trusts a plain http:// URL but allow_insecure_http is off".into());
         }
+        if let Some(identity) = &self.cluster_identity {
+            identity.check_egress(&self.egress)?;
+        }
         Ok(())
     }
 }
@@ -83,6 +92,7 @@ impl Default for ClientConfig {
             max_body_bytes: 8 << 20,
             allow_insecure_http: false,
             cluster_identity: None,
+            egress: EgressPolicy::default(),
         }
     }
 }

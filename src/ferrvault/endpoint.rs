@@ -3,7 +3,11 @@
 //! An [`Endpoint`] is the key of the HTTP client pool: one pooled client per (base URL, TLS
 //! settings). It is validated once, when built from the connection spec.
 
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+};
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Url;
@@ -90,6 +94,32 @@ impl Endpoint {
         self.base_url.starts_with("http://")
     }
 
+    /// The port the URL names, or its scheme's default.
+    pub(crate) fn port(&self) -> u16 {
+        self.parsed().port_or_known_default().unwrap_or(443)
+    }
+
+    /// The socket address of an IP-literal host (`https://10.0.0.5:8443`, `http://[::1]`, and
+    /// every IPv4 form the URL parser reads, such as `0x7f.1`), which the client connects to
+    /// without resolving it; `None` for a host name.
+    pub fn ip_literal(&self) -> Option<SocketAddr> {
+        let url = self.parsed();
+        // The parser writes an IP host in its canonical form, an IPv6 one in brackets.
+        let host = url.host_str()?;
+        let ip: IpAddr = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host)
+            .parse()
+            .ok()?;
+        Some(SocketAddr::new(ip, url.port_or_known_default().unwrap_or(443)))
+    }
+
+    /// The base URL, parsed again (it was validated by [`Endpoint::parse`]).
+    fn parsed(&self) -> Url {
+        Url::parse(&self.base_url).expect("invariant violated: an Endpoint's base URL parses")
+    }
+
     /// The extra CA bundle, if any.
     pub(crate) fn extra_ca_pem(&self) -> Option<&[u8]> {
         self.extra_ca_pem.as_deref()
@@ -167,6 +197,25 @@ mod tests {
                 ep.url(&["vaults", bad, "reveal"]).is_err(),
                 "{bad:?} was accepted"
             );
+        }
+    }
+
+    #[test]
+    fn endpoint_should_know_its_port_and_an_ip_literal_host() {
+        for (url, port, literal) in [
+            ("https://vault.example.com/api", 443, None),
+            ("http://vault.example.com:8200", 8200, None),
+            ("https://10.0.0.5:8443", 8443, Some("10.0.0.5:8443")),
+            ("http://2130706433", 80, Some("127.0.0.1:80")),
+            (
+                "https://[::ffff:a9fe:a9fe]",
+                443,
+                Some("[::ffff:169.254.169.254]:443"),
+            ),
+        ] {
+            let ep = Endpoint::parse(url).unwrap();
+            assert_eq!(ep.port(), port, "{url}");
+            assert_eq!(ep.ip_literal(), literal.map(|a| a.parse().unwrap()), "{url}");
         }
     }
 

@@ -15,7 +15,7 @@ use std::{fmt, sync::Arc, time::Duration};
 
 use reqwest::StatusCode;
 
-use super::IdentityRefusal;
+use super::{EgressRefusal, IdentityRefusal};
 
 /// Longest server message kept in an error.
 pub const MAX_MESSAGE_CHARS: usize = 200;
@@ -89,6 +89,9 @@ pub enum FerrVaultError {
         /// The 3xx status code.
         status: u16,
     },
+    /// The egress policy refuses every address the URL leads to; no connection was made.
+    #[error("{0}")]
+    EgressDenied(EgressRefusal),
     /// The operator's cluster identity may not be used for this request; nothing was sent.
     #[error("cluster identity refused: {0}")]
     ClusterIdentity(IdentityRefusal),
@@ -184,6 +187,7 @@ impl FerrVaultError {
             FerrVaultError::InvalidRequest(_) => "InvalidRequest",
             FerrVaultError::InsecureUrl => "InsecureUrl",
             FerrVaultError::Redirected { .. } => "Redirected",
+            FerrVaultError::EgressDenied(_) => "EgressDenied",
             FerrVaultError::ClusterIdentity(refusal) => refusal.reason(),
             FerrVaultError::Auth { .. } => "AuthFailed",
             FerrVaultError::NotFound { .. } => "VaultNotFound",

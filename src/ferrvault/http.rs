@@ -8,6 +8,8 @@
 //! - Only [`FerrVaultError::is_retryable`] failures are retried, at most `max_attempts` in all.
 //! - A 429 pauses the credential (`Retry-After`); any other answer tells the pacer the server
 //!   is not throttling us.
+//! - An address the egress policy refuses ends the attempt as [`FerrVaultError::EgressDenied`],
+//!   not retried: the pooled client's resolver refused it, so nothing was connected to.
 //! - No redirect is ever followed: a 3xx ends the attempt as [`FerrVaultError::Redirected`], so a
 //!   server (or a tenant's URL) cannot send a token or a request body on to another host.
 
@@ -21,7 +23,7 @@ use reqwest::{RequestBuilder, header::RETRY_AFTER};
 use tokio::time::Instant;
 
 use super::{
-    DeadlineStage, FerrVaultError, RequestResult, RetryPolicy, deadline::Deadline, pacer::Pacer,
+    DeadlineStage, FerrVaultError, RequestResult, RetryPolicy, deadline::Deadline, egress_gate, pacer::Pacer,
     retry_after::parse_retry_after,
 };
 
@@ -82,7 +84,8 @@ pub(crate) async fn call<T>(
                 (
                     FerrVaultError::Transport { .. }
                     | FerrVaultError::Timeout { .. }
-                    | FerrVaultError::Deadline { .. },
+                    | FerrVaultError::Deadline { .. }
+                    | FerrVaultError::EgressDenied(_),
                     _,
                 ) => {}
                 // Any other answer means the server is not throttling this credential.
@@ -159,7 +162,12 @@ async fn read_body(mut response: reqwest::Response, max: usize) -> Result<Bytes,
     Ok(body.freeze())
 }
 
+/// A failed exchange: the egress policy's refusal when the resolver refused every address
+/// (nothing was connected to), a transport failure otherwise.
 fn transport(error: reqwest::Error) -> FerrVaultError {
+    if let Some(refusal) = egress_gate::refusal_in(&error) {
+        return FerrVaultError::EgressDenied(refusal);
+    }
     FerrVaultError::Transport {
         attempts: 1,
         source: Arc::new(error),
@@ -179,6 +187,7 @@ fn result_of(error: &FerrVaultError) -> RequestResult {
         FerrVaultError::Client { .. }
         | FerrVaultError::Redirected { .. }
         | FerrVaultError::InsecureUrl
+        | FerrVaultError::EgressDenied(_)
         | FerrVaultError::ClusterIdentity(_)
         | FerrVaultError::InvalidEndpoint(_)
         | FerrVaultError::InvalidCredential(_)

@@ -10,10 +10,13 @@
 //!   answer for the trusted name.
 //! - A bearer minted from it only travels with `X-FerrVault-Namespace` (cloud mode), so the
 //!   server can scope it to the namespace that asked.
+//! - The trusted URLs go through the egress policy like any FerrVault URL: an IP-literal one it
+//!   refuses fails the configuration (`check_egress`), a host name is judged
+//!   when it is resolved.
 
 use std::path::{Path, PathBuf};
 
-use super::{Endpoint, IdentityRefusal};
+use super::{EgressPolicy, EgressRefusal, Endpoint, IdentityRefusal};
 
 /// The default `--oidc-token-path`, where the chart mounts the projected token (the Go
 /// operator's default `oidc.tokenPath`).
@@ -92,6 +95,24 @@ impl ClusterIdentity {
         self.trusted.iter().any(Endpoint::is_plain_http)
     }
 
+    /// Checks the trusted URLs with an IP-literal host against the egress policy, so one the
+    /// operator would never connect to fails at start instead of at every exchange. A host name
+    /// is judged, like any, when it is resolved.
+    ///
+    /// # Errors
+    /// A message naming the URL and the refusal.
+    pub(crate) fn check_egress(&self, policy: &EgressPolicy) -> Result<(), String> {
+        for endpoint in &self.trusted {
+            if let Some(address) = endpoint.ip_literal()
+                && let Err(rule) = policy.check(address)
+            {
+                let refusal = EgressRefusal::new(None, address, rule);
+                return Err(format!("trusted URL {:?}: {refusal}", endpoint.base_url()));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the cluster token may be sent to `endpoint`.
     ///
     /// # Errors
@@ -136,6 +157,18 @@ mod tests {
             let error = ClusterIdentity::new(bad, DEFAULT_TOKEN_PATH.into(), &["https://x".into()], false);
             assert!(error.unwrap_err().contains("cluster ID"), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_trusted_ip_literal_url_should_pass_the_egress_policy() {
+        let identity = identity(&["https://fv.example", "https://127.0.0.1:8200"], false).unwrap();
+        let error = identity.check_egress(&EgressPolicy::default()).unwrap_err();
+        assert!(
+            error.contains("127.0.0.1:8200") && error.contains("loopback"),
+            "{error}"
+        );
+        let allowed = EgressPolicy::from_flags(&["127.0.0.1/32".into()], &[]).unwrap();
+        assert_eq!(identity.check_egress(&allowed), Ok(()));
     }
 
     #[test]

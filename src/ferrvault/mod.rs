@@ -13,6 +13,9 @@
 //!   async, FIFO wrapper around it; `snapshot.rs`: what the limiter shows outside.
 //! - `single_flight.rs`: one request for concurrent reveals of one vault.
 //! - `reveal.rs`: request/answer types and both wire formats.
+//! - `egress.rs`: [`EgressPolicy`], which addresses a FerrVault URL may lead to (pure);
+//!   `egress_gate.rs`: where it is enforced (the resolver of every pooled client, IP-literal
+//!   hosts); `host_facts.rs`: the operator's own addresses and its API server's, read at start.
 //! - `identity.rs`: the operator's cluster identity and where it may be sent; `oidc.rs`: the
 //!   token broker exchanging it; `token_file.rs`: the bounded read of the projected token.
 //! - [`metrics`]: a prometheus-client collector over the limiter snapshots.
@@ -24,16 +27,20 @@
 //! caller receives its own slice of the answer.
 //!
 //! # What never leaves for an unchecked host
-//! A plain `http://` URL is refused before any request unless `allow_insecure_http` is set; no
-//! redirect is followed; the cluster identity (projected token, minted bearer) only goes to a
+//! A plain `http://` URL is refused before any request unless `allow_insecure_http` is set; an
+//! address the egress policy refuses is never connected to (it is judged after resolution, on
+//! the address used); no redirect is followed; the cluster identity (projected token, minted bearer) only goes to a
 //! trusted base URL and, in a reveal, only with `X-FerrVault-Namespace`.
 
 mod client;
 mod config;
 mod credential;
 mod deadline;
+mod egress;
+mod egress_gate;
 mod endpoint;
 mod error;
+pub mod host_facts;
 mod http;
 mod identity;
 mod identity_refusal;
@@ -53,6 +60,7 @@ mod trust;
 pub use client::{FerrVault, PACER_IDLE_EVICTION};
 pub use config::ClientConfig;
 pub use credential::{Credential, Fingerprint};
+pub use egress::{CLOUD_METADATA, EgressPolicy, EgressRefusal, EgressRule};
 pub use endpoint::Endpoint;
 pub use error::{AuthKind, DeadlineStage, FerrVaultError};
 pub use identity::{ClusterIdentity, DEFAULT_TOKEN_PATH};

@@ -11,17 +11,23 @@
 //!   dropped once unused for [`UNCLAIMED_EVICTION`], and the pool never holds more than
 //!   [`MAX_POOLED_CLIENTS`]: the least recently used go first, unclaimed before claimed.
 //! - Every client shares the system's CA roots ([`trust`](super::trust)), parsed once.
+//! - Every client resolves its host through the egress policy ([`EgressResolver`]) and uses no
+//!   proxy (`HTTPS_PROXY` is ignored): the address it connects to is the one the policy judged.
 //! - A dropped client does not break a call in flight: callers hold their own clone.
 
 use std::{
     collections::HashMap,
-    sync::{Mutex, PoisonError},
+    sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
 use tokio::time::Instant;
 
-use super::{Endpoint, FerrVaultError, trust};
+use super::{
+    Endpoint, FerrVaultError,
+    egress_gate::{EgressGate, EgressResolver},
+    trust,
+};
 
 /// Unclaimed clients unused this long are dropped when another client is added.
 pub const UNCLAIMED_EVICTION: Duration = Duration::from_secs(10 * 60);
@@ -34,6 +40,8 @@ type ConnectionId = (String, String);
 #[derive(Debug, Default)]
 pub(crate) struct HttpPool {
     state: Mutex<PoolState>,
+    /// The egress policy every client's resolver enforces.
+    egress: Arc<EgressGate>,
 }
 
 #[derive(Debug, Default)]
@@ -50,6 +58,14 @@ struct Pooled {
 }
 
 impl HttpPool {
+    /// An empty pool whose clients connect only where `egress` allows.
+    pub(crate) fn new(egress: Arc<EgressGate>) -> Self {
+        Self {
+            state: Mutex::default(),
+            egress,
+        }
+    }
+
     /// The pooled client for an endpoint, built on first use.
     ///
     /// # Errors
@@ -61,7 +77,7 @@ impl HttpPool {
             pooled.last_used = now;
             return Ok(pooled.client.clone());
         }
-        let client = build_client(endpoint)?;
+        let client = build_client(endpoint, &self.egress)?;
         state.evict_for_one_more(now);
         state.clients.insert(
             endpoint.clone(),
@@ -142,9 +158,12 @@ impl PoolState {
     }
 }
 
-fn build_client(endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> {
+fn build_client(endpoint: &Endpoint, egress: &Arc<EgressGate>) -> Result<reqwest::Client, FerrVaultError> {
     reqwest::Client::builder()
         .user_agent(concat!("ferrvault-operator/", env!("CARGO_PKG_VERSION")))
+        // A proxy would resolve (and connect to) the host itself, out of the policy's sight.
+        .no_proxy()
+        .dns_resolver(EgressResolver::new(egress.clone(), endpoint))
         // Our own loop decides retries; reqwest's protocol-level retries would hide attempts.
         .retry(reqwest::retry::never())
         // A redirect would re-send the Authorization header or the OIDC exchange body to a

@@ -28,8 +28,8 @@ use crate::{
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct AccessError {
-    /// `InvalidConnection`, `CaBundleUnreadable`, `TokenUnreadable`, `Redirected` or a spec
-    /// refusal (see [`AccessError::is_spec_refusal`]).
+    /// `InvalidConnection`, `CaBundleUnreadable`, `TokenUnreadable`, `Redirected`,
+    /// `EgressDenied` or a spec refusal (see [`AccessError::is_spec_refusal`]).
     pub reason: Reason,
     /// For humans; names only.
     pub message: String,
@@ -58,7 +58,7 @@ impl AccessError {
 }
 
 /// The condition of a client refusal (a plain `http://` URL, a redirect, the cluster identity
-/// refused), naming `what` the call was; `None` for every other failure, which callers map
+/// refused, an address the egress policy refuses), naming `what` the call was; `None` for every other failure, which callers map
 /// themselves.
 pub fn refusal(error: &FerrVaultError, what: &str) -> Option<AccessError> {
     let refused = match error {
@@ -67,6 +67,7 @@ pub fn refusal(error: &FerrVaultError, what: &str) -> Option<AccessError> {
             AccessError::new(Reason::Redirected, messages::redirected(what, *status))
         }
         FerrVaultError::ClusterIdentity(refusal) => identity_refusal(*refusal),
+        FerrVaultError::EgressDenied(_) => AccessError::new(Reason::EgressDenied, error.to_string()),
         _ => return None,
     };
     Some(refused)
@@ -95,7 +96,8 @@ fn identity_refusal(refusal: IdentityRefusal) -> AccessError {
 ///
 /// # Errors
 /// `InvalidConnection` for a bad URL or PEM bundle, `InsecureUrl` for a plain `http://` URL the
-/// client refuses (before the CA bundle is read), `CaBundleUnreadable` when the bundle's
+/// client refuses and `EgressDenied` for an IP-literal host the egress policy refuses (both
+/// before the CA bundle is read), `CaBundleUnreadable` when the bundle's
 /// Secret or key cannot be read.
 pub async fn endpoint(
     values: &SecretValues,
@@ -305,6 +307,16 @@ mod tests {
                 FerrVaultError::ClusterIdentity(IdentityRefusal::NotConfigured),
                 Reason::ClusterIdentityUnavailable,
                 true,
+            ),
+            (
+                FerrVaultError::EgressDenied(crate::ferrvault::EgressRefusal {
+                    host: None,
+                    address: "169.254.169.254:80".parse().unwrap(),
+                    rule: crate::ferrvault::EgressRule::CloudMetadata,
+                    others: 0,
+                }),
+                Reason::EgressDenied,
+                false,
             ),
         ];
         for (error, reason, spec) in cases {

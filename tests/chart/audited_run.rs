@@ -173,7 +173,15 @@ async fn more_workloads(admin: &kube::Client) {
 /// it did.
 pub async fn audited_run(sets: &[&str]) -> AuditedRun {
     // The FerrVault simulator speaks plain http.
-    let sets = &[sets, &["ferrvault.allowInsecureHttp=true"]].concat();
+    // The FerrVault simulator speaks plain http on loopback, which the egress policy refuses by default.
+    let sets = &[
+        sets,
+        &[
+            "ferrvault.allowInsecureHttp=true",
+            "ferrvault.allowedCIDRs={127.0.0.1/32}",
+        ],
+    ]
+    .concat();
     let rendering = Rendering::new(sets);
     let account = rendering.names_of("ServiceAccount");
     assert_eq!(account.len(), 1, "{account:?}");

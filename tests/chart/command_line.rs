@@ -56,6 +56,8 @@ fn every_value_should_reach_its_flag() {
         "ferrvault.rate=0.5",
         "ferrvault.burst=2",
         "ferrvault.allowInsecureHttp=true",
+        "ferrvault.allowedCIDRs={127.0.0.1/32,10.96.7.7/32}",
+        "ferrvault.deniedCIDRs={10.0.0.0/8}",
         "oidc.enabled=true",
         "oidc.audience=https://ferrvault.example",
         "oidc.clusterID=0b6f7e2c-1d2e-4f00-8a9b-0123456789ab",
@@ -85,6 +87,8 @@ fn every_value_should_reach_its_flag() {
         ("max-concurrent-reconciles", "16"),
         ("ferrvault-rate", "0.5"),
         ("ferrvault-burst", "2"),
+        ("ferrvault-allowed-cidrs", "127.0.0.1/32,10.96.7.7/32"),
+        ("ferrvault-denied-cidrs", "10.0.0.0/8"),
         ("oidc-cluster-id", "0b6f7e2c-1d2e-4f00-8a9b-0123456789ab"),
         ("oidc-token-path", "/var/run/secrets/fv/token"),
         ("oidc-trusted-urls", "https://a.example,http://b.example:8200"),
@@ -224,6 +228,8 @@ fn without_oidc_and_insecure_http_values_no_identity_or_http_flag_should_be_rend
     let launch = launch(DEFAULTS);
     for name in [
         "allow-insecure-http",
+        "ferrvault-allowed-cidrs",
+        "ferrvault-denied-cidrs",
         "oidc-cluster-id",
         "oidc-token-path",
         "oidc-trusted-urls",

@@ -122,6 +122,42 @@ fn a_network_policy_without_the_api_server_or_ferrvault_should_fail_rendering() 
 }
 
 #[test]
+fn ferrvault_cidrs_should_become_ip_blocks_of_the_ferrvault_egress_rule() {
+    let sets = [
+        NETWORK_POLICY_ON,
+        &[
+            "networkPolicy.egress.ferrvault.to=null",
+            "networkPolicy.egress.ferrvault.cidrs={203.0.113.0/28,198.51.100.7/32}",
+            "networkPolicy.egress.ferrvault.ports={443,8443}",
+        ],
+    ]
+    .concat();
+    let rendering = Rendering::new(&sets);
+    let egress = &rendering.of_kind("NetworkPolicy")[0]["spec"]["egress"];
+    assert_eq!(
+        egress[2]["to"],
+        json!([{"ipBlock": {"cidr": "203.0.113.0/28"}}, {"ipBlock": {"cidr": "198.51.100.7/32"}}]),
+        "the cidrs alone say where FerrVault is"
+    );
+    assert_eq!(
+        egress[2]["ports"],
+        json!([{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 8443}])
+    );
+    let both = Rendering::new(
+        &[
+            NETWORK_POLICY_ON,
+            &["networkPolicy.egress.ferrvault.cidrs={198.51.100.7/32}"],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        both.of_kind("NetworkPolicy")[0]["spec"]["egress"][2]["to"],
+        json!([{"ipBlock": {"cidr": "203.0.113.10/32"}}, {"ipBlock": {"cidr": "198.51.100.7/32"}}]),
+        "peers first, then the cidrs"
+    );
+}
+
+#[test]
 fn an_image_digest_should_pin_the_image_and_a_bad_one_fail_rendering() {
     let digest = format!("sha256:{}", "ab".repeat(32));
     let pinned = manager(&deployment(&Rendering::new(&[

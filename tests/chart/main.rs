@@ -66,6 +66,8 @@ const RUN_FLAGS: &[&str] = &[
     "ferrvault-rate",
     "ferrvault-burst",
     "allow-insecure-http",
+    "ferrvault-allowed-cidrs",
+    "ferrvault-denied-cidrs",
     "oidc-cluster-id",
     "oidc-token-path",
     "oidc-trusted-urls",

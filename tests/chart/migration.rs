@@ -119,12 +119,13 @@ async fn a_go_operator_deployment_should_start_sync_go_manifests_and_satisfy_bot
     let (metrics_port, probe_port) = (free_port(), free_port());
     let mut command = Command::new(binary());
     // The image's entrypoint is `ferrvault-operator run`; the Go Deployment's args follow. The
-    // FerrVault simulator speaks plain http, which a real FerrVault does not: only that needs
-    // the opt-in, which a migrating user never passes.
+    // FerrVault simulator speaks plain http on loopback, which a real FerrVault does not: only
+    // that needs the opt-ins, which a migrating user never passes.
     command
         .arg("run")
         .args(go_deployment_args(metrics_port, probe_port))
         .arg("--allow-insecure-http")
+        .arg("--ferrvault-allowed-cidrs=127.0.0.1/32")
         .arg(format!("--kubeconfig={}", kubeconfig.display()));
     let mut operator = Spawned::start(command);
     wait_for_200(

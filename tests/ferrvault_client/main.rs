@@ -1,8 +1,9 @@
 //! The FerrVault client over real HTTP: against a scripted stub (status mapping, retries, OIDC,
-//! TLS, refusals of plain http, of redirects and of misplaced cluster bearers) and against the
-//! FerrVault simulator (rate limits, single-flight).
+//! TLS, refusals of plain http, of redirects, of misplaced cluster bearers and of addresses the
+//! egress policy refuses) and against the FerrVault simulator (rate limits, single-flight).
 
 mod against_sim;
+mod egress;
 mod ferrvault_stub;
 mod http;
 mod oidc;
@@ -58,10 +59,19 @@ fn live_bytes() -> isize {
     LIVE_BYTES.load(Ordering::Relaxed)
 }
 
-/// The client's defaults, plus plain `http://` allowed: the stub and the simulator speak it.
+/// The client's defaults, plus plain `http://` allowed (the stub and the simulator speak it) and
+/// their address allowed by the egress policy.
 fn plain_http_config() -> ferrvault_operator::ferrvault::ClientConfig {
     ferrvault_operator::ferrvault::ClientConfig {
         allow_insecure_http: true,
+        egress: loopback_allowed(),
         ..ferrvault_operator::ferrvault::ClientConfig::default()
     }
+}
+
+/// The egress policy with the stubs' and simulators' address, 127.0.0.1, allowed: the default
+/// refuses loopback.
+fn loopback_allowed() -> ferrvault_operator::ferrvault::EgressPolicy {
+    ferrvault_operator::ferrvault::EgressPolicy::from_flags(&["127.0.0.1/32".to_owned()], &[])
+        .expect("a CIDR")
 }

@@ -71,6 +71,7 @@ fn client() -> FerrVault {
             max_attempts: 1,
             ..RetryPolicy::default()
         },
+        egress: crate::loopback_allowed(),
         ..ClientConfig::default()
     })
 }

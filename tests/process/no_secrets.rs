@@ -65,12 +65,13 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     kube.write_kubeconfig(&kubeconfig).expect("kubeconfig");
 
     let mut command = Command::new(binary());
-    // The FerrVault simulator speaks plain http.
+    // The FerrVault simulator speaks plain http, on loopback (refused by default).
     command.args([
         "run",
         "--log-level=debug",
         "--log-format=json",
         "--allow-insecure-http",
+        "--ferrvault-allowed-cidrs=127.0.0.1/32",
     ]);
     command.args([
         "--metrics-bind-address=127.0.0.1:0",

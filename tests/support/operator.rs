@@ -17,7 +17,7 @@ use ferrvault_operator::{
         ConnectionRef, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec,
         SecretKeyRef, crdgen,
     },
-    ferrvault::{ClientConfig, ClusterIdentity, RetryPolicy},
+    ferrvault::{ClientConfig, ClusterIdentity, EgressPolicy, RetryPolicy},
     reconcile::{operator::Operator, settings::OperatorSettings},
 };
 use ferrvault_sim::{
@@ -187,7 +187,9 @@ fn launch_operator(
 }
 
 /// Operator settings for tests: fast client retries, a generous budget, plain http allowed (the
-/// simulators speak it), a refresh floor of 1s. [`Harness::start_with`] adds the harness's cluster identity.
+/// simulators speak it), a refresh floor of 1s, and the simulators' loopback address allowed by the
+/// egress policy (which refuses loopback by default). [`Harness::start_with`] adds the harness's cluster
+/// identity.
 pub fn test_settings() -> OperatorSettings {
     OperatorSettings {
         default_refresh_interval: Duration::from_secs(3600),
@@ -203,6 +205,7 @@ pub fn test_settings() -> OperatorSettings {
                 jitter: 0.0,
             },
             allow_insecure_http: true,
+            egress: EgressPolicy::from_flags(&["127.0.0.1/32".to_owned()], &[]).expect("a CIDR"),
             ..ClientConfig::default()
         },
         // Tests refresh every second to observe refreshes: below the 30s default floor, so it

@@ -27,10 +27,12 @@
 //! | `unowned_target.rs` | a pre-existing unowned target, without the opt-in, then with it |
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
 //! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
+//! | `egress.rs` | FerrVault URLs at an in-cluster service, the API server, cloud metadata (also IPv4-mapped) and the operator's own metrics port (by address and by name) |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
 //! | `write_budget.rs` | `refreshInterval: 1s` on many objects against values changing every second: clamped, and the namespace's writes within its budget |
 
 mod connection_secrets;
+mod egress;
 mod harness;
 mod insecure_http;
 mod lease_loss;

@@ -143,8 +143,8 @@ Render-time guards: settings the operator would refuse, or that break it in a cl
 {{- if not .Values.networkPolicy.egress.apiServer.to }}
 {{- fail "networkPolicy.enabled needs networkPolicy.egress.apiServer.to: the API server's addresses (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes), or the operator cannot reach it" }}
 {{- end }}
-{{- if not .Values.networkPolicy.egress.ferrvault.to }}
-{{- fail "networkPolicy.enabled needs networkPolicy.egress.ferrvault.to: where FerrVault is, or no connection can be probed or synced" }}
+{{- if not (or .Values.networkPolicy.egress.ferrvault.to .Values.networkPolicy.egress.ferrvault.cidrs) }}
+{{- fail "networkPolicy.enabled needs networkPolicy.egress.ferrvault.to or networkPolicy.egress.ferrvault.cidrs: where FerrVault is, or no connection can be probed or synced" }}
 {{- end }}
 {{- end }}
 {{- if and .Values.admin.enabled (not (regexMatch "^.*:[0-9]+$" .Values.admin.bindAddress)) }}

@@ -86,12 +86,14 @@ impl Driver {
                 "--admin-bind-address=",
                 "--log-format=json",
                 "--log-level=warn,ferrvault_operator::cli=info",
-                // The FerrVault simulator of the benchmarks speaks plain http.
+                // The FerrVault simulator of the benchmarks speaks plain http, on loopback
+                // (refused by default).
                 "--allow-insecure-http",
                 // Throughput is measured as published before issue 34: no refresh floor (the
                 // economy rows refresh every `--wave-refresh-seconds`) and no write budget.
                 "--min-refresh-interval=0s",
                 "--namespace-write-qps=0",
+                "--ferrvault-allowed-cidrs=127.0.0.1/32",
             ]
             .iter()
             .map(|s| (*s).to_owned())

@@ -45,7 +45,7 @@ use tokio_util::sync::CancellationToken;
 use super::early_exit::{self, Decision};
 use ferrvault_operator::{
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
-    ferrvault::{ClientConfig, FerrVault},
+    ferrvault::{ClientConfig, EgressPolicy, FerrVault},
     reconcile::{
         content_hash_key::ContentHashKeySource,
         context::Context,
@@ -217,8 +217,9 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
     let ferrvault_config = ClientConfig {
         rate_per_second: args.ferrvault_rate,
         burst: args.ferrvault_burst,
-        // The FerrVault simulator of the benchmarks speaks plain http, as for the operator.
+        // The FerrVault simulator of the benchmarks speaks plain http on loopback, as for the operator.
         allow_insecure_http: true,
+        egress: EgressPolicy::from_flags(&["127.0.0.1/32".to_owned()], &[]).map_err(|e| e.to_string())?,
         ..ClientConfig::default()
     };
     let settings = OperatorSettings {

@@ -170,8 +170,9 @@ fn operator_settings(args: &DemoArgs) -> Result<RunSettings, DemoError> {
         "--health-probe-bind-address=127.0.0.1:0",
         "--admin-bind-address=127.0.0.1:0",
         "--log-format=text",
-        // The in-process FerrVault simulator speaks plain http.
+        // The in-process FerrVault simulator speaks plain http, on loopback (refused by default).
         "--allow-insecure-http",
+        "--ferrvault-allowed-cidrs=127.0.0.1/32",
     ];
     #[derive(Parser)]
     struct Flags {

@@ -31,6 +31,7 @@ fn defaults_should_match_the_chart_and_the_reference() {
     assert_eq!(args.log_format, LogFormat::Json);
     assert_eq!(args.kubeconfig, None);
     assert!(!args.allow_insecure_http);
+    assert!(args.ferrvault_allowed_cidrs.is_empty() && args.ferrvault_denied_cidrs.is_empty());
     assert_eq!(args.oidc_cluster_id, None);
     assert_eq!(
         args.oidc_token_path,

@@ -200,11 +200,44 @@ fn incomplete_or_insecure_cluster_identity_flags_should_be_refused() {
             ID,
             "--oidc-trusted-urls=http://127.0.0.1:8200",
             "--allow-insecure-http",
+            "--ferrvault-allowed-cidrs=127.0.0.1/32",
         ],
         &ProcessEnv::default(),
     )
     .expect("http is allowed with the opt-in");
     assert!(insecure.ferrvault.allow_insecure_http);
+}
+
+#[test]
+fn egress_cidrs_should_be_parsed_and_a_trusted_url_the_policy_refuses_should_fail_at_start() {
+    let env = ProcessEnv::default();
+    let parsed = settings(
+        &[
+            "--ferrvault-allowed-cidrs=127.0.0.1/32,10.96.7.7",
+            "--ferrvault-denied-cidrs=10.0.0.0/8",
+        ],
+        &env,
+    )
+    .expect("valid CIDRs");
+    assert_eq!(parsed.ferrvault.egress.allowed().len(), 2);
+    assert_eq!(parsed.ferrvault.egress.denied().len(), 1);
+    let error = settings(&["--ferrvault-denied-cidrs=10.0.0.0/8,nope"], &env).unwrap_err();
+    assert!(
+        matches!(error, ConfigError::EgressCidrs(_)) && error.to_string().contains("\"nope\""),
+        "{error}"
+    );
+    let refused = settings(
+        &[
+            "--oidc-cluster-id=0b6f7e2c-1d2e-4f00-8a9b-0123456789ab",
+            "--oidc-trusted-urls=https://169.254.169.254",
+        ],
+        &env,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(refused, ConfigError::ClusterIdentity(_)) && refused.to_string().contains("cloud metadata"),
+        "{refused}"
+    );
 }
 
 #[test]

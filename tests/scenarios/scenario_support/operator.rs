@@ -57,11 +57,12 @@ impl OperatorProcess {
                 "--log-format=json",
                 "--log-level=info,ferrvault_operator=debug,controller_actors=debug",
                 "--shutdown-grace-period=5s",
-                // The FerrVault simulator speaks plain http.
+                // The FerrVault simulator speaks plain http, on loopback (refused by default).
                 "--allow-insecure-http",
                 // The scenarios refresh every few seconds to observe refreshes: below the
                 // chart's 30s floor, so it is lowered here explicitly.
                 "--min-refresh-interval=1s",
+                "--ferrvault-allowed-cidrs=127.0.0.1/32",
             ])
             .args(extra)
             .env("POD_NAME", name);

@@ -71,7 +71,14 @@ pub struct Listener {
 impl Listener {
     /// Listens on a free port of 127.0.0.1.
     pub async fn start(answer: Answer) -> Listener {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        Self::start_on([127, 0, 0, 1], answer).await
+    }
+
+    /// Listens on a free port of `ip` (another loopback address stands for another host).
+    pub async fn start_on(ip: [u8; 4], answer: Answer) -> Listener {
+        let listener = TcpListener::bind(std::net::SocketAddr::from((ip, 0)))
+            .await
+            .expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let received = Arc::new(Mutex::new(Vec::new()));
         let connections = Arc::new(AtomicUsize::new(0));
@@ -89,7 +96,7 @@ impl Listener {
         }
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://IP:PORT`.
     pub fn url(&self) -> &str {
         &self.url
     }

@@ -13,7 +13,7 @@ use ferrvault_sim::testkit::{
 use super::{rbac::OPERATOR_NAMESPACE, world::World};
 
 /// `run` with every server on a free loopback port, JSON logs, leader election in the release
-/// namespace as the chart runs it, and what the test adds.
+/// namespace as the chart runs it, FerrVault's address allowed, and what the test adds.
 pub struct Launch {
     args: Vec<String>,
     env: Vec<(String, String)>,
@@ -21,7 +21,11 @@ pub struct Launch {
 
 impl Launch {
     /// No cluster identity, plain http refused: the chart's defaults, but for a refresh floor of
-    /// 1s.
+    /// 1s. The simulators and the HTTPS front stand for a FerrVault outside the cluster but listen
+    /// on 127.0.0.1, which the egress policy refuses by default: that one address is allowed, as an
+    /// administrator would allow FerrVault's (`ferrvault.allowedCIDRs`). The rest of loopback stays
+    /// refused: the Kubernetes simulator (127.0.0.3) and the stand-ins for in-cluster services
+    /// listen there.
     pub fn new() -> Launch {
         let mut args: Vec<String> = [
             "--metrics-bind-address=127.0.0.1:0",
@@ -31,6 +35,7 @@ impl Launch {
             "--log-level=info,ferrvault_operator=debug",
             "--shutdown-grace-period=5s",
             "--leader-elect",
+            "--ferrvault-allowed-cidrs=127.0.0.1/32",
         ]
         .map(str::to_owned)
         .into();

@@ -27,6 +27,9 @@ pub const ATTACKER_TOKEN: &str = "fvsat_TENANTCHECK_attacker_token";
 /// The victim's FerrVault token (reads [`VICTIM_VAULT`]).
 pub const VICTIM_TOKEN: &str = "fvsat_TENANTCHECK_victim_token";
 
+/// Where the Kubernetes simulator listens: on loopback, apart from FerrVault's 127.0.0.1.
+pub const KUBE_ADDRESS: ([u8; 4], u16) = ([127, 0, 0, 3], 0);
+
 /// Both simulators, the HTTPS front, the tenants' namespaces and the operator's files.
 pub struct World {
     pub kube: KubeSim,
@@ -66,7 +69,8 @@ impl World {
             enforce_rbac: true,
             ..KubeSimOptions::default()
         };
-        let kube = KubeSim::start_with(([127, 0, 0, 1], 0).into(), options)
+        // Apart from FerrVault's 127.0.0.1, so the API server is an address of its own, as in a cluster.
+        let kube = KubeSim::start_with(KUBE_ADDRESS.into(), options)
             .await
             .expect("kube simulator starts");
         let fv = FerrVaultSim::start(Self::ferrvault_config())

@@ -16,7 +16,8 @@ use super::{
     server::{CLIENT_BURST, CLIENT_RATE},
 };
 use ferrvault_operator::ferrvault::{
-    ClientConfig, Credential, Endpoint, FerrVault, FerrVaultError, KeySelector, RevealRequest, RevealScope,
+    ClientConfig, Credential, EgressPolicy, Endpoint, FerrVault, FerrVaultError, KeySelector, RevealRequest,
+    RevealScope,
 };
 
 /// The organisation of the simulated vaults.
@@ -44,6 +45,8 @@ pub async fn warmed_up_clients(
         burst: CLIENT_BURST,
         coalesce_window: ClientConfig::DEFAULT_COALESCE_WINDOW.div_f64(scale),
         allow_insecure_http: true, // the simulator speaks plain http
+        // ...on loopback, which the egress policy refuses by default.
+        egress: EgressPolicy::from_flags(&["127.0.0.1/32".to_owned()], &[])?,
         ..ClientConfig::default()
     });
     let warm_up = Instant::now() + Duration::from_secs(10);
