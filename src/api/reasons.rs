@@ -156,7 +156,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, for exhaustive tests and metric pre-registration.
-    pub const ALL: [Reason; 32] = [
+    pub const ALL: &[Reason] = &[
         Self::Synced,
         Self::MissingKeys,
         Self::ConnectionNotFound,
@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn reason_strings_should_be_unique_camel_case_and_match_the_variant_names() {
         let mut seen = std::collections::BTreeSet::new();
-        for reason in Reason::ALL {
+        for &reason in Reason::ALL {
             let text = reason.as_str();
             assert!(seen.insert(text), "duplicate reason {text}");
             assert!(text.chars().all(|c| c.is_ascii_alphanumeric()), "{text}");
@@ -262,7 +262,8 @@ mod tests {
     #[test]
     fn only_rate_limited_should_be_kept_out_of_conditions() {
         let excluded: Vec<_> = Reason::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|r| !r.is_condition_reason())
             .collect();
         assert_eq!(excluded, vec![Reason::RateLimited]);

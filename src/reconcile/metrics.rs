@@ -103,7 +103,7 @@ impl SyncMetrics {
             Reason::DeletionBlocked,
             Reason::BelowMinimum,
         ];
-        for reason in Reason::ALL.into_iter().filter(|r| !successes.contains(r)) {
+        for reason in Reason::ALL.iter().copied().filter(|r| !successes.contains(r)) {
             self.errors
                 .get_or_create(&ReasonLabel {
                     reason: reason.as_str(),
