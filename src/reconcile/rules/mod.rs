@@ -13,6 +13,7 @@
 //! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
 //! - [`messages`]: the human-readable condition messages, in one place.
+//! - [`spec_bounds`]: the CRD schema's length bounds, checked again for objects stored past it.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,7 @@ pub mod json_expand;
 pub mod messages;
 pub mod rollout_rules;
 pub mod secret_status;
+pub mod spec_bounds;
 pub mod target_access;
 pub mod transforms;
 
