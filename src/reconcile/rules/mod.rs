@@ -36,6 +36,15 @@ pub mod transforms;
 /// `data` unchanged; the sorted map makes hashing and listing keys deterministic.
 pub type SecretData = BTreeMap<String, Vec<u8>>;
 
+/// Largest content a Secret may hold: the API server refuses Secrets over 1 MiB. No transform
+/// step builds more (see [`transforms`]), and no larger content is written.
+pub const MAX_SECRET_BYTES: usize = 1024 * 1024;
+
+/// Total size of keys and values, as the API server counts a Secret's data.
+pub fn payload_bytes(data: &SecretData) -> usize {
+    data.iter().map(|(k, v)| k.len() + v.len()).sum()
+}
+
 /// Converts revealed string values (as FerrVault returns them) into [`SecretData`].
 pub fn secret_data_from_strings(values: impl IntoIterator<Item = (String, String)>) -> SecretData {
     values
