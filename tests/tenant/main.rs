@@ -27,6 +27,7 @@
 //! | `unowned_target.rs` | a pre-existing unowned target, without the opt-in, then with it |
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
 //! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
+//! | `spec_bounds.rs` | a 900 KB prefix over 1,000 keys (admission, then past it), a multiplying `jsonExpand` from a hostile FerrVault |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
 
 mod connection_secrets;
@@ -37,6 +38,7 @@ mod least_privilege;
 mod redirects;
 mod refused_types;
 mod rollout_floor;
+mod spec_bounds;
 mod target_owner;
 mod token_path;
 mod trusted_urls;
