@@ -471,3 +471,6 @@ async fn restart_workloads(
 fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
+
+#[cfg(test)]
+mod tests;
