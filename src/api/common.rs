@@ -4,6 +4,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+use super::bounds::{MAX_NAME, MAX_SECRET_KEY};
+
 /// A key inside a `Secret` in the same namespace as the object that holds the reference.
 ///
 /// Both fields are required, and may be empty, as in the Go CRD: a reference that cannot
@@ -11,8 +13,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct SecretKeyRef {
     /// Name of the Secret, in the same namespace.
+    #[schemars(length(max = MAX_NAME))]
     pub name: String,
     /// Key inside the Secret's `data`.
+    #[schemars(length(max = MAX_SECRET_KEY))]
     pub key: String,
 }
 
@@ -22,6 +26,7 @@ pub struct SecretKeyRef {
 pub struct ConnectionRef {
     /// Name of the FerrVaultConnection, in the same namespace (an empty one is reported as
     /// `ConnectionNotFound`, as the Go CRD admitted it).
+    #[schemars(length(max = MAX_NAME))]
     pub name: String,
 }
 

@@ -4,6 +4,8 @@
 //! - `url` starts with `http://` or `https://`.
 //! - `mode` is `ferrvault` (default) or `cloud`; cloud mode needs a non-empty `organization`.
 //! - `oidc.clusterID`, when set, is a 36-character UUID-like string.
+//! - Every string has a `maxLength` from [`bounds`](super::bounds) (issue 34), far above what the
+//!   Go operator's manifests use; the reconciler checks them again.
 //!
 //! Like the Go CRD, the schema admits both or neither of `tokenSecretRef` and `oidc`, so Go-era
 //! manifests re-apply; the reconciler reports such a connection `TokenUnreadable`, naming the
@@ -20,7 +22,10 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{SecretKeyRef, conditions_schema};
+use super::{
+    bounds::{MAX_CLUSTER_ID, MAX_IDENTIFIER, MAX_PATH, MAX_URL},
+    common::{SecretKeyRef, conditions_schema},
+};
 
 /// Pattern of `spec.url`: an absolute http(s) URL.
 pub const URL_PATTERN: &str = "^https?://";
@@ -72,10 +77,11 @@ pub struct FerrVaultConnectionSpec {
     #[serde(default)]
     pub mode: ConnectionMode,
     /// Base URL of the FerrVault API, for example `https://api.ferrvault.com`.
-    #[schemars(regex(pattern = URL_PATTERN))]
+    #[schemars(regex(pattern = URL_PATTERN), length(max = MAX_URL))]
     pub url: String,
     /// Organization; required in cloud mode, ignored in ferrvault mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_IDENTIFIER))]
     pub organization: Option<String>,
     /// The API token, read from a Secret in the connection's namespace (whitespace trimmed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,15 +125,17 @@ pub struct OidcSpec {
     /// Deprecated (Go operator): the cluster ID is the operator's `--oidc-cluster-id`. Admitted
     /// for old manifests; a different value makes the connection Ready=False.
     #[serde(rename = "clusterID", default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = CLUSTER_ID_PATTERN))]
+    #[schemars(regex(pattern = CLUSTER_ID_PATTERN), length(max = MAX_CLUSTER_ID))]
     pub cluster_id: Option<String>,
     /// Deprecated (Go operator): the token file is the operator's `--oidc-token-path`; this
     /// path is never read. Admitted for old manifests; a different value makes the connection
     /// Ready=False.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_PATH))]
     pub token_path: Option<String>,
     /// Documentation only: the audience the operator's projected token is issued for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_URL))]
     pub audience: Option<String>,
 }
 

@@ -4,6 +4,7 @@
 //! - [`connection`]: `FerrVaultConnection` (`fvc`): where FerrVault is and which credential to use.
 //! - [`secret`]: `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`.
 //! - [`common`]: references and the conditions list shared by both kinds.
+//! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - [`lenient`]: [`Lenient`], reading an object that bypassed the schema without failing its kind.
 //! - [`reasons`]: every condition type and reason string the operator writes.
 //! - [`names`]: finalizers and annotation keys.
@@ -16,6 +17,7 @@
 //! An object stored without that validation (a stale or missing schema) is read through
 //! [`Lenient`] and reported alone (`InvalidSpec`) instead of failing every object of its kind.
 
+pub mod bounds;
 pub mod common;
 pub mod connection;
 pub mod crdgen;

@@ -92,8 +92,8 @@ pub enum Reason {
     /// Secret Ready=False: `spec.refreshInterval` is not a valid duration (new: the Go operator
     /// fell back to the default silently, reference §8 item 9).
     InvalidRefreshInterval,
-    /// Ready=False: the object does not match its type (a field of the wrong type, stored by an
-    /// API server that skipped the CRD schema). Only an edit fixes it, so it is not retried on
+    /// Ready=False: the object does not match its type (a field of the wrong type, or a string or
+    /// list over its size bound, stored by an API server that skipped the CRD schema). Only an edit fixes it, so it is not retried on
     /// a timer; deletion is never blocked by it. The message names the field, never its value.
     InvalidSpec,
     /// Secret Ready=False: the transformed content is over the 1 MiB limit of a Secret; the

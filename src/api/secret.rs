@@ -8,6 +8,8 @@
 //! - `target.type` is none of [`REFUSED_TARGET_TYPES`]: the one rule stricter than Go's, because
 //!   Kubernetes turns such Secrets into credentials (the reconciler refuses them again, for objects
 //!   stored without this validation).
+//! - Every string and list has a `maxLength`/`maxItems` from [`bounds`](super::bounds) (issue 34),
+//!   far above what the Go operator's manifests use; the reconciler checks them again.
 //!
 //! Everything else the Go CRD admitted is admitted, so Go-era manifests re-apply: a
 //! `refreshInterval` that is not a Go duration (see [`GO_DURATION_PATTERN`]) is reported as
@@ -19,7 +21,13 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{ConnectionRef, conditions_schema};
+use super::{
+    bounds::{
+        MAX_DURATION, MAX_IDENTIFIER, MAX_KEY_NAMES, MAX_NAME, MAX_ROLLOUT_TARGETS, MAX_SECRET_KEY,
+        MAX_TRANSFORMS,
+    },
+    common::{ConnectionRef, conditions_schema},
+};
 
 /// The language of a valid `spec.refreshInterval`: Go `time.Duration` syntax without a sign (a
 /// sequence of decimal numbers each with a unit `ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`; or
@@ -110,10 +118,10 @@ pub struct FerrVaultSecretSpec {
     pub connection_ref: ConnectionRef,
     /// Project holding the vault; required in cloud mode, ignored in ferrvault mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = MAX_IDENTIFIER))]
     pub project: Option<String>,
     /// The vault to read from.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = MAX_IDENTIFIER))]
     pub vault: String,
     /// Which keys to read; unset or empty means every key the credential can see.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,12 +132,15 @@ pub struct FerrVaultSecretSpec {
     /// How often to re-read the vault, as a Go duration (`30s`, `1h30m`); `0s` disables scheduled
     /// refreshes (changes to this object, its connection or the target still resync at once).
     #[serde(default = "default_refresh_interval", deserialize_with = "lenient_interval")]
+    #[schemars(length(max = MAX_DURATION))]
     pub refresh_interval: String,
     /// Workloads to restart (by a pod-template annotation) when the synced content changes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_ROLLOUT_TARGETS))]
     pub rollout_restart: Vec<RolloutTarget>,
     /// Transforms applied in order to the revealed keys before they are written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_TRANSFORMS))]
     pub transforms: Vec<Transform>,
 }
 
@@ -166,6 +177,7 @@ impl FerrVaultSecretSpec {
 pub struct SecretSelector {
     /// Explicit key names; empty means every key the credential can see.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_KEY_NAMES), inner(length(max = MAX_SECRET_KEY)))]
     pub names: Vec<String>,
 }
 
@@ -175,11 +187,13 @@ pub struct SecretSelector {
 pub struct SecretTarget {
     /// Name of the Secret; defaults to the FerrVaultSecret's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_NAME))]
     pub name: Option<String>,
     /// Secret `type`, for example `kubernetes.io/tls`; defaults to `Opaque`. Changing it replaces
     /// the Secret (a Secret's type is immutable). `kubernetes.io/service-account-token` and
     /// `bootstrap.kubernetes.io/token` are refused.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_IDENTIFIER))]
     pub type_: Option<String>,
 }
 
@@ -189,6 +203,7 @@ pub struct RolloutTarget {
     /// Workload kind.
     pub kind: WorkloadKind,
     /// Workload name, in the same namespace.
+    #[schemars(length(max = MAX_NAME))]
     pub name: String,
 }
 
@@ -225,18 +240,23 @@ pub struct Transform {
     pub type_: TransformType,
     /// `prefix`/`suffix`: the text added to every key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_SECRET_KEY))]
     pub value: Option<String>,
     /// `rename`: the key to move.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_SECRET_KEY))]
     pub from: Option<String>,
     /// `rename`: its new name; must not exist yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_SECRET_KEY))]
     pub to: Option<String>,
     /// `jsonExpand`: the key whose JSON object value is flattened into `KEY_SUBKEY` keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_SECRET_KEY))]
     pub key: Option<String>,
     /// `base64Decode`: the keys to decode; empty means every key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_KEY_NAMES), inner(length(max = MAX_SECRET_KEY)))]
     pub keys: Vec<String>,
 }
 

@@ -4,8 +4,9 @@
 //! it) or finalizer (added, then the same pass probes: a new connection is probed at once) →
 //! OIDC cache invalidated when the spec changed → probe due? ([`probe_not_due`]: else only the
 //! next probe is scheduled) → endpoint and credential → `GET /healthz` → status.
-//! A connection that does not match its type (read as [`Lenient`]) stops after the finalizer
-//! with Ready=False/`InvalidSpec`; its FerrVaultSecrets report `InvalidConnection`.
+//! A connection that does not match its type (read as [`Lenient`]) or exceeds a size bound of
+//! its schema stops after the finalizer with Ready=False/`InvalidSpec`, nothing sent; its
+//! FerrVaultSecrets report `InvalidConnection`.
 //!
 //! # Guarantees
 //! - A 429 on the probe leaves the condition and `lastCheckedAt` as they are.

@@ -10,8 +10,10 @@
 //!   has its own cleanup), and [`release`] completes it.
 //! - Only a [`Start::Valid`] object carries our finalizer for sure: the finalizer is added before
 //!   anything else is written, so no target outlives its FerrVaultSecret.
-//! - An object that bypassed the CRD schema is [`Start::Invalid`]: its finalizer is added too,
-//!   so its deletion runs the same cleanup, and it never blocks its own deletion.
+//! - An object that bypassed the CRD schema (a field of the wrong type, or a spec beyond one of
+//!   the schema's bounds, see [`spec_bounds`](super::rules::spec_bounds)) is [`Start::Invalid`]:
+//!   its finalizer is added too, so its deletion runs the same cleanup, and it never blocks its
+//!   own deletion. Nothing else is read or built from such a spec.
 
 use std::fmt::Debug;
 
@@ -23,6 +25,7 @@ use super::{
     finalizer,
     kube_errors::{KubeAction, KubeFailure},
     reads::CrStore,
+    rules::spec_bounds::SpecBounds,
 };
 use crate::api::{InvalidObject, Lenient};
 
@@ -32,7 +35,8 @@ pub enum Start<K> {
     Gone,
     /// Its deletion was requested; our finalizer still holds it.
     Deleting(Lenient<K>),
-    /// It does not match its type (it bypassed the CRD schema): report `InvalidSpec`.
+    /// It does not match its type or exceeds a bound (it bypassed the CRD schema): report
+    /// `InvalidSpec`.
     Invalid(InvalidObject),
     /// A valid object carrying our finalizer.
     Valid(K),
@@ -50,7 +54,7 @@ pub async fn start<K>(
     finalizer: &str,
 ) -> Result<Start<K>, KubeFailure>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + 'static,
+    K: Resource<DynamicType = ()> + SpecBounds + Clone + DeserializeOwned + Debug + 'static,
 {
     let Some(object) = objects
         .get(api, namespace, name)
@@ -72,7 +76,10 @@ where
         added
     };
     Ok(match object {
-        Lenient::Valid(object) => Start::Valid(object),
+        Lenient::Valid(object) => match object.beyond_bounds() {
+            None => Start::Valid(object),
+            Some(invalid) => Start::Invalid(invalid),
+        },
         Lenient::Invalid(invalid) => Start::Invalid(invalid),
     })
 }

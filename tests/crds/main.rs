@@ -1,5 +1,6 @@
 //! The custom resource definitions: schema, CEL rules, the chart's generated copies, the samples.
 
+mod bounds;
 mod cel;
 mod drift;
 mod go_manifests;

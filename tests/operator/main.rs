@@ -16,6 +16,7 @@ mod props;
 mod reasons;
 mod rollout;
 mod rollout_floor;
+mod spec_bounds;
 mod sync;
 mod target_types;
 mod transforms;

@@ -28,6 +28,7 @@
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
 //! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
 //! | `egress.rs` | FerrVault URLs at an in-cluster service, the API server, cloud metadata (also IPv4-mapped) and the operator's own metrics port (by address and by name) |
+//! | `spec_bounds.rs` | a 900 KB prefix over 1,000 keys (admission, then past it), a multiplying `jsonExpand` from a hostile FerrVault |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
 //! | `write_budget.rs` | `refreshInterval: 1s` on many objects against values changing every second: clamped, and the namespace's writes within its budget |
 
@@ -40,6 +41,7 @@ mod least_privilege;
 mod redirects;
 mod refused_types;
 mod rollout_floor;
+mod spec_bounds;
 mod target_owner;
 mod token_path;
 mod trusted_urls;

@@ -17,6 +17,7 @@
 //! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
 //! - [`messages`]: the human-readable condition messages, in one place.
+//! - [`spec_bounds`]: the CRD schema's length bounds, checked again for objects stored past it.
 
 use std::collections::BTreeMap;
 
@@ -30,6 +31,7 @@ pub mod json_expand;
 pub mod messages;
 pub mod rollout_rules;
 pub mod secret_status;
+pub mod spec_bounds;
 pub mod target_access;
 pub mod token_bucket;
 pub mod transforms;
@@ -39,6 +41,15 @@ pub mod transforms;
 /// Values are bytes, not strings, so binary results of `base64Decode` reach the target Secret's
 /// `data` unchanged; the sorted map makes hashing and listing keys deterministic.
 pub type SecretData = BTreeMap<String, Vec<u8>>;
+
+/// Largest content a Secret may hold: the API server refuses Secrets over 1 MiB. No transform
+/// step builds more (see [`transforms`]), and no larger content is written.
+pub const MAX_SECRET_BYTES: usize = 1024 * 1024;
+
+/// Total size of keys and values, as the API server counts a Secret's data.
+pub fn payload_bytes(data: &SecretData) -> usize {
+    data.iter().map(|(k, v)| k.len() + v.len()).sum()
+}
 
 /// Converts revealed string values (as FerrVault returns them) into [`SecretData`].
 pub fn secret_data_from_strings(values: impl IntoIterator<Item = (String, String)>) -> SecretData {

@@ -25,8 +25,9 @@
 //! - Any failure before the write leaves the target as it was: workloads keep the last good
 //!   values. Status says why (Ready=False, a fixed [`Reason`]) and the key is retried on a
 //!   timer even with `refreshInterval: 0s`.
-//! - An object stored without schema validation (a field of the wrong type) is reported
-//!   alone: Ready=False/`InvalidSpec`, no timer, and its deletion is never blocked.
+//! - An object stored without schema validation (a field of the wrong type, or over a size
+//!   bound of [`spec_bounds`](super::rules::spec_bounds)) is reported alone:
+//!   Ready=False/`InvalidSpec`, no timer, nothing revealed, and its deletion is never blocked.
 //! - No value or token reaches a log line, an Event, a status message or an error: values
 //!   only travel from the reveal into the target's `data`.
 //! - `spec.refreshInterval` below `--min-refresh-interval` is used at that minimum (refreshes,

@@ -15,6 +15,7 @@ use crate::{
         reads::{self, Reads},
         rules::guards::{RequeueCase, missing_cloud_scope},
         rules::messages,
+        rules::spec_bounds::connection_spec_problem,
         token,
     },
 };
@@ -23,8 +24,8 @@ use crate::{
 /// GET when that store does not hold it).
 ///
 /// # Errors
-/// `ConnectionNotFound`, or `InvalidConnection` when the connection does not match its type (it
-/// bypassed the CRD schema).
+/// `ConnectionNotFound`, or `InvalidConnection` when the connection does not match its type or
+/// exceeds a bound of its schema (it bypassed the CRD schema).
 pub(super) async fn connection(
     ctx: &Context,
     reads: &Reads,
@@ -49,15 +50,19 @@ pub(super) async fn connection(
     .await
     .map_err(|e| not_found(kube_error_text(&e)))?
     .ok_or_else(|| not_found(NOT_FOUND.to_owned()))?;
-    match connection {
-        Lenient::Valid(connection) => Ok(connection),
-        Lenient::Invalid(invalid) => Err(Failure::new(
-            Reason::InvalidConnection,
-            messages::connection_spec_invalid(connection_name, &invalid.problem),
-            RequeueCase::Failed,
-        )
-        .into()),
-    }
+    let problem = match connection {
+        Lenient::Valid(connection) => match connection_spec_problem(&connection.spec) {
+            Ok(()) => return Ok(connection),
+            Err(problem) => problem,
+        },
+        Lenient::Invalid(invalid) => invalid.problem,
+    };
+    Err(Failure::new(
+        Reason::InvalidConnection,
+        messages::connection_spec_invalid(connection_name, &problem),
+        RequeueCase::Failed,
+    )
+    .into())
 }
 
 /// What a GET of a missing object answers, as `kube_error_text` words it.

@@ -35,16 +35,8 @@ use crate::{
     reconcile::rules::SecretData,
 };
 
-/// Largest content written to a Secret: the API server refuses Secrets over 1 MiB.
-pub const MAX_SECRET_BYTES: usize = 1024 * 1024;
-
 /// The type the API server gives a Secret stored without one.
 const IMPLICIT_TYPE: &str = "Opaque";
-
-/// Total size of keys and values, as the API server counts a Secret's data.
-pub fn payload_bytes(data: &SecretData) -> usize {
-    data.iter().map(|(k, v)| k.len() + v.len()).sum()
-}
 
 /// The target as it must be after this sync, starting from `existing` (or a new Secret named
 /// `target` in the CR's namespace), controlled by `cr`. Ownership was judged before.

@@ -225,3 +225,128 @@ fn an_unknown_transform_type_should_fail_alone_with_a_message_naming_the_valid_t
         "transforms[1] (unknown): unknown transform type; expected prefix, suffix, rename, base64Decode or jsonExpand"
     );
 }
+
+/// `count` keys `k00000`… with empty values.
+fn many_keys(count: usize) -> SecretData {
+    (0..count).map(|i| (format!("k{i:05}"), Vec::new())).collect()
+}
+
+fn json_expand(key: &str) -> Transform {
+    Transform {
+        key: Some(key.into()),
+        ..Transform::of_type(TransformType::JsonExpand)
+    }
+}
+
+fn assert_too_large(err: &TransformError, index: usize, transform: TransformType) {
+    assert_eq!((err.index, err.transform), (index, transform), "{err}");
+    assert_eq!(
+        err.failure,
+        TransformFailure::OutputTooLarge {
+            limit: MAX_SECRET_BYTES
+        }
+    );
+    assert_eq!(err.reason(), Reason::SecretTooLarge);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "transforms[{index}] ({}): output over the 1048576-byte limit of a Secret",
+            transform.as_str()
+        )
+    );
+}
+
+#[test]
+fn prefix_and_suffix_should_fill_a_secret_exactly_and_be_refused_one_byte_over() {
+    let input = many_keys(1024);
+    // Each of the 1,024 keys grows by the affix: the largest that fits fills the Secret exactly.
+    let fits = (MAX_SECRET_BYTES - payload_bytes(&input)) / input.len();
+    assert_eq!(payload_bytes(&input) + fits * input.len(), MAX_SECRET_BYTES);
+    let affix = "p".repeat(fits);
+    for step in [prefix(&affix), suffix(&affix)] {
+        let out = apply_transforms(&input, &[step]).unwrap();
+        assert_eq!(payload_bytes(&out), MAX_SECRET_BYTES);
+    }
+    let over = "p".repeat(fits + 1);
+    let err = apply_transforms(&input, &[prefix(&over)]).unwrap_err();
+    assert_too_large(&err, 0, TransformType::Prefix);
+    let err = apply_transforms(&input, &[prefix(""), suffix(&over)]).unwrap_err();
+    assert_too_large(&err, 1, TransformType::Suffix);
+}
+
+#[test]
+fn a_prefix_multiplied_by_many_keys_should_be_refused_before_it_is_built() {
+    // The issue's attack: a 900,000-character prefix over 1,000 keys asks for ~900 MB. The size
+    // is computed from the counts, so refusing it costs no allocation (and no time).
+    let err = apply_transforms(&many_keys(1000), &[prefix(&"p".repeat(900_000))]).unwrap_err();
+    assert_too_large(&err, 0, TransformType::Prefix);
+}
+
+#[test]
+fn steps_that_cannot_grow_their_input_should_still_have_their_output_measured() {
+    let over: SecretData = [("a".to_owned(), vec![b'x'; MAX_SECRET_BYTES])].into();
+    let err = apply_transforms(&over, &[rename("a", "b")]).unwrap_err();
+    assert_too_large(&err, 0, TransformType::Rename);
+    // A base64Decode of content over the limit whose output fits is fine: the output counts.
+    let encoded = base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_SECRET_BYTES - 1]);
+    let input: SecretData = [("b".to_owned(), encoded.into_bytes())].into();
+    assert!(payload_bytes(&input) > MAX_SECRET_BYTES);
+    let out = apply_transforms(&input, &[base64(&[])]).unwrap();
+    assert_eq!(payload_bytes(&out), MAX_SECRET_BYTES);
+}
+
+#[test]
+fn json_expand_should_fill_a_secret_exactly_and_be_refused_one_byte_over() {
+    // Output: "other" + "v" (6 bytes) and "J_K" plus the leaf's text.
+    let leaf = |len: usize| format!(r#"{{"k":"{}"}}"#, "x".repeat(len));
+    let fits = MAX_SECRET_BYTES - 6 - "J_K".len();
+    let out = apply_transforms(&data(&[("j", &leaf(fits)), ("other", "v")]), &[json_expand("j")]).unwrap();
+    assert_eq!(payload_bytes(&out), MAX_SECRET_BYTES);
+    let err = apply_transforms(
+        &data(&[("j", &leaf(fits + 1)), ("other", "v")]),
+        &[json_expand("j")],
+    )
+    .unwrap_err();
+    assert_too_large(&err, 0, TransformType::JsonExpand);
+}
+
+#[test]
+fn other_transform_errors_should_keep_their_reason() {
+    let err = apply_transforms(&data(&[("a", "1")]), &[rename("a", "")]).unwrap_err();
+    assert_eq!(err.reason(), Reason::TransformError);
+    let err = apply_transforms(&data(&[("j", "[")]), &[json_expand("j")]).unwrap_err();
+    assert_eq!(err.reason(), Reason::TransformError);
+}
+
+/// The CPU the bounds allow one payload (issue 34): the most keys a Secret-sized content holds
+/// (160,000 of 6 or 7 bytes, empty values: about 1 MiB) through [`MAX_TRANSFORMS`] steps of the
+/// costliest step that keeps the content within the limit (`base64Decode` of every key), then the
+/// content hash of the result and of a single 1 MiB value. Printed, not asserted (timing under
+/// load is no test); `cargo nextest run --lib worst_pipeline --no-capture` shows it. Measured in
+/// the unoptimised test build (see `reconcile::secret::sync::payload`).
+#[test]
+fn the_worst_pipeline_the_bounds_allow_should_stay_bounded() {
+    use crate::{
+        api::bounds::MAX_TRANSFORMS,
+        reconcile::rules::content_hash::{ContentHashKey, content_hash},
+    };
+    let input = many_keys(160_000);
+    assert!(payload_bytes(&input) <= MAX_SECRET_BYTES);
+    let steps = vec![base64(&[]); MAX_TRANSFORMS];
+    let started = std::time::Instant::now();
+    let out = apply_transforms(&input, &steps).unwrap();
+    let transforms = started.elapsed();
+    assert_eq!(out.len(), input.len());
+    let key = ContentHashKey::from_bytes(&[7; ContentHashKey::LEN]).expect("32 bytes");
+    let started = std::time::Instant::now();
+    let many = content_hash(&key, &out);
+    let one = content_hash(&key, &[("k".to_owned(), vec![0; MAX_SECRET_BYTES - 1])].into());
+    let hashes = started.elapsed();
+    assert_ne!(many, one);
+    eprintln!(
+        "worst pipeline: {MAX_TRANSFORMS} steps over {} keys ({} bytes) in {transforms:?}; \
+         both content hashes in {hashes:?}",
+        input.len(),
+        payload_bytes(&input)
+    );
+}

@@ -1,0 +1,59 @@
+//! The size bound of every string and list in both custom resources' specs (issue 34, point 2):
+//! the CRD schema declares them (`maxLength`, `maxItems`) and the reconcilers check them again
+//! ([`spec_bounds`](crate::reconcile::rules::spec_bounds)) for objects stored past the schema.
+//! Both use these constants, so the two can never disagree.
+//!
+//! # Guarantees
+//! - Every bound is far above what a real manifest reaches (the Go operator's samples and e2e
+//!   manifests re-apply unchanged) and low enough that no single field is a lever: what the
+//!   reconcilers build from a field (a key name, a prefixed key, a URL) is at most a few KiB.
+//!   Whole objects are bounded by the API server's own limits (3 MiB per request, 1.5 MiB per
+//!   object in etcd), which bind before the sum of these bounds does.
+//! - Lengths are in characters (Unicode code points), as the API server counts `maxLength`.
+//!
+//! # Assumptions
+//! What a spec cannot bound (how many keys a FerrVault reveals, how large a value is) is bounded
+//! where it is read: the reveal's own caps and the transforms' output bound.
+
+/// Kubernetes object names (a DNS subdomain, `metadata.name` of a Secret, a Deployment or a
+/// FerrVaultConnection) are at most 253 characters: a longer reference can never resolve.
+/// Bounds `connectionRef.name`, `target.name`, `rolloutRestart[].name` and the Secret names of
+/// `tokenSecretRef` and `caBundleSecretRef`.
+pub const MAX_NAME: usize = 253;
+
+/// Keys of a Secret's `data` are at most 253 characters (`IsConfigMapKey`): a longer key can be
+/// neither read nor written. Bounds `selector.names[]`, the Secret keys of `tokenSecretRef` and
+/// `caBundleSecretRef`, and every key a transform names (`from`, `to`, `key`, `keys[]`); also a
+/// `prefix`/`suffix` `value`, which no valid key can contain if it is longer.
+pub const MAX_SECRET_KEY: usize = 253;
+
+/// FerrVault's own identifiers (`vault`, `project`, `organization`) and a Secret `type`
+/// (`target.type`, a qualified name such as `kubernetes.io/tls`): real ones are a few dozen
+/// characters; 253 is the longest Kubernetes name, which these are spelled like.
+pub const MAX_IDENTIFIER: usize = 253;
+
+/// `url` and the Go-era `oidc.audience` (a URL by convention): 2,048 characters, the longest URL
+/// browsers and proxies commonly accept, many times an API base URL.
+pub const MAX_URL: usize = 2048;
+
+/// The Go-era `oidc.tokenPath`: 4,096 characters, Linux's `PATH_MAX` (it is never read; only
+/// compared with the operator's setting).
+pub const MAX_PATH: usize = 4096;
+
+/// The Go-era `oidc.clusterID`: a 36-character UUID (its schema pattern says so too).
+pub const MAX_CLUSTER_ID: usize = 36;
+
+/// `refreshInterval`: 64 characters, several times the longest Go duration anyone writes
+/// (`1h59m59.999999999s` is 18).
+pub const MAX_DURATION: usize = 64;
+
+/// `transforms`: 32 steps; the Go operator's samples use two, and each step's cost is bounded
+/// separately (its output is refused over a Secret's 1 MiB).
+pub const MAX_TRANSFORMS: usize = 32;
+
+/// Key lists (`selector.names`, a `base64Decode`'s `keys`): 1,000 names, a Secret far larger than
+/// any configuration Secret; the key count FerrVault answers with is bounded by the reveal.
+pub const MAX_KEY_NAMES: usize = 1000;
+
+/// `rolloutRestart`: 32 workloads restarted by one Secret, more than any application has.
+pub const MAX_ROLLOUT_TARGETS: usize = 32;
