@@ -134,6 +134,11 @@ pub enum Reason {
     /// Ready=False: the connection opts in to the cluster identity but the operator has none
     /// (`--oidc-cluster-id` unset), or the connection is not in mode `cloud`. No timer.
     ClusterIdentityUnavailable,
+    /// Ready=False: the operator runs with `--require-credential-opt-in` and the Secret a
+    /// connection names as its token or CA bundle did not opt in (label
+    /// `ferrvault.com/credential: "true"` or a `ferrvault.com/` type); nothing was read from it
+    /// or sent. No timer: labelling the Secret is a change the watches act on.
+    CredentialNotOptedIn,
     /// Connection Ready=True: FerrVault answered its health probe.
     Reachable,
     /// Connection Ready=False: deletion waits until no FerrVaultSecret references it.
@@ -144,7 +149,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, for exhaustive tests and metric pre-registration.
-    pub const ALL: [Reason; 31] = [
+    pub const ALL: [Reason; 32] = [
         Self::Synced,
         Self::MissingKeys,
         Self::ConnectionNotFound,
@@ -171,6 +176,7 @@ impl Reason {
         Self::UntrustedUrl,
         Self::ClusterIdentityMismatch,
         Self::ClusterIdentityUnavailable,
+        Self::CredentialNotOptedIn,
         Self::UpToDate,
         Self::RolloutFailed,
         Self::Reachable,
@@ -207,6 +213,7 @@ impl Reason {
             Self::UntrustedUrl => "UntrustedUrl",
             Self::ClusterIdentityMismatch => "ClusterIdentityMismatch",
             Self::ClusterIdentityUnavailable => "ClusterIdentityUnavailable",
+            Self::CredentialNotOptedIn => "CredentialNotOptedIn",
             Self::UpToDate => "UpToDate",
             Self::RolloutFailed => "RolloutFailed",
             Self::Reachable => "Reachable",

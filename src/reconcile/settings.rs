@@ -27,6 +27,9 @@ pub struct OperatorSettings {
     pub content_hash_key_namespace: String,
     /// The least time between two restarts of one workload ([`ROLLOUT_FLOOR`]).
     pub rollout_floor: Duration,
+    /// `--require-credential-opt-in`: a connection uses a Secret as its token or CA bundle only
+    /// when the Secret opted in ([`credential_opt_in`](super::rules::credential_opt_in)).
+    pub require_credential_opt_in: bool,
 }
 
 impl Default for OperatorSettings {
@@ -38,6 +41,7 @@ impl Default for OperatorSettings {
             ferrvault: ClientConfig::default(),
             content_hash_key_namespace: "default".to_owned(),
             rollout_floor: ROLLOUT_FLOOR,
+            require_credential_opt_in: false,
         }
     }
 }
