@@ -137,6 +137,7 @@ impl OperatorProcess {
                 watch_namespaces: settings.watch_namespaces.clone(),
                 ferrvault: settings.ferrvault.clone(),
                 content_hash_key_namespace: settings.lease_namespace.clone(),
+                require_credential_opt_in: settings.require_credential_opt_in,
                 ..OperatorSettings::default()
             },
             &mut registry,
@@ -194,6 +195,7 @@ impl OperatorProcess {
             reconcile_timeout = ?settings.reconcile_timeout,
             max_concurrent_reconciles = settings.max_concurrent_reconciles,
             allow_insecure_http = settings.ferrvault.allow_insecure_http,
+            require_credential_opt_in = settings.require_credential_opt_in,
             cluster_identity = %cluster_identity_summary(settings),
             "starting operator"
         );

@@ -162,6 +162,8 @@ pub struct RunSettings {
     pub ferrvault: ClientConfig,
     /// `--connection-probe-interval`.
     pub connection_probe_interval: Duration,
+    /// `--require-credential-opt-in`.
+    pub require_credential_opt_in: bool,
     /// `--shutdown-grace-period`.
     pub shutdown_grace: Duration,
     /// `--log-*` and `--zap-*`, resolved.
@@ -252,6 +254,7 @@ impl RunSettings {
             max_concurrent_reconciles: args.max_concurrent_reconciles,
             ferrvault,
             connection_probe_interval: args.connection_probe_interval,
+            require_credential_opt_in: args.require_credential_opt_in,
             shutdown_grace: args.shutdown_grace_period,
             log,
             kubeconfig: args.kubeconfig,

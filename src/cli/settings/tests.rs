@@ -324,3 +324,19 @@ fn secure_metrics_should_use_the_certificate_directory_or_a_self_signed_certific
         })
     );
 }
+
+#[test]
+fn the_credential_opt_in_should_be_off_by_default_and_on_with_its_flag() {
+    let env = ProcessEnv::default();
+    assert!(!settings(&[], &env).unwrap().require_credential_opt_in);
+    assert!(
+        settings(&["--require-credential-opt-in"], &env)
+            .unwrap()
+            .require_credential_opt_in
+    );
+    assert!(
+        !settings(&["--require-credential-opt-in=false"], &env)
+            .unwrap()
+            .require_credential_opt_in
+    );
+}
