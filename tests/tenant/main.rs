@@ -28,8 +28,12 @@
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
 //! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
+//! | `cache_bounds.rs` | Secrets carrying 250 KiB of annotations, FerrVaultSecrets with maximal specs, connections reading a 1 MiB CA bundle: the stores keep a projection, values are bounded and shared |
+//! | `credential_opt_in.rs` | another principal's Secret named as a connection's token or CA bundle (the confused deputy), with and without `--require-credential-opt-in` |
 
+mod cache_bounds;
 mod connection_secrets;
+mod credential_opt_in;
 mod harness;
 mod insecure_http;
 mod lease_loss;
