@@ -66,6 +66,7 @@ const RUN_FLAGS: &[&str] = &[
     "ferrvault-rate",
     "ferrvault-burst",
     "allow-insecure-http",
+    "require-credential-opt-in",
     "oidc-cluster-id",
     "oidc-token-path",
     "oidc-trusted-urls",
