@@ -13,18 +13,20 @@
 //! | | the controller owner reference (none other) | `controlling_secret`; `judge_target` and `needs_write` on a target as our last write left it |
 //! | | annotations [`MANAGED_BY_ANNOTATION`], [`CONTENT_HASH_ANNOTATION`], [`ADOPTABLE_BY_ANNOTATION`] | `secret_change_matters`, `needs_write`, `recorded_hash`, `judge_target` |
 //! | | annotations [`SERVICE_ACCOUNT_ANNOTATIONS`], presence only | `judge_target` (`kubernetes_marker`) |
-//! | | label [`CREDENTIAL_LABEL`] | the credential opt-in ([`credential_opt_in`](crate::reconcile::rules::credential_opt_in)) |
 //! | FerrVaultSecret, FerrVaultConnection | name, namespace, UID, `resourceVersion`, generation, creation and deletion timestamps, finalizers | the stores' lookups, both reconcilers' prologue, `cr_change_matters`, the settled rules, Events |
 //! | | spec, status | both reconcilers, the mappers (`connectionRef`, `target.name`, the Secrets a connection reads), the dependants filter (Ready status) |
 //!
 //! Not kept, because no reconciler reads them: labels and annotations of the custom resources
-//! (all of them: none is read), every other label and annotation of Secrets, owner references
+//! (all of them: none is read), Secrets' labels and every other annotation, owner references
 //! of the custom resources and non-controller ones of Secrets, Secrets' finalizers,
-//! `generateName`, `managedFields`, `selfLink`, `deletionGracePeriodSeconds`.
+//! `generateName`, `managedFields`, `selfLink`, `deletionGracePeriodSeconds`. The credential
+//! opt-in label is not read from here either: the opt-in also depends on a Secret's `type`, which
+//! metadata lacks, so it is judged on the Secret read for its value
+//! ([`secret_values`](crate::reconcile::secret_values)), labels and type of that same version.
 //!
 //! # Guarantees
 //! - A Secret's stored metadata holds at most a few KiB whatever the Secret carries: each kept
-//!   annotation, label and owner-reference string is at most [`MAX_KEPT_VALUE`] bytes (a longer
+//!   annotation and owner-reference string is at most [`MAX_KEPT_VALUE`] bytes (a longer
 //!   one is dropped: nothing a reconciler compares it with is that long, so it reads the same).
 //! - A custom resource keeps its spec and finalizers whole while what could be dropped of them
 //!   (a FerrVaultSecret's `selector`, `transforms` and `rolloutRestart`; finalizers other than
@@ -52,10 +54,10 @@ use crate::{
             SECRET_FINALIZER,
         },
     },
-    reconcile::rules::{credential_opt_in::CREDENTIAL_LABEL, target_access::SERVICE_ACCOUNT_ANNOTATIONS},
+    reconcile::rules::target_access::SERVICE_ACCOUNT_ANNOTATIONS,
 };
 
-/// The longest annotation, label or owner-reference string a Secret's stored metadata keeps:
+/// The longest annotation or owner-reference string a Secret's stored metadata keeps:
 /// 253 bytes, a Kubernetes name. What the reconcilers compare kept values with (a FerrVaultSecret
 /// name, our 64-character content hash, `ferrvault-operator`, `true`, our UIDs and kinds) is never
 /// longer, so a longer value compares unequal whether it is kept or not.
@@ -71,7 +73,7 @@ pub const CACHED_BUDGET: usize = 4 * 1024;
 /// never written to the API server.
 pub const PARTIAL_ANNOTATION: &str = "ferrvault.com/partially-cached";
 
-/// How much of a kept annotation or label the reconcilers need.
+/// How much of a kept annotation the reconcilers need.
 #[derive(Clone, Copy)]
 enum Keep {
     /// Its value (compared for equality), when at most [`MAX_KEPT_VALUE`] bytes.
@@ -89,9 +91,6 @@ const SECRET_ANNOTATIONS: [(&str, Keep); 5] = [
     (SERVICE_ACCOUNT_ANNOTATIONS[1], Keep::Presence),
 ];
 
-/// The Secret labels the reconcilers read.
-const SECRET_LABELS: [(&str, Keep); 1] = [(CREDENTIAL_LABEL, Keep::Value)];
-
 /// The `secret-metadata` watches' projection.
 pub fn secret_metadata(secret: &mut PartialObjectMeta<Secret>) {
     secret.types = None;
@@ -104,7 +103,6 @@ pub fn secret_metadata(secret: &mut PartialObjectMeta<Secret>) {
         deletion_timestamp: meta.deletion_timestamp,
         owner_references: controller(meta.owner_references),
         annotations: kept(meta.annotations, &SECRET_ANNOTATIONS),
-        labels: kept(meta.labels, &SECRET_LABELS),
         ..ObjectMeta::default()
     };
 }

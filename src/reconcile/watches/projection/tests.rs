@@ -3,10 +3,7 @@ use serde_json::json;
 
 use super::*;
 use crate::reconcile::{
-    rules::{
-        credential_opt_in::is_opted_in,
-        target_access::{Writer, judge_target},
-    },
+    rules::target_access::{Writer, judge_target},
     watches::{OwnWrites, controlling_secret, secret_change_matters},
 };
 
@@ -65,7 +62,7 @@ fn loaded_secret() -> ObjectMeta {
             (SERVICE_ACCOUNT_ANNOTATIONS[0], &huge),
             ("ferrvault.com/bulk", &huge),
         ])),
-        labels: Some(map(&[(CREDENTIAL_LABEL, "true"), ("team", "shop")])),
+        labels: Some(map(&[("ferrvault.com/credential", "true"), ("team", "shop")])),
         owner_references: Some(vec![
             owner("ConfigMap", "other", "u-other", false),
             owner("FerrVaultSecret", "app", "cr-uid", true),
@@ -89,7 +86,6 @@ fn a_secrets_metadata_should_keep_exactly_what_the_reconcilers_read() {
             (ADOPTABLE_BY_ANNOTATION, "app"),
             (SERVICE_ACCOUNT_ANNOTATIONS[0], ""),
         ])),
-        labels: Some(map(&[(CREDENTIAL_LABEL, "true")])),
         owner_references: Some(vec![owner("FerrVaultSecret", "app", "cr-uid", true)]),
         ..ObjectMeta::default()
     };
@@ -163,10 +159,6 @@ fn every_reader_of_a_secrets_metadata_should_decide_the_same_on_the_projection()
             judge_target(writer, "app", "Opaque", Some(&as_secret(&kept)), &[]),
             judge_target(writer, "app", "Opaque", Some(&as_secret(&whole)), &[]),
             "{whole:?}"
-        );
-        assert_eq!(
-            is_opted_in(kept.labels.as_ref(), None),
-            is_opted_in(whole.labels.as_ref(), None)
         );
     }
 }
