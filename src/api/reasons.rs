@@ -57,8 +57,8 @@ impl ConditionStatus {
 /// [`Reason::InvalidRefreshInterval`], [`Reason::CaBundleUnreadable`], [`Reason::InvalidSpec`] and
 /// [`Reason::SecretTooLarge`], the five refusals of tenant-chosen destinations
 /// ([`Reason::InsecureUrl`], [`Reason::Redirected`], [`Reason::UntrustedUrl`],
-/// [`Reason::ClusterIdentityMismatch`], [`Reason::ClusterIdentityUnavailable`]) and the block of
-/// target refusals are new; the Go operator's `TokenKeyMissing` went with its token-target feature.
+/// [`Reason::ClusterIdentityMismatch`], [`Reason::ClusterIdentityUnavailable`]), the credential
+/// opt-in ([`Reason::CredentialNotOptedIn`]) and the block of target refusals are new; the Go operator's `TokenKeyMissing` went with its token-target feature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     /// Secret Ready=True: every requested key was written into the target.

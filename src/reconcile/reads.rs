@@ -147,8 +147,8 @@ fn store_holds_our_write(stored: Option<&str>, ours: Option<&str>) -> bool {
 
 /// `namespace/name` for a reader that is not its reconciler (a FerrVaultSecret reading its
 /// connection): as `store` holds it, or read with a GET when `store` does not hold it whole
-/// (rules 1 and 5 of the module); `None` when it does not exist. Its status may lag our own last write to it, so
-/// such readers use its spec and metadata.
+/// (rules 1 and 5 of the module); `None` when it does not exist. Its status may lag our own last
+/// write to it, so such readers use its spec and metadata.
 ///
 /// # Errors
 /// The GET failed, or the store's watch is gone (shutdown).

@@ -2,9 +2,9 @@
 //! stores keep a projection of each object, and the token and CA bundle values connections read
 //! are bounded and shared. The attacker writes what the API server admits and the stores once
 //! kept whole: Secrets carrying 250 KiB of annotations, FerrVaultSecrets with maximal specs
-//! (every list at its CRD bound, about 1 MiB each), connections reading a 1 MiB CA bundle. Each
-//! attack is sized so that without its protection the operator's peak RSS grows past the
-//! yardstick's allowance ([`bounds`](crate::harness::bounds)).
+//! (every list at its CRD bound, about 1 MiB each), connections reading a 1 MiB CA bundle (and a
+//! 1 MiB token). Each attack is sized so that without its protection the operator's peak RSS
+//! grows past the yardstick's allowance ([`bounds`](crate::harness::bounds)).
 
 use serde_json::{Value, json};
 
@@ -150,6 +150,16 @@ async fn connections_reading_a_1_mib_ca_bundle_should_be_refused_and_a_bundle_wi
     attacker
         .ferrvault_secret("evil", aimed_at("reader-0", "evil"))
         .await;
+    // A 1 MiB token too: refused at its own bound.
+    attacker
+        .put_secret("huge-token", &[("token", &"t".repeat(1024 * 1024))])
+        .await;
+    attacker
+        .connection(
+            "huge-token",
+            json!({ "url": listener.url(), "tokenSecretRef": { "name": "huge-token", "key": "token" } }),
+        )
+        .await;
 
     victim_keeps_syncing(&world, "during-attack").await;
     let refused = attacker.wait_connection("reader-0", "CaBundleUnreadable").await;
@@ -164,6 +174,12 @@ async fn connections_reading_a_1_mib_ca_bundle_should_be_refused_and_a_bundle_wi
             .await;
     }
     attacker.wait_secret("evil", "CaBundleUnreadable").await;
+    let refused = attacker.wait_connection("huge-token", "TokenUnreadable").await;
+    assert!(
+        refused.message.contains("over the bound of 4 KiB"),
+        "names the bound: {}",
+        refused.message
+    );
     let gets = world
         .kube
         .audit()
