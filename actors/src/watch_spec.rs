@@ -9,6 +9,8 @@
 //!   lifetime (a new incarnation waits until the previous stream task is gone).
 //! - Metadata-only specs (`Api<PartialObjectMeta<K>>`) request `as=PartialObjectMetadata`, so
 //!   their store holds metadata only and memory does not grow with object size.
+//! - A spec with a projection ([`WatchSpec::trim`]) stores, filters and maps only what the
+//!   projection keeps: the store does not grow with the fields it drops.
 
 use std::{fmt::Debug, sync::Arc};
 
@@ -119,6 +121,17 @@ impl<K: Watched> WatchSpec<K> {
     /// queues behind a start's backlog. By default every listed object is a refresh.
     pub fn listed_as_change(self, unsettled: impl Fn(&K) -> bool + Send + Sync + 'static) -> Self {
         self.with(|s| s.unsettled = Arc::new(unsettled))
+    }
+
+    /// Keep only a projection of each object: `trim` runs on every listed or watched object
+    /// before the filter, the mapper and the store see it (after the runtime has dropped
+    /// `managedFields` and kubectl's last-applied copy), so the store holds what `trim` leaves
+    /// and the filter judges a change by it: a change of a field `trim` drops matters to nothing.
+    ///
+    /// NOTE: replaces the spec's own projection; for [`WatchSpec::metadata`] (which forgets the
+    /// constant `apiVersion` and `kind`), `trim` should drop them too.
+    pub fn trim(self, trim: fn(&mut K)) -> Self {
+        self.with(|s| s.trim = trim)
     }
 
     /// What every incarnation of this spec's watcher shares.

@@ -61,8 +61,8 @@ impl ConditionStatus {
 /// [`Reason::InvalidRefreshInterval`], [`Reason::CaBundleUnreadable`], [`Reason::InvalidSpec`] and
 /// [`Reason::SecretTooLarge`], the five refusals of tenant-chosen destinations
 /// ([`Reason::InsecureUrl`], [`Reason::Redirected`], [`Reason::UntrustedUrl`],
-/// [`Reason::ClusterIdentityMismatch`], [`Reason::ClusterIdentityUnavailable`]) and the block of
-/// target refusals are new; the Go operator's `TokenKeyMissing` went with its token-target feature.
+/// [`Reason::ClusterIdentityMismatch`], [`Reason::ClusterIdentityUnavailable`]), the credential
+/// opt-in ([`Reason::CredentialNotOptedIn`]) and the block of target refusals are new; the Go operator's `TokenKeyMissing` went with its token-target feature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Reason {
     /// Secret Ready=True: every requested key was written into the target.
@@ -143,6 +143,11 @@ pub enum Reason {
     /// `--ferrvault-denied-cidrs`); no connection was made. Retried on the usual timers: the
     /// answer can change with DNS.
     EgressDenied,
+    /// Ready=False: the operator runs with `--require-credential-opt-in` and the Secret a
+    /// connection names as its token or CA bundle did not opt in (label
+    /// `ferrvault.com/credential: "true"` or a `ferrvault.com/` type); nothing was read from it
+    /// or sent. No timer: labelling the Secret is a change the watches act on.
+    CredentialNotOptedIn,
     /// Connection Ready=True: FerrVault answered its health probe.
     Reachable,
     /// Connection Ready=False: deletion waits until no FerrVaultSecret references it.
@@ -183,6 +188,7 @@ impl Reason {
         Self::UntrustedUrl,
         Self::ClusterIdentityMismatch,
         Self::ClusterIdentityUnavailable,
+        Self::CredentialNotOptedIn,
         Self::UpToDate,
         Self::RolloutFailed,
         Self::EgressDenied,
@@ -221,6 +227,7 @@ impl Reason {
             Self::UntrustedUrl => "UntrustedUrl",
             Self::ClusterIdentityMismatch => "ClusterIdentityMismatch",
             Self::ClusterIdentityUnavailable => "ClusterIdentityUnavailable",
+            Self::CredentialNotOptedIn => "CredentialNotOptedIn",
             Self::UpToDate => "UpToDate",
             Self::RolloutFailed => "RolloutFailed",
             Self::EgressDenied => "EgressDenied",

@@ -119,6 +119,14 @@ pub struct RunArgs {
     /// no connection is made.
     #[arg(long, env = "FERRVAULT_FERRVAULT_DENIED_CIDRS", value_delimiter = ',')]
     pub ferrvault_denied_cidrs: Vec<String>,
+    /// A connection may use a Secret as its token or CA bundle only when the Secret opts in: label
+    /// `ferrvault.com/credential: "true"` or a `ferrvault.com/` type; any other is refused with
+    /// Ready=False/CredentialNotOptedIn and nothing is sent (`--require-credential-opt-in[=true|false]`;
+    /// off by default so a Go operator's command line keeps working, on in the chart).
+    #[arg(long, env = "FERRVAULT_REQUIRE_CREDENTIAL_OPT_IN", action = clap::ArgAction::Set, num_args = 0..=1,
+          require_equals = true, default_value = "false", default_missing_value = "true",
+          value_parser = go_bool)]
+    pub require_credential_opt_in: bool,
     /// The cluster's ID registered in FerrVault, for connections opting in to the operator's
     /// cluster identity (`spec.oidc`); unset disables the cluster identity.
     #[arg(long, env = "FERRVAULT_OIDC_CLUSTER_ID")]

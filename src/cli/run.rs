@@ -145,6 +145,7 @@ impl OperatorProcess {
                 content_hash_key_namespace: settings.lease_namespace.clone(),
                 min_refresh_interval: settings.min_refresh_interval,
                 namespace_write_budget: settings.namespace_write_budget,
+                require_credential_opt_in: settings.require_credential_opt_in,
                 ..OperatorSettings::default()
             },
             &mut registry,
@@ -213,6 +214,7 @@ impl OperatorProcess {
             allow_insecure_http = settings.ferrvault.allow_insecure_http,
             ferrvault_allowed_cidrs = %cidrs(settings.ferrvault.egress.allowed()),
             ferrvault_denied_cidrs = %cidrs(settings.ferrvault.egress.denied()),
+            require_credential_opt_in = settings.require_credential_opt_in,
             cluster_identity = %cluster_identity_summary(settings),
             "starting operator"
         );

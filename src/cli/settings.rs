@@ -172,6 +172,8 @@ pub struct RunSettings {
     pub ferrvault: ClientConfig,
     /// `--connection-probe-interval`.
     pub connection_probe_interval: Duration,
+    /// `--require-credential-opt-in`.
+    pub require_credential_opt_in: bool,
     /// `--shutdown-grace-period`.
     pub shutdown_grace: Duration,
     /// `--min-refresh-interval`.
@@ -276,6 +278,7 @@ impl RunSettings {
             max_concurrent_reconciles: args.max_concurrent_reconciles,
             ferrvault,
             connection_probe_interval: args.connection_probe_interval,
+            require_credential_opt_in: args.require_credential_opt_in,
             shutdown_grace: args.shutdown_grace_period,
             min_refresh_interval: args.min_refresh_interval,
             namespace_write_budget,

@@ -7,11 +7,12 @@
 //!     flags decide and the controller names; [`context`]: what both reconcilers share.
 //!   - [`secret`]: the FerrVaultSecret controller; [`connection`]: the FerrVaultConnection controller;
 //!     [`prologue`]: the first steps both share (read, finalizer, invalid spec).
-//!   - [`watches`] (+ [`own_writes`]): which changes enqueue which keys.
+//!   - [`watches`] (+ [`own_writes`]): which changes enqueue which keys, and what their stores
+//!     keep of each object (`watches::projection`).
 //!   - [`content_hash_key`]: the operator-held key of the content hash.
 //!   - Reads: [`reads`] (the watches' [`stores`], per watched scope ([`scoped_store`]), first, a GET only where a store cannot be
 //!     trusted: the rule is written there), [`secret_values`] (token and CA bundle values kept per
-//!     `resourceVersion`), [`inputs`] (the versions `status.observedInputs` records).
+//!     `resourceVersion`, bounded, shared, opted in), [`inputs`] (the versions `status.observedInputs` records).
 //!   - Writes and reads: [`finalizer`], [`token`] (credentials and CA bundles of a connection),
 //!     [`invalid_spec`] (Ready=False/`InvalidSpec`), [`field_manager`] (the `fieldManager` of every
 //!     write), [`kube_errors`] (Kubernetes failures, typed).

@@ -86,7 +86,11 @@ impl Operator {
             &self.ctx.settings.watch_namespaces,
             self.ctx.own_writes.clone(),
         );
-        let reads = Arc::new(Reads::new(self.ctx.client.clone(), watches.stores));
+        let reads = Arc::new(Reads::new(
+            self.ctx.client.clone(),
+            watches.stores,
+            &self.ctx.settings,
+        ));
         let secrets = Arc::new(SecretReconciler::reading(self.ctx.clone(), reads.clone()));
         let connections = Arc::new(ConnectionReconciler::new(self.ctx.clone(), reads));
         let builder = builder

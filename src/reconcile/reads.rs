@@ -24,7 +24,10 @@
 //!    whole content and carries the `resourceVersion` it was computed from. The one exception to
 //!    this rule and rule 1 is a first sync's target the listed store does not hold: the create
 //!    is the check (the API server refuses it if the Secret exists), and its retry reads.
-//! 5. **A connection's dependants, when it is deleted.** Listed from the API server: its finalizer
+//! 5. **A partial object.** A custom resource whose spec lists or foreign finalizers are over
+//!    the stores' budget is stored without them ([`projection`](super::watches::projection)):
+//!    it is read with a GET, so the fields its store dropped are read fresh, never missed.
+//! 6. **A connection's dependants, when it is deleted.** Listed from the API server: its finalizer
 //!    goes when none is left, so a store missing a just-created FerrVaultSecret would free a
 //!    connection that one names (rule 1 for a list). Deletions are off the refresh path.
 //!
@@ -39,7 +42,10 @@ use std::{
 use kube::{Api, Resource, api::ObjectMeta};
 use serde::de::DeserializeOwned;
 
-use super::{pruned_map::PrunedMap, scoped_store::Scoped, secret_values::SecretValues, stores::Stores};
+use super::{
+    pruned_map::PrunedMap, scoped_store::Scoped, secret_values::SecretValues, settings::OperatorSettings,
+    stores::Stores, watches::projection::is_partial,
+};
 use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
 
 /// Everything both reconcilers read through.
@@ -55,12 +61,13 @@ pub struct Reads {
 }
 
 impl Reads {
-    /// Reads through `stores`, with GETs through `client` where the module says.
-    pub fn new(client: kube::Client, stores: Stores) -> Self {
+    /// Reads through `stores`, with GETs through `client` where the module says; `settings`
+    /// say which Secrets may be read as credentials.
+    pub fn new(client: kube::Client, stores: Stores, settings: &OperatorSettings) -> Self {
         Self {
             secrets: CrStore::new(stores.secrets.clone()),
             connections: CrStore::new(stores.connections.clone()),
-            values: SecretValues::new(client, stores.clone()),
+            values: SecretValues::new(client, stores.clone(), settings.require_credential_opt_in),
             stores,
         }
     }
@@ -121,7 +128,8 @@ where
         let stored = self.store.get(namespace, name);
         let ours = self.written.take(namespace, name);
         let stored_version = stored.as_ref().and_then(|o| o.meta().resource_version.as_deref());
-        if store_holds_our_write(stored_version, ours.as_deref()) {
+        let whole = stored.as_ref().is_none_or(|o| !is_partial(o.meta()));
+        if whole && store_holds_our_write(stored_version, ours.as_deref()) {
             return Ok(stored.map(|object| (*object).clone()));
         }
         api.get_opt(name).await
@@ -138,9 +146,9 @@ fn store_holds_our_write(stored: Option<&str>, ours: Option<&str>) -> bool {
 }
 
 /// `namespace/name` for a reader that is not its reconciler (a FerrVaultSecret reading its
-/// connection): as `store` holds it, or read with a GET when `store` does not hold it (rule 1 of
-/// the module); `None` when it does not exist. Its status may lag our own last write to it, so
-/// such readers use its spec and metadata.
+/// connection): as `store` holds it, or read with a GET when `store` does not hold it whole
+/// (rules 1 and 5 of the module); `None` when it does not exist. Its status may lag our own last
+/// write to it, so such readers use its spec and metadata.
 ///
 /// # Errors
 /// The GET failed, or the store's watch is gone (shutdown).
@@ -155,8 +163,8 @@ where
 {
     store.wait_until_listed().await?;
     match store.get(namespace, name) {
-        Some(object) => Ok(Some((*object).clone())),
-        None => api.get_opt(name).await,
+        Some(object) if !is_partial(object.meta()) => Ok(Some((*object).clone())),
+        _ => api.get_opt(name).await,
     }
 }
 

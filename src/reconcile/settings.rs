@@ -36,6 +36,9 @@ pub struct OperatorSettings {
     /// `--namespace-write-qps`/`--namespace-write-burst`: each namespace's write budget (see
     /// [`write_budget`]); `None` is unlimited.
     pub namespace_write_budget: Option<Rate>,
+    /// `--require-credential-opt-in`: a connection uses a Secret as its token or CA bundle only
+    /// when the Secret opted in ([`credential_opt_in`](super::rules::credential_opt_in)).
+    pub require_credential_opt_in: bool,
 }
 
 /// `--min-refresh-interval` default.
@@ -55,6 +58,7 @@ impl Default for OperatorSettings {
                 per_second: write_budget::DEFAULT_QPS,
                 burst: f64::from(write_budget::DEFAULT_BURST),
             }),
+            require_credential_opt_in: false,
         }
     }
 }

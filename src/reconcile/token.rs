@@ -5,7 +5,9 @@
 //! - Error messages name Secrets, keys and fields, never a token or a CA byte.
 //! - Token and CA bundle values come from [`SecretValues`]: kept per `resourceVersion` and read
 //!   again as soon as the Secret metadata store shows a new one, so a rotated token is used by
-//!   the pass its rotation triggers.
+//!   the pass its rotation triggers. Each is bounded (a larger one is `TokenUnreadable` or
+//!   `CaBundleUnreadable`, naming the bound), and with `--require-credential-opt-in` a Secret
+//!   that did not opt in is `CredentialNotOptedIn`: nothing is sent.
 //! - A spec the operator refuses to act on (plain `http://` without the opt-in, the cluster
 //!   identity asked for where it may not go, a Go-era `oidc` field that disagrees with the
 //!   operator) is reported before anything is read or sent, and flagged
@@ -16,7 +18,10 @@ use std::path::Path;
 use kube::ResourceExt;
 use tokio::time::Instant;
 
-use super::{rules::messages, secret_values::SecretValues};
+use super::{
+    rules::messages,
+    secret_values::{CaBundleError, SecretValues, ValueError},
+};
 use crate::{
     api::{ConnectionMode, FerrVaultConnection, OidcSpec, Reason},
     ferrvault::{
@@ -44,8 +49,10 @@ impl AccessError {
     }
 
     /// Whether the spec asks for something the operator refuses to do (`InsecureUrl`,
-    /// `UntrustedUrl`, `ClusterIdentityMismatch`, `ClusterIdentityUnavailable`): only an edit of
-    /// the connection (a watch event) or of the operator's flags (a restart) changes the answer.
+    /// `UntrustedUrl`, `ClusterIdentityMismatch`, `ClusterIdentityUnavailable`,
+    /// `CredentialNotOptedIn`): only an edit of the connection or of the Secret it names (watch
+    /// events that enqueue it and its FerrVaultSecrets) or of the operator's flags (a restart)
+    /// changes the answer.
     pub fn is_spec_refusal(&self) -> bool {
         matches!(
             self.reason,
@@ -53,6 +60,7 @@ impl AccessError {
                 | Reason::UntrustedUrl
                 | Reason::ClusterIdentityMismatch
                 | Reason::ClusterIdentityUnavailable
+                | Reason::CredentialNotOptedIn
         )
     }
 }
@@ -97,8 +105,8 @@ fn identity_refusal(refusal: IdentityRefusal) -> AccessError {
 /// # Errors
 /// `InvalidConnection` for a bad URL or PEM bundle, `InsecureUrl` for a plain `http://` URL the
 /// client refuses and `EgressDenied` for an IP-literal host the egress policy refuses (both
-/// before the CA bundle is read), `CaBundleUnreadable` when the bundle's
-/// Secret or key cannot be read.
+/// before the CA bundle is read), `CaBundleUnreadable` when the bundle's Secret or key cannot be
+/// read or the bundle is over its bound, `CredentialNotOptedIn` when its Secret did not opt in.
 pub async fn endpoint(
     values: &SecretValues,
     ferrvault: &FerrVault,
@@ -113,15 +121,13 @@ pub async fn endpoint(
     let namespace = connection.namespace().unwrap_or_default();
     let endpoint = match &connection.spec.ca_bundle_secret_ref {
         None => endpoint,
-        Some(ca) => {
-            let pem = values
-                .read(&namespace, ca)
-                .await
-                .map_err(|why| AccessError::new(Reason::CaBundleUnreadable, format!("CA bundle {why}")))?;
-            endpoint
-                .with_extra_ca_pem(&pem)
-                .map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))?
-        }
+        Some(ca) => values
+            .ca_endpoint(&namespace, ca, endpoint)
+            .await
+            .map_err(|e| match e {
+                CaBundleError::Value(e) => value_refusal("CA bundle", Reason::CaBundleUnreadable, e),
+                CaBundleError::Invalid(why) => AccessError::new(Reason::InvalidConnection, why),
+            })?,
     };
     ferrvault.claim_endpoint(&namespace, &connection.name_any(), &endpoint);
     Ok(endpoint)
@@ -132,8 +138,9 @@ pub async fn endpoint(
 ///
 /// # Errors
 /// `TokenUnreadable` when neither or both sources are set, the Secret or key is missing or
-/// empty, or the OIDC exchange fails; `InvalidConnection` when the token cannot be a bearer;
-/// for `oidc`, the refusals of [`cluster_credential`] and `Redirected`.
+/// empty or over its bound, or the OIDC exchange fails; `CredentialNotOptedIn` when the token
+/// Secret did not opt in; `InvalidConnection` when the token cannot be a bearer; for `oidc`, the
+/// refusals of [`cluster_credential`] and `Redirected`.
 pub async fn credential(
     values: &SecretValues,
     ferrvault: &FerrVault,
@@ -150,10 +157,10 @@ pub async fn credential(
         )),
         (Some(reference), None) => {
             let raw = values
-                .read(&namespace, reference)
+                .token(&namespace, reference)
                 .await
-                .map_err(|why| unreadable(format!("token {why}")))?;
-            let text = String::from_utf8(raw).map_err(|_| {
+                .map_err(|e| value_refusal("token", Reason::TokenUnreadable, e))?;
+            let text = std::str::from_utf8(&raw).map_err(|_| {
                 unreadable(format!(
                     "token Secret {namespace}/{} key {:?} is not UTF-8",
                     reference.name, reference.key
@@ -165,9 +172,21 @@ pub async fn credential(
                     reference.name, reference.key
                 )));
             }
-            Credential::new(&text).map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))
+            Credential::new(text).map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))
         }
         (None, Some(oidc)) => cluster_credential(ferrvault, connection, oidc, endpoint, deadline).await,
+    }
+}
+
+/// Why the `what` (token, CA bundle) Secret's value cannot be used: `CredentialNotOptedIn`, else
+/// `unreadable` with the value error's words (names and bounds, never a value).
+fn value_refusal(what: &str, unreadable: Reason, error: ValueError) -> AccessError {
+    match error {
+        ValueError::NotOptedIn { namespace, name } => AccessError::new(
+            Reason::CredentialNotOptedIn,
+            messages::credential_not_opted_in(what, &namespace, &name),
+        ),
+        other => AccessError::new(unreadable, format!("{what} {other}")),
     }
 }
 

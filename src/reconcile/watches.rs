@@ -14,6 +14,9 @@
 //!   Secret's metadata, of the FerrVaultSecret or of a connection's references.
 //! - Adding our own finalizer does not enqueue a second pass (the first pass already synced).
 //! - Secrets are watched as metadata only: memory does not grow with Secret sizes.
+//! - Every store keeps a projection of its objects ([`projection`]): only what the reconcilers
+//!   and these watches read, so memory does not grow with what tenants write (annotations,
+//!   labels, large spec lists); a change of something dropped enqueues nothing.
 //! - With `--watch-namespace` every watch is namespaced: the four watches above for each watched
 //!   namespace (named `<watch>@<namespace>` when there are several), so the operator lists,
 //!   watches and caches nothing of any other namespace.
@@ -243,6 +246,7 @@ fn build_scope(
         config(),
     );
     let secret_watch = secret_watch
+        .trim(projection::ferrvault_secret)
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), SECRET_FINALIZER))
         .listed_as_change(secret_unsettled)
         .map(secret_keys);
@@ -252,6 +256,7 @@ fn build_scope(
         config(),
     );
     let connection_watch = connection_watch
+        .trim(projection::ferrvault_connection)
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), CONNECTION_FINALIZER))
         .listed_as_change(connection_unsettled)
         .map(|c: &Lenient<FerrVaultConnection>| {
@@ -268,6 +273,7 @@ fn build_scope(
         config(),
     );
     let dependants_watch = dependants_watch
+        .trim(projection::ferrvault_connection)
         .matters(connection_change_matters_to_dependants)
         .map(move |c: &Lenient<FerrVaultConnection>| {
             let mut keys = dependants_of(
@@ -294,6 +300,7 @@ fn build_scope(
         .add(namespace, connections_for_dependants);
     stores.secret_metadata.add(namespace, secret_metadata);
     let metadata_watch = metadata_watch
+        .trim(projection::secret_metadata)
         .matters(move |old, new| {
             secret_change_matters(&own_for_filter, old.map(|o| &o.metadata), &new.metadata)
         })
@@ -332,6 +339,7 @@ fn build_scope(
     ]);
 }
 
+pub mod projection;
 mod settled;
 #[cfg(test)]
 mod tests;

@@ -26,6 +26,11 @@ fn defaults_should_start_run_with_every_flag_at_its_documented_default() {
         flag("max-concurrent-reconciles", "4"),
         flag("ferrvault-rate", "1"),
         flag("ferrvault-burst", "5"),
+        // New installs require Secrets to opt in as credentials (the binary's default is off).
+        Flag {
+            name: "require-credential-opt-in".into(),
+            value: None,
+        },
         flag("connection-probe-interval", "10m"),
         flag("min-refresh-interval", "30s"),
         flag("namespace-write-qps", "120"),
@@ -236,4 +241,16 @@ fn without_oidc_and_insecure_http_values_no_identity_or_http_flag_should_be_rend
     ] {
         assert_eq!(launch.flag(name), None, "--{name} in {:?}", launch.argv);
     }
+}
+
+#[test]
+fn the_credential_opt_in_should_be_rendered_by_default_and_dropped_when_turned_off() {
+    assert_eq!(launch(DEFAULTS).flag("require-credential-opt-in"), Some(None));
+    let off = launch(&["requireCredentialOptIn=false"]);
+    assert_eq!(
+        off.flag("require-credential-opt-in"),
+        None,
+        "off is the binary's default: {:?}",
+        off.argv
+    );
 }

@@ -68,6 +68,7 @@ const RUN_FLAGS: &[&str] = &[
     "allow-insecure-http",
     "ferrvault-allowed-cidrs",
     "ferrvault-denied-cidrs",
+    "require-credential-opt-in",
     "oidc-cluster-id",
     "oidc-token-path",
     "oidc-trusted-urls",

@@ -31,8 +31,12 @@
 //! | `spec_bounds.rs` | a 900 KB prefix over 1,000 keys (admission, then past it), a multiplying `jsonExpand` from a hostile FerrVault |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
 //! | `write_budget.rs` | `refreshInterval: 1s` on many objects against values changing every second: clamped, and the namespace's writes within its budget |
+//! | `cache_bounds.rs` | Secrets carrying 250 KiB of annotations, FerrVaultSecrets with maximal specs, connections reading a 1 MiB CA bundle: the stores keep a projection, values are bounded and shared |
+//! | `credential_opt_in.rs` | another principal's Secret named as a connection's token or CA bundle (the confused deputy), with and without `--require-credential-opt-in` |
 
+mod cache_bounds;
 mod connection_secrets;
+mod credential_opt_in;
 mod egress;
 mod harness;
 mod insecure_http;

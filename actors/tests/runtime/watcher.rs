@@ -563,3 +563,54 @@ async fn watcher_should_drop_managed_fields_and_the_last_applied_copy_before_the
 
 /// The annotation `kubectl apply` writes: a copy of the whole object.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// A projection keeping only the `keep` label (and no data).
+fn keep_label_only(secret: &mut Secret) {
+    secret.data = None;
+    let labels = secret.metadata.labels.take().unwrap_or_default();
+    let kept: BTreeMap<String, String> = labels.into_iter().filter(|(k, _)| k == "keep").collect();
+    secret.metadata.labels = (!kept.is_empty()).then_some(kept);
+}
+
+#[tokio::test]
+async fn watcher_should_store_and_judge_only_what_the_spec_projection_keeps() {
+    let (sim, ns, api) = fresh_namespace().await;
+    let (spec, store) = WatchSpec::full("Secret", secrets(&sim, &ns), watcher::Config::default());
+    let spec = spec
+        .trim(keep_label_only)
+        .map(|s: &Secret| key_of(&s.metadata))
+        .matters(|old: Option<&Secret>, new: &Secret| {
+            old.is_none_or(|old| old.metadata.labels != new.metadata.labels || old.data != new.data)
+        });
+    let w = Running::start(&spec).await;
+    create(&api, "a", "v1").await;
+    w.wait_enqueued("a", 1).await;
+    // Dropped by the projection: a data edit and another label matter to nothing. Events of one
+    // watch arrive in order, so once the kept label's change is seen both were judged.
+    edit(&api, "a", |s| {
+        s.data
+            .get_or_insert_default()
+            .insert("k".into(), ByteString(b"v2".to_vec()));
+    })
+    .await;
+    edit(&api, "a", |s| {
+        s.labels_mut().insert("other".into(), "x".into());
+    })
+    .await;
+    edit(&api, "a", |s| {
+        s.labels_mut().insert("keep".into(), "yes".into());
+    })
+    .await;
+    w.wait_enqueued("a", 2).await;
+    assert_eq!(w.sink.count("a"), 2, "the dropped fields' edits enqueued nothing");
+    let stored = store.state();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(
+        (stored[0].data.as_ref(), stored[0].metadata.labels.clone()),
+        (
+            None,
+            Some(BTreeMap::from([("keep".to_owned(), "yes".to_owned())]))
+        ),
+        "the store holds the projection"
+    );
+}

@@ -32,6 +32,10 @@ fn defaults_should_match_the_chart_and_the_reference() {
     assert_eq!(args.kubeconfig, None);
     assert!(!args.allow_insecure_http);
     assert!(args.ferrvault_allowed_cidrs.is_empty() && args.ferrvault_denied_cidrs.is_empty());
+    assert!(
+        !args.require_credential_opt_in,
+        "off, so a Go operator's command line keeps working"
+    );
     assert_eq!(args.oidc_cluster_id, None);
     assert_eq!(
         args.oidc_token_path,
@@ -230,4 +234,19 @@ fn a_bad_duration_should_be_refused_naming_the_value() {
     assert!(error.to_string().contains("soon"), "{error}");
     let error = Harness::try_parse_from(["x", "--reconcile-timeout=-1m"]).expect_err("signed");
     assert!(error.to_string().contains("-1m"), "{error}");
+}
+
+#[test]
+fn require_credential_opt_in_should_be_off_by_default_and_take_go_boolean_forms() {
+    for (argv, expected) in [
+        (vec!["x"], false),
+        (vec!["x", "--require-credential-opt-in"], true),
+        (vec!["x", "--require-credential-opt-in=true"], true),
+        (vec!["x", "--require-credential-opt-in=false"], false),
+        (vec!["x", "--require-credential-opt-in=1"], true),
+    ] {
+        let args = Harness::try_parse_from(&argv).expect("valid flags").args;
+        assert_eq!(args.require_credential_opt_in, expected, "{argv:?}");
+    }
+    assert!(Harness::try_parse_from(["x", "--require-credential-opt-in=maybe"]).is_err());
 }

@@ -410,3 +410,19 @@ fn the_min_refresh_interval_should_default_to_30s_and_take_go_durations() {
         assert_eq!(set.min_refresh_interval, expected, "{flag}");
     }
 }
+
+#[test]
+fn the_credential_opt_in_should_be_off_by_default_and_on_with_its_flag() {
+    let env = ProcessEnv::default();
+    assert!(!settings(&[], &env).unwrap().require_credential_opt_in);
+    assert!(
+        settings(&["--require-credential-opt-in"], &env)
+            .unwrap()
+            .require_credential_opt_in
+    );
+    assert!(
+        !settings(&["--require-credential-opt-in=false"], &env)
+            .unwrap()
+            .require_credential_opt_in
+    );
+}

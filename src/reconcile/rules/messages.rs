@@ -5,7 +5,11 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::{duration::format_go_duration, target_access::TargetRefusal};
+use super::{
+    credential_opt_in::{CREDENTIAL_LABEL, CREDENTIAL_LABEL_VALUE, CREDENTIAL_TYPE_PREFIX},
+    duration::format_go_duration,
+    target_access::TargetRefusal,
+};
 use crate::api::{SpecProblem, names::ADOPTABLE_BY_ANNOTATION};
 
 /// How many dependants a `DeletionBlocked` message names before summarising the rest.
@@ -126,6 +130,16 @@ pub const CLUSTER_IDENTITY_NOT_CONFIGURED: &str = "spec.oidc asks for the cluste
 /// Ready=False/`ClusterIdentityUnavailable` for a connection outside cloud mode.
 pub const CLUSTER_IDENTITY_NEEDS_CLOUD_MODE: &str = "the cluster identity works in mode cloud only: \
      a cluster token travels with the namespace (X-FerrVault-Namespace) the server scopes it to";
+
+/// Ready=False/`CredentialNotOptedIn`: the `WHAT` (token, CA bundle) Secret `NAMESPACE/NAME` did
+/// not opt in, and how its owner opts it in.
+pub fn credential_not_opted_in(what: &str, namespace: &str, name: &str) -> String {
+    format!(
+        "{what} Secret {namespace}/{name} is not opted in as a FerrVault credential \
+         (--require-credential-opt-in): its owner labels it {CREDENTIAL_LABEL}={CREDENTIAL_LABEL_VALUE} \
+         (or gives it a {CREDENTIAL_TYPE_PREFIX}* type) to let connections use it; nothing was sent"
+    )
+}
 
 /// Ready=False/`ConnectionNotFound`: `FerrVaultConnection "NAME": CAUSE`.
 pub fn connection_not_found(name: &str, cause: &str) -> String {

@@ -13,6 +13,8 @@
 //!   that restarts them.
 //! - [`target_access`]: whether a FerrVaultSecret may write its target Secret (ownership,
 //!   refused types, connections' Secrets).
+//! - [`credential_opt_in`]: which Secrets a connection may use as its credential
+//!   (`--require-credential-opt-in`).
 //! - [`guards`]: missing-keys and cloud-scope guards; requeue policy.
 //! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
@@ -23,6 +25,7 @@ use std::collections::BTreeMap;
 
 pub mod conditions;
 pub mod content_hash;
+pub mod credential_opt_in;
 pub mod duration;
 pub mod duration_floor;
 pub mod freshness;

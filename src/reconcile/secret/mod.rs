@@ -106,6 +106,7 @@ impl SecretReconciler {
         let reads = Arc::new(Reads::new(
             ctx.client.clone(),
             Stores::only_connections(connections),
+            &ctx.settings,
         ));
         Self::reading(ctx, reads)
     }

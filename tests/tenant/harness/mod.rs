@@ -178,19 +178,20 @@ pub async fn attacker_syncs(
         .expect("the attacker's own target exists")
 }
 
-/// The victim's healthy path: its token Secret, a ferrvault-mode connection to `url` (with the
-/// test CA as `caBundleSecretRef` when `url` is the HTTPS front) and a FerrVaultSecret; waits
-/// until the target holds the victim's value.
+/// The victim's healthy path: its token Secret (opted in as a credential), a ferrvault-mode
+/// connection to `url` (with the test CA as `caBundleSecretRef` when `url` is the HTTPS front)
+/// and a FerrVaultSecret; waits until the target holds the victim's value.
 pub async fn victim_syncs(world: &World, url: &str) {
     let victim = world.victim();
-    victim.put_secret("token", &[("token", VICTIM_TOKEN)]).await;
+    // Opted in as a credential, as `--require-credential-opt-in` asks (ignored without it).
+    victim.put_credential("token", &[("token", VICTIM_TOKEN)]).await;
     let mut spec = serde_json::json!({
         "url": url,
         "tokenSecretRef": { "name": "token", "key": "token" },
     });
     if url.starts_with("https://") {
         let ca = String::from_utf8(tls_front::TlsFront::CA_PEM.to_vec()).expect("PEM is text");
-        victim.put_secret("ca", &[("ca.crt", &ca)]).await;
+        victim.put_credential("ca", &[("ca.crt", &ca)]).await;
         spec["caBundleSecretRef"] = serde_json::json!({ "name": "ca", "key": "ca.crt" });
     }
     victim.connection("fv", spec).await;

@@ -71,6 +71,12 @@ impl Launch {
         self
     }
 
+    /// `--require-credential-opt-in`: a connection uses only Secrets opted in as credentials.
+    pub fn require_credential_opt_in(mut self) -> Launch {
+        self.args.push("--require-credential-opt-in".into());
+        self
+    }
+
     /// The operator's cluster identity: cluster [`super::CLUSTER_ID`], its projected token at
     /// `token_path`, sent only to `trusted` base URLs.
     pub fn cluster_identity(mut self, token_path: &Path, trusted: &[&str]) -> Launch {

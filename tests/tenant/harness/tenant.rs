@@ -72,13 +72,45 @@ impl Tenant {
 
     /// Creates Secret `name` with string `data`.
     pub async fn put_secret(&self, name: &str, data: &[(&str, &str)]) {
+        self.put_secret_as(name, json!({}), data).await;
+    }
+
+    /// Creates Secret `name` with string `data`, `extra` merged into its manifest (labels,
+    /// annotations, `type`).
+    pub async fn put_secret_as(&self, name: &str, extra: Value, data: &[(&str, &str)]) {
         let data: BTreeMap<&str, &str> = data.iter().copied().collect();
-        let secret: Secret = serde_json::from_value(json!({"metadata": {"name": name}, "stringData": data}))
-            .expect("a Secret");
+        let mut manifest = json!({"metadata": {"name": name}, "stringData": data});
+        json_patch::merge(&mut manifest, &extra);
+        let secret: Secret = serde_json::from_value(manifest).expect("a Secret");
         self.secrets()
             .create(&PostParams::default(), &secret)
             .await
             .unwrap_or_else(|e| panic!("{} creates Secret {name}: {e}", self.namespace));
+    }
+
+    /// Creates Secret `name` holding `data`, opted in as a connection's credential (the label
+    /// `--require-credential-opt-in` asks for).
+    pub async fn put_credential(&self, name: &str, data: &[(&str, &str)]) {
+        let opted_in = json!({ "metadata": { "labels": { "ferrvault.com/credential": "true" } } });
+        self.put_secret_as(name, opted_in, data).await;
+    }
+
+    /// Sets label `key` to `value` on Secret `name`: read, then replaced (the tenant's Role
+    /// grants `update`, not `patch`).
+    pub async fn label_secret(&self, name: &str, key: &str, value: &str) {
+        let api = self.secrets();
+        let mut secret = api
+            .get(name)
+            .await
+            .unwrap_or_else(|e| panic!("{} reads Secret {name}: {e}", self.namespace));
+        secret
+            .metadata
+            .labels
+            .get_or_insert_default()
+            .insert(key.to_owned(), value.to_owned());
+        api.replace(name, &PostParams::default(), &secret)
+            .await
+            .unwrap_or_else(|e| panic!("{} labels Secret {name}: {e}", self.namespace));
     }
 
     /// Creates FerrVaultConnection `name` with `spec`.
