@@ -140,11 +140,16 @@ pub enum Reason {
     DeletionBlocked,
     /// Metric label only, never written to a condition: a 429 leaves status untouched.
     RateLimited,
+    /// Ready=False: a FerrVault answer (reveal, or the probe's) crossed one of the operator's
+    /// bounds on what it reads (issue 34): a body over its byte cap, more keys or more bytes of
+    /// names and values than any Secret can need. The message names the bound, never a byte of
+    /// the answer; nothing of it was used. Retried on the failure timer.
+    ResponseTooLarge,
 }
 
 impl Reason {
     /// Every reason, for exhaustive tests and metric pre-registration.
-    pub const ALL: [Reason; 31] = [
+    pub const ALL: [Reason; 32] = [
         Self::Synced,
         Self::MissingKeys,
         Self::ConnectionNotFound,
@@ -176,6 +181,7 @@ impl Reason {
         Self::Reachable,
         Self::DeletionBlocked,
         Self::RateLimited,
+        Self::ResponseTooLarge,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -212,6 +218,7 @@ impl Reason {
             Self::Reachable => "Reachable",
             Self::DeletionBlocked => "DeletionBlocked",
             Self::RateLimited => "RateLimited",
+            Self::ResponseTooLarge => "ResponseTooLarge",
         }
     }
 

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::{
     ClientConfig, ClusterIdentity, Credential, Endpoint, FerrVaultError, IdentityRefusal, LimiterSnapshot,
     deadline::Deadline,
-    http::{self, CallSettings},
+    http::{self, CallSettings, MAX_SMALL_BODY_BYTES},
     oidc::{OidcCache, OidcSource},
     pacer::Pacer,
     pool::HttpPool,
@@ -166,6 +166,7 @@ impl FerrVault {
                     &settings,
                     Some(&pacer),
                     flight.deadline(),
+                    settings.max_body_bytes,
                     |client| {
                         reveal::build_request(
                             client,
@@ -185,7 +186,9 @@ impl FerrVault {
     }
 
     /// Checks that the server answers `GET /healthz` with a 2xx. Unauthenticated and not paced
-    /// (the server does not rate-limit it); 5xx and transport failures are retried.
+    /// (the server does not rate-limit it); 5xx and transport failures are retried. An answer
+    /// longer than [`MAX_SMALL_BODY_BYTES`](crate::ferrvault::MAX_SMALL_BODY_BYTES) is
+    /// [`FerrVaultError::ResponseTooLarge`] (a healthy one takes a few bytes).
     ///
     /// # Errors
     /// The mapped status or transport failure, or [`FerrVaultError::Deadline`].
@@ -198,6 +201,7 @@ impl FerrVault {
             &self.inner.settings,
             None,
             &deadline,
+            MAX_SMALL_BODY_BYTES,
             |client| {
                 Ok(client
                     .get(url.clone())

@@ -21,7 +21,14 @@ pub struct ClientConfig {
     /// asking for a token. Default 25ms: small next to any reconcile, long enough for callers
     /// woken by the same event to meet.
     pub coalesce_window: Duration,
-    /// Largest response body accepted. Default 8 MiB.
+    /// Largest reveal answer read. Default 8 MiB: room for the 2 MiB a reveal may hold
+    /// ([`MAX_REVEAL_BYTES`](crate::ferrvault::MAX_REVEAL_BYTES)) with every byte escaped as
+    /// JSON escapes it (a Go server writes `<`, `>` and `&` as six bytes each). A longer answer
+    /// is refused as soon as it is announced or read ([`FerrVaultError::ResponseTooLarge`]).
+    /// Error, probe and token-exchange answers are read to
+    /// [`MAX_SMALL_BODY_BYTES`](crate::ferrvault::MAX_SMALL_BODY_BYTES) whatever this is.
+    ///
+    /// [`FerrVaultError::ResponseTooLarge`]: crate::ferrvault::FerrVaultError::ResponseTooLarge
     pub max_body_bytes: usize,
     /// Whether plain `http://` FerrVault URLs may be used (`--allow-insecure-http`). Default
     /// false: such a URL is refused before anything is sent.
