@@ -177,7 +177,7 @@ impl FerrVault {
                             &flight.freeze(),
                         )
                     },
-                    |body| reveal::decode(&scope, body),
+                    |body| reveal::decode::decode(&scope, body),
                 )
                 .await
             })

@@ -24,11 +24,9 @@ use super::IdentityRefusal;
 
 mod body;
 
+pub use body::MAX_MESSAGE_CHARS;
 #[doc(hidden)]
 pub use body::server_message;
-
-/// Longest server message kept in an error.
-pub const MAX_MESSAGE_CHARS: usize = 200;
 
 /// Which bound of the client a FerrVault answer crossed (issue 34): what
 /// [`FerrVaultError::ResponseTooLarge`] says instead of anything the answer held.

@@ -56,7 +56,7 @@ pub use client::{FerrVault, PACER_IDLE_EVICTION};
 pub use config::ClientConfig;
 pub use credential::{Credential, Fingerprint};
 pub use endpoint::Endpoint;
-pub use error::{AuthKind, DeadlineStage, FerrVaultError, ResponseBound};
+pub use error::{AuthKind, DeadlineStage, FerrVaultError, MAX_MESSAGE_CHARS, ResponseBound};
 pub use http::MAX_SMALL_BODY_BYTES;
 pub use identity::{ClusterIdentity, DEFAULT_TOKEN_PATH};
 pub use identity_refusal::IdentityRefusal;
@@ -65,8 +65,8 @@ pub use pool::{MAX_POOLED_CLIENTS, UNCLAIMED_EVICTION};
 pub use retry::RetryPolicy;
 pub use retry_after::{MAX_RETRY_AFTER, parse_retry_after};
 pub use reveal::{
-    KeySelector, MAX_REVEAL_BYTES, MAX_REVEAL_KEYS, MissingKeys, RevealRequest, RevealScope, Revealed,
-    SecretValue,
+    KeySelector, MissingKeys, RevealRequest, RevealScope, Revealed, SecretValue,
+    decode::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS},
 };
 pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};
 
@@ -74,5 +74,5 @@ pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};
 /// points for the fuzz targets (issue 34), not an API.
 #[doc(hidden)]
 pub mod decoders {
-    pub use super::{error::server_message, oidc::decode_exchange, reveal::decode as decode_reveal};
+    pub use super::{error::server_message, oidc::decode_exchange, reveal::decode::decode as decode_reveal};
 }

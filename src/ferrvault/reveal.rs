@@ -5,9 +5,9 @@
 //! - [`SecretValue`] and [`Revealed`] never print a value: `Debug` shows key names and counts.
 //! - Every caller receives exactly the keys it asked for (all visible keys for
 //!   [`KeySelector::All`]) and its own `missing` keys, whatever the shared request fetched.
-//! - An answer is decoded within [`MAX_REVEAL_KEYS`] and [`MAX_REVEAL_BYTES`] (`decode.rs`), and
-//!   its missing keys are kept as [`MissingKeys`] (at most [`MissingKeys::SHOWN`] names and a
-//!   count).
+//! - An answer is decoded within [`MAX_REVEAL_KEYS`](crate::ferrvault::MAX_REVEAL_KEYS) and
+//!   [`MAX_REVEAL_BYTES`](crate::ferrvault::MAX_REVEAL_BYTES) (`reveal/decode.rs`), and its missing
+//!   keys are kept as [`MissingKeys`] (at most [`MissingKeys::SHOWN`] names and a count).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -16,13 +16,10 @@ use std::{
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 
-pub use self::{
-    decode::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS, decode},
-    missing::MissingKeys,
-};
+pub use self::missing::MissingKeys;
 use super::{Credential, Endpoint, FerrVaultError};
 
-mod decode;
+pub(super) mod decode;
 mod missing;
 
 /// Which API shape the connection uses (`spec.mode`).
@@ -230,7 +227,7 @@ mod decode_props;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{decode::decode, *};
 
     fn names(list: &[&str]) -> KeySelector {
         KeySelector::from_names(list.iter().copied())

@@ -20,7 +20,8 @@ use serde::{
     de::{IgnoredAny, MapAccess, SeqAccess, Visitor},
 };
 
-use super::MAX_MESSAGE_CHARS;
+/// Longest server message kept in an error.
+pub const MAX_MESSAGE_CHARS: usize = 200;
 
 /// The server's explanation in an error body: its `error` string, or else its `message`
 /// string, without control characters and cut to [`MAX_MESSAGE_CHARS`]; `None` when neither is

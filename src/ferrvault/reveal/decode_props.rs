@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 
-use super::*;
-use crate::ferrvault::ResponseBound;
+use super::{decode::decode, *};
+use crate::ferrvault::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS, ResponseBound};
 
 fn scopes() -> [RevealScope; 2] {
     [
