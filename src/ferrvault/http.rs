@@ -33,7 +33,7 @@ use super::{
 /// the longest probe or token-exchange answer it accepts (issue 34). An error body is only read
 /// for a message of at most [`MAX_MESSAGE_CHARS`](super::error::MAX_MESSAGE_CHARS) characters and
 /// the other two answers take a few hundred bytes: 64 KiB is ample for all of them and small
-/// next to the 8 MiB a reveal may need, whatever a tenant's server sends on as many connections
+/// next to the 4 MiB a reveal may need, whatever a tenant's server sends on as many connections
 /// as it likes.
 pub const MAX_SMALL_BODY_BYTES: usize = 64 << 10;
 
@@ -172,9 +172,11 @@ enum Read {
     Cut,
 }
 
-/// Reads the body up to `max` bytes: the buffer grows with what arrives, never past `max`.
+/// Reads the body up to `max` bytes into one buffer of `max` bytes, so it never grows: growing
+/// by doubling would hold the old and the new buffer at once, half as much again as the body.
+/// Only the pages the body is written to become resident, so a short body costs what it holds.
 async fn read_at_most(mut response: reqwest::Response, max: usize) -> Result<(Bytes, Read), FerrVaultError> {
-    let mut body = BytesMut::new();
+    let mut body = BytesMut::with_capacity(max);
     while let Some(chunk) = response.chunk().await.map_err(transport)? {
         let room = max - body.len();
         if chunk.len() > room {

@@ -235,19 +235,25 @@ fn an_8_mib_error_body_should_be_decoded_without_building_a_tree() {
     assert!(peak < 4096, "decoding an 8 MiB array held {peak} bytes at once");
 }
 
+fn cloud() -> RevealScope {
+    RevealScope::Cloud {
+        organization: "acme".into(),
+        project: "shop".into(),
+        namespace: String::new(),
+    }
+}
+
 #[test]
 fn a_key_flood_should_be_refused_holding_no_more_than_the_bound() {
     let flood = format!(
-        r#"{{"hits":[{}{{"name":"last","value":""}}]}}"#,
-        (0..250_000)
-            .map(|i| format!(r#"{{"name":"K{i}","value":""}},"#))
-            .collect::<String>()
+        r#"{{"secrets":{{{}"last":""}}}}"#,
+        (0..250_000).map(|i| format!(r#""K{i}":"","#)).collect::<String>()
     );
     assert!(
         flood.len() < ClientConfig::default().max_body_bytes,
         "within the body cap"
     );
-    let (result, peak) = peak_growth(|| decoders::decode_reveal(&RevealScope::FerrVault, flood.as_bytes()));
+    let (result, peak) = peak_growth(|| decoders::decode_reveal(&cloud(), flood.as_bytes()));
     assert!(
         matches!(
             result,

@@ -28,6 +28,7 @@
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
 //! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
+//! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names |
 
 mod connection_secrets;
 mod harness;
@@ -36,6 +37,7 @@ mod lease_loss;
 mod least_privilege;
 mod redirects;
 mod refused_types;
+mod response_bounds;
 mod rollout_floor;
 mod target_owner;
 mod token_path;

@@ -43,8 +43,8 @@ pub const MAX_REVEAL_KEYS: usize = 4096;
 /// The most bytes of key names, values and missing names one reveal answer may hold, decoded.
 /// A Secret holds at most 1 MiB of names and values, and no transform grows content except
 /// through a base64 decode of what FerrVault holds (4/3 of it at most): an answer over 2 MiB
-/// can only end in `SecretTooLarge`, and refusing it while it decodes keeps it from costing
-/// the 8 MiB (and their map) the body cap would allow.
+/// can only end in `SecretTooLarge`, and refusing it while it decodes keeps its map from
+/// growing to what the body cap would allow.
 pub const MAX_REVEAL_BYTES: usize = 2 << 20;
 
 /// Decodes a 2xx reveal body of `scope`'s wire format, within [`MAX_REVEAL_KEYS`] and

@@ -1,0 +1,199 @@
+//! A hostile FerrVault answering with size (issue 34, point 1): the tenant controls `spec.url`,
+//! so its server decides how much the operator reads. Error bodies of 8 MiB on the probe and the
+//! reveal, a reveal of 250,000 keys, a reveal listing 250,000 or 4,000 missing names: the
+//! operator reads no error body past 64 KiB, refuses an answer over its bounds with
+//! `ResponseTooLarge` naming the bound, and shows a long missing list as its first 100 names and
+//! a count, while its memory stays within the bounds yardstick and another tenant keeps syncing.
+
+use ferrvault_operator::api::FerrVaultSecret;
+use kube::Api;
+use serde_json::json;
+
+use crate::harness::{
+    ATTACKER, ATTACKER_TOKEN, Answer, Launch, Listener, ORG, PROJECT, World, attacker_connection,
+    bounds::{Baseline, victim_keeps_syncing},
+    finish,
+    listener::Generated,
+    victim_syncs,
+};
+
+/// How many hostile connections (or vaults) an attack uses at once.
+const HOSTILE: usize = 4;
+
+/// FerrVaultSecret `name` of the attacker's, reading all of `vault` through `connection`.
+fn reading(connection: &str, vault: &str, name: &str) -> serde_json::Value {
+    json!({
+        "connectionRef": { "name": connection },
+        "vault": vault,
+        "target": { "name": name },
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn error_bodies_of_8_mib_should_cost_the_operator_no_more_than_their_first_64_kib() {
+    let world = World::start().await;
+    let mut operator = Launch::new().insecure_http().start(&world);
+    victim_syncs(&world, &world.fv.url()).await;
+    let baseline = Baseline::take(&operator);
+
+    let attacker = world.attacker();
+    let mut listeners = Vec::new();
+    for i in 0..HOSTILE {
+        // Half answer 500 (retried by the client: three bodies a call), half 400.
+        let status = if i % 2 == 0 { 500 } else { 400 };
+        let listener = Listener::start(Answer::Raw {
+            status,
+            body: Generated::zeros(8 << 20),
+        })
+        .await;
+        attacker_connection(&world, &format!("hostile-{i}"), listener.url()).await;
+        attacker
+            .ferrvault_secret(
+                &format!("evil-{i}"),
+                reading(&format!("hostile-{i}"), "any", &format!("evil-{i}")),
+            )
+            .await;
+        listeners.push(listener);
+    }
+
+    victim_keeps_syncing(&world, "during-attack").await;
+    for i in 0..HOSTILE {
+        let (reveal, probe) = if i % 2 == 0 {
+            (
+                "ferrvault server error 500 after 3 attempt(s): internal server error",
+                "ferrvault server error 500",
+            )
+        } else {
+            ("ferrvault api error 400: bad request", "ferrvault api error 400")
+        };
+        let failed = attacker.wait_secret(&format!("evil-{i}"), "Unreachable").await;
+        assert_eq!(failed.message, reveal, "the status text, nothing of the body");
+        attacker
+            .wait_connection_saying(&format!("hostile-{i}"), "Unreachable", probe)
+            .await;
+    }
+    assert!(
+        listeners.iter().all(|l| l.reveals() > 0),
+        "every hostile FerrVault was asked"
+    );
+    baseline.assert_held(&mut operator).await;
+    finish(&world, &operator, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cloud_reveal_of_250_000_keys_should_be_refused_as_response_too_large() {
+    let world = World::start().await;
+    let mut operator = Launch::new().insecure_http().start(&world);
+    victim_syncs(&world, &world.fv.url()).await;
+    let baseline = Baseline::take(&operator);
+
+    // Cloud mode, `"K<i>":""` a key: 3 MB of JSON, within the 4 MiB body cap, so only the key
+    // bound stops it.
+    let vault = Listener::start(Answer::Reveal(Generated::secrets(250_000))).await;
+    let attacker = world.attacker();
+    attacker
+        .put_secret("hostile-token", &[("token", ATTACKER_TOKEN)])
+        .await;
+    attacker
+        .connection(
+            "hostile",
+            json!({
+                "mode": "cloud",
+                "url": vault.url(),
+                "organization": ORG,
+                "tokenSecretRef": { "name": "hostile-token", "key": "token" },
+            }),
+        )
+        .await;
+    // One vault each: no two of them share a request.
+    for i in 0..HOSTILE {
+        let mut spec = reading("hostile", &format!("vault-{i}"), &format!("flood-{i}"));
+        spec["project"] = json!(PROJECT);
+        attacker.ferrvault_secret(&format!("flood-{i}"), spec).await;
+    }
+
+    victim_keeps_syncing(&world, "during-attack").await;
+    for i in 0..HOSTILE {
+        let refused = attacker
+            .wait_secret(&format!("flood-{i}"), "ResponseTooLarge")
+            .await;
+        assert_eq!(
+            refused.message,
+            "ferrvault answer refused, more than 4096 keys: over the operator's bound, nothing of it was used"
+        );
+        assert!(
+            attacker.target(&format!("flood-{i}")).await.is_none(),
+            "nothing was written"
+        );
+    }
+    baseline.assert_held(&mut operator).await;
+    finish(&world, &operator, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_missing_list_should_show_its_first_hundred_names_and_a_count() {
+    let world = World::start().await;
+    let mut operator = Launch::new().insecure_http().start(&world);
+    victim_syncs(&world, &world.fv.url()).await;
+    let baseline = Baseline::take(&operator);
+
+    // 250,000 names: over the key bound, refused. 4,000: within it, shown as 100 and a count.
+    let flood = Listener::start(Answer::Reveal(Generated::missing(250_000))).await;
+    let long = Listener::start(Answer::Reveal(Generated::missing(4_000))).await;
+    let attacker = world.attacker();
+    attacker_connection(&world, "flood", flood.url()).await;
+    attacker_connection(&world, "long", long.url()).await;
+    for i in 0..HOSTILE {
+        attacker
+            .ferrvault_secret(
+                &format!("flood-{i}"),
+                reading("flood", &format!("vault-{i}"), &format!("flood-{i}")),
+            )
+            .await;
+    }
+    attacker
+        .ferrvault_secret("long", reading("long", "any", "long"))
+        .await;
+
+    victim_keeps_syncing(&world, "during-attack").await;
+    for i in 0..HOSTILE {
+        let refused = attacker
+            .wait_secret(&format!("flood-{i}"), "ResponseTooLarge")
+            .await;
+        assert!(
+            refused.message.contains("more than 4096 keys"),
+            "{}",
+            refused.message
+        );
+    }
+    let missing = attacker.wait_secret("long", "MissingKeys").await;
+    assert!(
+        missing
+            .message
+            .starts_with("missing in FerrVault: [M000000 M000001 ")
+            && missing.message.ends_with(" M000099] (and 3900 more)"),
+        "{}",
+        missing.message
+    );
+    let status = Api::<FerrVaultSecret>::namespaced(world.admin.clone(), ATTACKER)
+        .get_status("long")
+        .await
+        .expect("read the status")
+        .status
+        .expect("a status");
+    assert_eq!(status.missing_keys.len(), 101, "{:?}", status.missing_keys);
+    assert_eq!(
+        (status.missing_keys[0].as_str(), status.missing_keys[100].as_str()),
+        ("M000000", "(and 3900 more)")
+    );
+    assert_eq!(
+        attacker
+            .target("long")
+            .await
+            .and_then(|data| data.get("FOUND").cloned()),
+        Some(b"found".to_vec()),
+        "what was found is written, as with any missing key"
+    );
+    baseline.assert_held(&mut operator).await;
+    finish(&world, &operator, &[]).await;
+}
