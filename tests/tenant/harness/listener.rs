@@ -51,13 +51,13 @@ pub struct Generated {
 }
 
 impl Generated {
-    /// `[0,0,…,0]` of about `bytes` bytes: cheap to send, and over 100 MiB as a generic JSON
+    /// `[0,0,…,0]` of at most `bytes` bytes: cheap to send, and over 100 MiB as a generic JSON
     /// tree.
     pub fn zeros(bytes: usize) -> Generated {
         Generated {
             head: "[",
             item: |_, out| out.push('0'),
-            count: bytes / 2,
+            count: bytes.saturating_sub(1) / 2,
             tail: "]",
         }
     }
