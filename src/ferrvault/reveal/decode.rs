@@ -34,17 +34,21 @@ use serde::{
 use super::{MissingKeys, RevealScope, Revealed, SecretValue};
 use crate::ferrvault::{FerrVaultError, ResponseBound};
 
-/// The most keys (found and missing together) one reveal answer may name. A request names at
-/// most its selector's keys, and a Secret that needed more than 4,096 keys would be a map of
-/// mostly empty values (the 1 MiB limit leaves 256 bytes per key): far more than any FerrVaultSecret needs, while
-/// the bookkeeping of that many entries stays under a megabyte.
+/// The most keys (found and missing together) one reveal answer may name. A Secret of 4,096 keys
+/// has 256 bytes a key under its 1 MiB limit: more keys than any FerrVaultSecret needs, and
+/// that many entries cost well under a megabyte of bookkeeping.
+///
+/// NOTE: a selector may name keys that are all missing, so this must stay at least the CRD's
+/// bound on `selector.names`; and a single-flight request carries the union of its callers'
+/// selectors (see the module's caveats).
 pub const MAX_REVEAL_KEYS: usize = 4096;
 
 /// The most bytes of key names, values and missing names one reveal answer may hold, decoded.
-/// A Secret holds at most 1 MiB of names and values, and no transform grows content except
-/// through a base64 decode of what FerrVault holds (4/3 of it at most): an answer over 2 MiB
-/// can only end in `SecretTooLarge`, and refusing it while it decodes keeps its map from
-/// growing to what the body cap would allow.
+/// A Secret holds at most 1 MiB of names and values, and what FerrVault answers shrinks on the
+/// way there by a base64 decode at most (to 3/4): an answer of more than about 1.34 MiB can only
+/// end in `SecretTooLarge` (short of a `jsonExpand` of JSON padded with whitespace or escapes,
+/// not worth a larger bound), and 2 MiB leaves room for that. Refusing more while it decodes
+/// keeps the map from growing to what the body cap allows.
 pub const MAX_REVEAL_BYTES: usize = 2 << 20;
 
 /// Decodes a 2xx reveal body of `scope`'s wire format, within [`MAX_REVEAL_KEYS`] and
