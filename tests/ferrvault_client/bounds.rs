@@ -274,3 +274,51 @@ fn a_key_flood_should_be_refused_holding_no_more_than_the_bound() {
         "refusing 250,000 missing names held {peak} bytes at once"
     );
 }
+
+#[tokio::test]
+async fn an_error_body_should_be_read_whole_at_64_kib_and_cut_one_byte_over() {
+    // `{"error":"kept","pad":"xx…"}` of exactly `len` bytes.
+    let body = |len: usize| {
+        let frame = r#"{"error":"kept","pad":""}"#.len();
+        format!(r#"{{"error":"kept","pad":"{}"}}"#, "x".repeat(len - frame))
+    };
+    for (len, message) in [
+        (MAX_SMALL_BODY_BYTES, "kept"),
+        // Cut, it is no longer JSON: the status text stands in.
+        (MAX_SMALL_BODY_BYTES + 1, "internal server error"),
+    ] {
+        let stub = Stub::start(Reply::json(500, &body(len))).await;
+        let error = reveal(&client(), &stub.url).await.unwrap_err();
+        assert!(
+            matches!(&error, FerrVaultError::Server { message: shown, .. } if shown == message),
+            "{len} bytes: {error:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_reveal_body_should_be_accepted_at_its_cap_and_refused_one_byte_over() {
+    let cap = 1024;
+    let capped = FerrVault::new(ClientConfig {
+        max_body_bytes: cap,
+        coalesce_window: Duration::ZERO,
+        ..crate::plain_http_config()
+    });
+    // `{"hits":[],"pad":"xx…"}` of exactly `len` bytes.
+    let body = |len: usize| {
+        format!(
+            r#"{{"hits":[],"pad":"{}"}}"#,
+            "x".repeat(len - r#"{"hits":[],"pad":""}"#.len())
+        )
+    };
+    let at = Stub::start(Reply::json(200, &body(cap))).await;
+    reveal(&capped, &at.url)
+        .await
+        .expect("a body of exactly the cap is read");
+    let over = Stub::start(Reply::json(200, &body(cap + 1))).await;
+    let error = reveal(&capped, &over.url).await.unwrap_err();
+    assert!(
+        matches!(error, FerrVaultError::ResponseTooLarge(ResponseBound::Body(1024))),
+        "{error:?}"
+    );
+}
