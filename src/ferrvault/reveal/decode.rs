@@ -31,25 +31,12 @@ use serde::{
     de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor},
 };
 
+use self::budget::{Budget, KeyName, Text};
+pub use self::budget::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS};
 use super::{MissingKeys, RevealScope, Revealed, SecretValue};
-use crate::ferrvault::{FerrVaultError, ResponseBound};
+use crate::ferrvault::FerrVaultError;
 
-/// The most keys (found and missing together) one reveal answer may name. A Secret of 4,096 keys
-/// has 256 bytes a key under its 1 MiB limit: more keys than any FerrVaultSecret needs, and
-/// that many entries cost well under a megabyte of bookkeeping.
-///
-/// NOTE: a selector may name keys that are all missing, so this must stay at least the CRD's
-/// bound on `selector.names`; and a single-flight request carries the union of its callers'
-/// selectors (see the module's caveats).
-pub const MAX_REVEAL_KEYS: usize = 4096;
-
-/// The most bytes of key names, values and missing names one reveal answer may hold, decoded.
-/// A Secret holds at most 1 MiB of names and values, and what FerrVault answers shrinks on the
-/// way there by a base64 decode at most (to 3/4): an answer of more than about 1.34 MiB can only
-/// end in `SecretTooLarge` (short of a `jsonExpand` of JSON padded with whitespace or escapes,
-/// not worth a larger bound), and 2 MiB leaves room for that. Refusing more while it decodes
-/// keeps the map from growing to what the body cap allows.
-pub const MAX_REVEAL_BYTES: usize = 2 << 20;
+mod budget;
 
 /// Decodes a 2xx reveal body of `scope`'s wire format, within [`MAX_REVEAL_KEYS`] and
 /// [`MAX_REVEAL_BYTES`]. A pure function of the body (a fuzzing entry point).
@@ -62,11 +49,7 @@ pub fn decode(scope: &RevealScope, body: &[u8]) -> Result<Revealed, FerrVaultErr
         RevealScope::FerrVault => Format::Hits,
         RevealScope::Cloud { .. } => Format::Secrets,
     };
-    let mut budget = Budget {
-        keys: MAX_REVEAL_KEYS,
-        bytes: MAX_REVEAL_BYTES,
-        crossed: None,
-    };
+    let mut budget = Budget::default();
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let decoded = AnswerSeed {
         format,
@@ -74,7 +57,7 @@ pub fn decode(scope: &RevealScope, body: &[u8]) -> Result<Revealed, FerrVaultErr
     }
     .deserialize(&mut deserializer)
     .and_then(|answer| deserializer.end().map(|()| answer));
-    match (decoded, budget.crossed) {
+    match (decoded, budget.crossed()) {
         (_, Some(bound)) => Err(FerrVaultError::ResponseTooLarge(bound)),
         (Ok(revealed), None) => Ok(revealed),
         (Err(error), None) => Err(FerrVaultError::decode("reveal", &error)),
@@ -86,38 +69,6 @@ pub fn decode(scope: &RevealScope, body: &[u8]) -> Result<Revealed, FerrVaultErr
 enum Format {
     Hits,
     Secrets,
-}
-
-/// What is left of an answer's allowance, and the bound it crossed, if any.
-struct Budget {
-    keys: usize,
-    bytes: usize,
-    crossed: Option<ResponseBound>,
-}
-
-impl Budget {
-    /// Counts one more key.
-    fn take_key<E: de::Error>(&mut self) -> Result<(), E> {
-        self.keys = self
-            .keys
-            .checked_sub(1)
-            .ok_or_else(|| self.cross(ResponseBound::Keys(MAX_REVEAL_KEYS)))?;
-        Ok(())
-    }
-
-    /// Charges `text` and copies it out of the body.
-    fn take_text<E: de::Error>(&mut self, text: &str) -> Result<String, E> {
-        self.bytes = self
-            .bytes
-            .checked_sub(text.len())
-            .ok_or_else(|| self.cross(ResponseBound::Bytes(MAX_REVEAL_BYTES)))?;
-        Ok(text.to_owned())
-    }
-
-    fn cross<E: de::Error>(&mut self, bound: ResponseBound) -> E {
-        self.crossed = Some(bound);
-        E::custom("over the operator's bound")
-    }
 }
 
 /// A top-level field or a hit's field: no allocation, whatever the server sends.
@@ -352,41 +303,6 @@ impl<'de> Visitor<'de> for MissingSeed<'_> {
             self.missing.insert(name);
         }
         Ok(())
-    }
-}
-
-/// A key's name, counted as a key before it is read.
-struct KeyName<'b>(&'b mut Budget);
-
-impl<'de> DeserializeSeed<'de> for KeyName<'_> {
-    type Value = String;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
-        self.0.take_key()?;
-        Text(self.0).deserialize(deserializer)
-    }
-}
-
-/// A string, charged before it is copied out of the body.
-struct Text<'b>(&'b mut Budget);
-
-impl<'de> DeserializeSeed<'de> for Text<'_> {
-    type Value = String;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Text<'_> {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<String, E> {
-        self.0.take_text(text)
     }
 }
 

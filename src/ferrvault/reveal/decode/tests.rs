@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::ferrvault::ResponseBound;
 
 fn cloud() -> RevealScope {
     RevealScope::Cloud {
