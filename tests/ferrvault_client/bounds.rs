@@ -21,10 +21,10 @@ use crate::{
 
 const TOKEN: &str = "fvsat_bounds-token-0123456789";
 
-/// One attempt of at most 3 s: a client that waited for a body to end would time out.
+/// One attempt of at most 10 s: a client that waited for a body to end would time out.
 fn client() -> FerrVault {
     FerrVault::new(ClientConfig {
-        attempt_timeout: Duration::from_secs(3),
+        attempt_timeout: Duration::from_secs(10),
         retry: RetryPolicy {
             max_attempts: 1,
             ..RetryPolicy::default()
