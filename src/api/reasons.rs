@@ -157,6 +157,11 @@ pub enum Reason {
     BelowMinimum,
     /// Metric label only, never written to a condition: a 429 leaves status untouched.
     RateLimited,
+    /// Ready=False: a FerrVault answer (reveal, or the probe's) crossed one of the operator's
+    /// bounds on what it reads (issue 34): a body over its byte cap, more keys or more bytes of
+    /// names and values than any Secret can need. The message names the bound, never a byte of
+    /// the answer; nothing of it was used. Retried on the failure timer.
+    ResponseTooLarge,
 }
 
 impl Reason {
@@ -196,6 +201,7 @@ impl Reason {
         Self::DeletionBlocked,
         Self::BelowMinimum,
         Self::RateLimited,
+        Self::ResponseTooLarge,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -235,6 +241,7 @@ impl Reason {
             Self::DeletionBlocked => "DeletionBlocked",
             Self::BelowMinimum => "BelowMinimum",
             Self::RateLimited => "RateLimited",
+            Self::ResponseTooLarge => "ResponseTooLarge",
         }
     }
 

@@ -13,7 +13,7 @@ use super::{
     ClientConfig, ClusterIdentity, Credential, Endpoint, FerrVaultError, IdentityRefusal, LimiterSnapshot,
     deadline::Deadline,
     egress_gate::EgressGate,
-    http::{self, CallSettings},
+    http::{self, CallSettings, MAX_SMALL_BODY_BYTES},
     oidc::{OidcCache, OidcSource},
     pacer::Pacer,
     pool::HttpPool,
@@ -174,6 +174,7 @@ impl FerrVault {
                     &settings,
                     Some(&pacer),
                     flight.deadline(),
+                    settings.max_body_bytes,
                     |client| {
                         reveal::build_request(
                             client,
@@ -184,7 +185,7 @@ impl FerrVault {
                             &flight.freeze(),
                         )
                     },
-                    |body| reveal::decode(&scope, body),
+                    |body| reveal::decode::decode(&scope, body),
                 )
                 .await
             })
@@ -193,7 +194,9 @@ impl FerrVault {
     }
 
     /// Checks that the server answers `GET /healthz` with a 2xx. Unauthenticated and not paced
-    /// (the server does not rate-limit it); 5xx and transport failures are retried.
+    /// (the server does not rate-limit it); 5xx and transport failures are retried. An answer
+    /// longer than [`MAX_SMALL_BODY_BYTES`](crate::ferrvault::MAX_SMALL_BODY_BYTES) is
+    /// [`FerrVaultError::ResponseTooLarge`] (a healthy one takes a few bytes).
     ///
     /// # Errors
     /// The mapped status or transport failure, or [`FerrVaultError::Deadline`].
@@ -206,6 +209,7 @@ impl FerrVault {
             &self.inner.settings,
             None,
             &deadline,
+            MAX_SMALL_BODY_BYTES,
             |client| {
                 Ok(client
                     .get(url.clone())

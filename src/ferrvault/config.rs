@@ -21,7 +21,16 @@ pub struct ClientConfig {
     /// asking for a token. Default 25ms: small next to any reconcile, long enough for callers
     /// woken by the same event to meet.
     pub coalesce_window: Duration,
-    /// Largest response body accepted. Default 8 MiB.
+    /// Largest reveal answer read. Default 4 MiB (issue 34; it was 8 MiB): a Secret holds at
+    /// most 1 MiB, about 1.33 MiB before a base64 decode, which leaves three times that for JSON
+    /// escapes and the per-key overhead of the wire format; and one buffer of this size per
+    /// reveal in flight (`--max-concurrent-reconciles`, 4 by default) stays well within the
+    /// 32 MiB an attack may add to the operator's memory. A longer answer is refused as soon as
+    /// it is announced or read ([`FerrVaultError::ResponseTooLarge`]). Error, probe and
+    /// token-exchange answers are read to
+    /// [`MAX_SMALL_BODY_BYTES`](crate::ferrvault::MAX_SMALL_BODY_BYTES) whatever this is.
+    ///
+    /// [`FerrVaultError::ResponseTooLarge`]: crate::ferrvault::FerrVaultError::ResponseTooLarge
     pub max_body_bytes: usize,
     /// Whether plain `http://` FerrVault URLs may be used (`--allow-insecure-http`). Default
     /// false: such a URL is refused before anything is sent.
@@ -89,7 +98,7 @@ impl Default for ClientConfig {
             attempt_timeout: Self::DEFAULT_ATTEMPT_TIMEOUT,
             retry: RetryPolicy::default(),
             coalesce_window: Self::DEFAULT_COALESCE_WINDOW,
-            max_body_bytes: 8 << 20,
+            max_body_bytes: 4 << 20,
             allow_insecure_http: false,
             cluster_identity: None,
             egress: EgressPolicy::default(),

@@ -5,6 +5,11 @@
 //!   `error` or `message` field, are cut to [`MAX_MESSAGE_CHARS`] and stripped of control
 //!   characters; decode errors keep only serde's category and position, never the offending
 //!   input (serde quotes it, and it could be a secret value).
+//! - An error body is never parsed into a generic JSON tree: only its `error` and `message`
+//!   strings are decoded (`error/body.rs`), from at most the first
+//!   [`MAX_SMALL_BODY_BYTES`](super::MAX_SMALL_BODY_BYTES) bytes the client reads of it.
+//! - An answer over one of the client's bounds is [`FerrVaultError::ResponseTooLarge`], naming
+//!   the bound ([`ResponseBound`]), never a byte of the answer.
 //! - [`FerrVaultError::reason`] is a fixed `&'static str`, safe as a metric label.
 //! - The single retry decision is [`FerrVaultError::is_retryable`]: 5xx, transport failures
 //!   and per-attempt timeouts. 4xx, including 429, are never retried by the client.
@@ -17,8 +22,33 @@ use reqwest::StatusCode;
 
 use super::{EgressRefusal, IdentityRefusal};
 
-/// Longest server message kept in an error.
-pub const MAX_MESSAGE_CHARS: usize = 200;
+mod body;
+
+pub use body::MAX_MESSAGE_CHARS;
+#[doc(hidden)]
+pub use body::server_message;
+
+/// Which bound of the client a FerrVault answer crossed (issue 34): what
+/// [`FerrVaultError::ResponseTooLarge`] says instead of anything the answer held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseBound {
+    /// The body is longer than this many bytes.
+    Body(usize),
+    /// The answer names more than this many keys (found and missing together).
+    Keys(usize),
+    /// The answer's key names, values and missing names add up to more than this many bytes.
+    Bytes(usize),
+}
+
+impl fmt::Display for ResponseBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResponseBound::Body(max) => write!(f, "a body over {max} bytes"),
+            ResponseBound::Keys(max) => write!(f, "more than {max} keys"),
+            ResponseBound::Bytes(max) => write!(f, "more than {max} bytes of key names and values"),
+        }
+    }
+}
 
 /// Which of the two authentication failures the server reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +177,11 @@ pub enum FerrVaultError {
     /// A 2xx response whose body is not what the endpoint returns.
     #[error("ferrvault response could not be decoded: {0}")]
     Decode(String),
+    /// A 2xx response over one of the client's bounds: refused as soon as the bound was
+    /// crossed, before the rest was read or decoded. Not retried: the server would answer the
+    /// same.
+    #[error("ferrvault answer refused, {0}: over the operator's bound, nothing of it was used")]
+    ResponseTooLarge(ResponseBound),
     /// Every attempt hit the per-attempt timeout.
     #[error("ferrvault request timed out after {attempts} attempt(s) of at most {per_attempt:?}")]
     Timeout {
@@ -196,6 +231,7 @@ impl FerrVaultError {
             FerrVaultError::Client { .. } => "ClientError",
             FerrVaultError::Transport { .. } => "TransportError",
             FerrVaultError::Decode(_) => "DecodeError",
+            FerrVaultError::ResponseTooLarge(_) => "ResponseTooLarge",
             FerrVaultError::Timeout { .. } => "Timeout",
             FerrVaultError::Deadline {
                 stage: DeadlineStage::WaitingForBudget,
@@ -215,6 +251,11 @@ impl FerrVaultError {
     /// 404.
     pub fn is_not_found(&self) -> bool {
         matches!(self, FerrVaultError::NotFound { .. })
+    }
+
+    /// An answer over one of the client's bounds ([`FerrVaultError::ResponseTooLarge`]).
+    pub fn is_response_too_large(&self) -> bool {
+        matches!(self, FerrVaultError::ResponseTooLarge(_))
     }
 
     /// Throttled: a 429 from the server, or the caller's deadline ran out while waiting for the
@@ -252,7 +293,7 @@ impl FerrVaultError {
         retry_after: Option<Duration>,
         attempts: u32,
     ) -> Self {
-        let message = server_message(body).unwrap_or_else(|| fallback_message(status));
+        let message = server_message(body).unwrap_or_else(|| body::fallback_message(status));
         match status.as_u16() {
             401 => FerrVaultError::Auth {
                 kind: AuthKind::Unauthorized,
@@ -313,27 +354,6 @@ impl FerrVaultError {
         }
         self
     }
-}
-
-/// The server's explanation: the JSON body's `error` field, or else its `message` field.
-fn server_message(body: &[u8]) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let text = ["error", "message"]
-        .iter()
-        .find_map(|field| value.get(field)?.as_str())?;
-    let clean: String = text
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_MESSAGE_CHARS)
-        .collect::<String>();
-    (!clean.trim().is_empty()).then_some(clean)
-}
-
-fn fallback_message(status: StatusCode) -> String {
-    status
-        .canonical_reason()
-        .unwrap_or("unexpected status")
-        .to_lowercase()
 }
 
 #[cfg(test)]

@@ -12,6 +12,10 @@
 //!   not retried: the pooled client's resolver refused it, so nothing was connected to.
 //! - No redirect is ever followed: a 3xx ends the attempt as [`FerrVaultError::Redirected`], so a
 //!   server (or a tenant's URL) cannot send a token or a request body on to another host.
+//! - No body is read past its bound, and the buffer grows only as bytes arrive: a non-2xx body
+//!   is cut at [`MAX_SMALL_BODY_BYTES`] (only its message is used); a 2xx body announced
+//!   (`content-length`) or found longer than the call's `max_body` fails as
+//!   [`FerrVaultError::ResponseTooLarge`] before more is read.
 
 use std::{
     sync::Arc,
@@ -23,9 +27,17 @@ use reqwest::{RequestBuilder, header::RETRY_AFTER};
 use tokio::time::Instant;
 
 use super::{
-    DeadlineStage, FerrVaultError, RequestResult, RetryPolicy, deadline::Deadline, egress_gate, pacer::Pacer,
-    retry_after::parse_retry_after,
+    DeadlineStage, FerrVaultError, RequestResult, ResponseBound, RetryPolicy, deadline::Deadline,
+    egress_gate, pacer::Pacer, retry_after::parse_retry_after,
 };
+
+/// The most the client reads of a non-2xx body (the rest is dropped with the connection), and
+/// the longest probe or token-exchange answer it accepts (issue 34). An error body is only read
+/// for a message of at most [`MAX_MESSAGE_CHARS`](super::error::MAX_MESSAGE_CHARS) characters and
+/// the other two answers take a few hundred bytes: 64 KiB is ample for all of them and small
+/// next to the 4 MiB a reveal may need, whatever a tenant's server sends on as many connections
+/// as it likes.
+pub const MAX_SMALL_BODY_BYTES: usize = 64 << 10;
 
 /// How calls are made; part of the client configuration.
 #[derive(Clone, Debug)]
@@ -36,13 +48,14 @@ pub(crate) struct CallSettings {
 }
 
 /// Runs one logical call: up to `max_attempts` attempts of `build`'s request, decoding the
-/// 2xx body with `decode`. `build` runs after the attempt's token is taken, so a single-flight
-/// caller can freeze its key selector at the last possible moment.
+/// 2xx body (of at most `max_body` bytes) with `decode`. `build` runs after the attempt's token is
+/// taken, so a single-flight caller can freeze its key selector at the last possible moment.
 pub(crate) async fn call<T>(
     client: &reqwest::Client,
     settings: &CallSettings,
     pacer: Option<&Pacer>,
     deadline: &Deadline,
+    max_body: usize,
     mut build: impl FnMut(&reqwest::Client) -> Result<RequestBuilder, FerrVaultError>,
     decode: impl Fn(&[u8]) -> Result<T, FerrVaultError>,
 ) -> Result<T, FerrVaultError> {
@@ -60,7 +73,7 @@ pub(crate) async fn call<T>(
             None => None,
         };
         let request = build(client)?;
-        let outcome = attempt_once(request, settings, deadline).await;
+        let outcome = attempt_once(request, settings, max_body, deadline).await;
         let (result, error) = match outcome {
             Ok(body) => match decode(&body) {
                 Ok(value) => {
@@ -116,6 +129,7 @@ pub(crate) async fn call<T>(
 async fn attempt_once(
     request: RequestBuilder,
     settings: &CallSettings,
+    max_body: usize,
     deadline: &Deadline,
 ) -> Result<Bytes, FerrVaultError> {
     let attempt_end = (Instant::now() + settings.attempt_timeout).min(deadline.get());
@@ -127,11 +141,17 @@ async fn attempt_once(
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        let body = read_body(response, settings.max_body_bytes).await?;
-        if status.is_success() {
-            Ok(body)
-        } else {
-            Err(FerrVaultError::from_status(status, &body, retry_after, 1))
+        if !status.is_success() {
+            let (body, _) = read_at_most(response, MAX_SMALL_BODY_BYTES).await?;
+            return Err(FerrVaultError::from_status(status, &body, retry_after, 1));
+        }
+        let too_large = || FerrVaultError::ResponseTooLarge(ResponseBound::Body(max_body));
+        if response.content_length().is_some_and(|len| len > max_body as u64) {
+            return Err(too_large());
+        }
+        match read_at_most(response, max_body).await? {
+            (body, Read::Whole) => Ok(body),
+            (_, Read::Cut) => Err(too_large()),
         }
     };
     match tokio::time::timeout_at(attempt_end, exchange).await {
@@ -146,20 +166,29 @@ async fn attempt_once(
     }
 }
 
-/// Reads a body of at most `max` bytes; a larger one is a decode error (never buffered whole).
-async fn read_body(mut response: reqwest::Response, max: usize) -> Result<Bytes, FerrVaultError> {
-    let too_large = || FerrVaultError::Decode(format!("response body larger than {max} bytes"));
-    if response.content_length().is_some_and(|len| len > max as u64) {
-        return Err(too_large());
-    }
-    let mut body = BytesMut::new();
+/// Whether [`read_at_most`] read the whole body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// The body ended within the bound.
+    Whole,
+    /// The body went on past the bound; reading stopped there (the rest is never read).
+    Cut,
+}
+
+/// Reads the body up to `max` bytes into one buffer of `max` bytes, so it never grows: growing
+/// by doubling would hold the old and the new buffer at once, half as much again as the body.
+/// Only the pages the body is written to become resident, so a short body costs what it holds.
+async fn read_at_most(mut response: reqwest::Response, max: usize) -> Result<(Bytes, Read), FerrVaultError> {
+    let mut body = BytesMut::with_capacity(max);
     while let Some(chunk) = response.chunk().await.map_err(transport)? {
-        if body.len() + chunk.len() > max {
-            return Err(too_large());
+        let room = max - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body.freeze(), Read::Cut));
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(body.freeze())
+    Ok((body.freeze(), Read::Whole))
 }
 
 /// A failed exchange: the egress policy's refusal when the resolver refused every address
@@ -183,7 +212,7 @@ fn result_of(error: &FerrVaultError) -> RequestResult {
         FerrVaultError::Server { .. } => RequestResult::ServerError,
         FerrVaultError::Transport { .. } => RequestResult::Transport,
         FerrVaultError::Timeout { .. } | FerrVaultError::Deadline { .. } => RequestResult::Timeout,
-        FerrVaultError::Decode(_) => RequestResult::Decode,
+        FerrVaultError::Decode(_) | FerrVaultError::ResponseTooLarge(_) => RequestResult::Decode,
         FerrVaultError::Client { .. }
         | FerrVaultError::Redirected { .. }
         | FerrVaultError::InsecureUrl

@@ -4,7 +4,8 @@
 //! # Layout
 //! - [`FerrVault`] (`client.rs`): the shared client object the reconcilers call.
 //! - `config.rs`: [`ClientConfig`]. `credential.rs`, `endpoint.rs`: who and where.
-//! - `error.rs`: [`FerrVaultError`], its `reason()` and the status-code mapping.
+//! - `error.rs`: [`FerrVaultError`], its `reason()` and the status-code mapping; `error/body.rs`:
+//!   the message of an error body, decoded without a JSON tree.
 //! - `http.rs`: the attempt loop (pacing, timeouts, retries); `pool.rs`: the pooled `reqwest`
 //!   clients, one per endpoint in use; `trust.rs`: the CA roots they trust (system roots
 //!   parsed once and shared, plus a connection's bundle).
@@ -12,7 +13,8 @@
 //! - [`limiter`]: the token bucket with AIMD adaptation (pure); `pacer.rs`: the shared,
 //!   async, FIFO wrapper around it; `snapshot.rs`: what the limiter shows outside.
 //! - `single_flight.rs`: one request for concurrent reveals of one vault.
-//! - `reveal.rs`: request/answer types and both wire formats.
+//! - `reveal.rs`: request/answer types and both wire formats; `reveal/decode.rs`: the answer
+//!   decoder, bounded while it decodes; `reveal/missing.rs`: [`MissingKeys`].
 //! - `egress.rs`: [`EgressPolicy`], which addresses a FerrVault URL may lead to (pure);
 //!   `egress_gate.rs`: where it is enforced (the resolver of every pooled client, IP-literal
 //!   hosts); `host_facts.rs`: the operator's own addresses and its API server's, read at start.
@@ -62,12 +64,23 @@ pub use config::ClientConfig;
 pub use credential::{Credential, Fingerprint};
 pub use egress::{CLOUD_METADATA, EgressPolicy, EgressRefusal, EgressRule};
 pub use endpoint::Endpoint;
-pub use error::{AuthKind, DeadlineStage, FerrVaultError};
+pub use error::{AuthKind, DeadlineStage, FerrVaultError, MAX_MESSAGE_CHARS, ResponseBound};
+pub use http::MAX_SMALL_BODY_BYTES;
 pub use identity::{ClusterIdentity, DEFAULT_TOKEN_PATH};
 pub use identity_refusal::IdentityRefusal;
 pub use oidc::{OidcSource, REFRESH_LEEWAY};
 pub use pool::{MAX_POOLED_CLIENTS, UNCLAIMED_EVICTION};
 pub use retry::RetryPolicy;
 pub use retry_after::{MAX_RETRY_AFTER, parse_retry_after};
-pub use reveal::{KeySelector, RevealRequest, RevealScope, Revealed, SecretValue};
+pub use reveal::{
+    KeySelector, MissingKeys, RevealRequest, RevealScope, Revealed, SecretValue,
+    decode::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS},
+};
 pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};
+
+/// The pure decoders of what a FerrVault answers, each a function of the body alone: entry
+/// points for the fuzz targets (issue 34), not an API.
+#[doc(hidden)]
+pub mod decoders {
+    pub use super::{error::server_message, oidc::decode_exchange, reveal::decode::decode as decode_reveal};
+}

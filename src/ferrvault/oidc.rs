@@ -10,6 +10,8 @@
 //! - A cached bearer is only reused for the same endpoint; a connection whose URL changed gets
 //!   a fresh exchange even before it is invalidated.
 //! - Neither the projected token nor the bearer appears in errors or `Debug` output.
+//! - An answer longer than [`MAX_SMALL_BODY_BYTES`] is refused unread
+//!   ([`FerrVaultError::ResponseTooLarge`]): a bearer and its expiry take a few hundred bytes.
 
 use std::{
     collections::HashMap,
@@ -20,7 +22,12 @@ use std::{
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Deserialize;
 
-use super::{ClusterIdentity, Credential, Endpoint, FerrVaultError, deadline::Deadline, http, token_file};
+use super::{
+    ClusterIdentity, Credential, Endpoint, FerrVaultError,
+    deadline::Deadline,
+    http::{self, MAX_SMALL_BODY_BYTES},
+    token_file,
+};
 
 /// Refresh a bearer when it has this little time left.
 pub const REFRESH_LEEWAY: Duration = Duration::from_secs(60);
@@ -90,6 +97,7 @@ impl OidcCache {
             settings,
             None,
             deadline,
+            MAX_SMALL_BODY_BYTES,
             |client| {
                 Ok(client
                     .post(url.clone())
@@ -125,7 +133,13 @@ impl Cached {
     }
 }
 
-fn decode_exchange(body: &[u8]) -> Result<(Credential, SystemTime), FerrVaultError> {
+/// Decodes a 2xx token-exchange answer: the bearer and its expiry. A pure function of the body
+/// (a fuzzing entry point).
+///
+/// # Errors
+/// [`FerrVaultError::Decode`] (naming no token), or [`FerrVaultError::InvalidCredential`] for a
+/// bearer that cannot be one.
+pub fn decode_exchange(body: &[u8]) -> Result<(Credential, SystemTime), FerrVaultError> {
     let answer: ExchangeAnswer =
         serde_json::from_slice(body).map_err(|e| FerrVaultError::decode("oidc exchange", &e))?;
     let expires_at: jiff::Timestamp = answer

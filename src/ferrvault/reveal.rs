@@ -4,7 +4,10 @@
 //! # Guarantees
 //! - [`SecretValue`] and [`Revealed`] never print a value: `Debug` shows key names and counts.
 //! - Every caller receives exactly the keys it asked for (all visible keys for
-//!   [`KeySelector::All`]) and its own `missing` list, whatever the shared request fetched.
+//!   [`KeySelector::All`]) and its own `missing` keys, whatever the shared request fetched.
+//! - An answer is decoded within [`MAX_REVEAL_KEYS`](crate::ferrvault::MAX_REVEAL_KEYS) and
+//!   [`MAX_REVEAL_BYTES`](crate::ferrvault::MAX_REVEAL_BYTES) (`reveal/decode.rs`), and its missing
+//!   keys are kept as [`MissingKeys`] (at most [`MissingKeys::SHOWN`] names and a count).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -12,9 +15,12 @@ use std::{
 };
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use serde::Deserialize;
 
+pub use self::missing::MissingKeys;
 use super::{Credential, Endpoint, FerrVaultError};
+
+pub(super) mod decode;
+mod missing;
 
 /// Which API shape the connection uses (`spec.mode`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -84,8 +90,7 @@ pub struct RevealRequest {
 }
 
 /// A secret value. Prints as `<redacted>`; read it with [`SecretValue::expose`].
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct SecretValue(String);
 
 impl SecretValue {
@@ -117,8 +122,8 @@ impl fmt::Debug for SecretValue {
 pub struct Revealed {
     /// Values by key name.
     pub secrets: BTreeMap<String, SecretValue>,
-    /// Requested keys absent upstream, sorted.
-    pub missing: Vec<String>,
+    /// Requested keys absent upstream: the first names, sorted, and their count.
+    pub missing: MissingKeys,
 }
 
 impl fmt::Debug for Revealed {
@@ -126,7 +131,8 @@ impl fmt::Debug for Revealed {
         f.debug_struct("Revealed")
             .field("count", &self.secrets.len())
             .field("keys", &self.secrets.keys().collect::<Vec<_>>())
-            .field("missing", &self.missing)
+            .field("missing", &self.missing.names())
+            .field("missing_count", &self.missing.total())
             .finish()
     }
 }
@@ -136,18 +142,17 @@ impl Revealed {
     pub(crate) fn slice_for(&self, want: &KeySelector) -> Revealed {
         match want {
             KeySelector::All => self.clone(),
-            KeySelector::Names(names) => {
-                let mut mine = Revealed::default();
-                for name in names {
-                    match self.secrets.get(name) {
-                        Some(value) => {
-                            mine.secrets.insert(name.clone(), value.clone());
-                        }
-                        None => mine.missing.push(name.clone()),
-                    }
-                }
-                mine
-            }
+            KeySelector::Names(names) => Revealed {
+                secrets: names
+                    .iter()
+                    .filter_map(|name| Some((name.clone(), self.secrets.get(name)?.clone())))
+                    .collect(),
+                missing: names
+                    .iter()
+                    .filter(|name| !self.secrets.contains_key(*name))
+                    .cloned()
+                    .collect(),
+            },
         }
     }
 }
@@ -217,57 +222,12 @@ pub(crate) fn build_request(
         .bearer_auth(credential.bearer()))
 }
 
-#[derive(Deserialize)]
-struct FerrVaultAnswer {
-    #[serde(default)]
-    hits: Vec<Hit>,
-    #[serde(default)]
-    missing: Option<Vec<String>>,
-}
-
-#[derive(Deserialize)]
-struct Hit {
-    name: String,
-    value: SecretValue,
-}
-
-#[derive(Deserialize)]
-struct CloudAnswer {
-    #[serde(default)]
-    secrets: BTreeMap<String, SecretValue>,
-    #[serde(default)]
-    missing: Option<Vec<String>>,
-}
-
-/// Decodes a 2xx reveal body.
-pub(crate) fn decode(scope: &RevealScope, body: &[u8]) -> Result<Revealed, FerrVaultError> {
-    let (secrets, missing) = match scope {
-        RevealScope::FerrVault => {
-            let answer: FerrVaultAnswer =
-                serde_json::from_slice(body).map_err(|e| FerrVaultError::decode("reveal", &e))?;
-            (
-                answer.hits.into_iter().map(|hit| (hit.name, hit.value)).collect(),
-                answer.missing,
-            )
-        }
-        RevealScope::Cloud { .. } => {
-            let answer: CloudAnswer =
-                serde_json::from_slice(body).map_err(|e| FerrVaultError::decode("reveal", &e))?;
-            (answer.secrets, answer.missing)
-        }
-    };
-    let mut missing = missing.unwrap_or_default();
-    missing.sort();
-    missing.dedup();
-    Ok(Revealed { secrets, missing })
-}
-
 #[cfg(test)]
 mod decode_props;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{decode::decode, *};
 
     fn names(list: &[&str]) -> KeySelector {
         KeySelector::from_names(list.iter().copied())
@@ -294,11 +254,11 @@ mod tests {
                 .into_iter()
                 .map(|(k, v)| (k.to_owned(), SecretValue(v.to_owned())))
                 .collect(),
-            missing: vec!["z".into()],
+            missing: ["z".to_owned()].into_iter().collect(),
         };
         let mine = shared.slice_for(&names(&["b", "z", "y"]));
         assert_eq!(mine.secrets.keys().collect::<Vec<_>>(), ["b"]);
-        assert_eq!(mine.missing, ["y", "z"]);
+        assert_eq!(mine.missing.names(), ["y", "z"]);
         assert_eq!(shared.slice_for(&KeySelector::All), shared);
     }
 
@@ -310,7 +270,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(fv.secrets["A"].expose(), "1");
-        assert_eq!(fv.missing, ["B"]);
+        assert_eq!(fv.missing.names(), ["B"]);
         let cloud_scope = RevealScope::Cloud {
             organization: "o".into(),
             project: "p".into(),

@@ -172,9 +172,14 @@ impl ConnectionReconciler {
             if e.is_rate_limited() {
                 Probe::RateLimited(e.retry_after())
             } else {
+                let reason = if e.is_response_too_large() {
+                    Reason::ResponseTooLarge
+                } else {
+                    Reason::Unreachable
+                };
                 Probe::Failed(
                     token::refusal(&e, "health probe")
-                        .unwrap_or_else(|| token::AccessError::new(Reason::Unreachable, e.to_string())),
+                        .unwrap_or_else(|| token::AccessError::new(reason, e.to_string())),
                 )
             }
         })

@@ -3,6 +3,7 @@
 //! egress policy refuses) and against the FerrVault simulator (rate limits, single-flight).
 
 mod against_sim;
+mod bounds;
 mod egress;
 mod ferrvault_stub;
 mod http;
@@ -18,11 +19,12 @@ use std::{
     sync::atomic::{AtomicIsize, Ordering},
 };
 
-/// Counts the bytes allocated and not yet freed in this test process (`pool.rs` measures
-/// memory with it; nextest runs each test in its own process).
+/// Counts the bytes allocated and not yet freed in this test process, and their peak
+/// (`pool.rs` and `bounds.rs` measure memory with it; nextest runs each test in its own process).
 struct CountingAllocator;
 
 static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+static PEAK_BYTES: AtomicIsize = AtomicIsize::new(0);
 
 // SAFETY: every call is forwarded to the system allocator unchanged; only a counter is added.
 unsafe impl GlobalAlloc for CountingAllocator {
@@ -30,7 +32,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
         // SAFETY: the caller's contract is passed on as is.
         let ptr = unsafe { System.alloc(layout) };
         if !ptr.is_null() {
-            LIVE_BYTES.fetch_add(layout.size() as isize, Ordering::Relaxed);
+            grown(layout.size() as isize);
         }
         ptr
     }
@@ -43,20 +45,35 @@ unsafe impl GlobalAlloc for CountingAllocator {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller's contract is passed on as is.
-        let grown = unsafe { System.realloc(ptr, layout, new_size) };
-        if !grown.is_null() {
-            LIVE_BYTES.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        let moved = unsafe { System.realloc(ptr, layout, new_size) };
+        if !moved.is_null() {
+            grown(new_size as isize - layout.size() as isize);
         }
-        grown
+        moved
     }
 }
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
+/// Records `bytes` more live (fewer when negative), and the peak.
+fn grown(bytes: isize) {
+    let live = LIVE_BYTES.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    PEAK_BYTES.fetch_max(live, Ordering::Relaxed);
+}
+
 /// Bytes allocated and not yet freed by this process.
 fn live_bytes() -> isize {
     LIVE_BYTES.load(Ordering::Relaxed)
+}
+
+/// Runs `work` and returns what it returned and the most its allocations ever held at once
+/// above what was live when it started (meant for synchronous work: nothing else allocates).
+fn peak_growth<T>(work: impl FnOnce() -> T) -> (T, isize) {
+    let start = live_bytes();
+    PEAK_BYTES.store(start, Ordering::Relaxed);
+    let result = work();
+    (result, PEAK_BYTES.load(Ordering::Relaxed) - start)
 }
 
 /// The client's defaults, plus plain `http://` allowed (the stub and the simulator speak it) and

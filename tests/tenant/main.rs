@@ -33,6 +33,7 @@
 //! | `write_budget.rs` | `refreshInterval: 1s` on many objects against values changing every second: clamped, and the namespace's writes within its budget |
 //! | `cache_bounds.rs` | Secrets carrying 250 KiB of annotations, FerrVaultSecrets with maximal specs, connections reading a 1 MiB CA bundle: the stores keep a projection, values are bounded and shared |
 //! | `credential_opt_in.rs` | another principal's Secret named as a connection's token or CA bundle (the confused deputy), with and without `--require-credential-opt-in` |
+//! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names |
 
 mod cache_bounds;
 mod connection_secrets;
@@ -44,6 +45,7 @@ mod lease_loss;
 mod least_privilege;
 mod redirects;
 mod refused_types;
+mod response_bounds;
 mod rollout_floor;
 mod spec_bounds;
 mod target_owner;

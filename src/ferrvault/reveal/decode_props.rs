@@ -1,10 +1,12 @@
 //! Property tests of the reveal response decoder (issue 7, fuzzing): whatever a server sends,
 //! [`decode`] returns instead of panicking, and neither its error nor the `Debug` of what it
-//! returns ever carries a secret value.
+//! returns ever carries a secret value; an answer decodes exactly when its keys and its bytes
+//! are within the bounds, however they are split (issue 34).
 
 use proptest::prelude::*;
 
-use super::*;
+use super::{decode::decode, *};
+use crate::ferrvault::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS, ResponseBound};
 
 fn scopes() -> [RevealScope; 2] {
     [
@@ -92,7 +94,7 @@ proptest! {
                 .map(|(k, v)| (k.clone(), v.expose().to_owned()))
                 .collect();
             prop_assert_eq!(&got, &secrets);
-            prop_assert_eq!(&revealed.missing, &["absent".to_owned()]);
+            prop_assert_eq!(revealed.missing.names(), &["absent".to_owned()]);
         }
     }
 
@@ -109,6 +111,64 @@ proptest! {
                 Err(error) => format!("{error} {error:?}"),
             };
             prop_assert!(!shows(&shown, &value), "{:?} showed the value: {}", damage, shown);
+        }
+    }
+}
+
+/// A body of `scope` with `found` one-byte values named `K…` and `missing` names `M…`.
+fn counted_body(scope: &RevealScope, found: usize, missing: usize) -> Vec<u8> {
+    let secrets: Vec<(String, String)> = (0..found).map(|i| (format!("K{i:05}"), "v".to_owned())).collect();
+    let mut json: serde_json::Value = serde_json::from_slice(&body(scope, &secrets)).expect("our JSON");
+    json["missing"] = (0..missing).map(|i| format!("M{i:05}")).collect();
+    serde_json::to_vec(&json).expect("JSON encodes")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    #[test]
+    fn answers_should_decode_exactly_when_their_keys_are_within_the_bound(
+        total in (MAX_REVEAL_KEYS - 2)..=(MAX_REVEAL_KEYS + 2),
+        found_share in 0.0f64..=1.0,
+    ) {
+        let found = (total as f64 * found_share) as usize;
+        for scope in scopes() {
+            match decode(&scope, &counted_body(&scope, found, total - found)) {
+                Ok(revealed) => {
+                    prop_assert!(total <= MAX_REVEAL_KEYS);
+                    prop_assert_eq!(revealed.secrets.len() + revealed.missing.total(), total);
+                }
+                Err(error) => {
+                    prop_assert!(total > MAX_REVEAL_KEYS, "{}", error);
+                    prop_assert!(matches!(error, FerrVaultError::ResponseTooLarge(ResponseBound::Keys(_))));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn answers_should_decode_exactly_when_their_bytes_are_within_the_bound(
+        over in -2i64..=2,
+        first_share in 0.0f64..=1.0,
+    ) {
+        // Names "A" and "B" take two bytes; the values share the rest, plus `over`.
+        let values = (MAX_REVEAL_BYTES as i64 - 2 + over) as usize;
+        let first = (values as f64 * first_share) as usize;
+        let (a, b) = ("a".repeat(first), "b".repeat(values - first));
+        for scope in scopes() {
+            let body = match scope {
+                RevealScope::FerrVault => {
+                    format!(r#"{{"hits":[{{"name":"A","value":"{a}"}},{{"name":"B","value":"{b}"}}]}}"#)
+                }
+                RevealScope::Cloud { .. } => format!(r#"{{"secrets":{{"A":"{a}","B":"{b}"}}}}"#),
+            };
+            match decode(&scope, body.as_bytes()) {
+                Ok(_) => prop_assert!(over <= 0),
+                Err(error) => {
+                    prop_assert!(over > 0, "{}", error);
+                    prop_assert!(matches!(error, FerrVaultError::ResponseTooLarge(ResponseBound::Bytes(_))));
+                }
+            }
         }
     }
 }

@@ -10,7 +10,10 @@ use super::{
     duration::format_go_duration,
     target_access::TargetRefusal,
 };
-use crate::api::{SpecProblem, names::ADOPTABLE_BY_ANNOTATION};
+use crate::{
+    api::{SpecProblem, names::ADOPTABLE_BY_ANNOTATION},
+    ferrvault::MissingKeys,
+};
 
 /// How many dependants a `DeletionBlocked` message names before summarising the rest.
 pub const DELETION_BLOCKED_NAMES_SHOWN: usize = 5;
@@ -20,15 +23,38 @@ pub fn synced(key_count: usize, target: &str) -> String {
     format!("{key_count} key(s) synced into {target}")
 }
 
-/// Ready=False/`MissingKeys` after a write: "missing in FerrVault: [A B]".
-pub fn missing_keys(missing: &[String]) -> String {
-    format!("missing in FerrVault: [{}]", missing.join(" "))
+/// Ready=False/`MissingKeys` after a write: "missing in FerrVault: [A B]", then " (and N more)"
+/// past the [`MissingKeys::SHOWN`] names kept.
+pub fn missing_keys(missing: &MissingKeys) -> String {
+    format!(
+        "missing in FerrVault: [{}]{}",
+        missing.names().join(" "),
+        and_more(missing.hidden())
+    )
 }
 
 /// Ready=False/`MissingKeys` when the guard left the target alone:
-/// "missing in FerrVault: [A B]: TARGET left unchanged".
-pub fn missing_keys_target_unchanged(missing: &[String], target: &str) -> String {
+/// "missing in FerrVault: [A B] (and N more): TARGET left unchanged".
+pub fn missing_keys_target_unchanged(missing: &MissingKeys, target: &str) -> String {
     format!("{}: {target} left unchanged", missing_keys(missing))
+}
+
+/// `status.missingKeys`: the names kept, then "(and N more)" as a last entry when some are not
+/// (it cannot be taken for a key: a Secret's key has no spaces or parentheses).
+pub fn missing_keys_list(missing: &MissingKeys) -> Vec<String> {
+    let mut list = missing.names().to_vec();
+    if missing.hidden() > 0 {
+        list.push(and_more(missing.hidden()).trim_start().to_owned());
+    }
+    list
+}
+
+/// " (and N more)" for `hidden` > 0, else nothing.
+fn and_more(hidden: usize) -> String {
+    match hidden {
+        0 => String::new(),
+        hidden => format!(" (and {hidden} more)"),
+    }
 }
 
 /// Ready=False for a refused target (`TargetTypeRefused`, `TargetIsConnectionSecret`,
@@ -205,12 +231,16 @@ mod tests {
         list.iter().map(|n| n.to_string()).collect()
     }
 
+    fn missing(list: &[&str]) -> MissingKeys {
+        names(list).into_iter().collect()
+    }
+
     #[test]
     fn messages_should_read_like_the_go_operators() {
         assert_eq!(synced(3, "app"), "3 key(s) synced into app");
-        assert_eq!(missing_keys(&names(&["A", "B"])), "missing in FerrVault: [A B]");
+        assert_eq!(missing_keys(&missing(&["A", "B"])), "missing in FerrVault: [A B]");
         assert_eq!(
-            missing_keys_target_unchanged(&names(&["A"]), "app"),
+            missing_keys_target_unchanged(&missing(&["A"]), "app"),
             "missing in FerrVault: [A]: app left unchanged"
         );
         assert_eq!(reachable("https://x"), "https://x responded to /healthz");
@@ -263,6 +293,22 @@ mod tests {
         );
         assert_eq!(redact_userinfo("http://h/path@x"), "http://h/path@x");
         assert_eq!(redact_userinfo("not a url"), "not a url");
+    }
+
+    #[test]
+    fn missing_keys_should_show_the_names_kept_and_how_many_more() {
+        let few = missing(&["B", "A"]);
+        assert_eq!(missing_keys_list(&few), ["A", "B"]);
+        let many: MissingKeys = (0..150).map(|i| format!("K{i:03}")).collect();
+        let list = missing_keys_list(&many);
+        assert_eq!(list.len(), MissingKeys::SHOWN + 1);
+        assert_eq!((list[0].as_str(), list[100].as_str()), ("K000", "(and 50 more)"));
+        let message = missing_keys_target_unchanged(&many, "app");
+        assert!(
+            message.starts_with("missing in FerrVault: [K000 K001 ")
+                && message.ends_with(" K099] (and 50 more): app left unchanged"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -14,7 +14,10 @@ use super::{
     conditions::{ConditionUpdate, remove_condition, upsert_condition},
     messages,
 };
-use crate::api::{ConditionStatus, ConditionType, FerrVaultSecretStatus, Reason};
+use crate::{
+    api::{ConditionStatus, ConditionType, FerrVaultSecretStatus, Reason},
+    ferrvault::MissingKeys,
+};
 
 /// The status after a failure with `reason`: Ready=False, the rest of the last good sync kept.
 pub fn after_failure(
@@ -48,8 +51,8 @@ pub enum RolloutState {
 pub struct SyncedState {
     /// Keys in the target, sorted.
     pub synced_keys: Vec<String>,
-    /// Requested keys absent upstream, sorted.
-    pub missing_keys: Vec<String>,
+    /// Requested keys absent upstream (the first names, sorted, and their count).
+    pub missing_keys: MissingKeys,
     /// The target's name.
     pub target: String,
     /// `status.lastRolloutHash` after the rollout step.
@@ -109,7 +112,7 @@ pub fn after_sync(
     }
     status.last_synced_at = Some(Time(now));
     status.synced_keys = state.synced_keys;
-    status.missing_keys = state.missing_keys;
+    status.missing_keys = messages::missing_keys_list(&state.missing_keys);
     status.observed_generation = generation;
     status.last_rollout_hash = state.last_rollout_hash;
     status.target_resource_version = state.target_resource_version;
@@ -124,7 +127,7 @@ mod tests {
     fn synced(rollout: Option<RolloutState>) -> SyncedState {
         SyncedState {
             synced_keys: vec!["A".into()],
-            missing_keys: vec![],
+            missing_keys: MissingKeys::default(),
             target: "app".into(),
             last_rollout_hash: Some("h".into()),
             rollout,

@@ -6,7 +6,7 @@ use controller_actors::Outcome;
 
 use crate::{
     api::Reason,
-    ferrvault::FerrVaultError,
+    ferrvault::{FerrVaultError, MissingKeys},
     reconcile::{
         kube_errors::KubeFailure,
         rules::guards::{RequeueCase, requeue_after},
@@ -20,7 +20,7 @@ pub(super) struct Failure {
     pub(super) message: String,
     pub(super) case: RequeueCase,
     /// The MissingKeys guard also records the missing keys and the observed generation.
-    pub(super) missing: Option<Vec<String>>,
+    pub(super) missing: Option<MissingKeys>,
 }
 
 impl Failure {
@@ -76,6 +76,8 @@ pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
         (Reason::AuthFailed, RequeueCase::AuthFailed)
     } else if error.is_not_found() {
         (Reason::VaultNotFound, RequeueCase::Failed)
+    } else if error.is_response_too_large() {
+        (Reason::ResponseTooLarge, RequeueCase::Failed)
     } else {
         (Reason::Unreachable, RequeueCase::Failed)
     };

@@ -208,7 +208,7 @@ impl SecretReconciler {
         let ctx = &self.ctx;
         let refresh = schedule.interval;
         let (namespace, name) = (cr.namespace().unwrap_or_default(), cr.name_any());
-        let all_found = synced.state.missing_keys.is_empty();
+        let missing = (!synced.state.missing_keys.is_empty()).then(|| synced.state.missing_keys.clone());
         let rollout_error = match &synced.state.rollout {
             Some(RolloutState::Failed(error)) => error.clone(),
             _ => String::new(),
@@ -219,7 +219,7 @@ impl SecretReconciler {
         status::write((api, self.reads.secrets.written()), &name, previous, &status)
             .await
             .map_err(KubeFailure::during(KubeAction::WriteStatus("")))?;
-        if all_found {
+        if missing.is_none() {
             ctx.metrics.mark_synced(&namespace, &name, refresh, now);
         }
         if synced.rollout_failed {
@@ -229,13 +229,9 @@ impl SecretReconciler {
                 message: format!("rollout restart: {rollout_error}"),
             });
         }
-        if !all_found {
+        if let Some(missing) = missing {
             ctx.metrics.count_sync_error(Reason::MissingKeys);
-            let note = format!(
-                "{}: {}",
-                Reason::MissingKeys,
-                messages::missing_keys(&status.missing_keys)
-            );
+            let note = format!("{}: {}", Reason::MissingKeys, messages::missing_keys(&missing));
             ctx.events
                 .publish(&cr.object_ref(&()), EventKind::SyncFailed, note)
                 .await;
@@ -272,7 +268,7 @@ impl SecretReconciler {
             secret_status::after_failure(previous, failure.reason, failure.message.clone(), generation, now);
         let mut status = with_clamp(&ctx.settings, cr, status, now);
         if let Some(missing) = failure.missing {
-            status.missing_keys = missing;
+            status.missing_keys = messages::missing_keys_list(&missing);
             status.observed_generation = generation;
         }
         status::write(

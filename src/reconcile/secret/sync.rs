@@ -29,7 +29,7 @@ use super::{
 };
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, Transform},
-    ferrvault::Revealed,
+    ferrvault::{MissingKeys, Revealed},
     reconcile::{
         context::Context,
         events::EventKind,
@@ -69,7 +69,7 @@ pub(super) struct Synced {
 /// The values to write: transformed, and the keys FerrVault did not have.
 struct Payload {
     data: SecretData,
-    missing: Vec<String>,
+    missing: MissingKeys,
 }
 
 /// What the write will do.
@@ -280,7 +280,7 @@ async fn get_target(secrets: &Api<Secret>, target: &str) -> Result<Option<Secret
 /// Missing keys never overwrite an existing target (reference §3.2 guard): the pass stops with
 /// `MissingKeys` and the keys recorded.
 fn guard_missing_keys(payload: &Payload, existing: Option<&Secret>, target: &str) -> Result<(), Stop> {
-    if missing_keys_decision(&payload.missing, existing.is_some(), &payload.data)
+    if missing_keys_decision(payload.missing.names(), existing.is_some(), &payload.data)
         != MissingKeysDecision::LeaveTargetUnchanged
     {
         return Ok(());
@@ -400,7 +400,7 @@ async fn announce(ctx: &Context, cr: &FerrVaultSecret, payload: &Payload, plan: 
     info!(
         target = %target,
         keys = payload.data.len(),
-        missing = payload.missing.len(),
+        missing = payload.missing.total(),
         transforms = cr.spec.transforms.len(),
         content_changed,
         "synced secret"

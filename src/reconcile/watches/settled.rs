@@ -56,7 +56,7 @@ mod tests {
     fn synced_at(generation: i64) -> FerrVaultSecretStatus {
         let state = SyncedState {
             synced_keys: vec!["A".into()],
-            missing_keys: vec![],
+            missing_keys: Default::default(),
             target: "app".into(),
             last_rollout_hash: None,
             rollout: None,

@@ -1,7 +1,8 @@
 //! A listener the attacker controls: a raw TCP server on 127.0.0.1 that records every byte it
 //! receives, on every connection, and answers each HTTP request with a scripted reply (a
-//! healthy FerrVault's `200`, a redirect elsewhere, or a hostile FerrVault serving the values
-//! the attacker chose).
+//! healthy FerrVault's `200`, a redirect elsewhere, a hostile FerrVault serving the values
+//! the attacker chose, or bodies of many megabytes written as they are generated, so the test
+//! process never holds one whole).
 
 use std::{
     sync::{
@@ -31,6 +32,90 @@ pub enum Answer {
         values: Vec<(String, String)>,
         rotating: bool,
     },
+    /// Every request, the probe included, answered with `status` and `body`.
+    Raw { status: u16, body: Generated },
+    /// A FerrVault of the attacker's (either mode) whose probe is healthy and whose reveals
+    /// are answered `200` with `body`.
+    Reveal(Generated),
+}
+
+/// A body written as it is generated, chunk by chunk (`transfer-encoding: chunked`): `head`,
+/// then `count` items separated by commas, then `tail`.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    head: &'static str,
+    /// Appends item `i` to the buffer.
+    item: fn(usize, &mut String),
+    count: usize,
+    tail: &'static str,
+}
+
+impl Generated {
+    /// `[0,0,…,0]` of at most `bytes` bytes: cheap to send, and over 100 MiB as a generic JSON
+    /// tree.
+    pub fn zeros(bytes: usize) -> Generated {
+        Generated {
+            head: "[",
+            item: |_, out| out.push('0'),
+            count: bytes.saturating_sub(1) / 2,
+            tail: "]",
+        }
+    }
+
+    /// A ferrvault-mode reveal answer of `count` hits `{"name":"K<i>","value":""}`.
+    pub fn hits(count: usize) -> Generated {
+        Generated {
+            head: r#"{"hits":["#,
+            item: |i, out| out.push_str(&format!(r#"{{"name":"K{i}","value":""}}"#)),
+            count,
+            tail: "]}",
+        }
+    }
+
+    /// A cloud-mode reveal answer of `count` secrets `"K<i>": ""`.
+    pub fn secrets(count: usize) -> Generated {
+        Generated {
+            head: r#"{"secrets":{"#,
+            item: |i, out| out.push_str(&format!(r#""K{i}":"""#)),
+            count,
+            tail: "}}",
+        }
+    }
+
+    /// A ferrvault-mode reveal answer of one hit `FOUND` and `count` missing names `M<i>`
+    /// (zero-padded to six digits, so they sort as they are numbered).
+    pub fn missing(count: usize) -> Generated {
+        Generated {
+            head: r#"{"hits":[{"name":"FOUND","value":"found"}],"missing":["#,
+            item: |i, out| out.push_str(&format!(r#""M{i:06}""#)),
+            count,
+            tail: "]}",
+        }
+    }
+
+    /// Writes the body as HTTP/1.1 chunks of about 64 KiB, then the last chunk.
+    async fn write_to(&self, stream: &mut TcpStream) -> std::io::Result<()> {
+        let mut chunk = String::from(self.head);
+        for i in 0..self.count {
+            if i > 0 {
+                chunk.push(',');
+            }
+            (self.item)(i, &mut chunk);
+            if chunk.len() >= 64 << 10 {
+                write_chunk(stream, &chunk).await?;
+                chunk.clear();
+            }
+        }
+        chunk.push_str(self.tail);
+        write_chunk(stream, &chunk).await?;
+        stream.write_all(b"0\r\n\r\n").await
+    }
+}
+
+async fn write_chunk(stream: &mut TcpStream, chunk: &str) -> std::io::Result<()> {
+    stream
+        .write_all(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes())
+        .await
 }
 
 impl Answer {
@@ -158,8 +243,21 @@ async fn serve(mut stream: TcpStream, answer: Answer, record: Arc<Mutex<Vec<u8>>
         pending.extend_from_slice(&buffer[..n]);
         while let Some(length) = complete_request(&pending) {
             let request: Vec<u8> = pending.drain(..length).collect();
-            let reply = reply(&answer, &request);
-            if stream.write_all(reply.as_bytes()).await.is_err() {
+            let written = match generated(&answer, &request) {
+                Some((status, body)) => {
+                    let head = format!(
+                        "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n",
+                        if status < 400 { "OK" } else { "Error" }
+                    );
+                    match stream.write_all(head.as_bytes()).await {
+                        Ok(()) => body.write_to(&mut stream).await,
+                        Err(error) => Err(error),
+                    }
+                }
+                None => stream.write_all(reply(&answer, &request).as_bytes()).await,
+            };
+            // The client hung up, possibly mid-body (the operator stops reading where its bound is).
+            if written.is_err() {
                 return;
             }
         }
@@ -178,15 +276,38 @@ fn complete_request(bytes: &[u8]) -> Option<usize> {
     (bytes.len() >= head_end + body).then_some(head_end + body)
 }
 
-fn reply(answer: &Answer, request: &[u8]) -> String {
-    let path = String::from_utf8_lossy(request)
+/// The request's path.
+fn path_of(request: &[u8]) -> String {
+    String::from_utf8_lossy(request)
         .split_whitespace()
         .nth(1)
         .unwrap_or("/")
-        .to_owned();
+        .to_owned()
+}
+
+/// Whether `path` is a reveal of either mode (`/operator/secrets/reveal`,
+/// `/api/v1/orgs/…/secrets/reveal?…`).
+fn is_reveal(path: &str) -> bool {
+    path.split('?')
+        .next()
+        .is_some_and(|path| path.ends_with("/secrets/reveal"))
+}
+
+/// The status and the generated body `answer` gives `request`, if it gives one.
+fn generated<'a>(answer: &'a Answer, request: &[u8]) -> Option<(u16, &'a Generated)> {
+    match answer {
+        Answer::Raw { status, body } => Some((*status, body)),
+        Answer::Reveal(body) if is_reveal(&path_of(request)) => Some((200, body)),
+        Answer::Reveal(_) | Answer::Ok | Answer::RedirectTo(_) | Answer::Vault { .. } => None,
+    }
+}
+
+fn reply(answer: &Answer, request: &[u8]) -> String {
+    let path = path_of(request);
     let mut body = r#"{"status":"ok"}"#.to_owned();
     let (status, extra) = match answer {
-        Answer::Ok => ("200 OK", String::new()),
+        // Raw and Reveal answers with a generated body are written by `serve`.
+        Answer::Ok | Answer::Raw { .. } | Answer::Reveal(_) => ("200 OK", String::new()),
         Answer::RedirectTo(base) => ("307 Temporary Redirect", format!("location: {base}{path}\r\n")),
         Answer::Vault { values, rotating } => {
             if path == REVEAL_PATH {

@@ -24,7 +24,7 @@ fn schedule() -> Schedule {
 fn synced(synced: i64, rollout: Option<RolloutState>) -> FerrVaultSecretStatus {
     let state = SyncedState {
         synced_keys: vec!["A".into()],
-        missing_keys: vec![],
+        missing_keys: Default::default(),
         target: "app".into(),
         last_rollout_hash: None,
         rollout,

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::*;
 use crate::{
     api::{ConnectionRef, FerrVaultSecretSpec, TransformType, bounds::MAX_TRANSFORMS},
-    ferrvault::SecretValue,
+    ferrvault::{MissingKeys, SecretValue},
 };
 
 /// How often the ticker on the runtime thread wakes.
@@ -41,7 +41,7 @@ fn most_keys() -> Revealed {
         secrets: (0..160_000)
             .map(|i| (format!("k{i:05}"), SecretValue::test("")))
             .collect(),
-        missing: Vec::new(),
+        missing: MissingKeys::default(),
     }
 }
 
