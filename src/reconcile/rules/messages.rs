@@ -1,5 +1,11 @@
 //! Condition messages, worded as the Go operator's (reference §1.2, §3.2, §4) so users and
 //! runbooks recognise them. Inputs are names and counts only: never a secret value.
+//!
+//! Every message is cut to 1 KiB where it is written ([`upsert_condition`]); a message listing
+//! names lists only those that fit in [`LIST_BUDGET_BYTES`] and counts the rest
+//! ([`first_names`]), so its count survives the cut.
+//!
+//! [`upsert_condition`]: super::conditions::upsert_condition
 
 use std::time::Duration;
 
@@ -10,6 +16,34 @@ use crate::api::{SpecProblem, names::ADOPTABLE_BY_ANNOTATION};
 
 /// How many dependants a `DeletionBlocked` message names before summarising the rest.
 pub const DELETION_BLOCKED_NAMES_SHOWN: usize = 5;
+
+/// The most bytes of names a message lists: with its words and the count of the names left out,
+/// it stays within the 1 KiB bound of a message.
+pub const LIST_BUDGET_BYTES: usize = 768;
+
+/// The first of `names` (at most `most`, together no longer than [`LIST_BUDGET_BYTES`]) joined by
+/// spaces, and how many are left out. The first name is shown cut to the budget if it alone does
+/// not fit, so a list is never shown empty while it has names.
+pub fn first_names(names: &[String], most: usize) -> (String, usize) {
+    let mut shown = String::new();
+    let mut count = 0;
+    for name in names.iter().take(most) {
+        let needed = name.len() + usize::from(count > 0);
+        if shown.len() + needed > LIST_BUDGET_BYTES {
+            if count == 0 {
+                shown = super::bounded_text::cut(name.clone(), LIST_BUDGET_BYTES);
+                count = 1;
+            }
+            break;
+        }
+        if count > 0 {
+            shown.push(' ');
+        }
+        shown.push_str(name);
+        count += 1;
+    }
+    (shown, names.len() - count)
+}
 
 /// Ready=True/`Synced`: "N key(s) synced into TARGET".
 pub fn synced(key_count: usize, target: &str) -> String {
@@ -160,15 +194,14 @@ pub fn secret_too_large(size: usize, limit: usize, target: &str) -> String {
 /// Connection Ready=False/`DeletionBlocked`: "cannot delete: still referenced by N
 /// FerrVaultSecret(s): [a b c d e] (and K more)"; `dependants` should be sorted for a stable text.
 pub fn deletion_blocked(dependants: &[String]) -> String {
-    let shown = &dependants[..dependants.len().min(DELETION_BLOCKED_NAMES_SHOWN)];
-    let more = match dependants.len() - shown.len() {
+    let (shown, hidden) = first_names(dependants, DELETION_BLOCKED_NAMES_SHOWN);
+    let more = match hidden {
         0 => String::new(),
         hidden => format!(" (and {hidden} more)"),
     };
     format!(
-        "cannot delete: still referenced by {} FerrVaultSecret(s): [{}]{more}",
+        "cannot delete: still referenced by {} FerrVaultSecret(s): [{shown}]{more}",
         dependants.len(),
-        shown.join(" ")
     )
 }
 
@@ -250,6 +283,21 @@ mod tests {
         assert_eq!(
             deletion_blocked(&names(&["a", "b", "c", "d", "e", "f", "g"])),
             "cannot delete: still referenced by 7 FerrVaultSecret(s): [a b c d e] (and 2 more)"
+        );
+    }
+
+    #[test]
+    fn a_list_of_the_longest_names_should_keep_its_count_within_the_bound() {
+        let longest: Vec<String> = (0..40).map(|i| format!("{i:0>253}")).collect();
+        let message = deletion_blocked(&longest);
+        assert!(message.len() <= 1024, "{} bytes", message.len());
+        assert!(message.ends_with("] (and 37 more)"), "{message}");
+        assert_eq!(first_names(&longest[..1], 5), (longest[0].clone(), 0));
+        let (shown, hidden) = first_names(&["x".repeat(5000)], 5);
+        assert_eq!(hidden, 0);
+        assert!(
+            shown.len() <= LIST_BUDGET_BYTES && shown.starts_with("xxx"),
+            "{shown}"
         );
     }
 }
