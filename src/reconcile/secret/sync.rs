@@ -37,7 +37,7 @@ use crate::{
         reads::Reads,
         rules::{
             SecretData,
-            content_hash::{ContentHashKey, content_hash, upgraded},
+            content_hash::{ContentHashKey, content_hash, stamp, upgraded},
             guards::{MissingKeysDecision, RequeueCase, missing_keys_decision},
             messages,
             rollout_rules::{last_rollout_hash_after, pending_rollout_hash, rollout_due},
@@ -273,9 +273,10 @@ async fn content_hash_key(ctx: &Context) -> Result<&ContentHashKey, Stop> {
         })
 }
 
-/// The content hash and the target as it must be after this sync. Hashes recorded before the
-/// key existed are read as today's when they are the unkeyed hash of the same content, so an
-/// upgrade only re-stamps them.
+/// The content hash and the target as it must be after this sync. Hashes recorded in an earlier
+/// encoding of the same content are read as today's ([`upgraded`]), so an upgrade restarts
+/// nothing; the target keeps a keyed stamp of an earlier encoding ([`stamp`]), so it rewrites
+/// nothing either.
 fn plan(
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
@@ -286,10 +287,12 @@ fn plan(
 ) -> Plan {
     let existing = known.secret();
     let hash = content_hash(key, data);
+    let recorded = target::recorded_hash(existing);
+    let stamp = stamp(recorded.as_deref(), key, data, &hash);
     Plan {
-        previous_hash: upgraded(target::recorded_hash(existing).as_deref(), data, &hash),
-        last_rolled_out: upgraded(previous.last_rollout_hash.as_deref(), data, &hash),
-        desired: target::desired_target(existing, cr, target, cr.spec.target_type(), data, &hash),
+        previous_hash: upgraded(recorded.as_deref(), key, data, &hash),
+        last_rolled_out: upgraded(previous.last_rollout_hash.as_deref(), key, data, &hash),
+        desired: target::desired_target(existing, cr, target, cr.spec.target_type(), data, &stamp),
         hash,
     }
 }
