@@ -52,7 +52,7 @@ mod trust;
 
 pub use client::{FerrVault, PACER_IDLE_EVICTION};
 pub use config::ClientConfig;
-pub use credential::{Credential, Fingerprint};
+pub use credential::{Credential, Fingerprint, use_fingerprint_key};
 pub use endpoint::Endpoint;
 pub use error::{AuthKind, DeadlineStage, FerrVaultError};
 pub use identity::{ClusterIdentity, DEFAULT_TOKEN_PATH};

@@ -38,6 +38,14 @@ impl ContentHashKey {
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
         (bytes.len() >= Self::LEN).then(|| Self(hmac::Key::new(hmac::HMAC_SHA256, bytes)))
     }
+
+    /// Another key for another use, derived from this one: its MAC of `purpose`. Whoever knows a
+    /// derived key learns nothing of this one, and no two purposes share a key.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut derived = [0u8; 32];
+        derived.copy_from_slice(hmac::sign(&self.0, purpose.as_bytes()).as_ref());
+        derived
+    }
 }
 
 impl std::fmt::Debug for ContentHashKey {
@@ -69,8 +77,11 @@ fn feed_separated(data: &SecretData, update: &mut dyn FnMut(&[u8])) {
     }
 }
 
+/// An encoding of [`SecretData`]: feeds its bytes, in order, to the callback.
+type Encoding = fn(&SecretData, &mut dyn FnMut(&[u8]));
+
 /// The keyed hash of `data` as `feed` encodes it.
-fn keyed(key: &ContentHashKey, data: &SecretData, feed: fn(&SecretData, &mut dyn FnMut(&[u8]))) -> String {
+fn keyed(key: &ContentHashKey, data: &SecretData, feed: Encoding) -> String {
     let mut context = hmac::Context::with_key(&key.0);
     feed(data, &mut |bytes| context.update(bytes));
     hex::encode(context.sign().as_ref())
@@ -242,6 +253,13 @@ mod tests {
             hash.chars()
                 .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
         );
+    }
+
+    #[test]
+    fn a_derived_key_should_depend_on_the_key_and_the_purpose() {
+        assert_eq!(key(1).derive("a"), key(1).derive("a"));
+        assert_ne!(key(1).derive("a"), key(2).derive("a"));
+        assert_ne!(key(1).derive("a"), key(1).derive("b"));
     }
 
     #[test]
