@@ -15,6 +15,7 @@ mod props;
 mod reasons;
 mod rollout;
 mod rollout_floor;
+mod rollout_stamps;
 mod sync;
 mod target_types;
 mod transforms;

@@ -125,7 +125,7 @@ pub(super) async fn sync(
     let recorded = record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
     let (look_again, target_version) = write_target(ctx, &secrets, &target, &plan.desired).await?;
     announce(ctx, cr, &payload, &plan, &target_name).await;
-    let rollout = restart_workloads(ctx, cr, &plan, recorded.as_deref()).await;
+    let rollout = restart_workloads(ctx, reads, cr, &plan, recorded.as_deref()).await;
     let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
     let rollout_due_in = rollout.as_ref().and_then(|(_, due)| *due);
     let has_rollout = rollout.is_some();
@@ -393,6 +393,7 @@ async fn announce(ctx: &Context, cr: &FerrVaultSecret, payload: &Payload, plan: 
 /// rollout ended and, when the floor deferred a restart, how long until it is due.
 async fn restart_workloads(
     ctx: &Context,
+    reads: &Reads,
     cr: &FerrVaultSecret,
     plan: &Plan,
     recorded: Option<&str>,
@@ -405,11 +406,13 @@ async fn restart_workloads(
     }
     let (namespace, uid) = (cr.namespace().unwrap_or_default(), cr.uid().unwrap_or_default());
     let floor = ctx.settings.rollout_floor;
+    let listers = rollout::listers_in(&reads.stores.secrets, &namespace);
     let request = rollout::Rollout {
         namespace: &namespace,
         cr_uid: &uid,
         content_hash: &plan.hash,
         floor,
+        listers: &listers,
     };
     let report = rollout::restart_workloads(&ctx.client, &request, &cr.spec.rollout_restart).await;
     let reference = cr.object_ref(&());
