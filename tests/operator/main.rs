@@ -16,6 +16,7 @@ mod reasons;
 mod rollout;
 mod rollout_floor;
 mod rollout_stamps;
+mod secret_deletes;
 mod sync;
 mod target_types;
 mod transforms;
