@@ -22,7 +22,7 @@
 //! | `redirects.rs` | a `307` to a second host, for a reveal and for the OIDC exchange |
 //! | `insecure_http.rs` | an `http://` URL without `--allow-insecure-http`; borrowing an identity the operator lacks |
 //! | `trusted_urls.rs` | opting in to the cluster identity outside the trusted URLs, with an own CA, without a namespace, from a namespace FerrVault does not grant |
-//! | `target_owner.rs` | a target another owner controls (a Deployment, another FerrVaultSecret) |
+//! | `target_owner.rs` | a target another owner controls (a Deployment, another FerrVaultSecret, a kind whose CRD is not installed) |
 //! | `connection_secrets.rs` | a target that is a connection's token or CA Secret, or a token Secret not created yet |
 //! | `unowned_target.rs` | a pre-existing unowned target, without the opt-in, then with it |
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
