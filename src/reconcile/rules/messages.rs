@@ -1,17 +1,23 @@
 //! Condition messages, worded as the Go operator's (reference §1.2, §3.2, §4) so users and
 //! runbooks recognise them. Inputs are names and counts only: never a secret value.
 //!
-//! Every message is cut to 1 KiB where it is written ([`upsert_condition`]); a message listing
-//! names lists only those that fit in [`LIST_BUDGET_BYTES`] and counts the rest
+//! Every message is cut to 1 KiB where it is written ([`upsert_condition`]); one quoting what a
+//! tenant wrote or a server answered (a controller's kind and name, a target type, a URL, a
+//! parser's complaint) is cut while it is formatted, so it is never built whole either; a
+//! message listing names lists only those that fit in [`LIST_BUDGET_BYTES`] and counts the rest
 //! ([`first_names`]), so its count survives the cut.
 //!
 //! [`upsert_condition`]: super::conditions::upsert_condition
 
-use std::time::Duration;
+use std::{fmt, time::Duration};
 
 use jiff::Timestamp;
 
-use super::{duration::format_go_duration, target_access::TargetRefusal};
+use super::{
+    bounded_text::{Bounded, MAX_MESSAGE_BYTES},
+    duration::format_go_duration,
+    target_access::TargetRefusal,
+};
 use crate::api::{SpecProblem, names::ADOPTABLE_BY_ANNOTATION};
 
 /// How many dependants a `DeletionBlocked` message names before summarising the rest.
@@ -45,6 +51,11 @@ pub fn first_names(names: &[String], most: usize) -> (String, usize) {
     (shown, names.len() - count)
 }
 
+/// `args` formatted, cut to the 1 KiB bound of a message as it is written.
+fn bounded(args: fmt::Arguments<'_>) -> String {
+    format!("{:?}", Bounded::new(&args, MAX_MESSAGE_BYTES))
+}
+
 /// Ready=True/`Synced`: "N key(s) synced into TARGET".
 pub fn synced(key_count: usize, target: &str) -> String {
     format!("{key_count} key(s) synced into {target}")
@@ -66,27 +77,27 @@ pub fn missing_keys_target_unchanged(missing: &[String], target: &str) -> String
 /// `writer` is the FerrVaultSecret's name.
 pub fn target_refused(refusal: &TargetRefusal, target: &str, writer: &str) -> String {
     match refusal {
-        TargetRefusal::RefusedType { type_ } => format!(
+        TargetRefusal::RefusedType { type_ } => bounded(format_args!(
             "target type {type_} is refused: Kubernetes turns Secrets of this type into cluster credentials; \
              {target} not written"
-        ),
-        TargetRefusal::KubernetesManaged { marker } => format!(
+        )),
+        TargetRefusal::KubernetesManaged { marker } => bounded(format_args!(
             "Secret {target} carries {marker}, which Kubernetes acts on (ServiceAccount or bootstrap \
              tokens): never written"
-        ),
-        TargetRefusal::ConnectionSecret(used) => format!(
+        )),
+        TargetRefusal::ConnectionSecret(used) => bounded(format_args!(
             "Secret {target} is the {} Secret of FerrVaultConnection {:?}: a FerrVaultSecret never writes \
              a connection's credentials",
             used.role.as_str(),
             used.connection
-        ),
-        TargetRefusal::ControlledByOther { kind, name } => {
-            format!("Secret {target} is controlled by {kind} {name:?}: not written")
-        }
-        TargetRefusal::NotOwned => format!(
+        )),
+        TargetRefusal::ControlledByOther { kind, name } => bounded(format_args!(
+            "Secret {target} is controlled by {kind} {name:?}: not written"
+        )),
+        TargetRefusal::NotOwned => bounded(format_args!(
             "Secret {target} exists and is not controlled by this FerrVaultSecret: not written; to hand it \
              over, annotate the Secret with {ADOPTABLE_BY_ANNOTATION}={writer}"
-        ),
+        )),
     }
 }
 
@@ -110,7 +121,7 @@ pub const ROLLOUT_UP_TO_DATE: &str = "workloads run the current content of the t
 /// Connection Ready=True/`Reachable`: "URL responded to /healthz", with any `user:password@`
 /// in the URL replaced by `<redacted>@` so a credential embedded in `spec.url` never reaches status.
 pub fn reachable(url: &str) -> String {
-    format!("{} responded to /healthz", redact_userinfo(url))
+    bounded(format_args!("{} responded to /healthz", redact_userinfo(url)))
 }
 
 /// `url` with the userinfo part of its authority (before the last `@`) replaced by `<redacted>`.
@@ -163,25 +174,27 @@ pub const CLUSTER_IDENTITY_NEEDS_CLOUD_MODE: &str = "the cluster identity works 
 
 /// Ready=False/`ConnectionNotFound`: `FerrVaultConnection "NAME": CAUSE`.
 pub fn connection_not_found(name: &str, cause: &str) -> String {
-    format!("FerrVaultConnection {name:?}: {cause}")
+    bounded(format_args!("FerrVaultConnection {name:?}: {cause}"))
 }
 
 /// Ready=False/`InvalidRefreshInterval`.
 pub fn invalid_refresh_interval(cause: &str) -> String {
-    format!("spec.refreshInterval: {cause}")
+    bounded(format_args!("spec.refreshInterval: {cause}"))
 }
 
 /// Ready=False/`InvalidSpec`: "PATH: WHAT; fix the object (it bypassed the CRD schema)".
 /// `problem` names a field and the expected type, never the value found there.
 pub fn invalid_spec(problem: &SpecProblem) -> String {
-    format!("{problem}; fix the object (it bypassed the CRD schema)")
+    bounded(format_args!(
+        "{problem}; fix the object (it bypassed the CRD schema)"
+    ))
 }
 
 /// Secret Ready=False/`InvalidConnection` when the connection itself is `InvalidSpec`.
 pub fn connection_spec_invalid(name: &str, problem: &SpecProblem) -> String {
-    format!(
+    bounded(format_args!(
         "FerrVaultConnection {name:?} has an invalid spec ({problem}); fix it (it bypassed the CRD schema)"
-    )
+    ))
 }
 
 /// Ready=False/`SecretTooLarge`.
@@ -253,6 +266,20 @@ mod tests {
             target_refused(&connection, "sat", "app"),
             r#"Secret sat is the CA bundle Secret of FerrVaultConnection "main": a FerrVaultSecret never writes a connection's credentials"#
         );
+    }
+
+    #[test]
+    fn a_refusal_quoting_a_huge_owner_should_be_cut_as_it_is_written() {
+        let controlled = TargetRefusal::ControlledByOther {
+            kind: "K".repeat(512 * 1024),
+            name: "n".repeat(256 * 1024),
+        };
+        let message = target_refused(&controlled, "db", "app");
+        assert!(message.len() <= MAX_MESSAGE_BYTES, "{} bytes", message.len());
+        assert!(message.starts_with("Secret db is controlled by KKK"), "{message}");
+        assert!(message.ends_with(" bytes in all]"), "{message}");
+        let url = format!("https://{}.example", "h".repeat(100_000));
+        assert!(reachable(&url).len() <= MAX_MESSAGE_BYTES);
     }
 
     #[test]
