@@ -27,10 +27,12 @@
 //! | `unowned_target.rs` | a pre-existing unowned target, without the opt-in, then with it |
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
 //! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
+//! | `fingerprints.rs` | guessing a token from its `/metrics` fingerprint: keyed, not a plain hash, and the same after a restart |
 //! | `message_bounds.rs` | a controller of a 512 KiB kind and 256 KiB name, quoted in forty refusals: each message cut to 1 KiB, log lines short |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
 
 mod connection_secrets;
+mod fingerprints;
 mod harness;
 mod insecure_http;
 mod lease_loss;
