@@ -167,21 +167,28 @@ impl RolloutListers {
 
 /// The per-CR content-hash annotations on workload `kind`/`name`'s pod template that are no
 /// longer anyone's: not `restarting`'s (the FerrVaultSecret restarting it now), and of a
-/// FerrVaultSecret that is gone or no longer lists this workload, per `listers`.
+/// FerrVaultSecret that is gone or no longer lists this workload, per `listers`. `listers` is
+/// only asked when the workload carries another FerrVaultSecret's stamp (most carry one only).
 pub fn stale_stamps(
     pod_template_annotations: Option<&BTreeMap<String, String>>,
     (kind, name): (WorkloadKind, &str),
     restarting: &str,
-    listers: &RolloutListers,
+    listers: impl FnOnce() -> RolloutListers,
 ) -> Vec<String> {
-    pod_template_annotations
+    let others: Vec<(&String, &str)> = pod_template_annotations
         .into_iter()
         .flat_map(BTreeMap::keys)
-        .filter(|key| {
-            key.strip_prefix(WORKLOAD_CONTENT_HASH_PREFIX)
-                .is_some_and(|uid| uid != restarting && !listers.lists(uid, kind, name))
-        })
-        .cloned()
+        .filter_map(|key| Some((key, key.strip_prefix(WORKLOAD_CONTENT_HASH_PREFIX)?)))
+        .filter(|(_, uid)| *uid != restarting)
+        .collect();
+    if others.is_empty() {
+        return Vec::new();
+    }
+    let listers = listers();
+    others
+        .into_iter()
+        .filter(|(_, uid)| !listers.lists(uid, kind, name))
+        .map(|(key, _)| key.clone())
         .collect()
 }
 
@@ -327,7 +334,7 @@ mod tests {
         listers.add_unreadable("uid-unreadable");
         let workload = (WorkloadKind::Deployment, "web");
         assert_eq!(
-            stale_stamps(Some(&annotations), workload, "uid-restarting", &listers),
+            stale_stamps(Some(&annotations), workload, "uid-restarting", || listers.clone()),
             [
                 "ferrvault.com/content-hash.uid-gone",
                 "ferrvault.com/content-hash.uid-other-workload"
@@ -338,12 +345,18 @@ mod tests {
                 Some(&annotations),
                 workload,
                 "uid-restarting",
-                &RolloutListers::unknown()
+                RolloutListers::unknown
             )
             .is_empty(),
             "nothing is stale while the namespace's FerrVaultSecrets are unknown"
         );
-        assert!(stale_stamps(None, workload, "uid-restarting", &listers).is_empty());
+        let only_ours = BTreeMap::from([(
+            "ferrvault.com/content-hash.uid-restarting".to_owned(),
+            "h".to_owned(),
+        )]);
+        let unasked = || -> RolloutListers { panic!("no other stamp: the store is not read") };
+        assert!(stale_stamps(Some(&only_ours), workload, "uid-restarting", unasked).is_empty());
+        assert!(stale_stamps(None, workload, "uid-restarting", unasked).is_empty());
     }
 
     #[test]

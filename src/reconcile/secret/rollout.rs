@@ -56,8 +56,9 @@ pub struct Rollout<'a> {
     pub content_hash: &'a str,
     /// The least time between two restarts of one workload.
     pub floor: Duration,
-    /// Which FerrVaultSecrets of the namespace restart which workloads ([`listers_in`]).
-    pub listers: &'a RolloutListers,
+    /// The FerrVaultSecret store: which FerrVaultSecrets of the namespace restart which
+    /// workloads ([`listers_in`]), read only for a workload another one stamped.
+    pub secrets: &'a Scoped<Lenient<FerrVaultSecret>>,
 }
 
 /// Which FerrVaultSecrets of `namespace` restart which workloads, from the FerrVaultSecret
@@ -151,7 +152,7 @@ async fn restart_one(
         annotations.as_ref(),
         (target.kind, &target.name),
         rollout.cr_uid,
-        rollout.listers,
+        || listers_in(rollout.secrets, rollout.namespace),
     );
     let patch = restart_patch(rollout.cr_uid, rollout.content_hash, now, &stale);
     api.patch(&target.name, &patch_params(), &Patch::Merge(&patch))

@@ -406,13 +406,12 @@ async fn restart_workloads(
     }
     let (namespace, uid) = (cr.namespace().unwrap_or_default(), cr.uid().unwrap_or_default());
     let floor = ctx.settings.rollout_floor;
-    let listers = rollout::listers_in(&reads.stores.secrets, &namespace);
     let request = rollout::Rollout {
         namespace: &namespace,
         cr_uid: &uid,
         content_hash: &plan.hash,
         floor,
-        listers: &listers,
+        secrets: &reads.stores.secrets,
     };
     let report = rollout::restart_workloads(&ctx.client, &request, &cr.spec.rollout_restart).await;
     let reference = cr.object_ref(&());
