@@ -3,7 +3,9 @@
 //! written ([`Bounded`]), so a field carrying a tenant's text never makes a line grow with it.
 //!
 //! # Guarantees
-//! - A value within 1 KiB is written exactly as the default formatter writes it.
+//! - A value within 1 KiB is written exactly as the default formatter writes it, but for an
+//!   error, written as its `Display` without the default's `.sources` list (our errors name
+//!   their cause in their own text).
 //! - A longer one is written up to the bound, then the marker naming its length in all; it is
 //!   never formatted whole first.
 
