@@ -1,13 +1,21 @@
 //! Logging for `run`: `tracing` to stderr, as zap-compatible JSON lines ([`zap_json`]) or
-//! human-readable text, filtered by `--log-level` or `--zap-log-level`.
+//! human-readable text ([`bounded_fields`]), filtered by `--log-level` or `--zap-log-level`.
+//!
+//! # Guarantees
+//! - In either format, the message and every field value of a line are at most 1 KiB: a longer
+//!   one is cut with a marker naming its length (issue 34 point 8), so no text a tenant writes
+//!   or serves makes the operator's log grow with it.
 
+mod bounded_fields;
+#[cfg(test)]
+mod captured;
 mod zap_json;
 
 use std::io::IsTerminal;
 
 use tracing_subscriber::{EnvFilter, fmt::format::JsonFields};
 
-pub use self::zap_json::ZapJson;
+pub use self::{bounded_fields::BoundedFields, zap_json::ZapJson};
 use super::zap::TimeEncoding;
 
 /// How log lines are written.
@@ -84,14 +92,19 @@ pub fn init(settings: &LogSettings) -> Result<(), LoggingError> {
             .fmt_fields(JsonFields::new())
             .event_format(ZapJson::new(settings.time))
             .try_init(),
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
+        LogFormat::Text => builder
+            .fmt_fields(BoundedFields)
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
     };
     installed.map_err(|_| LoggingError::AlreadyInitialised)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use tracing::{info, info_span};
+
+    use super::{captured::Captured, *};
 
     #[test]
     fn levels_and_directives_should_parse_and_nonsense_should_not() {
@@ -100,5 +113,45 @@ mod tests {
         filter("debug,kube=warn").expect("directives");
         let error = filter("loud=!!").expect_err("nonsense");
         assert!(error.to_string().contains("--log-level"), "{error}");
+    }
+
+    #[test]
+    fn a_text_line_should_cut_every_value_over_1_kib_and_keep_the_default_layout() {
+        let captured = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(captured.clone())
+            .with_ansi(false)
+            .without_time()
+            .fmt_fields(BoundedFields)
+            .finish();
+        let huge = "h".repeat(300_000);
+        tracing::subscriber::with_default(subscriber, || {
+            let span = info_span!("reconcile", name = huge.as_str());
+            let _entered = span.enter();
+            info!(error = huge.as_str(), short = "kept", n = 3, "{huge}");
+            info!(short = "kept", n = 3, "synced");
+        });
+        let text = captured.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].len() < 8 * 1024, "one line of {} bytes", lines[0].len());
+        // The message bare; the span's and the event's strings quoted, as the default writes them.
+        assert_eq!(
+            lines[0].matches("… [cut: 300000 bytes in all]").count(),
+            1,
+            "{}",
+            lines[0]
+        );
+        assert_eq!(
+            lines[0].matches("… [cut: 300002 bytes in all]").count(),
+            2,
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].contains(r#"short="kept" n=3"#), "{}", lines[0]);
+        assert!(
+            lines[1].ends_with(r#"synced short="kept" n=3"#),
+            "the default layout: {}",
+            lines[1]
+        );
     }
 }

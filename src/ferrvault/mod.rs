@@ -61,7 +61,7 @@ mod trust;
 
 pub use client::{FerrVault, PACER_IDLE_EVICTION};
 pub use config::ClientConfig;
-pub use credential::{Credential, Fingerprint};
+pub use credential::{Credential, Fingerprint, use_fingerprint_key};
 pub use egress::{CLOUD_METADATA, EgressPolicy, EgressRefusal, EgressRule};
 pub use endpoint::Endpoint;
 pub use error::{AuthKind, DeadlineStage, FerrVaultError, MAX_MESSAGE_CHARS, ResponseBound};

@@ -11,6 +11,9 @@
 //!   and restarting the operator; every rollout target is then restarted once.
 //! - Needs `get` on that one Secret and `create` of Secrets in that namespace, nothing more.
 //! - The key never appears in a log, an error or a `Debug` output.
+//! - Once loaded, a key derived from it becomes the process's credential-fingerprint key
+//!   ([`use_fingerprint_key`]): fingerprints in `/metrics` are keyed, and the same on every
+//!   replica and after every restart, as long as this key stays.
 
 use std::collections::BTreeMap;
 
@@ -20,12 +23,16 @@ use ring::rand::{SecureRandom, SystemRandom};
 use tokio::sync::OnceCell;
 
 use super::{field_manager::post_params, kube_errors::kube_error_text, rules::content_hash::ContentHashKey};
+use crate::ferrvault::use_fingerprint_key;
 
 /// Name of the Secret holding the key, in the operator's own namespace (the Lease's).
 pub const CONTENT_HASH_KEY_SECRET: &str = "ferrvault-operator-content-hash-key";
 
 /// The `data` field holding the key bytes.
 const KEY_FIELD: &str = "key";
+
+/// The purpose the credential-fingerprint key is derived for.
+const FINGERPRINT_PURPOSE: &str = "ferrvault.com/credential-fingerprint";
 
 /// What the key Secret says about itself, for whoever finds it.
 const DESCRIPTION: &str = "HMAC key of the ferrvault.com/content-hash annotations. Rotate by deleting this \
@@ -73,13 +80,21 @@ impl ContentHashKeySource {
         }
     }
 
-    /// The key, read (or created) on the first call.
+    /// The key, read (or created) on the first call, which also makes the key derived from it
+    /// the process's credential-fingerprint key.
     ///
     /// # Errors
     /// [`KeyError`]; a later call tries again.
     pub async fn get(&self, client: &kube::Client) -> Result<&ContentHashKey, KeyError> {
         self.key
-            .get_or_try_init(|| load_or_create(client, &self.namespace))
+            .get_or_try_init(|| async {
+                let key = load_or_create(client, &self.namespace).await?;
+                // A process keeps the fingerprint key it started with (fingerprints never change
+                // within one): a second operator in one test process, or a key installed after a
+                // fingerprint was taken, is left as it is.
+                use_fingerprint_key(&key.derive(FINGERPRINT_PURPOSE));
+                Ok(key)
+            })
             .await
     }
 }

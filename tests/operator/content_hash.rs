@@ -1,6 +1,7 @@
 //! End-to-end: the content hash is keyed with an operator-held key that survives restarts (no
-//! second rollout), an upgrade from unkeyed hashes only re-stamps them (no rollout), and rotating
-//! the key restarts each rollout target exactly once, as documented.
+//! second rollout), an upgrade from unkeyed hashes only re-stamps them (no rollout), an upgrade
+//! from keyed hashes of the `0x00`-separated encoding neither rewrites the target nor rolls out,
+//! and rotating the key restarts each rollout target exactly once, as documented.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,10 @@ use ferrvault_operator::{
         FerrVaultSecretSpec, RolloutTarget, WorkloadKind,
         names::{CONTENT_HASH_ANNOTATION, workload_content_hash_annotation},
     },
-    reconcile::{content_hash_key::CONTENT_HASH_KEY_SECRET, rules::content_hash::legacy_content_hash},
+    reconcile::{
+        content_hash_key::CONTENT_HASH_KEY_SECRET,
+        rules::content_hash::{legacy_content_hash, separated_content_hash},
+    },
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::{
@@ -93,12 +97,12 @@ async fn the_key_should_survive_a_restart_so_a_restart_rolls_nothing_out() {
     h.finish().await;
 }
 
-/// Upgrades from a release with unkeyed hashes, as a user does: the operator stopped, `app` left
+/// Upgrades from a release that recorded `hash` (unkeyed, or keyed in an earlier encoding), as a user does: the operator stopped, `app` left
 /// as that release would have (`hash` in `status.lastRolloutHash` and on the target), then the
 /// operator started. (Written while the operator runs, a pass triggered by the target's edit
 /// could read `app` from a store that does not show the status edit yet, which no release ever
 /// makes: only the operator writes that status.)
-async fn recorded_unkeyed(h: &mut Harness, hash: &str) {
+async fn recorded_by_an_earlier_release(h: &mut Harness, hash: &str) {
     h.stop_operator().await;
     h.fvs()
         .patch_status(
@@ -124,7 +128,7 @@ async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_roll
     let (mut h, web, per_cr) = synced_app_restarting_web("1h").await;
     let keyed = h.hash_of(&prod_data()).await;
 
-    recorded_unkeyed(&mut h, &legacy_content_hash(&prod_data())).await;
+    recorded_by_an_earlier_release(&mut h, &legacy_content_hash(&prod_data())).await;
     h.wait_target_for("re-stamped with the keyed hash", "app", |s| {
         s.annotations()[CONTENT_HASH_ANNOTATION] == keyed
     })
@@ -143,12 +147,59 @@ async fn an_unkeyed_hash_of_the_same_content_should_be_re_stamped_without_a_roll
 
     // The same steps with the unkeyed hash of *other* content are a content change: a rollout.
     let other = BTreeMap::from([("API_KEY".to_owned(), b"old".to_vec())]);
-    recorded_unkeyed(&mut h, &legacy_content_hash(&other)).await;
+    recorded_by_an_earlier_release(&mut h, &legacy_content_hash(&other)).await;
     h.eventually("web restarted for a real change", || async {
         let web = h.deployments().get("web").await.ok()?;
         (template_annotation(&web, &per_cr)? == keyed).then_some(())
     })
     .await;
+    h.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_separated_hash_of_the_same_content_should_be_kept_without_a_write_or_a_rollout() {
+    let (mut h, web, per_cr) = synced_app_restarting_web("1s").await;
+    let keyed = h.hash_of(&prod_data()).await;
+    let separated = separated_content_hash(&h.content_hash_key().await, &prod_data());
+    assert_ne!(separated, keyed, "the encodings differ");
+
+    recorded_by_an_earlier_release(&mut h, &separated).await;
+    let upgraded = h.secrets().get("app").await.unwrap();
+    h.eventually("lastRolloutHash read as today's", || async {
+        let status = h.fvs().get("app").await.ok()?.status?;
+        (status.last_rollout_hash.as_deref() == Some(keyed.as_str())).then_some(())
+    })
+    .await;
+    passes(&h, 3).await;
+    assert_eq!(
+        h.secrets().get("app").await.unwrap(),
+        upgraded,
+        "the target is not rewritten: it keeps its stamp until its content changes"
+    );
+    assert_eq!(
+        h.deployments().get("web").await.unwrap().resource_version(),
+        web.resource_version(),
+        "no rollout for an upgrade"
+    );
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 0);
+
+    // The next change of content stamps today's encoding, and rolls out once.
+    h.fv.put_secret("prod", "API_KEY", "sk_live_LEAKCHECK_apikey_rotated");
+    let mut rotated = prod_data();
+    rotated.insert("API_KEY".into(), b"sk_live_LEAKCHECK_apikey_rotated".to_vec());
+    let now = h.hash_of(&rotated).await;
+    h.wait_target_for("stamped with today's encoding", "app", |s| {
+        s.annotations()[CONTENT_HASH_ANNOTATION] == now
+    })
+    .await;
+    h.eventually("web restarted for the change, once", || async {
+        let web = h.deployments().get("web").await.ok()?;
+        let restarted = template_annotation(&web, &per_cr)? == now;
+        (restarted && h.occurrences("app", "RolloutTriggered").await == 1).then_some(())
+    })
+    .await;
+    passes(&h, 3).await;
+    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
     h.finish().await;
 }
 

@@ -16,6 +16,8 @@ mod props;
 mod reasons;
 mod rollout;
 mod rollout_floor;
+mod rollout_stamps;
+mod secret_deletes;
 mod spec_bounds;
 mod sync;
 mod target_types;

@@ -22,13 +22,15 @@
 //! | `redirects.rs` | a `307` to a second host, for a reveal and for the OIDC exchange |
 //! | `insecure_http.rs` | an `http://` URL without `--allow-insecure-http`; borrowing an identity the operator lacks |
 //! | `trusted_urls.rs` | opting in to the cluster identity outside the trusted URLs, with an own CA, without a namespace, from a namespace FerrVault does not grant |
-//! | `target_owner.rs` | a target another owner controls (a Deployment, another FerrVaultSecret) |
+//! | `target_owner.rs` | a target another owner controls (a Deployment, another FerrVaultSecret, a kind whose CRD is not installed) |
 //! | `connection_secrets.rs` | a target that is a connection's token or CA Secret, or a token Secret not created yet |
 //! | `unowned_target.rs` | a pre-existing unowned target, without the opt-in, then with it |
 //! | `refused_types.rs` | credential target types at admission and in the reconciler; existing Secrets Kubernetes acts on |
 //! | `rollout_floor.rs` | a hostile FerrVault changing values every second: one restart |
 //! | `egress.rs` | FerrVault URLs at an in-cluster service, the API server, cloud metadata (also IPv4-mapped) and the operator's own metrics port (by address and by name) |
 //! | `spec_bounds.rs` | a 900 KB prefix over 1,000 keys (admission, then past it), a multiplying `jsonExpand` from a hostile FerrVault |
+//! | `fingerprints.rs` | guessing a token from its `/metrics` fingerprint: keyed, not a plain hash, and the same after a restart |
+//! | `message_bounds.rs` | a controller of a 512 KiB kind and 256 KiB name, quoted in forty refusals: each message cut to 1 KiB, log lines short |
 //! | `lease_loss.rs` | a leader frozen mid-reconcile: nothing written past its fence (also `tests/scenarios/scenario_fencing.rs`) |
 //! | `write_budget.rs` | `refreshInterval: 1s` on many objects against values changing every second: clamped, and the namespace's writes within its budget |
 //! | `cache_bounds.rs` | Secrets carrying 250 KiB of annotations, FerrVaultSecrets with maximal specs, connections reading a 1 MiB CA bundle: the stores keep a projection, values are bounded and shared |
@@ -39,10 +41,12 @@ mod cache_bounds;
 mod connection_secrets;
 mod credential_opt_in;
 mod egress;
+mod fingerprints;
 mod harness;
 mod insecure_http;
 mod lease_loss;
 mod least_privilege;
+mod message_bounds;
 mod redirects;
 mod refused_types;
 mod response_bounds;

@@ -16,6 +16,9 @@
 //!   was created, or without the collector being told (its ownerReference names a uid that
 //!   no object of that kind and name has, in the dependent's namespace or cluster-wide).
 //!   References to gone owners are removed from dependents that still have a live owner.
+//! - A dependent with an ownerReference whose kind does not resolve ([`gc::OwnerKinds`]) is
+//!   left whole: not deleted, no reference dropped, as the real collector leaves it while it
+//!   retries (and an owner deleted in the foreground waits for it if it blocks).
 //! - An owner deleted in the foreground keeps its `foregroundDeletion` finalizer while a
 //!   dependent with `blockOwnerDeletion: true` exists; its dependents are deleted.
 //! - An owner deleted with `Orphan` keeps its `orphan` finalizer until no dependent refers
@@ -128,7 +131,7 @@ fn everything(store: &Store) -> Vec<Node> {
 
 fn collect_once(store: &mut Store) -> bool {
     let nodes = everything(store);
-    let actions = plan(&nodes);
+    let actions = plan(&nodes, &gc::OwnerKinds::of(&store.registry));
     let mut changed = false;
     for (i, action) in actions {
         let node = &nodes[i];
@@ -144,8 +147,8 @@ fn collect_once(store: &mut Store) -> bool {
     changed
 }
 
-/// The actions of one pass, by index into `nodes`.
-fn plan(nodes: &[Node]) -> Vec<(usize, Action)> {
+/// The actions of one pass, by index into `nodes`; owner kinds resolved through `kinds`.
+fn plan(nodes: &[Node], kinds: &gc::OwnerKinds) -> Vec<(usize, Action)> {
     let by_uid: HashMap<&str, &Node> = nodes.iter().map(|n| (n.uid(), n)).collect();
     let mut dependents: HashMap<&str, Vec<usize>> = HashMap::new();
     let mut blocking: HashSet<&str> = HashSet::new();
@@ -165,7 +168,7 @@ fn plan(nodes: &[Node]) -> Vec<(usize, Action)> {
     }
     let mut actions = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
-        if let Some(a) = owners_action(n, &by_uid, &blocking) {
+        if let Some(a) = owners_action(n, &by_uid, &blocking, kinds) {
             actions.push((i, a));
         }
         if n.deleting() && n.has_finalizer(ORPHAN) {
@@ -199,10 +202,15 @@ fn is_namespace_node(n: &Node) -> bool {
 }
 
 /// What a dependent's owners call for: deletion when none is alive and solid, or dropping
-/// the references to gone owners.
-fn owners_action(n: &Node, by_uid: &HashMap<&str, &Node>, blocking: &HashSet<&str>) -> Option<Action> {
+/// the references to gone owners; nothing while one of their kinds does not resolve.
+fn owners_action(
+    n: &Node,
+    by_uid: &HashMap<&str, &Node>,
+    blocking: &HashSet<&str>,
+    kinds: &gc::OwnerKinds,
+) -> Option<Action> {
     let refs = owner_refs(&n.obj);
-    if refs.is_empty() || n.deleting() {
+    if refs.is_empty() || n.deleting() || !refs.iter().all(|r| kinds.resolves(r)) {
         return None;
     }
     let (mut solid, mut waiting) = (0, 0);

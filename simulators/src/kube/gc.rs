@@ -13,16 +13,22 @@
 //!   collector has removed its ownerReference from every dependent.
 //! - A deleted namespace is `Terminating` until the collector has emptied it.
 //! - A deleted CRD takes its custom resources and its served type with it at once.
+//! - An ownerReference is resolved as the real collector's REST mapper resolves it
+//!   ([`OwnerKinds`]): its `apiVersion` and `kind` must name a served group, version and kind.
+//!   The real collector cannot look up an owner whose kind does not resolve (a CRD not
+//!   installed, a version not served): it logs, retries, and leaves the dependent as it is, so
+//!   the [`collector`] keeps such a dependent whole. A CRD written wakes the collector, as the
+//!   real one's retry would find the new kind.
 //!
 //! [`collector`]: super::collector
 
 use super::{
     meta::{finalizers, now_rfc3339},
-    registry::ResourceType,
+    registry::{Registry, ResourceType},
     store::{ObjKey, Store},
 };
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::{collections::HashSet, sync::Arc};
 
 /// `DeleteOptions.propagationPolicy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,12 +148,45 @@ pub fn remove(store: &mut Store, rt: &ResourceType, key: &ObjKey) -> Option<Arc<
     Some(gone)
 }
 
-/// Whether a write of `obj` may leave work for the collector: an object being deleted, or
-/// one with owners (which may be gone).
+/// Whether a write of `obj` may leave work for the collector: an object being deleted, one
+/// with owners (which may be gone), or a CRD (owners of its kind can now be resolved).
 pub fn concerns_collector(obj: &Value) -> bool {
     obj.pointer("/metadata/deletionTimestamp").is_some()
         || obj
             .pointer("/metadata/ownerReferences")
             .and_then(Value::as_array)
             .is_some_and(|refs| !refs.is_empty())
+        || obj.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+}
+
+/// The kinds an ownerReference can name, as the real collector's REST mapper knows them: each
+/// served group, version and kind. Taken once per collector pass.
+pub struct OwnerKinds(HashSet<(String, String, String)>);
+
+impl OwnerKinds {
+    /// The kinds `registry` serves now.
+    pub fn of(registry: &Registry) -> Self {
+        Self(
+            registry
+                .all()
+                .flat_map(|t| {
+                    t.versions
+                        .iter()
+                        .map(|v| (t.group.clone(), v.clone(), t.kind.clone()))
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether `owner_ref`'s `apiVersion` (`v1`, `group/version`) and `kind` name a served kind.
+    /// When not, kube-controller-manager's `attemptToDeleteItem` fails with a REST mapping error
+    /// and requeues the dependent: it deletes nothing and drops no reference.
+    pub fn resolves(&self, owner_ref: &Value) -> bool {
+        let text = |field: &str| owner_ref.get(field).and_then(Value::as_str).unwrap_or_default();
+        let (group, version) = text("apiVersion")
+            .rsplit_once('/')
+            .unwrap_or(("", text("apiVersion")));
+        self.0
+            .contains(&(group.to_owned(), version.to_owned(), text("kind").to_owned()))
+    }
 }

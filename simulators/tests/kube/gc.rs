@@ -1,8 +1,9 @@
 //! Deletion semantics through kube-rs: finalizers and deletionTimestamp, the background
 //! garbage collector with each propagation policy (and for dependents whose owner was gone
-//! before they were created), namespace teardown, deletecollection.
+//! before they were created, or whose owner's kind it cannot resolve), namespace teardown,
+//! deletecollection.
 
-use crate::kube_sim_support::{eventually, sim, unique};
+use crate::kube_sim_support::{eventually, install_widget_crd, sim, unique};
 use k8s_openapi::api::{
     apps::v1::Deployment,
     core::v1::{ConfigMap, Namespace, Secret},
@@ -357,4 +358,98 @@ async fn default_namespaces_should_refuse_deletion() {
             .deletion_timestamp
             .is_none()
     );
+}
+
+/// An ownerReference to `kind` `name` (uid `uid`) of `api_version`.
+fn owner_ref(api_version: &str, kind: &str, name: &str, uid: &str) -> serde_json::Value {
+    json!({"apiVersion": api_version, "kind": kind, "name": name, "uid": uid})
+}
+
+/// A controlling, blocking ownerReference to Widget `w`, a kind no CRD serves until
+/// [`install_widget_crd`].
+fn widget_controller() -> serde_json::Value {
+    json!({
+        "apiVersion": "sim.ferrvault.dev/v1", "kind": "Widget", "name": "w", "uid": "uid-of-w",
+        "controller": true, "blockOwnerDeletion": true,
+    })
+}
+
+/// Creates Secret `name` with `refs` as its ownerReferences.
+async fn owned(api: &Api<Secret>, name: &str, refs: &[serde_json::Value]) -> Secret {
+    let s: Secret =
+        serde_json::from_value(json!({"metadata": {"name": name, "ownerReferences": refs}})).expect("secret");
+    api.create(&PostParams::default(), &s)
+        .await
+        .expect("dependent created")
+}
+
+/// Fails unless `name` is still there, not being deleted, with all of `before`'s references.
+async fn kept_whole(api: &Api<Secret>, before: &Secret) {
+    let name = before.name_any();
+    let now = api
+        .get(&name)
+        .await
+        .unwrap_or_else(|e| panic!("{name} kept: {e}"));
+    assert!(
+        now.metadata.deletion_timestamp.is_none(),
+        "{name} not being deleted"
+    );
+    assert_eq!(
+        now.owner_references(),
+        before.owner_references(),
+        "{name}: no reference dropped"
+    );
+}
+
+#[tokio::test]
+async fn a_dependent_of_an_owner_whose_kind_cannot_be_resolved_should_be_kept_until_it_resolves() {
+    let sim = sim().await;
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let gone_deployment = owner_ref("apps/v1", "Deployment", "web", "uid-of-a-gone-web");
+    let not_installed = owned(&secrets, "not-installed", &[widget_controller()]).await;
+    let unserved = owner_ref("apps/v9", "Deployment", "web", "uid-of-web-v9");
+    let unserved_version = owned(&secrets, "unserved-version", &[unserved]).await;
+    let mixed = owned(&secrets, "mixed", &[gone_deployment.clone(), widget_controller()]).await;
+    // Control: a dependent of a served kind whose owner does not exist is collected, so the
+    // collector has judged the others by then.
+    owned(&secrets, "dangling", &[gone_deployment]).await;
+    gone(&secrets, "dangling").await;
+    for kept in [&not_installed, &unserved_version, &mixed] {
+        kept_whole(&secrets, kept).await;
+    }
+
+    // The kind installed, the owner resolves and is found missing: as the real collector's
+    // retry would, the collector deletes its dependents.
+    install_widget_crd(&sim.client()).await;
+    gone(&secrets, "not-installed").await;
+    gone(&secrets, "mixed").await;
+    kept_whole(&secrets, &unserved_version).await;
+}
+
+#[tokio::test]
+async fn a_foreground_owner_should_wait_for_a_blocking_dependent_the_collector_cannot_judge() {
+    let sim = sim().await;
+    let deploys: Api<Deployment> = Api::namespaced(sim.client(), "default");
+    let secrets: Api<Secret> = Api::namespaced(sim.client(), "default");
+    let o = owner(&deploys, "web").await;
+    let mut blocking = o.owner_ref(&()).expect("owner has uid");
+    blocking.block_owner_deletion = Some(true);
+    let blocking = serde_json::to_value(blocking).expect("reference");
+    let held = owned(&secrets, "held", &[blocking.clone(), widget_controller()]).await;
+    owned(&secrets, "plain", &[blocking]).await;
+    deploys
+        .delete("web", &DeleteParams::foreground())
+        .await
+        .expect("delete");
+    gone(&secrets, "plain").await;
+    kept_whole(&secrets, &held).await;
+    let waiting = deploys
+        .get("web")
+        .await
+        .expect("the owner waits for its blocking dependent");
+    assert!(waiting.finalizers().contains(&"foregroundDeletion".to_string()));
+
+    install_widget_crd(&sim.client()).await;
+    gone(&secrets, "held").await;
+    gone(&deploys, "web").await;
 }

@@ -7,6 +7,9 @@
 //! - One value per key: a field repeated by an inner span or the event replaces the outer
 //!   value in place; a field named like a header key is written as `field.<name>`.
 //! - Only what the log call passed is written (no span names, no file paths).
+//! - `msg` and every field value are at most [`MAX_MESSAGE_BYTES`] (1 KiB): a longer one is cut
+//!   with a marker naming its length ([`bounded_text`](crate::reconcile::rules::bounded_text)),
+//!   an event's own values while they are formatted.
 
 use std::fmt;
 
@@ -21,7 +24,10 @@ use tracing_subscriber::{
     registry::LookupSpan,
 };
 
-use crate::cli::zap::TimeEncoding;
+use crate::{
+    cli::zap::TimeEncoding,
+    reconcile::rules::bounded_text::{Bounded, MAX_MESSAGE_BYTES, cut},
+};
 
 /// Keys the line starts with, in this order.
 const HEADER: [&str; 4] = ["ts", "level", "logger", "msg"];
@@ -65,7 +71,7 @@ where
                 };
                 if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&formatted.fields) {
                     for (key, value) in map {
-                        line.field(key, value);
+                        line.field(key, bounded(value));
                     }
                 }
             }
@@ -112,6 +118,27 @@ impl Line {
         out.push('}');
         out
     }
+}
+
+/// A span's field value within [`MAX_MESSAGE_BYTES`]: a longer text is cut, a longer value of
+/// another type (span fields are flat, so hardly ever) becomes its cut JSON text.
+fn bounded(value: Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(cut(text, MAX_MESSAGE_BYTES)),
+        other => {
+            let text = other.to_string();
+            if text.len() <= MAX_MESSAGE_BYTES {
+                other
+            } else {
+                Value::String(cut(text, MAX_MESSAGE_BYTES))
+            }
+        }
+    }
+}
+
+/// `value`'s `Debug` as a JSON string, cut to [`MAX_MESSAGE_BYTES`] while it is written.
+fn bounded_debug(value: &dyn fmt::Debug) -> Value {
+    Value::from(format!("{:?}", Bounded::new(value, MAX_MESSAGE_BYTES)))
 }
 
 /// zap's lower-case level names; `tracing`'s TRACE is below zap's debug, so it is `debug` too.
@@ -181,48 +208,23 @@ impl Visit for EventFields {
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.record(field, Value::from(value));
+        self.record(field, bounded_debug(&format_args!("{value}")));
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.record(field, Value::from(value.to_string()));
+        self.record(field, bounded_debug(&format_args!("{value}")));
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.record(field, Value::from(format!("{value:?}")));
+        self.record(field, bounded_debug(value));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
     use tracing::{info, info_span, warn};
-    use tracing_subscriber::fmt::MakeWriter;
 
-    use super::*;
-
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("buffer").extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> MakeWriter<'a> for Captured {
-        type Writer = Captured;
-
-        fn make_writer(&'a self) -> Self::Writer {
-            self.clone()
-        }
-    }
+    use super::{super::captured::Captured, *};
 
     /// Lines logged by `body`: the raw text and its (key, value) pairs.
     fn lines_of(time: TimeEncoding, body: impl FnOnce()) -> Vec<(String, Vec<(String, Value)>)> {
@@ -233,8 +235,9 @@ mod tests {
             .event_format(ZapJson::new(time))
             .finish();
         tracing::subscriber::with_default(subscriber, body);
-        let text = String::from_utf8(captured.0.lock().expect("buffer").clone()).expect("utf-8");
-        text.lines()
+        captured
+            .text()
+            .lines()
             .map(|line| {
                 // serde_json keeps the last of duplicate keys; count them from the raw pairs.
                 let object: serde_json::Map<String, Value> = serde_json::from_str(line).expect("JSON");
@@ -296,6 +299,31 @@ mod tests {
         assert_eq!(get(failed, "msg"), Some(&Value::from("sync failed")));
         assert_eq!(get(failed, "error"), Some(&Value::from("boom")));
         assert_eq!(get(failed, "field.msg"), Some(&Value::from("clash")));
+    }
+
+    #[test]
+    fn a_message_or_field_over_1_kib_should_be_cut_with_a_marker() {
+        let huge = "h".repeat(300_000);
+        let lines = lines_of(TimeEncoding::Rfc3339, || {
+            let span = info_span!("reconcile", name = huge.as_str());
+            let _entered = span.enter();
+            let list: Vec<&str> = vec!["k"; 100_000];
+            warn!(error = huge.as_str(), keys = ?list, short = "kept", "{huge}");
+        });
+        let (raw, line) = &lines[0];
+        assert!(raw.len() < 8 * 1024, "one line of {} bytes", raw.len());
+        for key in ["msg", "name", "error"] {
+            let value = get(line, key).and_then(Value::as_str).expect(key);
+            assert!(value.len() <= MAX_MESSAGE_BYTES, "{key}: {} bytes", value.len());
+            assert!(value.starts_with("hhh"), "{key}: {value}");
+            assert!(value.ends_with("… [cut: 300000 bytes in all]"), "{key}: {value}");
+        }
+        let keys = get(line, "keys").and_then(Value::as_str).expect("keys");
+        assert!(
+            keys.starts_with(r#"["k", "k""#) && keys.ends_with("bytes in all]"),
+            "{keys}"
+        );
+        assert_eq!(get(line, "short"), Some(&Value::from("kept")));
     }
 
     #[test]

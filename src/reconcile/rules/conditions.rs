@@ -7,10 +7,15 @@
 //!   the old time, so "Ready=False since 3h" stays true while the message is refreshed.
 //! - `observedGeneration` is always written (unlike the Go operator), so a reader can tell a
 //!   condition about the current spec from a stale one.
+//! - No message is longer than [`MAX_MESSAGE_BYTES`] (1 KiB): every condition of both kinds is
+//!   written through [`upsert_condition`], which cuts a longer one with a marker naming its
+//!   length ([`bounded_text`](super::bounded_text)), so nothing a tenant names or serves makes a
+//!   status grow with it (issue 34 point 8).
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
+use super::bounded_text::{MAX_MESSAGE_BYTES, cut};
 use crate::api::{ConditionStatus, ConditionType, Reason};
 
 /// The new state of one condition.
@@ -25,7 +30,7 @@ pub struct ConditionUpdate {
     pub status: ConditionStatus,
     /// Why, from the fixed reason set.
     pub reason: Reason,
-    /// For humans; no secret values.
+    /// For humans; no secret values. Cut to [`MAX_MESSAGE_BYTES`] when written.
     pub message: String,
     /// The object's `metadata.generation` this observation is based on.
     pub observed_generation: Option<i64>,
@@ -44,7 +49,8 @@ impl ConditionUpdate {
     }
 }
 
-/// Writes `update` into `conditions` at time `now`; see the module guarantees.
+/// Writes `update` into `conditions` at time `now`, its message cut to [`MAX_MESSAGE_BYTES`];
+/// see the module guarantees.
 pub fn upsert_condition(conditions: &mut Vec<Condition>, update: ConditionUpdate, now: Timestamp) {
     let type_ = update.type_.as_str();
     let status = update.status.as_str();
@@ -57,7 +63,7 @@ pub fn upsert_condition(conditions: &mut Vec<Condition>, update: ConditionUpdate
         type_: type_.to_owned(),
         status: status.to_owned(),
         reason: update.reason.as_str().to_owned(),
-        message: update.message,
+        message: cut(update.message, MAX_MESSAGE_BYTES),
         observed_generation: update.observed_generation,
         last_transition_time,
     };
@@ -145,6 +151,27 @@ mod tests {
             (ready(ConditionStatus::True, Reason::Synced, "b", 1), 20),
         ]);
         assert_eq!(conditions[0].last_transition_time, Time(at(20)));
+    }
+
+    #[test]
+    fn upsert_should_bound_a_message_built_from_a_maximal_list() {
+        // The longest list a message is built from: 100 names of 253 bytes (the longest Secret
+        // key), as a missing-keys message names them.
+        let names: Vec<String> = (0..100).map(|i| format!("{i:0>253}")).collect();
+        let message = format!("missing in FerrVault: [{}]", names.join(" "));
+        let conditions = upserted([(
+            ready(ConditionStatus::False, Reason::MissingKeys, &message, 1),
+            10,
+        )]);
+        let written = &conditions[0].message;
+        assert!(written.len() <= MAX_MESSAGE_BYTES, "{} bytes", written.len());
+        assert!(written.starts_with("missing in FerrVault: [000"), "{written}");
+        assert!(
+            written.ends_with(&format!("… [cut: {} bytes in all]", message.len())),
+            "{written}"
+        );
+        let short = upserted([(ready(ConditionStatus::True, Reason::Synced, "ok", 1), 10)]);
+        assert_eq!(short[0].message, "ok", "a short message is written as it is");
     }
 
     #[test]

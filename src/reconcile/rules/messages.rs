@@ -1,11 +1,20 @@
 //! Condition messages, worded as the Go operator's (reference §1.2, §3.2, §4) so users and
 //! runbooks recognise them. Inputs are names and counts only: never a secret value.
+//!
+//! Every message is cut to 1 KiB where it is written ([`upsert_condition`]); one quoting what a
+//! tenant wrote or a server answered (a controller's kind and name, a target type, a URL, a
+//! parser's complaint) is cut while it is formatted, so it is never built whole either; a
+//! message listing names lists only those that fit in [`LIST_BUDGET_BYTES`] and counts the rest
+//! ([`first_names`]), so its count survives the cut.
+//!
+//! [`upsert_condition`]: super::conditions::upsert_condition
 
-use std::time::Duration;
+use std::{fmt, time::Duration};
 
 use jiff::Timestamp;
 
 use super::{
+    bounded_text::{Bounded, MAX_MESSAGE_BYTES},
     credential_opt_in::{CREDENTIAL_LABEL, CREDENTIAL_LABEL_VALUE, CREDENTIAL_TYPE_PREFIX},
     duration::format_go_duration,
     target_access::TargetRefusal,
@@ -17,6 +26,39 @@ use crate::{
 
 /// How many dependants a `DeletionBlocked` message names before summarising the rest.
 pub const DELETION_BLOCKED_NAMES_SHOWN: usize = 5;
+
+/// The most bytes of names a message lists: with its words and the count of the names left out,
+/// it stays within the 1 KiB bound of a message.
+pub const LIST_BUDGET_BYTES: usize = 768;
+
+/// The first of `names` (at most `most`, together no longer than [`LIST_BUDGET_BYTES`]) joined by
+/// spaces, and how many are left out. The first name is shown cut to the budget if it alone does
+/// not fit, so a list is never shown empty while it has names.
+pub fn first_names(names: &[String], most: usize) -> (String, usize) {
+    let mut shown = String::new();
+    let mut count = 0;
+    for name in names.iter().take(most) {
+        let needed = name.len() + usize::from(count > 0);
+        if shown.len() + needed > LIST_BUDGET_BYTES {
+            if count == 0 {
+                shown = super::bounded_text::cut(name.clone(), LIST_BUDGET_BYTES);
+                count = 1;
+            }
+            break;
+        }
+        if count > 0 {
+            shown.push(' ');
+        }
+        shown.push_str(name);
+        count += 1;
+    }
+    (shown, names.len() - count)
+}
+
+/// `args` formatted, cut to the 1 KiB bound of a message as it is written.
+fn bounded(args: fmt::Arguments<'_>) -> String {
+    format!("{:?}", Bounded::new(&args, MAX_MESSAGE_BYTES))
+}
 
 /// Ready=True/`Synced`: "N key(s) synced into TARGET".
 pub fn synced(key_count: usize, target: &str) -> String {
@@ -62,27 +104,27 @@ fn and_more(hidden: usize) -> String {
 /// `writer` is the FerrVaultSecret's name.
 pub fn target_refused(refusal: &TargetRefusal, target: &str, writer: &str) -> String {
     match refusal {
-        TargetRefusal::RefusedType { type_ } => format!(
+        TargetRefusal::RefusedType { type_ } => bounded(format_args!(
             "target type {type_} is refused: Kubernetes turns Secrets of this type into cluster credentials; \
              {target} not written"
-        ),
-        TargetRefusal::KubernetesManaged { marker } => format!(
+        )),
+        TargetRefusal::KubernetesManaged { marker } => bounded(format_args!(
             "Secret {target} carries {marker}, which Kubernetes acts on (ServiceAccount or bootstrap \
              tokens): never written"
-        ),
-        TargetRefusal::ConnectionSecret(used) => format!(
+        )),
+        TargetRefusal::ConnectionSecret(used) => bounded(format_args!(
             "Secret {target} is the {} Secret of FerrVaultConnection {:?}: a FerrVaultSecret never writes \
              a connection's credentials",
             used.role.as_str(),
             used.connection
-        ),
-        TargetRefusal::ControlledByOther { kind, name } => {
-            format!("Secret {target} is controlled by {kind} {name:?}: not written")
-        }
-        TargetRefusal::NotOwned => format!(
+        )),
+        TargetRefusal::ControlledByOther { kind, name } => bounded(format_args!(
+            "Secret {target} is controlled by {kind} {name:?}: not written"
+        )),
+        TargetRefusal::NotOwned => bounded(format_args!(
             "Secret {target} exists and is not controlled by this FerrVaultSecret: not written; to hand it \
              over, annotate the Secret with {ADOPTABLE_BY_ANNOTATION}={writer}"
-        ),
+        )),
     }
 }
 
@@ -106,7 +148,7 @@ pub const ROLLOUT_UP_TO_DATE: &str = "workloads run the current content of the t
 /// Connection Ready=True/`Reachable`: "URL responded to /healthz", with any `user:password@`
 /// in the URL replaced by `<redacted>@` so a credential embedded in `spec.url` never reaches status.
 pub fn reachable(url: &str) -> String {
-    format!("{} responded to /healthz", redact_userinfo(url))
+    bounded(format_args!("{} responded to /healthz", redact_userinfo(url)))
 }
 
 /// `url` with the userinfo part of its authority (before the last `@`) replaced by `<redacted>`.
@@ -169,25 +211,27 @@ pub fn credential_not_opted_in(what: &str, namespace: &str, name: &str) -> Strin
 
 /// Ready=False/`ConnectionNotFound`: `FerrVaultConnection "NAME": CAUSE`.
 pub fn connection_not_found(name: &str, cause: &str) -> String {
-    format!("FerrVaultConnection {name:?}: {cause}")
+    bounded(format_args!("FerrVaultConnection {name:?}: {cause}"))
 }
 
 /// Ready=False/`InvalidRefreshInterval`.
 pub fn invalid_refresh_interval(cause: &str) -> String {
-    format!("spec.refreshInterval: {cause}")
+    bounded(format_args!("spec.refreshInterval: {cause}"))
 }
 
 /// Ready=False/`InvalidSpec`: "PATH: WHAT; fix the object (it bypassed the CRD schema)".
 /// `problem` names a field and the expected type, never the value found there.
 pub fn invalid_spec(problem: &SpecProblem) -> String {
-    format!("{problem}; fix the object (it bypassed the CRD schema)")
+    bounded(format_args!(
+        "{problem}; fix the object (it bypassed the CRD schema)"
+    ))
 }
 
 /// Secret Ready=False/`InvalidConnection` when the connection itself is `InvalidSpec`.
 pub fn connection_spec_invalid(name: &str, problem: &SpecProblem) -> String {
-    format!(
+    bounded(format_args!(
         "FerrVaultConnection {name:?} has an invalid spec ({problem}); fix it (it bypassed the CRD schema)"
-    )
+    ))
 }
 
 /// `<Field>Clamped`=True/`BelowMinimum`: "refreshInterval 1s is below the operator's minimum of 30s;
@@ -210,15 +254,14 @@ pub fn secret_too_large(size: usize, limit: usize, target: &str) -> String {
 /// Connection Ready=False/`DeletionBlocked`: "cannot delete: still referenced by N
 /// FerrVaultSecret(s): [a b c d e] (and K more)"; `dependants` should be sorted for a stable text.
 pub fn deletion_blocked(dependants: &[String]) -> String {
-    let shown = &dependants[..dependants.len().min(DELETION_BLOCKED_NAMES_SHOWN)];
-    let more = match dependants.len() - shown.len() {
+    let (shown, hidden) = first_names(dependants, DELETION_BLOCKED_NAMES_SHOWN);
+    let more = match hidden {
         0 => String::new(),
         hidden => format!(" (and {hidden} more)"),
     };
     format!(
-        "cannot delete: still referenced by {} FerrVaultSecret(s): [{}]{more}",
+        "cannot delete: still referenced by {} FerrVaultSecret(s): [{shown}]{more}",
         dependants.len(),
-        shown.join(" ")
     )
 }
 
@@ -277,6 +320,20 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_quoting_a_huge_owner_should_be_cut_as_it_is_written() {
+        let controlled = TargetRefusal::ControlledByOther {
+            kind: "K".repeat(512 * 1024),
+            name: "n".repeat(256 * 1024),
+        };
+        let message = target_refused(&controlled, "db", "app");
+        assert!(message.len() <= MAX_MESSAGE_BYTES, "{} bytes", message.len());
+        assert!(message.starts_with("Secret db is controlled by KKK"), "{message}");
+        assert!(message.ends_with(" bytes in all]"), "{message}");
+        let url = format!("https://{}.example", "h".repeat(100_000));
+        assert!(reachable(&url).len() <= MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
     fn a_deferred_rollout_should_name_the_due_time_and_the_floor() {
         let until: Timestamp = "2026-12-01T10:05:00.4Z".parse().unwrap();
         assert_eq!(
@@ -320,6 +377,21 @@ mod tests {
         assert_eq!(
             deletion_blocked(&names(&["a", "b", "c", "d", "e", "f", "g"])),
             "cannot delete: still referenced by 7 FerrVaultSecret(s): [a b c d e] (and 2 more)"
+        );
+    }
+
+    #[test]
+    fn a_list_of_the_longest_names_should_keep_its_count_within_the_bound() {
+        let longest: Vec<String> = (0..40).map(|i| format!("{i:0>253}")).collect();
+        let message = deletion_blocked(&longest);
+        assert!(message.len() <= 1024, "{} bytes", message.len());
+        assert!(message.ends_with("] (and 37 more)"), "{message}");
+        assert_eq!(first_names(&longest[..1], 5), (longest[0].clone(), 0));
+        let (shown, hidden) = first_names(&["x".repeat(5000)], 5);
+        assert_eq!(hidden, 0);
+        assert!(
+            shown.len() <= LIST_BUDGET_BYTES && shown.starts_with("xxx"),
+            "{shown}"
         );
     }
 }

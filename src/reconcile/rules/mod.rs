@@ -19,10 +19,12 @@
 //! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
 //! - [`messages`]: the human-readable condition messages, in one place.
+//! - [`bounded_text`]: the 1 KiB bound of condition messages and log fields.
 //! - [`spec_bounds`]: the CRD schema's length bounds, checked again for objects stored past it.
 
 use std::collections::BTreeMap;
 
+pub mod bounded_text;
 pub mod conditions;
 pub mod content_hash;
 pub mod credential_opt_in;

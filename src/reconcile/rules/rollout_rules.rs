@@ -12,13 +12,27 @@
 //!   ([`ROLLOUT_FLOOR`] by default), measured from its `ferrvault.com/restarted-at`, however
 //!   often its content changes (a hostile FerrVault behind a tenant's `spec.url` can change
 //!   values every second). A restart due sooner is deferred to the end of the floor, not dropped.
+//! - Stamps no longer ours go with the next restart the operator makes anyway, never with one of
+//!   their own (issue 34 point 8): a per-CR annotation whose FerrVaultSecret is gone, or no longer
+//!   lists the workload, is removed by the same patch that restarts the workload for another
+//!   FerrVaultSecret ([`stale_stamps`]). Removing an annotation from a pod template is itself a
+//!   rollout, so removing it on its own would restart the workload for nothing; on a deletion it
+//!   would restart it while its Secret is being garbage-collected, and its new pods would not
+//!   start. A stale stamp is inert meanwhile: a keyed hash (it tells nothing of the values),
+//!   read by nothing but these rules.
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{
+    collections::{BTreeMap, HashSet},
+    time::Duration,
+};
 
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use crate::api::names::{RESTARTED_AT_ANNOTATION, workload_content_hash_annotation};
+use crate::api::{
+    RolloutTarget, WorkloadKind,
+    names::{RESTARTED_AT_ANNOTATION, WORKLOAD_CONTENT_HASH_PREFIX, workload_content_hash_annotation},
+};
 
 /// The default rollout floor: the least time between two restarts of one workload by the
 /// operator. Five minutes lets a real rotation through at once and bounds a storm of content
@@ -110,14 +124,82 @@ pub fn workload_needs_restart(
     recorded.map(String::as_str) != Some(current)
 }
 
+/// Which FerrVaultSecrets of one namespace restart which workloads, as the FerrVaultSecret store
+/// holds them: whose per-CR stamps are still theirs.
+#[derive(Debug, Clone, Default)]
+pub struct RolloutListers {
+    /// (UID, kind, name) of every rollout target of every readable FerrVaultSecret.
+    listed: HashSet<(String, WorkloadKind, String)>,
+    /// UIDs of FerrVaultSecrets whose spec cannot be read: they may list any workload.
+    unreadable: HashSet<String>,
+    /// The namespace's FerrVaultSecrets are not known (not watched, not listed yet): every
+    /// stamp counts as someone's.
+    unknown: bool,
+}
+
+impl RolloutListers {
+    /// Listers nothing is known of: no stamp is ever taken for stale.
+    pub fn unknown() -> Self {
+        Self {
+            unknown: true,
+            ..Self::default()
+        }
+    }
+
+    /// Records that the FerrVaultSecret `uid` restarts `targets`.
+    pub fn add(&mut self, uid: &str, targets: &[RolloutTarget]) {
+        self.listed
+            .extend(targets.iter().map(|t| (uid.to_owned(), t.kind, t.name.clone())));
+    }
+
+    /// Records a FerrVaultSecret `uid` whose spec cannot be read.
+    pub fn add_unreadable(&mut self, uid: &str) {
+        self.unreadable.insert(uid.to_owned());
+    }
+
+    /// Whether the FerrVaultSecret `uid` may still restart workload `kind`/`name`.
+    pub fn lists(&self, uid: &str, kind: WorkloadKind, name: &str) -> bool {
+        self.unknown
+            || self.unreadable.contains(uid)
+            || self.listed.contains(&(uid.to_owned(), kind, name.to_owned()))
+    }
+}
+
+/// The per-CR content-hash annotations on workload `kind`/`name`'s pod template that are no
+/// longer anyone's: not `restarting`'s (the FerrVaultSecret restarting it now), and of a
+/// FerrVaultSecret that is gone or no longer lists this workload, per `listers`. `listers` is
+/// only asked when the workload carries another FerrVaultSecret's stamp (most carry one only).
+pub fn stale_stamps(
+    pod_template_annotations: Option<&BTreeMap<String, String>>,
+    (kind, name): (WorkloadKind, &str),
+    restarting: &str,
+    listers: impl FnOnce() -> RolloutListers,
+) -> Vec<String> {
+    let others: Vec<(&String, &str)> = pod_template_annotations
+        .into_iter()
+        .flat_map(BTreeMap::keys)
+        .filter_map(|key| Some((key, key.strip_prefix(WORKLOAD_CONTENT_HASH_PREFIX)?)))
+        .filter(|(_, uid)| *uid != restarting)
+        .collect();
+    if others.is_empty() {
+        return Vec::new();
+    }
+    let listers = listers();
+    others
+        .into_iter()
+        .filter(|(_, uid)| !listers.lists(uid, kind, name))
+        .map(|(key, _)| key.clone())
+        .collect()
+}
+
 /// The JSON merge patch that restarts a Deployment, StatefulSet or DaemonSet: it sets
 /// `ferrvault.com/restarted-at` (RFC 3339, UTC, nanoseconds) and the per-CR content-hash
-/// annotation on the pod template, and touches nothing else. Needs only `patch` RBAC.
-pub fn restart_patch(cr_uid: &str, content_hash: &str, now: Timestamp) -> Value {
-    let annotations: BTreeMap<String, String> = BTreeMap::from([
-        (RESTARTED_AT_ANNOTATION.to_owned(), now.to_string()),
-        (workload_content_hash_annotation(cr_uid), content_hash.to_owned()),
-    ]);
+/// annotation on the pod template, removes the `stale` stamps ([`stale_stamps`]) in the same
+/// rollout, and touches nothing else. Needs only `patch` RBAC.
+pub fn restart_patch(cr_uid: &str, content_hash: &str, now: Timestamp, stale: &[String]) -> Value {
+    let mut annotations: Map<String, Value> = stale.iter().map(|key| (key.clone(), Value::Null)).collect();
+    annotations.insert(RESTARTED_AT_ANNOTATION.to_owned(), now.to_string().into());
+    annotations.insert(workload_content_hash_annotation(cr_uid), content_hash.into());
     json!({ "spec": { "template": { "metadata": { "annotations": annotations } } } })
 }
 
@@ -230,9 +312,76 @@ mod tests {
     }
 
     #[test]
+    fn only_stamps_of_gone_or_unlisting_ferrvault_secrets_should_be_stale() {
+        let annotations: BTreeMap<String, String> = [
+            ("ferrvault.com/content-hash.uid-restarting", "h"),
+            ("ferrvault.com/content-hash.uid-listing", "h"),
+            ("ferrvault.com/content-hash.uid-other-workload", "h"),
+            ("ferrvault.com/content-hash.uid-gone", "h"),
+            ("ferrvault.com/content-hash.uid-unreadable", "h"),
+            ("ferrvault.com/restarted-at", "2026-11-30T03:00:00Z"),
+            ("team.example/owner", "shop"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .into();
+        let web = |name: &str| RolloutTarget {
+            kind: WorkloadKind::Deployment,
+            name: name.into(),
+        };
+        let mut listers = RolloutListers::default();
+        listers.add("uid-listing", &[web("web")]);
+        listers.add("uid-other-workload", &[web("api")]);
+        listers.add_unreadable("uid-unreadable");
+        let workload = (WorkloadKind::Deployment, "web");
+        assert_eq!(
+            stale_stamps(Some(&annotations), workload, "uid-restarting", || listers.clone()),
+            [
+                "ferrvault.com/content-hash.uid-gone",
+                "ferrvault.com/content-hash.uid-other-workload"
+            ]
+        );
+        assert!(
+            stale_stamps(
+                Some(&annotations),
+                workload,
+                "uid-restarting",
+                RolloutListers::unknown
+            )
+            .is_empty(),
+            "nothing is stale while the namespace's FerrVaultSecrets are unknown"
+        );
+        let only_ours = BTreeMap::from([(
+            "ferrvault.com/content-hash.uid-restarting".to_owned(),
+            "h".to_owned(),
+        )]);
+        let unasked = || -> RolloutListers { panic!("no other stamp: the store is not read") };
+        assert!(stale_stamps(Some(&only_ours), workload, "uid-restarting", unasked).is_empty());
+        assert!(stale_stamps(None, workload, "uid-restarting", unasked).is_empty());
+    }
+
+    #[test]
+    fn restart_patch_should_remove_the_stale_stamps_in_the_same_rollout() {
+        let now: Timestamp = "2026-11-30T03:00:00.123456789Z".parse().unwrap();
+        let patch = restart_patch(
+            "uid-a",
+            "abc",
+            now,
+            &["ferrvault.com/content-hash.uid-gone".into()],
+        );
+        assert_eq!(
+            patch,
+            json!({"spec": {"template": {"metadata": {"annotations": {
+                "ferrvault.com/restarted-at": "2026-11-30T03:00:00.123456789Z",
+                "ferrvault.com/content-hash.uid-a": "abc",
+                "ferrvault.com/content-hash.uid-gone": null,
+            }}}}})
+        );
+    }
+
+    #[test]
     fn restart_patch_should_set_only_the_two_pod_template_annotations() {
         let now: Timestamp = "2026-11-30T03:00:00.123456789Z".parse().unwrap();
-        let patch = restart_patch("0b6f7e2c-0000-4000-8000-000000000001", "abc", now);
+        let patch = restart_patch("0b6f7e2c-0000-4000-8000-000000000001", "abc", now, &[]);
         assert_eq!(
             patch,
             json!({"spec": {"template": {"metadata": {"annotations": {

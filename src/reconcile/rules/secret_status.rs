@@ -6,6 +6,9 @@
 //! - A sync records the target's version and its inputs' versions (`targetResourceVersion`,
 //!   `observedInputs`), which tell the next pass whether anything changed since
 //!   ([`freshness`](super::freshness)); a failure keeps those of the last good sync.
+//! - `syncedKeys` lists at most [`MAX_LISTED_SYNCED_KEYS`] keys (the first, sorted); the Ready
+//!   message counts them all. A Secret may hold hundreds of thousands of one-letter keys within
+//!   its 1 MiB, and a status listing them all would be larger than an object may be.
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -18,6 +21,10 @@ use crate::{
     api::{ConditionStatus, ConditionType, FerrVaultSecretStatus, Reason},
     ferrvault::MissingKeys,
 };
+
+/// The most keys `status.syncedKeys` lists (issue 34 point 8): 1,000 keys of the longest name a
+/// Secret key may have (253 bytes) keep the list under 256 KiB; any usual Secret is listed whole.
+pub const MAX_LISTED_SYNCED_KEYS: usize = 1000;
 
 /// The status after a failure with `reason`: Ready=False, the rest of the last good sync kept.
 pub fn after_failure(
@@ -112,6 +119,7 @@ pub fn after_sync(
     }
     status.last_synced_at = Some(Time(now));
     status.synced_keys = state.synced_keys;
+    status.synced_keys.truncate(MAX_LISTED_SYNCED_KEYS);
     status.missing_keys = messages::missing_keys_list(&state.missing_keys);
     status.observed_generation = generation;
     status.last_rollout_hash = state.last_rollout_hash;
@@ -160,6 +168,22 @@ mod tests {
             ("False", "Unreachable")
         );
         assert_eq!(ready.observed_generation, Some(2));
+    }
+
+    #[test]
+    fn synced_keys_should_list_a_bounded_number_of_keys_and_the_message_count_them_all() {
+        let many: Vec<String> = (0..5000).map(|i| format!("K{i:05}")).collect();
+        let status = after_sync(
+            &FerrVaultSecretStatus::default(),
+            SyncedState {
+                synced_keys: many.clone(),
+                ..synced(None)
+            },
+            Some(1),
+            Timestamp::UNIX_EPOCH,
+        );
+        assert_eq!(status.synced_keys, many[..MAX_LISTED_SYNCED_KEYS]);
+        assert_eq!(status.conditions[0].message, "5000 key(s) synced into app");
     }
 
     #[test]

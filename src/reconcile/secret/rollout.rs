@@ -8,21 +8,30 @@
 //! - Every workload is attempted even after a failure; the first failure is reported.
 //! - A workload restarted less than the rollout floor ago is not patched: its restart is
 //!   deferred and the report says until when (the earliest of all), so the pass is requeued then.
+//! - A restart also removes the stamps on the workload no FerrVaultSecret of the namespace owns
+//!   any more ([`stale_stamps`]), judged from the FerrVaultSecret store ([`listers_in`]); nothing
+//!   is ever patched only to remove them (see [`rollout_rules`]).
+//!
+//! [`rollout_rules`]: crate::reconcile::rules::rollout_rules
 
 use std::time::Duration;
 
 use jiff::Timestamp;
 use kube::{
-    Api,
+    Api, Resource,
     api::{ApiResource, DynamicObject, GroupVersionKind, Patch},
 };
 
 use crate::reconcile::field_manager::patch_params;
 use crate::{
-    api::{RolloutTarget, WorkloadKind},
+    api::{FerrVaultSecret, Lenient, RolloutTarget, WorkloadKind},
     reconcile::{
         kube_errors::{is_not_found, kube_error_text},
-        rules::rollout_rules::{last_restart, restart_deferred_until, restart_patch, workload_needs_restart},
+        rules::rollout_rules::{
+            RolloutListers, last_restart, restart_deferred_until, restart_patch, stale_stamps,
+            workload_needs_restart,
+        },
+        scoped_store::Scoped,
     },
 };
 
@@ -47,6 +56,29 @@ pub struct Rollout<'a> {
     pub content_hash: &'a str,
     /// The least time between two restarts of one workload.
     pub floor: Duration,
+    /// The FerrVaultSecret store: which FerrVaultSecrets of the namespace restart which
+    /// workloads ([`listers_in`]), read only for a workload another one stamped.
+    pub secrets: &'a Scoped<Lenient<FerrVaultSecret>>,
+}
+
+/// Which FerrVaultSecrets of `namespace` restart which workloads, from the FerrVaultSecret
+/// store; [`RolloutListers::unknown`] while the store does not hold the namespace, listed.
+pub fn listers_in(store: &Scoped<Lenient<FerrVaultSecret>>, namespace: &str) -> RolloutListers {
+    let Some(scope) = store.of(namespace).filter(|scope| scope.is_listed()) else {
+        return RolloutListers::unknown();
+    };
+    let mut listers = RolloutListers::default();
+    for object in scope.state() {
+        let meta = object.meta();
+        let (Some(uid), true) = (meta.uid.as_deref(), meta.namespace.as_deref() == Some(namespace)) else {
+            continue;
+        };
+        match object.valid() {
+            Some(cr) => listers.add(uid, &cr.spec.rollout_restart),
+            None => listers.add_unreadable(uid),
+        }
+    }
+    listers
 }
 
 /// What happened to one workload.
@@ -116,7 +148,13 @@ async fn restart_one(
     if let Some(until) = restart_deferred_until(last_restart(annotations.as_ref()), now, rollout.floor) {
         return Ok(Restart::Deferred(until));
     }
-    let patch = restart_patch(rollout.cr_uid, rollout.content_hash, now);
+    let stale = stale_stamps(
+        annotations.as_ref(),
+        (target.kind, &target.name),
+        rollout.cr_uid,
+        || listers_in(rollout.secrets, rollout.namespace),
+    );
+    let patch = restart_patch(rollout.cr_uid, rollout.content_hash, now, &stale);
     api.patch(&target.name, &patch_params(), &Patch::Merge(&patch))
         .await
         .map_err(|e| format!("patch {workload}: {}", kube_error_text(&e)))?;

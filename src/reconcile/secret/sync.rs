@@ -37,7 +37,7 @@ use crate::{
         reads::Reads,
         rules::{
             MAX_SECRET_BYTES, SecretData,
-            content_hash::{ContentHashKey, content_hash, upgraded},
+            content_hash::{ContentHashKey, content_hash, stamp, upgraded},
             guards::{MissingKeysDecision, RequeueCase, missing_keys_decision},
             messages, payload_bytes,
             rollout_rules::{last_rollout_hash_after, pending_rollout_hash, rollout_due},
@@ -128,7 +128,7 @@ pub(super) async fn sync(
     let recorded = record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
     let (look_again, target_version) = write_target(ctx, &secrets, &target, &plan.desired).await?;
     announce(ctx, cr, &payload, &plan, &target_name).await;
-    let rollout = restart_workloads(ctx, cr, &plan, recorded.as_deref()).await;
+    let rollout = restart_workloads(ctx, reads, cr, &plan, recorded.as_deref()).await;
     let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
     let rollout_due_in = rollout.as_ref().and_then(|(_, due)| *due);
     let has_rollout = rollout.is_some();
@@ -305,9 +305,10 @@ async fn content_hash_key(ctx: &Context) -> Result<&ContentHashKey, Stop> {
         })
 }
 
-/// The content hash and the target as it must be after this sync. Hashes recorded before the
-/// key existed are read as today's when they are the unkeyed hash of the same content, so an
-/// upgrade only re-stamps them.
+/// The content hash and the target as it must be after this sync. Hashes recorded in an earlier
+/// encoding of the same content are read as today's ([`upgraded`]), so an upgrade restarts
+/// nothing; the target keeps a keyed stamp of an earlier encoding ([`stamp`]), so it rewrites
+/// nothing either.
 fn plan(
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
@@ -318,10 +319,12 @@ fn plan(
 ) -> Plan {
     let existing = known.secret();
     let hash = content_hash(key, data);
+    let recorded = target::recorded_hash(existing);
+    let stamp = stamp(recorded.as_deref(), key, data, &hash);
     Plan {
-        previous_hash: upgraded(target::recorded_hash(existing).as_deref(), data, &hash),
-        last_rolled_out: upgraded(previous.last_rollout_hash.as_deref(), data, &hash),
-        desired: target::desired_target(existing, cr, target, cr.spec.target_type(), data, &hash),
+        previous_hash: upgraded(recorded.as_deref(), key, data, &hash),
+        last_rolled_out: upgraded(previous.last_rollout_hash.as_deref(), key, data, &hash),
+        desired: target::desired_target(existing, cr, target, cr.spec.target_type(), data, &stamp),
         hash,
     }
 }
@@ -422,6 +425,7 @@ async fn announce(ctx: &Context, cr: &FerrVaultSecret, payload: &Payload, plan: 
 /// rollout ended and, when the floor deferred a restart, how long until it is due.
 async fn restart_workloads(
     ctx: &Context,
+    reads: &Reads,
     cr: &FerrVaultSecret,
     plan: &Plan,
     recorded: Option<&str>,
@@ -439,6 +443,7 @@ async fn restart_workloads(
         cr_uid: &uid,
         content_hash: &plan.hash,
         floor,
+        secrets: &reads.stores.secrets,
     };
     let report = rollout::restart_workloads(&ctx.client, &request, &cr.spec.rollout_restart).await;
     let reference = cr.object_ref(&());

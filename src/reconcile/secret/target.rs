@@ -182,19 +182,32 @@ pub async fn write(
     let params = post_params();
     match existing {
         None => api.create(&params, desired).await,
-        Some(existing) if type_changes(existing, desired) => {
-            let exactly_what_was_read = DeleteParams {
-                preconditions: Some(Preconditions {
-                    uid: existing.uid(),
-                    resource_version: existing.resource_version(),
-                }),
-                ..DeleteParams::default()
-            };
-            api.delete(&desired.name_any(), &exactly_what_was_read).await?;
-            api.create(&params, &recreated(desired)).await
-        }
+        Some(existing) if type_changes(existing, desired) => replace_retyped(api, existing, desired).await,
         Some(_) => api.replace(&desired.name_any(), &params, desired).await,
     }
+}
+
+/// Replaces `existing` by `desired` of another type, which only a delete and a create can do.
+///
+/// NOTE: this is the operator's only Secret `delete` (issue 34 point 8; `docs/security.md`, RBAC):
+/// only of a target it controls (judged before), only the version it read (UID and
+/// `resourceVersion` preconditions, so a Secret replaced or edited since is a 409, not a loss),
+/// and followed at once by the create. A FerrVaultSecret's deletion deletes nothing: its targets
+/// go by their owner reference, through Kubernetes' garbage collector.
+async fn replace_retyped(
+    api: &Api<Secret>,
+    existing: &Secret,
+    desired: &Secret,
+) -> Result<Secret, kube::Error> {
+    let exactly_what_was_read = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: existing.uid(),
+            resource_version: existing.resource_version(),
+        }),
+        ..DeleteParams::default()
+    };
+    api.delete(&desired.name_any(), &exactly_what_was_read).await?;
+    api.create(&post_params(), &recreated(desired)).await
 }
 
 /// `desired` as a new object: what the server set on the old one (UID, versions, timestamps,
