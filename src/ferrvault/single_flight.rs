@@ -17,6 +17,10 @@
 //! further request. A caller it already served (it joined the flight, or was served since)
 //! starts a new flight: a FerrVaultSecret's own next pass always reads FerrVault again.
 //!
+//! Kept answers share one byte budget per table ([`KEPT_ANSWER_BYTES`] for the client's): an
+//! answer whose cost does not fit in what is left is not kept, so its wave costs more requests,
+//! never more memory (issue 34: a tenant's many connections each answering megabytes).
+//!
 //! # Guarantees
 //! - Each caller gets exactly its own keys and its own `missing` ([`Revealed::slice_for`]).
 //! - Each caller waits no longer than its own deadline; the request itself runs until the
@@ -24,7 +28,11 @@
 //! - Without named callers nothing outlives the request: the flight leaves the table before
 //!   its answer is handed out, and the answer is dropped with the last caller's copy. With them,
 //!   a timer drops the answer when its wave is over, at most [`WAVE_HORIZON`]'s cap after it
-//!   arrived, used or not; a newer answer replaces it at once. Failures are never kept.
+//!   arrived, used or not; a newer answer replaces (and frees) it at once. Failures are never
+//!   kept.
+//! - The kept answers of a table hold together at most its budget of names and values (each
+//!   answer charged before it is copied, and given back when it is dropped). A newer answer is
+//!   charged before the one it replaces gives its charge back.
 //! - A value served from a kept answer is at most that cap older than one read by the caller
 //!   itself, and was read for another caller of the same vault, credential and scope.
 //!
@@ -37,14 +45,15 @@ use std::{
     collections::{HashMap, HashSet},
     future::Future,
     hash::Hash,
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    sync::{Arc, Mutex, MutexGuard, PoisonError, Weak},
     time::Duration,
 };
 
 use tokio::{sync::watch, task::AbortHandle, time::Instant};
 
-use self::wave::Answer;
+pub(crate) use self::budget::KEPT_ANSWER_BYTES;
 pub(crate) use self::wave::{Horizon, WAVE_HORIZON};
+use self::{budget::KeptBudget, wave::Answer};
 use super::{
     DeadlineStage, FerrVaultError,
     deadline::Deadline,
@@ -152,14 +161,19 @@ pub(crate) struct SingleFlight<K> {
     window: Duration,
     /// How long a kept answer serves its wave ([`WAVE_HORIZON`]).
     horizon: Horizon,
+    /// What the kept answers may hold together ([`KEPT_ANSWER_BYTES`] for the client's).
+    budget: KeptBudget,
 }
 
 impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
-    pub(crate) fn new(window: Duration, horizon: Horizon) -> Self {
+    /// A table whose flights gather for `window`, whose answers serve their waves for `horizon`
+    /// and hold together at most `budget_bytes`.
+    pub(crate) fn new(window: Duration, horizon: Horizon, budget_bytes: usize) -> Self {
         Self {
             table: Arc::default(),
             window,
             horizon,
+            budget: KeptBudget::new(budget_bytes),
         }
     }
 
@@ -263,12 +277,13 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             key: key.clone(),
         };
         let request = fetch(handle);
-        let (table_ref, key_ref, flight_ref, window, horizon) = (
+        let (table_ref, key_ref, flight_ref, window, horizon, budget) = (
             self.table.clone(),
             key.clone(),
             flight.clone(),
             self.window,
             self.horizon,
+            self.budget.clone(),
         );
         let task = tokio::spawn(async move {
             if !window.is_zero() {
@@ -277,7 +292,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             let outcome = request.await;
             let kept = {
                 let state = flight_ref.state();
-                Answer::keep(&outcome, &state.keys, &state.callers, Instant::now())
+                Answer::keep(&outcome, &state.keys, &state.callers, Instant::now(), &budget)
             };
             {
                 let mut table = lock(&table_ref);
@@ -292,7 +307,12 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
                 }
             }
             if let Some(answer) = kept {
-                tokio::spawn(forget_when_over(table_ref, key_ref, answer, horizon));
+                tokio::spawn(forget_when_over(
+                    table_ref,
+                    key_ref,
+                    Arc::downgrade(&answer),
+                    horizon,
+                ));
             }
             flight_ref.done.send_replace(Some(Arc::new(outcome)));
         });
@@ -315,6 +335,12 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             .filter(|slot| slot.answer.is_some())
             .count()
     }
+
+    /// The bytes of the budget the kept answers leave now.
+    #[cfg(test)]
+    fn bytes_left(&self) -> usize {
+        self.budget.left()
+    }
 }
 
 /// What [`SingleFlight::join`] found for a caller.
@@ -325,10 +351,13 @@ enum Joined {
     Flight(Arc<Flight>),
 }
 
-/// Drops `answer` from `key`'s slot when its wave is over, unless a newer answer replaced it.
-async fn forget_when_over<K: Eq + Hash>(table: Table<K>, key: K, answer: Arc<Answer>, horizon: Horizon) {
+/// Drops `answer` from `key`'s slot when its wave is over. Holds it weakly, so an answer a newer
+/// one replaced is freed (and its charge given back) at once, and this ends on waking.
+async fn forget_when_over<K: Eq + Hash>(table: Table<K>, key: K, answer: Weak<Answer>, horizon: Horizon) {
     loop {
-        let ends_at = answer.ends_at(horizon);
+        let Some(ends_at) = answer.upgrade().map(|kept| kept.ends_at(horizon)) else {
+            return;
+        };
         if Instant::now() >= ends_at {
             break;
         }
@@ -339,7 +368,7 @@ async fn forget_when_over<K: Eq + Hash>(table: Table<K>, key: K, answer: Arc<Ans
         if slot
             .answer
             .as_ref()
-            .is_some_and(|kept| Arc::ptr_eq(kept, &answer))
+            .is_some_and(|kept| std::ptr::eq(Arc::as_ptr(kept), answer.as_ptr()))
         {
             slot.answer = None;
         }
@@ -387,6 +416,7 @@ fn lock<K>(table: &Table<K>) -> MutexGuard<'_, HashMap<K, Slot>> {
     table.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+mod budget;
 #[cfg(test)]
 mod tests;
 mod wave;

@@ -1,5 +1,6 @@
 //! The answer a flight leaves for the rest of its wave (see the parent module): a success, kept
-//! for the named callers that did not get it yet, until the wave is over.
+//! for the named callers that did not get it yet, until the wave is over, if its cost fits in
+//! what is left of the client's [`KeptBudget`].
 
 use std::{
     collections::HashSet,
@@ -9,6 +10,7 @@ use std::{
 
 use tokio::time::Instant;
 
+use super::budget::{Charge, KeptBudget, cost};
 use crate::ferrvault::{
     FerrVaultError,
     reveal::{KeySelector, Revealed},
@@ -39,6 +41,8 @@ pub(super) struct Answer {
     keys: KeySelector,
     arrived: Instant,
     state: Mutex<Served>,
+    /// Its cost, taken from the client's budget and given back when it is dropped.
+    _charge: Charge,
 }
 
 /// Whom a kept answer served, and when it last did.
@@ -48,28 +52,33 @@ struct Served {
 }
 
 impl Answer {
-    /// What a flight requested with `keys` leaves for its wave: its `outcome` when it succeeded
-    /// and named `callers` joined it (they have it already); else nothing.
+    /// What a flight requested with `keys` leaves for its wave: its `outcome` when it succeeded,
+    /// named `callers` joined it (they have it already) and its cost fits in what is left of
+    /// `budget` (charged before anything is copied); else nothing.
     pub(super) fn keep(
         outcome: &Result<Revealed, FerrVaultError>,
         keys: &KeySelector,
         callers: &HashSet<String>,
         now: Instant,
+        budget: &KeptBudget,
     ) -> Option<Arc<Self>> {
         let Ok(revealed) = outcome else {
             return None;
         };
-        (!callers.is_empty()).then(|| {
-            Arc::new(Self {
-                revealed: revealed.clone(),
-                keys: keys.clone(),
-                arrived: now,
-                state: Mutex::new(Served {
-                    callers: callers.clone(),
-                    last: now,
-                }),
-            })
-        })
+        if callers.is_empty() {
+            return None;
+        }
+        let charge = budget.charge(cost(revealed, keys))?;
+        Some(Arc::new(Self {
+            revealed: revealed.clone(),
+            keys: keys.clone(),
+            arrived: now,
+            state: Mutex::new(Served {
+                callers: callers.clone(),
+                last: now,
+            }),
+            _charge: charge,
+        }))
     }
 
     /// `caller`'s slice at `now`, if the wave is not over (see `horizon`), the answer covers
