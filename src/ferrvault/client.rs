@@ -31,7 +31,7 @@ use super::{
 ///   reveals of one wave ([`FerrVault::reveal_in_wave`]).
 /// - No secret value is kept after the request that fetched it has been handed out, except the
 ///   answer of a wave, until the wave is over (at most [`FerrVault::wave_horizon`] after it
-///   arrived); the answers kept hold together at most 8 MiB of names and values, whatever
+///   arrived); the answers kept hold together at most 4 MiB of names and values, whatever
 ///   tenants' servers answer (an answer that does not fit is not kept).
 /// - Nothing is sent to a plain `http://` URL unless [`ClientConfig::allow_insecure_http`];
 ///   no connection is made to an address [`ClientConfig::egress`] refuses;

@@ -26,13 +26,14 @@
 //! - Each caller waits no longer than its own deadline; the request itself runs until the
 //!   latest deadline of the callers that joined it, and is cancelled when every caller is gone.
 //! - Without named callers nothing outlives the request: the flight leaves the table before
-//!   its answer is handed out, and the answer is dropped with the last caller's copy. With them,
+//!   its answer is handed out, and the last caller to hold the answer takes it (no copy). With them,
 //!   a timer drops the answer when its wave is over, at most [`WAVE_HORIZON`]'s cap after it
 //!   arrived, used or not; a newer answer replaces (and frees) it at once. Failures are never
 //!   kept.
 //! - The kept answers of a table hold together at most its budget of names and values (each
-//!   answer charged before it is copied, and given back when it is dropped). A newer answer is
-//!   charged before the one it replaces gives its charge back.
+//!   answer charged before it is kept, and given back when it is dropped). A newer answer is
+//!   charged before the one it replaces gives its charge back. A kept answer is the flight's
+//!   own decoded answer, shared, not a copy of it.
 //! - A value served from a kept answer is at most that cap older than one read by the caller
 //!   itself, and was read for another caller of the same vault, credential and scope.
 //!
@@ -60,7 +61,9 @@ use super::{
     reveal::{KeySelector, Revealed},
 };
 
-type Shared = Arc<Result<Revealed, FerrVaultError>>;
+/// A flight's outcome as its callers and its kept answer share it: one decoded answer, never
+/// copied whole to be shared.
+type Shared = Result<Arc<Revealed>, FerrVaultError>;
 type Table<K> = Arc<Mutex<HashMap<K, Slot>>>;
 
 /// The flights of one key, and its kept answer.
@@ -195,31 +198,29 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             Joined::Served(revealed) => return Ok(revealed),
             Joined::Flight(flight) => flight,
         };
-        let _interest = Interest {
+        let interest = Interest {
             flight: flight.clone(),
             table: self.table.clone(),
             key,
         };
         let mut done = flight.done.subscribe();
-        match tokio::time::timeout_at(deadline, done.wait_for(Option::is_some)).await {
-            Ok(Ok(answer)) => {
-                let answer = answer
-                    .clone()
-                    .expect("invariant violated: wait_for returned None");
-                match &*answer {
-                    Ok(revealed) => Ok(revealed.slice_for(&want)),
-                    Err(error) => Err(error.clone()),
-                }
-            }
+        let outcome = match tokio::time::timeout_at(deadline, done.wait_for(Option::is_some)).await {
+            Ok(Ok(answer)) => answer
+                .clone()
+                .expect("invariant violated: wait_for returned None"),
             Ok(Err(_)) | Err(_) => {
                 let stage = if flight.state().frozen {
                     DeadlineStage::InFlight
                 } else {
                     DeadlineStage::WaitingForBudget
                 };
-                Err(FerrVaultError::Deadline { stage })
+                return Err(FerrVaultError::Deadline { stage });
             }
-        }
+        };
+        // Let go of the flight (and the copy of the outcome it holds) first, so the last caller
+        // holding the answer takes it without a copy.
+        drop((done, interest, flight));
+        outcome.map(|revealed| slice_of(revealed, &want))
     }
 
     /// Serves a named caller from the kept answer, or joins a covering flight or the gathering
@@ -289,7 +290,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             if !window.is_zero() {
                 tokio::time::sleep_until((Instant::now() + window).min(flight_ref.deadline.get())).await;
             }
-            let outcome = request.await;
+            let outcome = request.await.map(Arc::new);
             let kept = {
                 let state = flight_ref.state();
                 Answer::keep(&outcome, &state.keys, &state.callers, Instant::now(), &budget)
@@ -314,7 +315,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
                     horizon,
                 ));
             }
-            flight_ref.done.send_replace(Some(Arc::new(outcome)));
+            flight_ref.done.send_replace(Some(outcome));
         });
         *flight.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
         Joined::Flight(flight)
@@ -349,6 +350,15 @@ enum Joined {
     Served(Revealed),
     /// It waits for this flight.
     Flight(Arc<Flight>),
+}
+
+/// `want`'s slice of a shared answer: taken without a copy when nobody else holds it.
+fn slice_of(revealed: Arc<Revealed>, want: &KeySelector) -> Revealed {
+    match (Arc::try_unwrap(revealed), want) {
+        (Ok(whole), KeySelector::All) => whole,
+        (Ok(whole), KeySelector::Names(_)) => whole.slice_for(want),
+        (Err(shared), _) => shared.slice_for(want),
+    }
 }
 
 /// Drops `answer` from `key`'s slot when its wave is over. Holds it weakly, so an answer a newer

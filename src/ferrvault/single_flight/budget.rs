@@ -5,7 +5,7 @@
 //! each took the operator 100 MiB over its peak.
 //!
 //! # Guarantees
-//! - An answer is charged its [`cost`] before it is copied, and kept only if the charge fits in
+//! - An answer is charged its [`cost`] before it is kept, and kept only if the charge fits in
 //!   what is left; the charge returns when the kept answer is dropped ([`Charge`]'s `Drop`).
 //! - What all charges hold together never exceeds the budget: charging is one atomic
 //!   compare-and-swap on what is left.
@@ -17,14 +17,20 @@ use std::sync::{
 
 use crate::ferrvault::reveal::{KeySelector, Revealed};
 
-/// The most bytes the kept answers of one client hold together. A typical answer is a few KiB (a
-/// handful of keys and values): a thousand vaults refreshing within one horizon fit, and their
-/// waves cost one request each as before. An answer that does not fit is not kept: its wave costs
-/// a request per caller, never more memory. Small next to the 32 MiB an attack may cost (issue
-/// 34) and the chart's 256 MiB limit, yet room for three answers holding in a few keys the
-/// [`MAX_REVEAL_BYTES`](crate::ferrvault::MAX_REVEAL_BYTES) a reveal may decode, so a few large
-/// vaults still share their waves.
-pub(crate) const KEPT_ANSWER_BYTES: usize = 8 << 20;
+/// The most bytes the kept answers of one client hold together (issue 34).
+///
+/// A typical answer is a few KiB (a handful of keys and values, each with [`ENTRY_OVERHEAD`]): a
+/// thousand vaults of answers up to 4 KiB, refreshing within one horizon, fit, and their waves
+/// cost one request each as before. An answer that does not fit is not kept: its wave costs a
+/// request per caller, never more memory. The largest answer a reveal may decode
+/// ([`MAX_REVEAL_BYTES`](crate::ferrvault::MAX_REVEAL_BYTES) of names and values) fits alone.
+///
+/// Sized against the 32 MiB an attack may cost the operator: the reveals in flight take up to
+/// 4 × (4 MiB of body + 2 MiB decoded), so the kept answers get 4 MiB and leave room for the
+/// allocator. Measured (`tests/tenant/response_bounds.rs`): forty waves answering 1.2 MB each,
+/// retried every second, cost the operator 63–72 MiB over its peak with no budget, 26–29 MiB
+/// with 8 MiB, 20–25 MiB with this one, and 23 MiB with nothing kept at all.
+pub(crate) const KEPT_ANSWER_BYTES: usize = 4 << 20;
 
 /// What each name or value costs besides its bytes: the `String`'s own header and its share of
 /// the map's nodes. So an answer of thousands of empty values is not counted as free.

@@ -36,7 +36,8 @@ pub(crate) const WAVE_HORIZON: Horizon = Horizon {
 
 /// A successful answer kept for the rest of its wave.
 pub(super) struct Answer {
-    revealed: Revealed,
+    /// The flight's decoded answer, shared with its callers.
+    revealed: Arc<Revealed>,
     /// The selector it was requested with.
     keys: KeySelector,
     arrived: Instant,
@@ -54,9 +55,9 @@ struct Served {
 impl Answer {
     /// What a flight requested with `keys` leaves for its wave: its `outcome` when it succeeded,
     /// named `callers` joined it (they have it already) and its cost fits in what is left of
-    /// `budget` (charged before anything is copied); else nothing.
+    /// `budget`; else nothing.
     pub(super) fn keep(
-        outcome: &Result<Revealed, FerrVaultError>,
+        outcome: &Result<Arc<Revealed>, FerrVaultError>,
         keys: &KeySelector,
         callers: &HashSet<String>,
         now: Instant,
