@@ -18,6 +18,9 @@ use kube::{
 
 use crate::{args::ClusterArgs, error::PluginError};
 
+/// The field manager of the plugin's writes (kubectl's is `kubectl-<verb>`).
+pub const FIELD_MANAGER: &str = "kubectl-ferrvault";
+
 /// Which namespaces a command reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {

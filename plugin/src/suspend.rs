@@ -3,7 +3,7 @@
 //!
 //! # Guarantees
 //! - Only `spec.suspend` is written (a JSON merge patch, field manager
-//!   [`FIELD_MANAGER`](crate::sync::FIELD_MANAGER)). Resuming removes the field rather than
+//!   [`FIELD_MANAGER`](crate::cluster::FIELD_MANAGER)). Resuming removes the field rather than
 //!   writing `false`, so an object resumed reads as it did before it was suspended (nothing
 //!   defaulted into it that a GitOps tool would see as drift).
 //! - A cluster whose CRD has no `spec.suspend` prunes the field silently; the answer is checked,
@@ -15,7 +15,12 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-use crate::{args::Selection, cluster::Cluster, error::PluginError, output::print_out, sync::FIELD_MANAGER};
+use crate::{
+    args::Selection,
+    cluster::{Cluster, FIELD_MANAGER, Scope},
+    error::PluginError,
+    output::print_out,
+};
 
 /// The kinds `suspend` and `resume` act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +119,7 @@ async fn patch(
     suspend: bool,
 ) -> Result<(), PluginError> {
     let api: Api<DynamicObject> = match kind {
-        Kind::Secret => cluster.secrets_in(&crate::cluster::Scope::Namespace(namespace.to_owned())),
+        Kind::Secret => cluster.secrets_in(&Scope::Namespace(namespace.to_owned())),
         Kind::Connection => cluster.connections(namespace),
     };
     let body = json!({ "spec": { "suspend": if suspend { Value::Bool(true) } else { Value::Null } } });

@@ -20,33 +20,12 @@ use serde_json::json;
 
 use crate::{
     args::{OutputFormat, SyncArgs},
-    cluster::{Cluster, Scope},
+    cluster::{Cluster, FIELD_MANAGER, Scope},
     error::PluginError,
     object::{FORCE_SYNC_ANNOTATION, SecretView},
     output::{emit, print_out, printable},
-    wait::{Outcome, until_settled},
+    wait::{Outcome, SyncResult, until_settled},
 };
-
-/// The field manager of the plugin's writes.
-pub const FIELD_MANAGER: &str = "kubectl-ferrvault";
-
-/// What happened to one selected object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SyncResult {
-    /// Its namespace.
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-    /// How its sync ended.
-    pub outcome: Outcome,
-    /// Its Ready condition's status when it ended (`None`: none yet).
-    pub ready: Option<String>,
-    /// Its Ready condition's reason.
-    pub reason: Option<String>,
-    /// Why it is not synced, or the Ready message.
-    pub message: Option<String>,
-}
 
 /// The `-o json|yaml` document.
 #[derive(Debug, Serialize)]
@@ -110,21 +89,6 @@ pub async fn run(cluster: &Cluster, args: SyncArgs) -> Result<(), PluginError> {
             "{n} of {} FerrVaultSecret(s) not synced",
             results.len()
         ))),
-    }
-}
-
-impl SyncResult {
-    /// The result `outcome` for `view` as it reads now, with `message`.
-    pub fn from_view(view: &SecretView, outcome: Outcome, message: &str) -> Self {
-        let ready = view.ready();
-        Self {
-            namespace: view.namespace.clone(),
-            name: view.name.clone(),
-            outcome,
-            ready: ready.as_ref().map(|c| c.status.clone()),
-            reason: ready.as_ref().map(|c| c.reason.clone()),
-            message: Some(message.to_owned()),
-        }
     }
 }
 

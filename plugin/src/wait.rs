@@ -27,7 +27,6 @@ use crate::{
     error::PluginError,
     object::SecretView,
     output::human,
-    sync::SyncResult,
 };
 
 /// How often the objects are read again.
@@ -63,6 +62,39 @@ impl Outcome {
             Self::Requested => "sync requested",
             Self::Suspended => "not synced",
             Self::Gone => "gone",
+        }
+    }
+}
+
+/// What happened to one selected object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncResult {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// How its sync ended.
+    pub outcome: Outcome,
+    /// Its Ready condition's status when it ended (`None`: none yet).
+    pub ready: Option<String>,
+    /// Its Ready condition's reason.
+    pub reason: Option<String>,
+    /// Why it is not synced, or the Ready message.
+    pub message: Option<String>,
+}
+
+impl SyncResult {
+    /// The result `outcome` for `view` as it reads now, with `message`.
+    pub fn from_view(view: &SecretView, outcome: Outcome, message: &str) -> Self {
+        let ready = view.ready();
+        Self {
+            namespace: view.namespace.clone(),
+            name: view.name.clone(),
+            outcome,
+            ready: ready.as_ref().map(|c| c.status.clone()),
+            reason: ready.as_ref().map(|c| c.reason.clone()),
+            message: Some(message.to_owned()),
         }
     }
 }
