@@ -19,7 +19,7 @@ use crate::{
     error::PluginError,
     inputs,
     object::SecretView,
-    output::{emit, print_out, printable, relative},
+    output::{emit, print_out, printable, relative, timestamp},
     verdict::{Because, Due, RuleSettings, Seen, judge},
 };
 use ferrvault_operator::reconcile::rules::duration::format_go_duration;
@@ -238,13 +238,14 @@ fn text(e: &Explanation, now: Timestamp) -> String {
             .unwrap_or_default()
     ));
     lines.push(match e.last_synced_at {
-        Some(at) => format!("Last sync:     {at} ({})", relative(at, now)),
+        Some(at) => format!("Last sync:     {} ({})", timestamp(at), relative(at, now)),
         None => "Last sync:     never".to_owned(),
     });
     match (e.due, e.next_due_at) {
         (_, Some(at)) => lines.push(format!(
-            "Next sync:     {at} ({}): nothing is due before then (synced at this generation, inputs and \
+            "Next sync:     {} ({}): nothing is due before then (synced at this generation, inputs and \
              target as that sync left them)",
+            timestamp(at),
             relative(at, now)
         )),
         ("Suspended", None) => {

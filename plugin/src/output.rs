@@ -75,6 +75,11 @@ pub fn human(duration: Duration) -> String {
     }
 }
 
+/// `at` in RFC 3339 at the API's second precision, as kubectl shows times.
+pub fn timestamp(at: Timestamp) -> String {
+    Timestamp::from_second(at.as_second()).unwrap_or(at).to_string()
+}
+
 /// How far `at` is from `now`: `in 54m`, `5m ago`, `now`.
 pub fn relative(at: Timestamp, now: Timestamp) -> String {
     let delta = at.duration_since(now);

@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use ferrvault_operator::{
-    api::secret::DEFAULT_REFRESH_INTERVAL,
+    api::{FerrVaultSecretStatus, secret::DEFAULT_REFRESH_INTERVAL},
     reconcile::{
         rules::{
             duration::parse_go_duration,
@@ -215,14 +215,29 @@ fn due(view: &SecretView, seen: Option<&Seen>, interval: Interval, now: Timestam
         }
         Freshness::Due => Due::Now(because),
         Freshness::UpToDate(_) if !because.is_empty() => Due::Now(because),
-        Freshness::UpToDate(Some(left)) => Due::At(
-            SignedDuration::try_from(left)
-                .ok()
-                .and_then(|left| now.checked_add(left).ok())
-                .unwrap_or(Timestamp::MAX),
-        ),
+        Freshness::UpToDate(Some(left)) => Due::At(next_refresh(&status, schedule, now, left)),
         Freshness::UpToDate(None) => Due::Never,
     }
+}
+
+/// When the refresh the rule found `left` away from `now` is: `lastSyncedAt` + the wave's
+/// interval (the time the rule measured to), so it reads the same whenever it is asked.
+fn next_refresh(
+    status: &FerrVaultSecretStatus,
+    schedule: Schedule,
+    now: Timestamp,
+    left: Duration,
+) -> Timestamp {
+    let add = |from: Timestamp, span: Duration| {
+        SignedDuration::try_from(span)
+            .ok()
+            .and_then(|s| from.checked_add(s).ok())
+    };
+    match (status.last_synced_at.as_ref(), schedule.after_sync()) {
+        (Some(synced), Some(every)) => add(synced.0, every),
+        _ => add(now, left),
+    }
+    .unwrap_or(Timestamp::MAX)
 }
 
 /// The wave of `cr`: its namespace, connection, project and vault (the objects one reveal can
