@@ -5,7 +5,7 @@
 //! - A FerrVaultSecret: `connection=<uid>/<generation>/<Ready status> token=<version>
 //!   ca=<version> key=<id>`. The connection's Ready status is one of them so that a connection
 //!   turning unreachable or reachable again still makes its FerrVaultSecrets check it (the
-//!   `ferrvaultconnection-dependants` watch enqueues them for that change). A connection not
+//!   `ferrvaultconnection` watch's route to its dependants enqueues them for that change). A connection not
 //!   probed yet counts as `True` ([`ready_for_dependants`]).
 //! - A FerrVaultConnection: `token=<version> ca=<version>`.
 //!

@@ -15,14 +15,11 @@ pub struct Stores {
     /// Every FerrVaultSecret (the `ferrvaultsecret` watches' stores).
     pub secrets: Scoped<Lenient<FerrVaultSecret>>,
     /// Every FerrVaultConnection (the `ferrvaultconnection` watches' stores): what the connection
-    /// reconciler reads of its own objects.
+    /// reconciler reads of its own objects, and FerrVaultSecret passes of their connections. The
+    /// watch's events are what enqueue both for a connection change (by two routes), and it
+    /// stores each change before any route enqueues anything, so such a pass always sees the
+    /// change that caused it (the streams of two watches are not ordered with each other).
     pub connections: Scoped<Lenient<FerrVaultConnection>>,
-    /// Every FerrVaultConnection again (the `ferrvaultconnection-dependants` watches' stores):
-    /// what FerrVaultSecret passes read of their connections. That watch's events are what
-    /// enqueue them for a connection change, and it stores each change before it enqueues
-    /// anything, so such a pass always sees the change that caused it (the streams of two
-    /// watches are not ordered with each other).
-    pub connections_for_dependants: Scoped<Lenient<FerrVaultConnection>>,
     /// The metadata of every Secret (the `secret-metadata` watches' stores).
     pub secret_metadata: Scoped<PartialObjectMeta<Secret>>,
 }
@@ -32,8 +29,7 @@ impl Stores {
     /// any namespace), for a driver without the operator's watches.
     pub fn only_connections(connections: WatchStore<Lenient<FerrVaultConnection>>) -> Self {
         Self {
-            connections: connections.clone().into(),
-            connections_for_dependants: connections.into(),
+            connections: connections.into(),
             ..Self::default()
         }
     }

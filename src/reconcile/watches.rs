@@ -3,8 +3,7 @@
 //! | watch | kind | enqueues |
 //! |---|---|---|
 //! | `ferrvaultsecret` | FerrVaultSecret | itself on a new generation, deletion, or a lost finalizer; its connection while it is being deleted (to unblock the connection's deletion) |
-//! | `ferrvaultconnection` | FerrVaultConnection | itself on a new generation, deletion, or a lost finalizer |
-//! | `ferrvaultconnection-dependants` | FerrVaultConnection | its FerrVaultSecrets when its spec or its Ready status changed (not on every `lastCheckedAt` write, reference §8 item 4, nor on a first probe finding it reachable); the FerrVaultSecrets targeting a Secret it reads, and those refused because a connection read their target (`TargetIsConnectionSecret`: the reference may be gone) |
+//! | `ferrvaultconnection` | FerrVaultConnection | itself on a new generation, deletion, or a lost finalizer; and, by a second route with its own filter, its FerrVaultSecrets when its spec or its Ready status changed (not on every `lastCheckedAt` write, reference §8 item 4, nor on a first probe finding it reachable), the FerrVaultSecrets targeting a Secret it reads, and those refused because a connection read their target (`TargetIsConnectionSecret`: the reference may be gone) |
 //! | `secret-metadata` | Secret, metadata only | the owner FerrVaultSecret of a target that someone else changed or deleted (drift healing), and every FerrVaultSecret targeting it by name (a refused target retried when its owner, annotations or existence change); the connections using it as token or CA Secret, and their FerrVaultSecrets (token rotation) |
 //!
 //! # Guarantees
@@ -17,7 +16,10 @@
 //! - Every store keeps a projection of its objects ([`projection`]): only what the reconcilers
 //!   and these watches read, so memory does not grow with what tenants write (annotations,
 //!   labels, large spec lists); a change of something dropped enqueues nothing.
-//! - With `--watch-namespace` every watch is namespaced: the four watches above for each watched
+//! - One watch per kind: the FerrVaultSecrets a connection change enqueues read the store of the
+//!   watch that enqueued them, which took the change before any of its routes queued a key
+//!   ([`Route`]), so their pass always sees that change.
+//! - With `--watch-namespace` every watch is namespaced: the three watches above for each watched
 //!   namespace (named `<watch>@<namespace>` when there are several), so the operator lists,
 //!   watches and caches nothing of any other namespace.
 //! - Both custom resource kinds are watched as [`Lenient`]: one object that bypassed the CRD
@@ -26,7 +28,7 @@
 
 use std::sync::Arc;
 
-use controller_actors::{ObjectKey, WatchSource, WatchSpec, WatchStore};
+use controller_actors::{ObjectKey, Route, WatchSource, WatchSpec, WatchStore};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta, runtime::watcher};
 
@@ -221,8 +223,8 @@ pub fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWrites>) 
     watches
 }
 
-/// The four watches of one scope (`None`: the whole cluster), named with `suffix`; each watch
-/// maps only to objects of its own scope, through that scope's stores.
+/// The three watches of one scope (`None`: the whole cluster), one per kind, named with
+/// `suffix`; each maps only to objects of its own scope, through that scope's stores.
 fn build_scope(
     client: &kube::Client,
     namespace: Option<&str>,
@@ -245,17 +247,52 @@ fn build_scope(
         api::<Lenient<FerrVaultSecret>>(client, namespace),
         config(),
     );
-    let secret_watch = secret_watch
-        .trim(projection::ferrvault_secret)
-        .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), SECRET_FINALIZER))
-        .listed_as_change(secret_unsettled)
-        .map(secret_keys);
     let (connection_watch, connections) = WatchSpec::full(
         format!("ferrvaultconnection{suffix}"),
         api::<Lenient<FerrVaultConnection>>(client, namespace),
         config(),
     );
-    let connection_watch = connection_watch
+    let (metadata_watch, secret_metadata) = WatchSpec::metadata(
+        format!("secret-metadata{suffix}"),
+        api::<PartialObjectMeta<Secret>>(client, namespace),
+        config(),
+    );
+    let stores = &mut watches.stores;
+    stores.secrets.add(namespace, secrets.clone());
+    stores.connections.add(namespace, connections.clone());
+    stores.secret_metadata.add(namespace, secret_metadata);
+    watches.sources.extend([
+        Box::new(secret_routes(secret_watch)) as Box<dyn WatchSource>,
+        Box::new(connection_routes(connection_watch, secrets.clone())),
+        Box::new(secret_metadata_routes(metadata_watch, own, secrets, connections)),
+    ]);
+}
+
+/// The FerrVaultSecret watch: each FerrVaultSecret enqueues itself (and, while it is being
+/// deleted, its connection).
+fn secret_routes(watch: WatchSpec<Lenient<FerrVaultSecret>>) -> WatchSpec<Lenient<FerrVaultSecret>> {
+    watch
+        .trim(projection::ferrvault_secret)
+        .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), SECRET_FINALIZER))
+        .listed_as_change(secret_unsettled)
+        .map(secret_keys)
+}
+
+/// The FerrVaultConnection watch: each connection enqueues itself, and a second route enqueues
+/// the FerrVaultSecrets a change of it matters to (found in `secrets`).
+fn connection_routes(
+    watch: WatchSpec<Lenient<FerrVaultConnection>>,
+    secrets: WatchStore<Lenient<FerrVaultSecret>>,
+) -> WatchSpec<Lenient<FerrVaultConnection>> {
+    let dependants = Route::map(move |c: &Lenient<FerrVaultConnection>| {
+        let mut keys = dependants_of(&secrets, &c.namespace().unwrap_or_default(), &c.name_any());
+        keys.extend(targets_involving(&secrets, c));
+        keys.sort();
+        keys.dedup();
+        keys
+    })
+    .matters(connection_change_matters_to_dependants);
+    watch
         .trim(projection::ferrvault_connection)
         .matters(|old, new| cr_change_matters(old.map(Resource::meta), new.meta(), CONNECTION_FINALIZER))
         .listed_as_change(connection_unsettled)
@@ -265,45 +302,22 @@ fn build_scope(
                 c.namespace().unwrap_or_default(),
                 c.name_any(),
             )]
-        });
-    let dependants_store = secrets.clone();
-    let (dependants_watch, connections_for_dependants) = WatchSpec::full(
-        format!("ferrvaultconnection-dependants{suffix}"),
-        api::<Lenient<FerrVaultConnection>>(client, namespace),
-        config(),
-    );
-    let dependants_watch = dependants_watch
-        .trim(projection::ferrvault_connection)
-        .matters(connection_change_matters_to_dependants)
-        .map(move |c: &Lenient<FerrVaultConnection>| {
-            let mut keys = dependants_of(
-                &dependants_store,
-                &c.namespace().unwrap_or_default(),
-                &c.name_any(),
-            );
-            keys.extend(targets_involving(&dependants_store, c));
-            keys.sort();
-            keys.dedup();
-            keys
-        });
-    let own_for_filter = own.clone();
-    let (metadata_watch, secret_metadata) = WatchSpec::metadata(
-        format!("secret-metadata{suffix}"),
-        api::<PartialObjectMeta<Secret>>(client, namespace),
-        config(),
-    );
-    let stores = &mut watches.stores;
-    stores.secrets.add(namespace, secrets.clone());
-    stores.connections.add(namespace, connections.clone());
-    stores
-        .connections_for_dependants
-        .add(namespace, connections_for_dependants);
-    stores.secret_metadata.add(namespace, secret_metadata);
-    let metadata_watch = metadata_watch
-        .trim(projection::secret_metadata)
-        .matters(move |old, new| {
-            secret_change_matters(&own_for_filter, old.map(|o| &o.metadata), &new.metadata)
         })
+        .route(dependants)
+}
+
+/// The Secret metadata watch: a Secret someone else changed enqueues the FerrVaultSecrets that
+/// control or target it, and the connections reading it with their FerrVaultSecrets (found in
+/// `secrets` and `connections`); the operator's own writes (`own`) enqueue nothing.
+fn secret_metadata_routes(
+    watch: WatchSpec<PartialObjectMeta<Secret>>,
+    own: Arc<OwnWrites>,
+    secrets: WatchStore<Lenient<FerrVaultSecret>>,
+    connections: WatchStore<Lenient<FerrVaultConnection>>,
+) -> WatchSpec<PartialObjectMeta<Secret>> {
+    watch
+        .trim(projection::secret_metadata)
+        .matters(move |old, new| secret_change_matters(&own, old.map(|o| &o.metadata), &new.metadata))
         .map(move |s: &PartialObjectMeta<Secret>| {
             let ns = s.metadata.namespace.clone().unwrap_or_default();
             let name = s.metadata.name.clone().unwrap_or_default();
@@ -330,13 +344,7 @@ fn build_scope(
             keys.sort();
             keys.dedup();
             keys
-        });
-    watches.sources.extend([
-        Box::new(secret_watch) as Box<dyn WatchSource>,
-        Box::new(connection_watch),
-        Box::new(dependants_watch),
-        Box::new(metadata_watch),
-    ]);
+        })
 }
 
 pub mod projection;

@@ -56,12 +56,10 @@ pub(super) async fn nothing_due(
         return None;
     }
     let stores = &reads.stores;
-    stores.connections_for_dependants.wait_until_listed().await.ok()?;
+    stores.connections.wait_until_listed().await.ok()?;
     stores.secret_metadata.wait_until_listed().await.ok()?;
     let namespace = cr.namespace().unwrap_or_default();
-    let connection = stores
-        .connections_for_dependants
-        .get(&namespace, &cr.spec.connection_ref.name)?;
+    let connection = stores.connections.get(&namespace, &cr.spec.connection_ref.name)?;
     let key = ctx.content_hash_key.get(&ctx.client).await.ok()?;
     let inputs = secret_inputs(connection.valid()?, stores, key);
     let target = cr.spec.target_name(&cr.name_any()).to_owned();
@@ -85,7 +83,7 @@ pub(super) async fn nothing_due(
     }
     // The rule checked the stored version against the recorded one.
     let as_left = KnownTarget::left(stored?, cr.spec.target_type());
-    access::judge(&stores.connections_for_dependants, cr, &target, as_left.secret())
+    access::judge(&stores.connections, cr, &target, as_left.secret())
         .await
         .ok()?;
     Some(next)

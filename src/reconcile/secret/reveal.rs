@@ -41,15 +41,10 @@ pub(super) async fn connection(
             RequeueCase::Failed,
         )
     };
-    let connection = reads::find(
-        &reads.stores.connections_for_dependants,
-        &api,
-        &namespace,
-        connection_name,
-    )
-    .await
-    .map_err(|e| not_found(kube_error_text(&e)))?
-    .ok_or_else(|| not_found(NOT_FOUND.to_owned()))?;
+    let connection = reads::find(&reads.stores.connections, &api, &namespace, connection_name)
+        .await
+        .map_err(|e| not_found(kube_error_text(&e)))?
+        .ok_or_else(|| not_found(NOT_FOUND.to_owned()))?;
     let problem = match connection {
         Lenient::Valid(connection) => match connection_spec_problem(&connection.spec) {
             Ok(()) => return Ok(connection),
