@@ -2,14 +2,12 @@
 //! checked form ([`settings`]), logging ([`logging`]) and the process that wires the operator, the HTTP servers and signals
 //! together ([`run`]).
 
-mod address;
 pub mod args;
 pub mod logging;
 pub mod run;
 pub mod settings;
 pub mod zap;
 
-pub use address::{AddressError, BindAddress};
 pub use args::RunArgs;
 pub use logging::{LogFormat, LogSettings};
 pub use settings::{ConfigError, ProcessEnv, RunSettings};

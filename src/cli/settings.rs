@@ -23,13 +23,12 @@ use std::time::Duration;
 use controller_actors::{Timings, TimingsError};
 
 use super::{
-    address::{AddressError, BindAddress},
     args::RunArgs,
     logging::{LogFormat, LogSettings},
     zap::{ZapEncoder, ZapLevel},
 };
 use crate::{
-    admin::{limits::HttpLimits, secure::CertSource},
+    admin::{AddressError, BindAddress, limits::HttpLimits, secure::CertSource},
     ferrvault::{ClientConfig, ClusterIdentity, EgressPolicy, FerrVault},
     reconcile::rules::{duration::format_go_duration, token_bucket::Rate},
 };

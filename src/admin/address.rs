@@ -1,6 +1,7 @@
 //! Bind addresses in the forms Kubernetes operators use: `:8080` (every interface of every
 //! address family, as Go's `net.Listen` reads it), `127.0.0.1:8082`, `[::1]:8082`,
-//! `localhost:8082`, and `0` for "off" where controller-runtime accepts it.
+//! `localhost:8082`, and `0` for "off" where controller-runtime accepts it. The servers bind
+//! them ([`server`](super::server)); the `run` flags are parsed into them (`cli::settings`).
 
 use std::{
     io,
