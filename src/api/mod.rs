@@ -18,14 +18,14 @@
 //! [`Lenient`] and reported alone (`InvalidSpec`) instead of failing every object of its kind.
 
 pub mod bounds;
-pub mod common;
-pub mod connection;
+pub(crate) mod common;
+pub(crate) mod connection;
 pub mod crdgen;
-pub mod lenient;
+pub(crate) mod lenient;
 pub mod names;
-pub mod reasons;
+pub(crate) mod reasons;
 pub mod samples;
-pub mod secret;
+pub(crate) mod secret;
 
 pub use common::{ConnectionRef, SecretKeyRef};
 pub use connection::{
@@ -34,6 +34,7 @@ pub use connection::{
 pub use lenient::{InvalidObject, Lenient, SpecProblem};
 pub use reasons::{ConditionStatus, ConditionType, Reason};
 pub use secret::{
-    FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, RolloutTarget, SecretSelector, SecretTarget,
+    FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, GO_DURATION_PATTERN,
+    REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RolloutTarget, SecretSelector, SecretTarget,
     Transform, TransformType, WorkloadKind,
 };

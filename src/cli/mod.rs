@@ -7,7 +7,3 @@ pub mod logging;
 pub mod run;
 pub mod settings;
 pub mod zap;
-
-pub use args::RunArgs;
-pub use logging::{LogFormat, LogSettings};
-pub use settings::{ConfigError, ProcessEnv, RunSettings};

@@ -84,11 +84,6 @@ pub fn find_condition(conditions: &[Condition], type_: ConditionType) -> Option<
     conditions.iter().find(|c| c.type_ == type_.as_str())
 }
 
-/// Whether the condition of `type_` is present with status `True`.
-pub fn is_condition_true(conditions: &[Condition], type_: ConditionType) -> bool {
-    find_condition(conditions, type_).is_some_and(|c| c.status == ConditionStatus::True.as_str())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,8 +181,11 @@ mod tests {
             (ready(ConditionStatus::False, Reason::MissingKeys, "m", 1), 20),
         ]);
         assert_eq!(conditions.len(), 2);
-        assert!(is_condition_true(&conditions, ConditionType::RolloutRestarted));
-        assert!(!is_condition_true(&conditions, ConditionType::Ready));
+        let is_true = |type_| {
+            find_condition(&conditions, type_).is_some_and(|c| c.status == ConditionStatus::True.as_str())
+        };
+        assert!(is_true(ConditionType::RolloutRestarted));
+        assert!(!is_true(ConditionType::Ready));
         remove_condition(&mut conditions, ConditionType::RolloutRestarted);
         assert!(find_condition(&conditions, ConditionType::RolloutRestarted).is_none());
         assert!(find_condition(&conditions, ConditionType::Ready).is_some());

@@ -83,8 +83,6 @@ pub const DELETION_BLOCKED_REQUEUE: Duration = Duration::from_secs(30);
 /// The outcome of a FerrVaultSecret reconcile, as far as its next timed run is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequeueCase {
-    /// Synced: next run at the refresh interval, none when refresh is `0s`.
-    Synced,
     /// `MissingKeys`: retry within [`MISSING_KEYS_RETRY`].
     KeysMissing,
     /// `AuthFailed`: retry after [`AUTH_FAILED_REQUEUE`].
@@ -114,21 +112,12 @@ pub fn requeue_after(case: RequeueCase, refresh: Duration) -> Option<Duration> {
         }
     };
     let delay = match case {
-        RequeueCase::Synced if refresh.is_zero() => return None,
-        RequeueCase::Synced => refresh,
         RequeueCase::KeysMissing => within(MISSING_KEYS_RETRY),
         RequeueCase::AuthFailed => AUTH_FAILED_REQUEUE,
         RequeueCase::Failed => within(FAILURE_RETRY),
         RequeueCase::InvalidSpec | RequeueCase::Refused => return None,
     };
     Some(delay.max(MIN_REQUEUE))
-}
-
-/// The retry delay after `MissingKeys` (reference `missingKeysRequeue`):
-/// min(refresh, [`MISSING_KEYS_RETRY`]), and [`MISSING_KEYS_RETRY`] when refresh is `0s`, where
-/// the Go operator stopped retrying altogether.
-pub fn missing_keys_requeue(refresh: Duration) -> Duration {
-    requeue_after(RequeueCase::KeysMissing, refresh).expect("KeysMissing always requeues")
 }
 
 /// The refresh interval of a FerrVaultSecret: `spec.refreshInterval` parsed, or `default`

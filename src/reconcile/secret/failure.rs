@@ -84,8 +84,8 @@ pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
     Failure::new(reason, error.to_string(), case).into()
 }
 
-/// The outcome of a pass that ended with `case` (never [`RequeueCase::Synced`], which
-/// follows the refresh schedule): a timed requeue, or done, waiting for a change.
+/// The outcome of a pass that ended with `case` (a synced pass follows the refresh schedule
+/// instead): a timed requeue, or done, waiting for a change.
 pub(super) fn requeue(case: RequeueCase, refresh: Duration) -> Outcome {
     requeue_after(case, refresh).map_or_else(Outcome::done, Outcome::RequeueAfter)
 }

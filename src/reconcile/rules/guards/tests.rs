@@ -55,12 +55,6 @@ fn cloud_mode_should_need_both_organization_and_project() {
 }
 
 #[test]
-fn a_sync_should_requeue_at_the_refresh_interval_or_not_at_all_when_disabled() {
-    assert_eq!(requeue_after(RequeueCase::Synced, 30 * MINUTE), Some(30 * MINUTE));
-    assert_eq!(requeue_after(RequeueCase::Synced, Duration::ZERO), None);
-}
-
-#[test]
 fn missing_keys_should_retry_within_a_minute_even_when_refresh_is_disabled() {
     assert_eq!(requeue_after(RequeueCase::KeysMissing, 60 * MINUTE), Some(MINUTE));
     assert_eq!(
@@ -105,7 +99,7 @@ fn a_refused_target_should_wait_for_a_change_not_a_timer() {
 #[test]
 fn no_requeue_should_be_shorter_than_the_floor() {
     let tiny = Duration::from_millis(1);
-    for case in [RequeueCase::Synced, RequeueCase::KeysMissing, RequeueCase::Failed] {
+    for case in [RequeueCase::KeysMissing, RequeueCase::Failed] {
         assert_eq!(requeue_after(case, tiny), Some(MIN_REQUEUE), "{case:?}");
     }
 }
