@@ -19,12 +19,17 @@
 
 pub mod bounds;
 pub(crate) mod common;
+// kube's `KubeSchema` derive copies the `pub` of `FerrVaultConnectionSpec` and `SecretTarget`
+// onto a schema struct it generates inside a function for their `x_kube` validation rules, where
+// no attribute of ours reaches it: the lint is allowed on their two files.
+#[allow(unreachable_pub)]
 pub(crate) mod connection;
 pub mod crdgen;
 pub(crate) mod lenient;
 pub mod names;
 pub(crate) mod reasons;
 pub mod samples;
+#[allow(unreachable_pub)]
 pub(crate) mod secret;
 
 pub use common::{ConnectionRef, SecretKeyRef};

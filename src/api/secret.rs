@@ -37,10 +37,10 @@ use super::{
 pub const GO_DURATION_PATTERN: &str = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
 
 /// The CRD default of `spec.refreshInterval`.
-pub const DEFAULT_REFRESH_INTERVAL: &str = "1h";
+pub(crate) const DEFAULT_REFRESH_INTERVAL: &str = "1h";
 
 /// Secret `type` written when `target.type` is unset.
-pub const DEFAULT_TARGET_TYPE: &str = "Opaque";
+pub(crate) const DEFAULT_TARGET_TYPE: &str = "Opaque";
 
 /// Secret types never written: Kubernetes acts on Secrets of these types, so writing one would
 /// turn a vault's content into cluster credentials. The token controller mints a long-lived

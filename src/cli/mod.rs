@@ -2,8 +2,8 @@
 //! checked form ([`settings`]), logging ([`logging`]) and the process that wires the operator, the HTTP servers and signals
 //! together ([`run`]).
 
-pub mod args;
-pub mod logging;
-pub mod run;
-pub mod settings;
-pub mod zap;
+pub(crate) mod args;
+pub(crate) mod logging;
+pub(crate) mod run;
+pub(crate) mod settings;
+pub(crate) mod zap;

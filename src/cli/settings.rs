@@ -34,7 +34,7 @@ use crate::{
 };
 
 /// Where the in-cluster namespace of the pod's ServiceAccount is mounted.
-pub const IN_CLUSTER_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+pub(crate) const IN_CLUSTER_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
 /// What `run` reads from its surroundings besides flags (passed in, so rules stay pure).
 #[derive(Debug, Clone, Default)]
@@ -455,7 +455,10 @@ fn log_settings(args: &RunArgs) -> LogSettings {
 ///
 /// # Errors
 /// [`ConfigError::ReconcileTimeoutBelowFloor`] with both values in Go syntax.
-pub fn check_reconcile_timeout(timeout: Duration, ferrvault: &ClientConfig) -> Result<(), ConfigError> {
+pub(crate) fn check_reconcile_timeout(
+    timeout: Duration,
+    ferrvault: &ClientConfig,
+) -> Result<(), ConfigError> {
     let floor = FerrVault::new(ferrvault.clone()).longest_call();
     if timeout < floor {
         return Err(ConfigError::ReconcileTimeoutBelowFloor {

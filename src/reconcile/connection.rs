@@ -59,17 +59,17 @@ use crate::api::{
 use crate::reconcile::field_manager::patch_params;
 
 /// Bound of one probe (reference: 15s), within the reconcile's own deadline.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Reconciles one FerrVaultConnection: probe, deletion blocking, OIDC invalidation.
-pub struct ConnectionReconciler {
+pub(crate) struct ConnectionReconciler {
     ctx: Arc<Context>,
     reads: Arc<Reads>,
 }
 
 impl ConnectionReconciler {
     /// A reconciler over the shared context, reading through `reads`.
-    pub fn new(ctx: Arc<Context>, reads: Arc<Reads>) -> Self {
+    pub(crate) fn new(ctx: Arc<Context>, reads: Arc<Reads>) -> Self {
         Self { ctx, reads }
     }
 
@@ -272,7 +272,10 @@ enum Probe {
 /// `observedGeneration` differs), which is when a cached OIDC bearer must be forgotten. A
 /// connection never probed has nothing stale to forget (a bearer a FerrVaultSecret pass cached
 /// was obtained with the current spec).
-pub fn spec_changed_since_last_probe(status: &FerrVaultConnectionStatus, generation: Option<i64>) -> bool {
+pub(crate) fn spec_changed_since_last_probe(
+    status: &FerrVaultConnectionStatus,
+    generation: Option<i64>,
+) -> bool {
     find_condition(&status.conditions, ConditionType::Ready)
         .is_some_and(|c| c.observed_generation != generation)
 }

@@ -42,7 +42,7 @@ use ledger::{Decision, Ledger};
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The longest note an Event gets, in bytes (the API server refuses longer ones).
-pub const MAX_NOTE_BYTES: usize = 1024;
+pub(crate) const MAX_NOTE_BYTES: usize = 1024;
 
 /// What a combined Event's note starts with (client-go's aggregate message).
 pub const COMBINED_PREFIX: &str = "(combined from similar events): ";

@@ -12,7 +12,7 @@ use super::events::REPORTING_CONTROLLER;
 pub const FIELD_MANAGER: &str = REPORTING_CONTROLLER;
 
 /// Parameters of a patch by the operator.
-pub fn patch_params() -> PatchParams {
+pub(crate) fn patch_params() -> PatchParams {
     PatchParams {
         field_manager: Some(FIELD_MANAGER.to_owned()),
         ..PatchParams::default()
@@ -20,7 +20,7 @@ pub fn patch_params() -> PatchParams {
 }
 
 /// Parameters of a create or replace by the operator.
-pub fn post_params() -> PostParams {
+pub(crate) fn post_params() -> PostParams {
     PostParams {
         field_manager: Some(FIELD_MANAGER.to_owned()),
         ..PostParams::default()

@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 
 /// Whether `object` carries `finalizer`.
-pub fn has_finalizer<K: Resource>(object: &K, finalizer: &str) -> bool {
+pub(crate) fn has_finalizer<K: Resource>(object: &K, finalizer: &str) -> bool {
     object.finalizers().iter().any(|f| f == finalizer)
 }
 
@@ -21,7 +21,7 @@ pub fn has_finalizer<K: Resource>(object: &K, finalizer: &str) -> bool {
 ///
 /// # Errors
 /// The API error (409 when the object changed since it was read).
-pub async fn add<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
+pub(crate) async fn add<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<K, kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -34,7 +34,7 @@ where
 ///
 /// # Errors
 /// The API error; a 404 (already gone) is not an error.
-pub async fn remove<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<(), kube::Error>
+pub(crate) async fn remove<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<(), kube::Error>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {

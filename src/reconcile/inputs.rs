@@ -26,13 +26,17 @@ use super::{
 use crate::api::{ConditionStatus, ConditionType, FerrVaultConnection, SecretKeyRef};
 
 /// The inputs of a FerrVaultSecret syncing through `connection` with the content-hash `key`.
-pub fn secret_inputs(connection: &FerrVaultConnection, stores: &Stores, key: &ContentHashKey) -> String {
+pub(crate) fn secret_inputs(
+    connection: &FerrVaultConnection,
+    stores: &Stores,
+    key: &ContentHashKey,
+) -> String {
     secret_inputs_by(connection, &store_versions(connection, stores), key)
 }
 
 /// [`secret_inputs`] with the Secrets' versions looked up by `version` (by Secret name; `None`
 /// when unknown).
-pub fn secret_inputs_by(
+pub(crate) fn secret_inputs_by(
     connection: &FerrVaultConnection,
     version: &dyn Fn(&str) -> Option<String>,
     key: &ContentHashKey,
@@ -51,7 +55,7 @@ pub fn secret_inputs_by(
 /// `True`. A FerrVaultSecret that synced through it found it reachable, so its first probe
 /// finding the same is no change to them (at a start, each one synced before that probe would
 /// be enqueued, and could read FerrVault and write its status again); finding it unreachable is.
-pub fn ready_for_dependants(connection: &FerrVaultConnection) -> &str {
+pub(crate) fn ready_for_dependants(connection: &FerrVaultConnection) -> &str {
     connection
         .status
         .as_ref()
@@ -60,12 +64,12 @@ pub fn ready_for_dependants(connection: &FerrVaultConnection) -> &str {
 }
 
 /// The inputs of a probe of `connection`: its token and CA bundle Secrets' versions.
-pub fn connection_inputs(connection: &FerrVaultConnection, stores: &Stores) -> String {
+pub(crate) fn connection_inputs(connection: &FerrVaultConnection, stores: &Stores) -> String {
     connection_inputs_by(connection, &store_versions(connection, stores))
 }
 
 /// The names of the Secrets `connection` reads (its token's, its CA bundle's).
-pub fn connection_secret_names(connection: &FerrVaultConnection) -> impl Iterator<Item = &str> {
+pub(crate) fn connection_secret_names(connection: &FerrVaultConnection) -> impl Iterator<Item = &str> {
     [
         &connection.spec.token_secret_ref,
         &connection.spec.ca_bundle_secret_ref,

@@ -35,7 +35,7 @@ use crate::reconcile::field_manager::patch_params;
 ///
 /// # Errors
 /// The status write failed.
-pub async fn report<K>(
+pub(crate) async fn report<K>(
     ctx: &Context,
     (api, written): (&Api<Lenient<K>>, &WrittenVersions),
     invalid: &InvalidObject,

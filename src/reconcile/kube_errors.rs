@@ -11,7 +11,7 @@ use controller_actors::Outcome;
 use tracing::warn;
 
 /// `Outcome::Error` reason when a Kubernetes API call outside a reported step failed.
-pub const KUBE_API_ERROR: &str = "KubeApiError";
+pub(crate) const KUBE_API_ERROR: &str = "KubeApiError";
 
 /// What a pass was doing when a Kubernetes call failed (outside the steps reported in status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl From<KubeFailure> for Outcome {
 
 /// A Kubernetes API error as a short text: the server's status message, or the error kind.
 /// Never the request or response body beyond the status message (which names objects only).
-pub fn kube_error_text(error: &kube::Error) -> String {
+pub(crate) fn kube_error_text(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) => status.message.clone(),
         other => other.to_string(),
@@ -95,6 +95,6 @@ pub fn kube_error_text(error: &kube::Error) -> String {
 }
 
 /// Whether a Kubernetes API error is a 404.
-pub fn is_not_found(error: &kube::Error) -> bool {
+pub(crate) fn is_not_found(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 404)
 }

@@ -30,20 +30,20 @@ use prometheus_client::{
     registry::Registry,
 };
 
-pub use self::object_labels::ObjectLabels;
+pub(crate) use self::object_labels::ObjectLabels;
 use self::sync_times::SyncTimes;
 use crate::api::Reason;
 
 /// `result` label of the sync duration histogram.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ResultLabel {
+pub(crate) struct ResultLabel {
     /// `success` or `failure`.
     pub result: &'static str,
 }
 
 /// `reason` label of the sync error counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ReasonLabel {
+pub(crate) struct ReasonLabel {
     /// A [`Reason`] string.
     pub reason: &'static str,
 }
@@ -159,7 +159,7 @@ impl SyncMetrics {
 
 /// Records a FerrVaultSecret reconcile's duration when dropped (controller-rs
 /// `ReconcileMeasurer`), so every exit path is measured; `failure` unless [`SyncTimer::succeed`].
-pub struct SyncTimer<'a> {
+pub(crate) struct SyncTimer<'a> {
     metrics: &'a SyncMetrics,
     started: tokio::time::Instant,
     success: bool,
@@ -167,7 +167,7 @@ pub struct SyncTimer<'a> {
 
 impl<'a> SyncTimer<'a> {
     /// Starts timing.
-    pub fn start(metrics: &'a SyncMetrics) -> Self {
+    pub(crate) fn start(metrics: &'a SyncMetrics) -> Self {
         Self {
             metrics,
             started: tokio::time::Instant::now(),
@@ -176,7 +176,7 @@ impl<'a> SyncTimer<'a> {
     }
 
     /// Marks the reconcile a success.
-    pub fn succeed(&mut self) {
+    pub(crate) fn succeed(&mut self) {
         self.success = true;
     }
 }

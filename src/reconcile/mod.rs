@@ -19,29 +19,29 @@
 //!   - Reporting: [`events`], [`metrics`].
 //!   - Limits: [`write_budget`] (how many writes each namespace's objects may cost).
 
-pub mod connection;
-pub mod content_hash_key;
-pub mod context;
-pub mod events;
-pub mod field_manager;
-pub mod finalizer;
-pub mod inputs;
-pub mod invalid_spec;
-pub mod kube_errors;
-pub mod metrics;
-pub mod operator;
-pub mod own_writes;
-pub mod prologue;
-pub mod pruned_map;
-pub mod reads;
-pub mod rules;
-pub mod scoped_store;
-pub mod secret;
-pub mod secret_values;
-pub mod settings;
-pub mod stores;
+pub(crate) mod connection;
+pub(crate) mod content_hash_key;
+pub(crate) mod context;
+pub(crate) mod events;
+pub(crate) mod field_manager;
+pub(crate) mod finalizer;
+pub(crate) mod inputs;
+pub(crate) mod invalid_spec;
+pub(crate) mod kube_errors;
+pub(crate) mod metrics;
+pub(crate) mod operator;
+pub(crate) mod own_writes;
+pub(crate) mod prologue;
+pub(crate) mod pruned_map;
+pub(crate) mod reads;
+pub(crate) mod rules;
+pub(crate) mod scoped_store;
+pub(crate) mod secret;
+pub(crate) mod secret_values;
+pub(crate) mod settings;
+pub(crate) mod stores;
 #[cfg(test)]
 mod test_connection;
-pub mod token;
-pub mod watches;
-pub mod write_budget;
+pub(crate) mod token;
+pub(crate) mod watches;
+pub(crate) mod write_budget;

@@ -37,7 +37,7 @@ enum WriteState {
 
 /// How long after our write its watch event is expected at most: past that, a store that does
 /// not show it has lost it (a re-list that skipped it), and is believed.
-pub const WATCH_LAG: Duration = Duration::from_secs(5);
+pub(crate) const WATCH_LAG: Duration = Duration::from_secs(5);
 
 /// `(namespace, name)` of a Secret.
 type SecretKey = (String, String);

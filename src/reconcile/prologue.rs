@@ -30,7 +30,7 @@ use super::{
 use crate::api::{InvalidObject, Lenient};
 
 /// Where the shared first steps leave a pass.
-pub enum Start<K> {
+pub(crate) enum Start<K> {
     /// The object no longer exists.
     Gone,
     /// Its deletion was requested; our finalizer still holds it.
@@ -47,7 +47,7 @@ pub enum Start<K> {
 ///
 /// # Errors
 /// The read or the finalizer patch failed (a 409 when the object changed meanwhile).
-pub async fn start<K>(
+pub(crate) async fn start<K>(
     objects: &CrStore<K>,
     api: &Api<Lenient<K>>,
     (kind, namespace, name): (&'static str, &str, &str),
@@ -89,7 +89,7 @@ where
 ///
 /// # Errors
 /// The finalizer patch failed.
-pub async fn release<K>(
+pub(crate) async fn release<K>(
     ctx: &Context,
     api: &Api<Lenient<K>>,
     object: &Lenient<K>,

@@ -9,11 +9,11 @@ use std::{
 };
 
 /// The map is never pruned below this many entries (pruning a small map buys nothing).
-pub const MIN_PRUNE_LEN: usize = 1024;
+pub(crate) const MIN_PRUNE_LEN: usize = 1024;
 
 /// See the module doc.
 #[derive(Debug)]
-pub struct PrunedMap<K, V> {
+pub(crate) struct PrunedMap<K, V> {
     map: HashMap<K, V>,
     /// Size after the last pruning.
     pruned_at_len: usize,
@@ -31,7 +31,7 @@ impl<K, V> Default for PrunedMap<K, V> {
 impl<K: Eq + Hash, V> PrunedMap<K, V> {
     /// Drops the entries `stale` picks, if the map has doubled since it was last pruned (and
     /// holds at least [`MIN_PRUNE_LEN`]); call it before each insert.
-    pub fn prune_if_doubled(&mut self, mut stale: impl FnMut(&K, &V) -> bool) {
+    pub(crate) fn prune_if_doubled(&mut self, mut stale: impl FnMut(&K, &V) -> bool) {
         if self.map.len() < MIN_PRUNE_LEN.max(2 * self.pruned_at_len) {
             return;
         }

@@ -152,7 +152,7 @@ fn store_holds_our_write(stored: Option<&str>, ours: Option<&str>) -> bool {
 ///
 /// # Errors
 /// The GET failed, or the store's watch is gone (shutdown).
-pub async fn find<K>(
+pub(crate) async fn find<K>(
     store: &Scoped<Lenient<K>>,
     api: &Api<Lenient<K>>,
     namespace: &str,

@@ -44,11 +44,11 @@ use crate::{
 
 /// The largest token a connection sends: 4 KiB. FerrVault tokens are under 100 bytes and a JWT
 /// bearer a few hundred to 2 KiB; HTTP servers commonly refuse headers over 8 KiB.
-pub const MAX_TOKEN_BYTES: usize = 4 * 1024;
+pub(crate) const MAX_TOKEN_BYTES: usize = 4 * 1024;
 
 /// The largest CA bundle a connection trusts: 64 KiB, some forty PEM certificates. The bundle
 /// adds to the system roots, so it holds a private CA or two, not a trust store.
-pub const MAX_CA_BUNDLE_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_CA_BUNDLE_BYTES: usize = 64 * 1024;
 
 /// Why a Secret's value cannot be used. Names the Secret, the key and the bound, never a value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

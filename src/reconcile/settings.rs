@@ -12,7 +12,7 @@ use crate::ferrvault::ClientConfig;
 /// Controller name of the FerrVaultSecret reconciler (keys, metric labels).
 pub const SECRET_CONTROLLER: &str = "ferrvaultsecret";
 /// Controller name of the FerrVaultConnection reconciler (keys, metric labels).
-pub const CONNECTION_CONTROLLER: &str = "ferrvaultconnection";
+pub(crate) const CONNECTION_CONTROLLER: &str = "ferrvaultconnection";
 
 /// What the `run` flags decide for the reconcilers.
 #[derive(Clone, Debug)]
@@ -42,7 +42,7 @@ pub struct OperatorSettings {
 }
 
 /// `--min-refresh-interval` default.
-pub const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(30);
 
 impl Default for OperatorSettings {
     fn default() -> Self {

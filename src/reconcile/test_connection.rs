@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use crate::api::{ConditionType, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultConnectionStatus};
 
 /// `conn` at `generation`, Ready `ready` (none: not probed yet), `lastCheckedAt` at `checked`.
-pub fn connection(generation: i64, ready: Option<&str>, checked: i64) -> FerrVaultConnection {
+pub(super) fn connection(generation: i64, ready: Option<&str>, checked: i64) -> FerrVaultConnection {
     let mut c = FerrVaultConnection::new(
         "conn",
         FerrVaultConnectionSpec {

@@ -32,7 +32,7 @@ use crate::{
 /// Why a connection's endpoint or credential is unusable: a condition reason and a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
-pub struct AccessError {
+pub(crate) struct AccessError {
     /// `InvalidConnection`, `CaBundleUnreadable`, `TokenUnreadable`, `Redirected`,
     /// `EgressDenied` or a spec refusal (see [`AccessError::is_spec_refusal`]).
     pub reason: Reason,
@@ -53,7 +53,7 @@ impl AccessError {
     /// `CredentialNotOptedIn`): only an edit of the connection or of the Secret it names (watch
     /// events that enqueue it and its FerrVaultSecrets) or of the operator's flags (a restart)
     /// changes the answer.
-    pub fn is_spec_refusal(&self) -> bool {
+    pub(crate) fn is_spec_refusal(&self) -> bool {
         matches!(
             self.reason,
             Reason::InsecureUrl
@@ -68,7 +68,7 @@ impl AccessError {
 /// The condition of a client refusal (a plain `http://` URL, a redirect, the cluster identity
 /// refused, an address the egress policy refuses), naming `what` the call was; `None` for every other failure, which callers map
 /// themselves.
-pub fn refusal(error: &FerrVaultError, what: &str) -> Option<AccessError> {
+pub(crate) fn refusal(error: &FerrVaultError, what: &str) -> Option<AccessError> {
     let refused = match error {
         FerrVaultError::InsecureUrl => AccessError::new(Reason::InsecureUrl, messages::INSECURE_URL),
         FerrVaultError::Redirected { status } => {
@@ -107,7 +107,7 @@ fn identity_refusal(refusal: IdentityRefusal) -> AccessError {
 /// client refuses and `EgressDenied` for an IP-literal host the egress policy refuses (both
 /// before the CA bundle is read), `CaBundleUnreadable` when the bundle's Secret or key cannot be
 /// read or the bundle is over its bound, `CredentialNotOptedIn` when its Secret did not opt in.
-pub async fn endpoint(
+pub(crate) async fn endpoint(
     values: &SecretValues,
     ferrvault: &FerrVault,
     connection: &FerrVaultConnection,
@@ -141,7 +141,7 @@ pub async fn endpoint(
 /// empty or over its bound, or the OIDC exchange fails; `CredentialNotOptedIn` when the token
 /// Secret did not opt in; `InvalidConnection` when the token cannot be a bearer; for `oidc`, the
 /// refusals of [`cluster_credential`] and `Redirected`.
-pub async fn credential(
+pub(crate) async fn credential(
     values: &SecretValues,
     ferrvault: &FerrVault,
     connection: &FerrVaultConnection,

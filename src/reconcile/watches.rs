@@ -34,7 +34,7 @@ use kube::{Api, Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta,
 
 use self::settled::{connection_unsettled, secret_unsettled};
 use super::inputs::ready_for_dependants;
-pub use super::own_writes::OwnWrites;
+pub(crate) use super::own_writes::OwnWrites;
 use super::rules::target_access::connection_secrets;
 use super::settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
 use super::stores::Stores;
@@ -44,7 +44,7 @@ use crate::api::{
 };
 
 /// Every watch, and the stores the reconcilers read instead of the API server.
-pub struct Watches {
+pub(crate) struct Watches {
     /// The watches, for the runtime.
     pub sources: Vec<Box<dyn WatchSource>>,
     /// The watches' stores, across the watched scopes.
@@ -55,7 +55,7 @@ pub struct Watches {
 /// new generation, deletion started, or our `finalizer` removed by someone. Status, label,
 /// annotation and `managedFields` writes do not (the Go operator's `GenerationChangedPredicate`),
 /// nor does our own finalizer being added.
-pub fn cr_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta, finalizer: &str) -> bool {
+pub(crate) fn cr_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta, finalizer: &str) -> bool {
     let Some(old) = old else {
         return true;
     };
@@ -72,7 +72,7 @@ pub fn cr_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta, finalizer: 
 ///
 /// An invalid connection (not matching its type) has no readable Ready status here; turning
 /// invalid or valid again is a new generation, which matters.
-pub fn connection_change_matters_to_dependants(
+pub(crate) fn connection_change_matters_to_dependants(
     old: Option<&Lenient<FerrVaultConnection>>,
     new: &Lenient<FerrVaultConnection>,
 ) -> bool {
@@ -86,7 +86,7 @@ pub fn connection_change_matters_to_dependants(
 
 /// Whether a Secret change matters: not when it is our own write, and not when it is a
 /// first sighting (a start or re-list) of a target that still looks as we left it.
-pub fn secret_change_matters(own: &OwnWrites, old: Option<&ObjectMeta>, new: &ObjectMeta) -> bool {
+pub(crate) fn secret_change_matters(own: &OwnWrites, old: Option<&ObjectMeta>, new: &ObjectMeta) -> bool {
     if own.is_own(new) {
         return false;
     }
@@ -102,7 +102,7 @@ pub fn secret_change_matters(own: &OwnWrites, old: Option<&ObjectMeta>, new: &Ob
 }
 
 /// The FerrVaultSecret that controls a Secret (its controller owner reference), if any.
-pub fn controlling_secret(meta: &ObjectMeta) -> Option<String> {
+pub(crate) fn controlling_secret(meta: &ObjectMeta) -> Option<String> {
     meta.owner_references.iter().flatten().find_map(|o| {
         (o.controller == Some(true)
             && o.kind == "FerrVaultSecret"
@@ -203,7 +203,7 @@ fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
 }
 
 /// Builds every watch; `namespaces` is `--watch-namespace` (empty: the whole cluster).
-pub fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWrites>) -> Watches {
+pub(crate) fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWrites>) -> Watches {
     let mut watches = Watches {
         sources: Vec::new(),
         stores: Stores::default(),
@@ -347,7 +347,7 @@ fn secret_metadata_routes(
         })
 }
 
-pub mod projection;
+pub(crate) mod projection;
 mod settled;
 #[cfg(test)]
 mod tests;

@@ -54,14 +54,14 @@ use super::{
 /// `--namespace-write-qps` default: a namespace of 1,000 FerrVaultSecrets refreshing at the
 /// 30 s floor, every value changing each time, writes 3 times per object per refresh (target,
 /// status, one Event) at most, 111 writes/s at the shortest wave factor (0.9): it never waits.
-pub const DEFAULT_QPS: f64 = 120.0;
+pub(crate) const DEFAULT_QPS: f64 = 120.0;
 
 /// `--namespace-write-burst` default: one refresh wave of those 1,000 objects at once.
-pub const DEFAULT_BURST: u32 = 3000;
+pub(crate) const DEFAULT_BURST: u32 = 3000;
 
 /// The writes a throttled pass is assumed to need when slots are handed out: a sync that
 /// changed the content writes the target, the status and an Event.
-pub const PASS_WRITES: f64 = 3.0;
+pub(crate) const PASS_WRITES: f64 = 3.0;
 
 /// Whether a pass may go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

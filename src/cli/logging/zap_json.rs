@@ -34,13 +34,13 @@ const HEADER: [&str; 4] = ["ts", "level", "logger", "msg"];
 
 /// The event formatter (use with [`JsonFields`] as the span field formatter).
 #[derive(Debug, Clone, Copy)]
-pub struct ZapJson {
+pub(crate) struct ZapJson {
     time: TimeEncoding,
 }
 
 impl ZapJson {
     /// A formatter writing `ts` with `time`.
-    pub fn new(time: TimeEncoding) -> Self {
+    pub(crate) fn new(time: TimeEncoding) -> Self {
         Self { time }
     }
 }

@@ -39,11 +39,11 @@ use crate::reconcile::{
 };
 
 /// An identical event for the same object is not re-sent within this window.
-pub const REPEAT_WINDOW: Duration = Duration::from_secs(10 * 60);
+pub(super) const REPEAT_WINDOW: Duration = Duration::from_secs(10 * 60);
 
 /// A repeat within this window of its last occurrence folds into the Event already written
 /// (kube-runtime's and client-go's series window).
-pub const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
+pub(super) const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
 
 /// Events per object that can still be folded into; the oldest is forgotten first. A content
 /// change of a FerrVaultSecret with three rollout targets publishes four.
@@ -51,15 +51,15 @@ const SERIES_PER_OBJECT: usize = 8;
 
 /// Distinct notes of one kind an object publishes as Events of their own before further ones are
 /// combined (client-go's `defaultAggregateMaxEvents`).
-pub const AGGREGATE_AFTER: u16 = 10;
+pub(super) const AGGREGATE_AFTER: u16 = 10;
 
 /// Notes of one kind count as similar while each comes within this long of the previous one
 /// (client-go's `defaultAggregateIntervalInSeconds`).
-pub const AGGREGATE_WINDOW: Duration = Duration::from_secs(10 * 60);
+pub(super) const AGGREGATE_WINDOW: Duration = Duration::from_secs(10 * 60);
 
 /// The spam filter's bucket per object: 25 writes at once, then one every 5 minutes
 /// (client-go's `defaultSpamBurst` and `defaultSpamQPS`).
-pub const SPAM_RATE: Rate = Rate {
+pub(super) const SPAM_RATE: Rate = Rate {
     per_second: 1.0 / 300.0,
     burst: 25.0,
 };
@@ -73,7 +73,7 @@ const REMEMBERED_FOR: Duration = if REPEAT_WINDOW.as_nanos() > SERIES_WINDOW.as_
 
 /// What to do with an event.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Decision {
+pub(super) enum Decision {
     /// Not news: the same event was the last one published for this object.
     Skip,
     /// The object's spam filter has no token left: write nothing.
@@ -153,7 +153,7 @@ impl<K: Copy + Eq> ObjectEvents<K> {
 
 /// The sink's memory of what it published, keyed by object UID ([`uid_key`]).
 #[derive(Debug)]
-pub struct Ledger<K> {
+pub(super) struct Ledger<K> {
     objects: PrunedMap<u128, ObjectEvents<K>>,
 }
 
@@ -168,7 +168,7 @@ impl<K> Default for Ledger<K> {
 impl<K: Copy + Eq> Ledger<K> {
     /// Decides what publishing `kind` with `note` about object `uid` at `now` does, and
     /// records it; `stamp` names the Event if a new one is written.
-    pub fn record(&mut self, uid: &str, kind: K, note: &str, now: Instant, stamp: u64) -> Decision {
+    pub(super) fn record(&mut self, uid: &str, kind: K, note: &str, now: Instant, stamp: u64) -> Decision {
         self.objects.prune_if_doubled(|_, events| events.expired(now));
         let events = self
             .objects
@@ -223,7 +223,7 @@ impl<K: Copy + Eq> Ledger<K> {
 
     /// Takes back the last [`Ledger::record`] of `uid` that wrote nothing (its write failed),
     /// so a retry is not skipped as a repeat of an Event that does not exist.
-    pub fn unrecord(&mut self, uid: &str, decision: &Decision) {
+    pub(super) fn unrecord(&mut self, uid: &str, decision: &Decision) {
         let Some(events) = self.objects.get_mut(&uid_key(uid)) else {
             return;
         };
@@ -239,7 +239,7 @@ impl<K: Copy + Eq> Ledger<K> {
     }
 
     /// Forgets an object (deleted): a re-created one has a new UID anyway.
-    pub fn forget(&mut self, uid: &str) {
+    pub(super) fn forget(&mut self, uid: &str) {
         self.objects.remove(&uid_key(uid));
     }
 

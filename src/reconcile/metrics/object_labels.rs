@@ -4,7 +4,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 
 /// `namespace`/`name` of one custom resource.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ObjectLabels {
+pub(crate) struct ObjectLabels {
     /// The object's namespace.
     pub namespace: String,
     /// The object's name.

@@ -13,13 +13,13 @@
 use std::fmt;
 
 /// The most bytes a condition message, log message or log field value has (1 KiB).
-pub const MAX_MESSAGE_BYTES: usize = 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// Room kept for the marker: `… [cut: 18446744073709551615 bytes in all]` (44 bytes) fits.
 const MARKER_ROOM: usize = 48;
 
 /// What replaces the end of a text that was `total` bytes long.
-pub fn marker(total: usize) -> String {
+pub(crate) fn marker(total: usize) -> String {
     format!("… [cut: {total} bytes in all]")
 }
 
@@ -27,7 +27,7 @@ pub fn marker(total: usize) -> String {
 ///
 /// # Panics
 /// As [`Bounded::new`].
-pub fn cut(text: String, max: usize) -> String {
+pub(crate) fn cut(text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
     }
@@ -36,7 +36,7 @@ pub fn cut(text: String, max: usize) -> String {
 
 /// `value`'s `Debug` output cut to at most `max` bytes as it is written (a `Display` is written
 /// through it as `format_args!("{value}")`).
-pub struct Bounded<'a> {
+pub(crate) struct Bounded<'a> {
     value: &'a dyn fmt::Debug,
     max: usize,
 }
@@ -46,7 +46,7 @@ impl<'a> Bounded<'a> {
     ///
     /// # Panics
     /// When `max` cannot hold the marker (a programming error: use [`MAX_MESSAGE_BYTES`]).
-    pub fn new(value: &'a dyn fmt::Debug, max: usize) -> Self {
+    pub(crate) fn new(value: &'a dyn fmt::Debug, max: usize) -> Self {
         assert!(
             max >= 2 * MARKER_ROOM,
             "a bound of {max} bytes cannot hold the marker"

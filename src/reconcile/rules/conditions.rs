@@ -23,7 +23,7 @@ use crate::api::{ConditionStatus, ConditionType, Reason};
 /// NOTE: `message` ends up in status, where anyone with `get` on the object reads it; it must
 /// never contain a secret value or token.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConditionUpdate {
+pub(crate) struct ConditionUpdate {
     /// Which condition.
     pub type_: ConditionType,
     /// Its new status.
@@ -38,7 +38,12 @@ pub struct ConditionUpdate {
 
 impl ConditionUpdate {
     /// The `Ready` condition at `status` for `reason`/`message`, observed at `generation`.
-    pub fn ready(status: ConditionStatus, reason: Reason, message: String, generation: Option<i64>) -> Self {
+    pub(crate) fn ready(
+        status: ConditionStatus,
+        reason: Reason,
+        message: String,
+        generation: Option<i64>,
+    ) -> Self {
         Self {
             type_: ConditionType::Ready,
             status,
@@ -51,7 +56,7 @@ impl ConditionUpdate {
 
 /// Writes `update` into `conditions` at time `now`, its message cut to [`MAX_MESSAGE_BYTES`];
 /// see the module guarantees.
-pub fn upsert_condition(conditions: &mut Vec<Condition>, update: ConditionUpdate, now: Timestamp) {
+pub(crate) fn upsert_condition(conditions: &mut Vec<Condition>, update: ConditionUpdate, now: Timestamp) {
     let type_ = update.type_.as_str();
     let status = update.status.as_str();
     let existing = conditions.iter().position(|c| c.type_ == type_);
@@ -75,12 +80,12 @@ pub fn upsert_condition(conditions: &mut Vec<Condition>, update: ConditionUpdate
 
 /// Removes the condition of `type_`, if present (for example `RolloutRestarted` once
 /// `spec.rolloutRestart` is emptied).
-pub fn remove_condition(conditions: &mut Vec<Condition>, type_: ConditionType) {
+pub(crate) fn remove_condition(conditions: &mut Vec<Condition>, type_: ConditionType) {
     conditions.retain(|c| c.type_ != type_.as_str());
 }
 
 /// The condition of `type_`, if present.
-pub fn find_condition(conditions: &[Condition], type_: ConditionType) -> Option<&Condition> {
+pub(crate) fn find_condition(conditions: &[Condition], type_: ConditionType) -> Option<&Condition> {
     conditions.iter().find(|c| c.type_ == type_.as_str())
 }
 

@@ -101,7 +101,7 @@ pub fn separated_content_hash(key: &ContentHashKey, data: &SecretData) -> String
 /// A short identifier of `key`, for `status.observedInputs`: its hash of no data (the same in
 /// both keyed encodings), so a new key (rotation) shows as a new identifier while the key itself
 /// stays unknown (HMAC outputs reveal nothing of the key).
-pub fn key_id(key: &ContentHashKey) -> String {
+pub(crate) fn key_id(key: &ContentHashKey) -> String {
     let mut id = content_hash(key, &SecretData::new());
     id.truncate(12);
     id
@@ -141,7 +141,7 @@ fn recognise(recorded: &str, key: &ContentHashKey, data: &SecretData, current: &
 /// A hash recorded in an earlier encoding, read as `current` when it is an earlier encoding of
 /// the same `data` (unkeyed, or keyed and `0x00`-separated): the content did not change, so the
 /// upgrade restarts nothing. Any other recorded hash is returned unchanged.
-pub fn upgraded(
+pub(crate) fn upgraded(
     recorded: Option<&str>,
     key: &ContentHashKey,
     data: &SecretData,
@@ -158,7 +158,12 @@ pub fn upgraded(
 /// (`current` is today's hash of it): `recorded` itself when it is the keyed `0x00`-separated
 /// hash of the same content, so an upgrade rewrites no target; else `current` (an unkeyed stamp
 /// is replaced, since anyone who reads it can test guesses of the values).
-pub fn stamp(recorded: Option<&str>, key: &ContentHashKey, data: &SecretData, current: &str) -> String {
+pub(crate) fn stamp(
+    recorded: Option<&str>,
+    key: &ContentHashKey,
+    data: &SecretData,
+    current: &str,
+) -> String {
     match recorded.map(|recorded| (recorded, recognise(recorded, key, data, current))) {
         Some((recorded, Recorded::Separated)) => recorded.to_owned(),
         _ => current.to_owned(),

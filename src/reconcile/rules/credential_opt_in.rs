@@ -15,17 +15,17 @@ use std::collections::BTreeMap;
 
 /// The label opting a Secret in as a connection's credential, with the value
 /// [`CREDENTIAL_LABEL_VALUE`].
-pub const CREDENTIAL_LABEL: &str = "ferrvault.com/credential";
+pub(crate) const CREDENTIAL_LABEL: &str = "ferrvault.com/credential";
 
 /// The value of [`CREDENTIAL_LABEL`] that opts a Secret in.
-pub const CREDENTIAL_LABEL_VALUE: &str = "true";
+pub(crate) const CREDENTIAL_LABEL_VALUE: &str = "true";
 
 /// Secret types that are credentials by construction (`ferrvault.com/token`, …): only their
 /// creator chose the type, and a Secret's type is immutable.
-pub const CREDENTIAL_TYPE_PREFIX: &str = "ferrvault.com/";
+pub(crate) const CREDENTIAL_TYPE_PREFIX: &str = "ferrvault.com/";
 
 /// Whether a Secret with `labels` and `type_` opted in as a connection's credential.
-pub fn is_opted_in(labels: Option<&BTreeMap<String, String>>, type_: Option<&str>) -> bool {
+pub(crate) fn is_opted_in(labels: Option<&BTreeMap<String, String>>, type_: Option<&str>) -> bool {
     labels
         .and_then(|labels| labels.get(CREDENTIAL_LABEL))
         .is_some_and(|value| value == CREDENTIAL_LABEL_VALUE)

@@ -24,7 +24,7 @@ use crate::api::{ConditionStatus, ConditionType, Reason};
 
 /// A spec field holding an interval the floor applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IntervalField {
+pub(crate) struct IntervalField {
     /// The field's name in the spec, as the message shows it.
     pub name: &'static str,
     /// What happens at that interval, as the message shows it ("refreshing every 30s").
@@ -34,7 +34,7 @@ pub struct IntervalField {
 }
 
 /// `spec.refreshInterval` of a FerrVaultSecret.
-pub const REFRESH_INTERVAL: IntervalField = IntervalField {
+pub(crate) const REFRESH_INTERVAL: IntervalField = IntervalField {
     name: "refreshInterval",
     activity: "refreshing",
     condition: ConditionType::RefreshIntervalClamped,
@@ -42,7 +42,7 @@ pub const REFRESH_INTERVAL: IntervalField = IntervalField {
 
 /// An interval as the tenant asked for it and as the operator uses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Floored {
+pub(crate) struct Floored {
     /// What the spec says.
     pub requested: Duration,
     /// What the operator uses: `requested`, or the floor when `requested` is shorter (and not
@@ -52,13 +52,13 @@ pub struct Floored {
 
 impl Floored {
     /// Whether the floor replaced the interval asked for.
-    pub fn is_clamped(&self) -> bool {
+    pub(crate) fn is_clamped(&self) -> bool {
         self.effective != self.requested
     }
 }
 
 /// `requested` under the floor `minimum`; see the module guarantees.
-pub fn floor_interval(requested: Duration, minimum: Duration) -> Floored {
+pub(crate) fn floor_interval(requested: Duration, minimum: Duration) -> Floored {
     let effective = if requested.is_zero() {
         requested
     } else {
@@ -69,7 +69,7 @@ pub fn floor_interval(requested: Duration, minimum: Duration) -> Floored {
 
 /// Writes `field`'s condition into `conditions` when `floored` is clamped, and removes it
 /// otherwise (also when the interval is unknown: `None`, an invalid spec).
-pub fn record_clamp(
+pub(crate) fn record_clamp(
     conditions: &mut Vec<Condition>,
     field: IntervalField,
     floored: Option<Floored>,

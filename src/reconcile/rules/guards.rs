@@ -19,7 +19,7 @@ use crate::api::ConnectionMode;
 
 /// What to do with the target Secret when the reveal reported missing keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MissingKeysDecision {
+pub(crate) enum MissingKeysDecision {
     /// Nothing is missing: write the target; Ready follows the write.
     WriteAll,
     /// Keys are missing but the target does not exist and some keys were found: create it with
@@ -32,7 +32,7 @@ pub enum MissingKeysDecision {
 }
 
 /// The missing-keys guard (reference §3.2 step 12).
-pub fn missing_keys_decision(
+pub(crate) fn missing_keys_decision(
     missing: &[String],
     target_exists: bool,
     data: &SecretData,
@@ -46,7 +46,11 @@ pub fn missing_keys_decision(
 
 /// The cloud-scope guard (reference §3.2 step 6): cloud mode needs the connection's
 /// `organization` and the secret's `project`; when either is empty no API call is made.
-pub fn missing_cloud_scope(mode: ConnectionMode, organization: Option<&str>, project: Option<&str>) -> bool {
+pub(crate) fn missing_cloud_scope(
+    mode: ConnectionMode,
+    organization: Option<&str>,
+    project: Option<&str>,
+) -> bool {
     let blank = |value: Option<&str>| value.is_none_or(str::is_empty);
     match mode {
         ConnectionMode::Cloud => blank(organization) || blank(project),
@@ -56,33 +60,33 @@ pub fn missing_cloud_scope(mode: ConnectionMode, organization: Option<&str>, pro
 
 /// Retry bound for `MissingKeys`: keys added upstream show up within a
 /// minute (reference `missingKeysRetry`).
-pub const MISSING_KEYS_RETRY: Duration = Duration::from_secs(60);
+pub(crate) const MISSING_KEYS_RETRY: Duration = Duration::from_secs(60);
 
 /// Requeue after `AuthFailed` (401/403): a credential fix usually comes with a token Secret
 /// change, which triggers a reconcile at once; the timer is the fallback (reference: 5m).
-pub const AUTH_FAILED_REQUEUE: Duration = Duration::from_secs(5 * 60);
+pub(crate) const AUTH_FAILED_REQUEUE: Duration = Duration::from_secs(5 * 60);
 
 /// Upper bound of the retry delay after any other failure (`Unreachable`, `VaultNotFound`,
 /// `ConnectionNotFound`, write failures…). The Go operator waited a whole refresh interval (1h
 /// by default, forever with `0s`); 5m keeps a transient outage short without hammering a server
 /// that is down (the per-credential limiter paces the retries anyway).
-pub const FAILURE_RETRY: Duration = Duration::from_secs(5 * 60);
+pub(crate) const FAILURE_RETRY: Duration = Duration::from_secs(5 * 60);
 
 /// Floor of every timed requeue, so `refreshInterval: 1ms` cannot spin a worker or burn the
 /// credential's request budget.
-pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
+pub(crate) const MIN_REQUEUE: Duration = Duration::from_secs(1);
 
 /// Default re-probe period of a FerrVaultConnection (the `run` flag's default; reference
 /// `connectionProbeInterval`). Probes hit the unauthenticated `/healthz`, outside the limiter.
-pub const DEFAULT_CONNECTION_PROBE_INTERVAL: Duration = Duration::from_secs(10 * 60);
+pub(crate) const DEFAULT_CONNECTION_PROBE_INTERVAL: Duration = Duration::from_secs(10 * 60);
 
 /// Re-check of a connection whose deletion is blocked by dependants (reference
 /// `connectionInUseRequeue`); FerrVaultSecret deletions also trigger it through the watch.
-pub const DELETION_BLOCKED_REQUEUE: Duration = Duration::from_secs(30);
+pub(crate) const DELETION_BLOCKED_REQUEUE: Duration = Duration::from_secs(30);
 
 /// The outcome of a FerrVaultSecret reconcile, as far as its next timed run is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RequeueCase {
+pub(crate) enum RequeueCase {
     /// `MissingKeys`: retry within [`MISSING_KEYS_RETRY`].
     KeysMissing,
     /// `AuthFailed`: retry after [`AUTH_FAILED_REQUEUE`].
@@ -103,7 +107,7 @@ pub enum RequeueCase {
 ///
 /// Failures never depend on refresh being enabled (reference §8 item 9); every delay is at least
 /// [`MIN_REQUEUE`]. `None` means "no timer; wait for a watch event".
-pub fn requeue_after(case: RequeueCase, refresh: Duration) -> Option<Duration> {
+pub(crate) fn requeue_after(case: RequeueCase, refresh: Duration) -> Option<Duration> {
     let within = |bound: Duration| {
         if refresh.is_zero() {
             bound

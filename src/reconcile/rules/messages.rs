@@ -25,16 +25,16 @@ use crate::{
 };
 
 /// How many dependants a `DeletionBlocked` message names before summarising the rest.
-pub const DELETION_BLOCKED_NAMES_SHOWN: usize = 5;
+pub(crate) const DELETION_BLOCKED_NAMES_SHOWN: usize = 5;
 
 /// The most bytes of names a message lists: with its words and the count of the names left out,
 /// it stays within the 1 KiB bound of a message.
-pub const LIST_BUDGET_BYTES: usize = 768;
+pub(crate) const LIST_BUDGET_BYTES: usize = 768;
 
 /// The first of `names` (at most `most`, together no longer than [`LIST_BUDGET_BYTES`]) joined by
 /// spaces, and how many are left out. The first name is shown cut to the budget if it alone does
 /// not fit, so a list is never shown empty while it has names.
-pub fn first_names(names: &[String], most: usize) -> (String, usize) {
+pub(crate) fn first_names(names: &[String], most: usize) -> (String, usize) {
     let mut shown = String::new();
     let mut count = 0;
     for name in names.iter().take(most) {
@@ -61,13 +61,13 @@ fn bounded(args: fmt::Arguments<'_>) -> String {
 }
 
 /// Ready=True/`Synced`: "N key(s) synced into TARGET".
-pub fn synced(key_count: usize, target: &str) -> String {
+pub(crate) fn synced(key_count: usize, target: &str) -> String {
     format!("{key_count} key(s) synced into {target}")
 }
 
 /// Ready=False/`MissingKeys` after a write: "missing in FerrVault: [A B]", then " (and N more)"
 /// past the [`MissingKeys::SHOWN`] names kept.
-pub fn missing_keys(missing: &MissingKeys) -> String {
+pub(crate) fn missing_keys(missing: &MissingKeys) -> String {
     format!(
         "missing in FerrVault: [{}]{}",
         missing.names().join(" "),
@@ -77,13 +77,13 @@ pub fn missing_keys(missing: &MissingKeys) -> String {
 
 /// Ready=False/`MissingKeys` when the guard left the target alone:
 /// "missing in FerrVault: [A B] (and N more): TARGET left unchanged".
-pub fn missing_keys_target_unchanged(missing: &MissingKeys, target: &str) -> String {
+pub(crate) fn missing_keys_target_unchanged(missing: &MissingKeys, target: &str) -> String {
     format!("{}: {target} left unchanged", missing_keys(missing))
 }
 
 /// `status.missingKeys`: the names kept, then "(and N more)" as a last entry when some are not
 /// (it cannot be taken for a key: a Secret's key has no spaces or parentheses).
-pub fn missing_keys_list(missing: &MissingKeys) -> Vec<String> {
+pub(crate) fn missing_keys_list(missing: &MissingKeys) -> Vec<String> {
     let mut list = missing.names().to_vec();
     if missing.hidden() > 0 {
         list.push(and_more(missing.hidden()).trim_start().to_owned());
@@ -102,7 +102,7 @@ fn and_more(hidden: usize) -> String {
 /// Ready=False for a refused target (`TargetTypeRefused`, `TargetIsConnectionSecret`,
 /// `TargetControlledByOther`, `TargetNotOwned`): what was found and, where the user can act, how.
 /// `writer` is the FerrVaultSecret's name.
-pub fn target_refused(refusal: &TargetRefusal, target: &str, writer: &str) -> String {
+pub(crate) fn target_refused(refusal: &TargetRefusal, target: &str, writer: &str) -> String {
     match refusal {
         TargetRefusal::RefusedType { type_ } => bounded(format_args!(
             "target type {type_} is refused: Kubernetes turns Secrets of this type into cluster credentials; \
@@ -129,12 +129,12 @@ pub fn target_refused(refusal: &TargetRefusal, target: &str, writer: &str) -> St
 }
 
 /// Ready=False/`MissingCloudScope`.
-pub const MISSING_CLOUD_SCOPE: &str =
+pub(crate) const MISSING_CLOUD_SCOPE: &str =
     "mode cloud needs organization on the FerrVaultConnection and project on the FerrVaultSecret";
 
 /// RolloutRestarted=False/`RolloutDeferred`: stable for the whole deferral (no status write per
 /// pass), naming when the restart becomes due and the floor.
-pub fn rollout_deferred(until: Timestamp, floor: Duration) -> String {
+pub(crate) fn rollout_deferred(until: Timestamp, floor: Duration) -> String {
     format!(
         "restart deferred until {}: a workload is restarted at most once per {}",
         until.round(jiff::Unit::Second).unwrap_or(until),
@@ -143,16 +143,16 @@ pub fn rollout_deferred(until: Timestamp, floor: Duration) -> String {
 }
 
 /// RolloutRestarted=True/`UpToDate`.
-pub const ROLLOUT_UP_TO_DATE: &str = "workloads run the current content of the target Secret";
+pub(crate) const ROLLOUT_UP_TO_DATE: &str = "workloads run the current content of the target Secret";
 
 /// Connection Ready=True/`Reachable`: "URL responded to /healthz", with any `user:password@`
 /// in the URL replaced by `<redacted>@` so a credential embedded in `spec.url` never reaches status.
-pub fn reachable(url: &str) -> String {
+pub(crate) fn reachable(url: &str) -> String {
     bounded(format_args!("{} responded to /healthz", redact_userinfo(url)))
 }
 
 /// `url` with the userinfo part of its authority (before the last `@`) replaced by `<redacted>`.
-pub fn redact_userinfo(url: &str) -> String {
+pub(crate) fn redact_userinfo(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
@@ -164,11 +164,11 @@ pub fn redact_userinfo(url: &str) -> String {
 }
 
 /// Ready=False/`InsecureUrl`.
-pub const INSECURE_URL: &str = "spec.url is plain http://, refused: tokens and values would travel in clear \
+pub(crate) const INSECURE_URL: &str = "spec.url is plain http://, refused: tokens and values would travel in clear \
      and the operator was not started with --allow-insecure-http; nothing was sent. Use https://";
 
 /// Ready=False/`Redirected`: "FerrVault answered the WHAT with STATUS (a redirect) …".
-pub fn redirected(what: &str, status: u16) -> String {
+pub(crate) fn redirected(what: &str, status: u16) -> String {
     format!(
         "FerrVault answered the {what} with {status} (a redirect): redirects are never followed, so \
          nothing was sent to the location it named; point spec.url at the final address"
@@ -176,15 +176,15 @@ pub fn redirected(what: &str, status: u16) -> String {
 }
 
 /// Ready=False/`UntrustedUrl`: the cluster identity goes to the operator's trusted URLs only.
-pub const UNTRUSTED_URL: &str = "spec.url is not one of the operator's trusted FerrVault URLs \
+pub(crate) const UNTRUSTED_URL: &str = "spec.url is not one of the operator's trusted FerrVault URLs \
      (--oidc-trusted-urls): the cluster identity is only sent there; nothing was sent";
 
 /// Ready=False/`UntrustedUrl` for a connection that adds its own CA bundle.
-pub const CLUSTER_IDENTITY_WITH_CA_BUNDLE: &str = "a connection using the cluster identity cannot set \
+pub(crate) const CLUSTER_IDENTITY_WITH_CA_BUNDLE: &str = "a connection using the cluster identity cannot set \
      caBundleSecretRef: its own CA could vouch for any host under the trusted name; nothing was sent";
 
 /// Ready=False/`ClusterIdentityMismatch`: `FIELD` differs from the operator's `FLAG`.
-pub fn cluster_identity_mismatch(field: &str, flag: &str) -> String {
+pub(crate) fn cluster_identity_mismatch(field: &str, flag: &str) -> String {
     format!(
         "{field} differs from the operator's {flag} and is not used: the cluster identity is configured \
          by the operator; remove {field} (or set it to the operator's value)"
@@ -192,16 +192,16 @@ pub fn cluster_identity_mismatch(field: &str, flag: &str) -> String {
 }
 
 /// Ready=False/`ClusterIdentityUnavailable` when the operator runs without one.
-pub const CLUSTER_IDENTITY_NOT_CONFIGURED: &str = "spec.oidc asks for the cluster identity but the operator has none (--oidc-cluster-id is unset); \
+pub(crate) const CLUSTER_IDENTITY_NOT_CONFIGURED: &str = "spec.oidc asks for the cluster identity but the operator has none (--oidc-cluster-id is unset); \
      use tokenSecretRef, or ask the operator's administrators to configure it";
 
 /// Ready=False/`ClusterIdentityUnavailable` for a connection outside cloud mode.
-pub const CLUSTER_IDENTITY_NEEDS_CLOUD_MODE: &str = "the cluster identity works in mode cloud only: \
+pub(crate) const CLUSTER_IDENTITY_NEEDS_CLOUD_MODE: &str = "the cluster identity works in mode cloud only: \
      a cluster token travels with the namespace (X-FerrVault-Namespace) the server scopes it to";
 
 /// Ready=False/`CredentialNotOptedIn`: the `WHAT` (token, CA bundle) Secret `NAMESPACE/NAME` did
 /// not opt in, and how its owner opts it in.
-pub fn credential_not_opted_in(what: &str, namespace: &str, name: &str) -> String {
+pub(crate) fn credential_not_opted_in(what: &str, namespace: &str, name: &str) -> String {
     format!(
         "{what} Secret {namespace}/{name} is not opted in as a FerrVault credential \
          (--require-credential-opt-in): its owner labels it {CREDENTIAL_LABEL}={CREDENTIAL_LABEL_VALUE} \
@@ -210,25 +210,25 @@ pub fn credential_not_opted_in(what: &str, namespace: &str, name: &str) -> Strin
 }
 
 /// Ready=False/`ConnectionNotFound`: `FerrVaultConnection "NAME": CAUSE`.
-pub fn connection_not_found(name: &str, cause: &str) -> String {
+pub(crate) fn connection_not_found(name: &str, cause: &str) -> String {
     bounded(format_args!("FerrVaultConnection {name:?}: {cause}"))
 }
 
 /// Ready=False/`InvalidRefreshInterval`.
-pub fn invalid_refresh_interval(cause: &str) -> String {
+pub(crate) fn invalid_refresh_interval(cause: &str) -> String {
     bounded(format_args!("spec.refreshInterval: {cause}"))
 }
 
 /// Ready=False/`InvalidSpec`: "PATH: WHAT; fix the object (it bypassed the CRD schema)".
 /// `problem` names a field and the expected type, never the value found there.
-pub fn invalid_spec(problem: &SpecProblem) -> String {
+pub(crate) fn invalid_spec(problem: &SpecProblem) -> String {
     bounded(format_args!(
         "{problem}; fix the object (it bypassed the CRD schema)"
     ))
 }
 
 /// Secret Ready=False/`InvalidConnection` when the connection itself is `InvalidSpec`.
-pub fn connection_spec_invalid(name: &str, problem: &SpecProblem) -> String {
+pub(crate) fn connection_spec_invalid(name: &str, problem: &SpecProblem) -> String {
     bounded(format_args!(
         "FerrVaultConnection {name:?} has an invalid spec ({problem}); fix it (it bypassed the CRD schema)"
     ))
@@ -236,7 +236,12 @@ pub fn connection_spec_invalid(name: &str, problem: &SpecProblem) -> String {
 
 /// `<Field>Clamped`=True/`BelowMinimum`: "refreshInterval 1s is below the operator's minimum of 30s;
 /// refreshing every 30s".
-pub fn interval_clamped(field: &str, activity: &str, requested: Duration, minimum: Duration) -> String {
+pub(crate) fn interval_clamped(
+    field: &str,
+    activity: &str,
+    requested: Duration,
+    minimum: Duration,
+) -> String {
     let minimum = format_go_duration(minimum);
     format!(
         "{field} {} is below the operator's minimum of {minimum}; {activity} every {minimum}",
@@ -245,7 +250,7 @@ pub fn interval_clamped(field: &str, activity: &str, requested: Duration, minimu
 }
 
 /// Ready=False/`SecretTooLarge`.
-pub fn secret_too_large(size: usize, limit: usize, target: &str) -> String {
+pub(crate) fn secret_too_large(size: usize, limit: usize, target: &str) -> String {
     format!(
         "the synced content is {size} bytes, over the {limit}-byte limit of a Secret: {target} left unchanged"
     )
@@ -253,7 +258,7 @@ pub fn secret_too_large(size: usize, limit: usize, target: &str) -> String {
 
 /// Connection Ready=False/`DeletionBlocked`: "cannot delete: still referenced by N
 /// FerrVaultSecret(s): [a b c d e] (and K more)"; `dependants` should be sorted for a stable text.
-pub fn deletion_blocked(dependants: &[String]) -> String {
+pub(crate) fn deletion_blocked(dependants: &[String]) -> String {
     let (shown, hidden) = first_names(dependants, DELETION_BLOCKED_NAMES_SHOWN);
     let more = match hidden {
         0 => String::new(),

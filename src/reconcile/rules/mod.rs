@@ -24,22 +24,22 @@
 
 use std::collections::BTreeMap;
 
-pub mod bounded_text;
-pub mod conditions;
-pub mod content_hash;
-pub mod credential_opt_in;
-pub mod duration;
-pub mod duration_floor;
-pub mod freshness;
-pub mod guards;
+pub(crate) mod bounded_text;
+pub(crate) mod conditions;
+pub(crate) mod content_hash;
+pub(crate) mod credential_opt_in;
+pub(crate) mod duration;
+pub(crate) mod duration_floor;
+pub(crate) mod freshness;
+pub(crate) mod guards;
 pub mod json_expand;
-pub mod messages;
-pub mod rollout_rules;
-pub mod secret_status;
-pub mod spec_bounds;
-pub mod target_access;
-pub mod token_bucket;
-pub mod transforms;
+pub(crate) mod messages;
+pub(crate) mod rollout_rules;
+pub(crate) mod secret_status;
+pub(crate) mod spec_bounds;
+pub(crate) mod target_access;
+pub(crate) mod token_bucket;
+pub(crate) mod transforms;
 
 /// Secret content as the operator handles it: key to raw bytes, sorted by key.
 ///
@@ -57,7 +57,7 @@ pub fn payload_bytes(data: &SecretData) -> usize {
 }
 
 /// Converts revealed string values (as FerrVault returns them) into [`SecretData`].
-pub fn secret_data_from_strings(values: impl IntoIterator<Item = (String, String)>) -> SecretData {
+pub(crate) fn secret_data_from_strings(values: impl IntoIterator<Item = (String, String)>) -> SecretData {
     values
         .into_iter()
         .map(|(key, value)| (key, value.into_bytes()))

@@ -37,13 +37,13 @@ use crate::api::{
 /// The default rollout floor: the least time between two restarts of one workload by the
 /// operator. Five minutes lets a real rotation through at once and bounds a storm of content
 /// changes to twelve restarts an hour per workload.
-pub const ROLLOUT_FLOOR: Duration = Duration::from_secs(5 * 60);
+pub(crate) const ROLLOUT_FLOOR: Duration = Duration::from_secs(5 * 60);
 
 /// When the workload may next be restarted: `None` now, else the end of the floor. `last_restart`
 /// is its `ferrvault.com/restarted-at` ([`last_restart`]). A time in the future counts as now, so a
 /// skewed clock or an edited annotation can delay a restart by one floor at most per pass, and
 /// never allows one sooner.
-pub fn restart_deferred_until(
+pub(crate) fn restart_deferred_until(
     last_restart: Option<Timestamp>,
     now: Timestamp,
     floor: Duration,
@@ -57,7 +57,7 @@ pub fn restart_deferred_until(
 
 /// When the operator last restarted a workload: its pod template's `ferrvault.com/restarted-at`,
 /// if it parses.
-pub fn last_restart(pod_template_annotations: Option<&BTreeMap<String, String>>) -> Option<Timestamp> {
+pub(crate) fn last_restart(pod_template_annotations: Option<&BTreeMap<String, String>>) -> Option<Timestamp> {
     pod_template_annotations?
         .get(RESTARTED_AT_ANNOTATION)?
         .parse()
@@ -69,7 +69,7 @@ pub fn last_restart(pod_template_annotations: Option<&BTreeMap<String, String>>)
 /// The baseline is `last_rolled_out` (`status.lastRolloutHash`), or `previous` (the target's
 /// content-hash annotation before this write) when there is none; empty strings count as absent.
 /// Due iff a baseline exists and differs from `current`.
-pub fn rollout_due(last_rolled_out: Option<&str>, previous: Option<&str>, current: &str) -> bool {
+pub(crate) fn rollout_due(last_rolled_out: Option<&str>, previous: Option<&str>, current: &str) -> bool {
     present(last_rolled_out)
         .or(present(previous))
         .is_some_and(|baseline| baseline != current)
@@ -85,7 +85,7 @@ fn present(hash: Option<&str>) -> Option<&str> {
 /// Applies when rollout targets exist, nothing is recorded yet, and the content is about to change
 /// from `previous` to `current`. Recording `previous` first means a crash or timeout between the
 /// Secret write and the restarts still leaves the rollout due on the next pass.
-pub fn pending_rollout_hash(
+pub(crate) fn pending_rollout_hash(
     has_rollout_targets: bool,
     last_rolled_out: Option<&str>,
     previous: Option<&str>,
@@ -99,7 +99,7 @@ pub fn pending_rollout_hash(
 /// `status.lastRolloutHash` after a pass (reference `rolloutIfDue`): `None` (cleared) without
 /// rollout targets; the recorded hash, unchanged, when a due restart failed or was deferred (so
 /// it stays due and is retried); `current` otherwise (restarted, or nothing was due).
-pub fn last_rollout_hash_after(
+pub(crate) fn last_rollout_hash_after(
     has_rollout_targets: bool,
     restart_pending: bool,
     recorded: Option<&str>,
@@ -115,7 +115,7 @@ pub fn last_rollout_hash_after(
 /// Whether one workload still needs the restart for `current`: its pod-template annotation
 /// `ferrvault.com/content-hash.<cr_uid>` does not already record `current`. Other
 /// FerrVaultSecrets' annotations on the same workload are ignored.
-pub fn workload_needs_restart(
+pub(crate) fn workload_needs_restart(
     pod_template_annotations: Option<&BTreeMap<String, String>>,
     cr_uid: &str,
     current: &str,
@@ -127,7 +127,7 @@ pub fn workload_needs_restart(
 /// Which FerrVaultSecrets of one namespace restart which workloads, as the FerrVaultSecret store
 /// holds them: whose per-CR stamps are still theirs.
 #[derive(Debug, Clone, Default)]
-pub struct RolloutListers {
+pub(crate) struct RolloutListers {
     /// (UID, kind, name) of every rollout target of every readable FerrVaultSecret.
     listed: HashSet<(String, WorkloadKind, String)>,
     /// UIDs of FerrVaultSecrets whose spec cannot be read: they may list any workload.
@@ -139,7 +139,7 @@ pub struct RolloutListers {
 
 impl RolloutListers {
     /// Listers nothing is known of: no stamp is ever taken for stale.
-    pub fn unknown() -> Self {
+    pub(crate) fn unknown() -> Self {
         Self {
             unknown: true,
             ..Self::default()
@@ -147,18 +147,18 @@ impl RolloutListers {
     }
 
     /// Records that the FerrVaultSecret `uid` restarts `targets`.
-    pub fn add(&mut self, uid: &str, targets: &[RolloutTarget]) {
+    pub(crate) fn add(&mut self, uid: &str, targets: &[RolloutTarget]) {
         self.listed
             .extend(targets.iter().map(|t| (uid.to_owned(), t.kind, t.name.clone())));
     }
 
     /// Records a FerrVaultSecret `uid` whose spec cannot be read.
-    pub fn add_unreadable(&mut self, uid: &str) {
+    pub(crate) fn add_unreadable(&mut self, uid: &str) {
         self.unreadable.insert(uid.to_owned());
     }
 
     /// Whether the FerrVaultSecret `uid` may still restart workload `kind`/`name`.
-    pub fn lists(&self, uid: &str, kind: WorkloadKind, name: &str) -> bool {
+    pub(crate) fn lists(&self, uid: &str, kind: WorkloadKind, name: &str) -> bool {
         self.unknown
             || self.unreadable.contains(uid)
             || self.listed.contains(&(uid.to_owned(), kind, name.to_owned()))
@@ -169,7 +169,7 @@ impl RolloutListers {
 /// longer anyone's: not `restarting`'s (the FerrVaultSecret restarting it now), and of a
 /// FerrVaultSecret that is gone or no longer lists this workload, per `listers`. `listers` is
 /// only asked when the workload carries another FerrVaultSecret's stamp (most carry one only).
-pub fn stale_stamps(
+pub(crate) fn stale_stamps(
     pod_template_annotations: Option<&BTreeMap<String, String>>,
     (kind, name): (WorkloadKind, &str),
     restarting: &str,
@@ -196,7 +196,7 @@ pub fn stale_stamps(
 /// `ferrvault.com/restarted-at` (RFC 3339, UTC, nanoseconds) and the per-CR content-hash
 /// annotation on the pod template, removes the `stale` stamps ([`stale_stamps`]) in the same
 /// rollout, and touches nothing else. Needs only `patch` RBAC.
-pub fn restart_patch(cr_uid: &str, content_hash: &str, now: Timestamp, stale: &[String]) -> Value {
+pub(crate) fn restart_patch(cr_uid: &str, content_hash: &str, now: Timestamp, stale: &[String]) -> Value {
     let mut annotations: Map<String, Value> = stale.iter().map(|key| (key.clone(), Value::Null)).collect();
     annotations.insert(RESTARTED_AT_ANNOTATION.to_owned(), now.to_string().into());
     annotations.insert(workload_content_hash_annotation(cr_uid), content_hash.into());

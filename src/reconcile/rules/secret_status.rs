@@ -24,10 +24,10 @@ use crate::{
 
 /// The most keys `status.syncedKeys` lists (issue 34 point 8): 1,000 keys of the longest name a
 /// Secret key may have (253 bytes) keep the list under 256 KiB; any usual Secret is listed whole.
-pub const MAX_LISTED_SYNCED_KEYS: usize = 1000;
+pub(crate) const MAX_LISTED_SYNCED_KEYS: usize = 1000;
 
 /// The status after a failure with `reason`: Ready=False, the rest of the last good sync kept.
-pub fn after_failure(
+pub(crate) fn after_failure(
     previous: &FerrVaultSecretStatus,
     reason: Reason,
     message: String,
@@ -45,7 +45,7 @@ pub fn after_failure(
 
 /// How the rollout step of a pass ended (only with rollout targets).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RolloutState {
+pub(crate) enum RolloutState {
     /// Every workload runs the current content.
     UpToDate,
     /// A restart failed: the first failure (names only); retried.
@@ -55,7 +55,7 @@ pub enum RolloutState {
 }
 
 /// What a sync that wrote (or confirmed) the target produced.
-pub struct SyncedState {
+pub(crate) struct SyncedState {
     /// Keys in the target, sorted.
     pub synced_keys: Vec<String>,
     /// Requested keys absent upstream (the first names, sorted, and their count).
@@ -73,7 +73,7 @@ pub struct SyncedState {
 }
 
 /// The status after a sync that wrote the target.
-pub fn after_sync(
+pub(crate) fn after_sync(
     previous: &FerrVaultSecretStatus,
     state: SyncedState,
     generation: Option<i64>,

@@ -21,7 +21,7 @@ use crate::api::{FerrVaultConnection, Reason, names::ADOPTABLE_BY_ANNOTATION, se
 /// Annotations marking a Secret as a ServiceAccount token: the token controller fills such a
 /// Secret with a long-lived token and the legacy-token cleaner tracks it, so it is never written
 /// whatever its type says.
-pub const SERVICE_ACCOUNT_ANNOTATIONS: [&str; 2] = [
+pub(crate) const SERVICE_ACCOUNT_ANNOTATIONS: [&str; 2] = [
     "kubernetes.io/service-account.name",
     "kubernetes.io/service-account.uid",
 ];
@@ -31,7 +31,7 @@ const IMPLICIT_SECRET_TYPE: &str = "Opaque";
 
 /// How the target may be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TargetAccess {
+pub(crate) enum TargetAccess {
     /// It does not exist: create it, controlled by the FerrVaultSecret.
     Create,
     /// It is controlled by this FerrVaultSecret.
@@ -42,7 +42,7 @@ pub enum TargetAccess {
 
 /// Which Secret of a FerrVaultConnection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConnectionSecretRole {
+pub(crate) enum ConnectionSecretRole {
     /// `tokenSecretRef`.
     Token,
     /// `caBundleSecretRef`.
@@ -51,7 +51,7 @@ pub enum ConnectionSecretRole {
 
 impl ConnectionSecretRole {
     /// The role as a message says it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Token => "token",
             Self::CaBundle => "CA bundle",
@@ -61,7 +61,7 @@ impl ConnectionSecretRole {
 
 /// A Secret a FerrVaultConnection reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectionSecret {
+pub(crate) struct ConnectionSecret {
     /// The connection's name.
     pub connection: String,
     /// The Secret's name (in the connection's namespace).
@@ -71,7 +71,7 @@ pub struct ConnectionSecret {
 }
 
 /// The Secrets `connection` reads (token, CA bundle).
-pub fn connection_secrets(connection: &FerrVaultConnection) -> Vec<ConnectionSecret> {
+pub(crate) fn connection_secrets(connection: &FerrVaultConnection) -> Vec<ConnectionSecret> {
     let name = connection.metadata.name.clone().unwrap_or_default();
     let spec = &connection.spec;
     [
@@ -91,7 +91,7 @@ pub fn connection_secrets(connection: &FerrVaultConnection) -> Vec<ConnectionSec
 
 /// Why the target is not written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetRefusal {
+pub(crate) enum TargetRefusal {
     /// `spec.target.type` is one Kubernetes turns into credentials.
     RefusedType {
         /// The type asked for.
@@ -117,7 +117,7 @@ pub enum TargetRefusal {
 
 impl TargetRefusal {
     /// The Ready=False reason of this refusal.
-    pub fn reason(&self) -> Reason {
+    pub(crate) fn reason(&self) -> Reason {
         match self {
             Self::RefusedType { .. } | Self::KubernetesManaged { .. } => Reason::TargetTypeRefused,
             Self::ConnectionSecret(_) => Reason::TargetIsConnectionSecret,
@@ -129,7 +129,7 @@ impl TargetRefusal {
 
 /// The FerrVaultSecret asking to write a target.
 #[derive(Debug, Clone, Copy)]
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     /// Its name.
     pub name: &'a str,
     /// Its UID (what its controller owner references carry).
@@ -142,7 +142,7 @@ pub struct Writer<'a> {
 /// # Errors
 /// The first refusal, checked in this order: a refused type asked for; a Secret a connection
 /// reads; a Secret Kubernetes acts on; another controller; no opt-in.
-pub fn judge_target(
+pub(crate) fn judge_target(
     writer: Writer<'_>,
     target_name: &str,
     desired_type: &str,

@@ -39,14 +39,14 @@ const MAX_WAIT_SECS: f64 = 86_400.0;
 
 /// The state of one bucket: its tokens (negative when in debt) as of `updated`.
 #[derive(Debug, Clone, Copy)]
-pub struct TokenBucket {
+pub(crate) struct TokenBucket {
     tokens: f64,
     updated: Instant,
 }
 
 impl TokenBucket {
     /// A full bucket at `now`.
-    pub fn full(rate: Rate, now: Instant) -> Self {
+    pub(crate) fn full(rate: Rate, now: Instant) -> Self {
         Self {
             tokens: rate.burst,
             updated: now,
@@ -54,7 +54,7 @@ impl TokenBucket {
     }
 
     /// Takes one token if there is one at `now`.
-    pub fn try_take(&mut self, rate: Rate, now: Instant) -> bool {
+    pub(crate) fn try_take(&mut self, rate: Rate, now: Instant) -> bool {
         self.refill(rate, now);
         let taken = self.tokens >= 1.0;
         if taken {
@@ -64,19 +64,19 @@ impl TokenBucket {
     }
 
     /// Spends `tokens` at `now`, into debt if need be.
-    pub fn spend(&mut self, rate: Rate, now: Instant, tokens: f64) {
+    pub(crate) fn spend(&mut self, rate: Rate, now: Instant, tokens: f64) {
         self.refill(rate, now);
         self.tokens -= tokens;
     }
 
     /// How long from `now` until the bucket holds `tokens` (zero when it does already).
-    pub fn wait_for(&mut self, rate: Rate, now: Instant, tokens: f64) -> Duration {
+    pub(crate) fn wait_for(&mut self, rate: Rate, now: Instant, tokens: f64) -> Duration {
         self.refill(rate, now);
         rate.time_for(tokens - self.tokens)
     }
 
     /// Whether the bucket is full at `now`, so that forgetting it changes nothing.
-    pub fn is_full(&self, rate: Rate, now: Instant) -> bool {
+    pub(crate) fn is_full(&self, rate: Rate, now: Instant) -> bool {
         let mut bucket = *self;
         bucket.refill(rate, now);
         bucket.tokens >= rate.burst

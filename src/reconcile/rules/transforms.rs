@@ -122,7 +122,7 @@ pub fn apply_transforms(input: &SecretData, transforms: &[Transform]) -> Result<
 ///
 /// # Errors
 /// As [`apply_transforms`].
-pub fn apply_transforms_owned(
+pub(crate) fn apply_transforms_owned(
     input: SecretData,
     transforms: &[Transform],
 ) -> Result<SecretData, TransformError> {

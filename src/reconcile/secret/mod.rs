@@ -55,7 +55,7 @@ mod reveal;
 mod rollout;
 mod status;
 mod sync;
-pub mod target;
+pub(crate) mod target;
 
 use std::{sync::Arc, time::Duration};
 

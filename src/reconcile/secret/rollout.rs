@@ -37,7 +37,7 @@ use crate::{
 
 /// What a rollout pass did.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct RolloutReport {
+pub(super) struct RolloutReport {
     /// `Kind/name` of each workload restarted in this pass.
     pub restarted: Vec<String>,
     /// The first failure, for the `RolloutRestarted` condition (names only).
@@ -47,7 +47,7 @@ pub struct RolloutReport {
 }
 
 /// What a rollout pass asks of every workload.
-pub struct Rollout<'a> {
+pub(super) struct Rollout<'a> {
     /// The FerrVaultSecret's namespace (the workloads').
     pub namespace: &'a str,
     /// The FerrVaultSecret's UID (its per-CR pod-template annotation).
@@ -63,7 +63,7 @@ pub struct Rollout<'a> {
 
 /// Which FerrVaultSecrets of `namespace` restart which workloads, from the FerrVaultSecret
 /// store; [`RolloutListers::unknown`] while the store does not hold the namespace, listed.
-pub fn listers_in(store: &Scoped<Lenient<FerrVaultSecret>>, namespace: &str) -> RolloutListers {
+pub(super) fn listers_in(store: &Scoped<Lenient<FerrVaultSecret>>, namespace: &str) -> RolloutListers {
     let Some(scope) = store.of(namespace).filter(|scope| scope.is_listed()) else {
         return RolloutListers::unknown();
     };
@@ -95,7 +95,7 @@ fn api_for(client: &kube::Client, namespace: &str, kind: WorkloadKind) -> Api<Dy
 
 /// Restarts every workload of `targets` that does not run the content yet, unless the floor
 /// defers it.
-pub async fn restart_workloads(
+pub(super) async fn restart_workloads(
     client: &kube::Client,
     rollout: &Rollout<'_>,
     targets: &[RolloutTarget],

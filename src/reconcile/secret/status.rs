@@ -17,7 +17,7 @@ use crate::{
 ///
 /// # Errors
 /// The API error.
-pub async fn write(
+pub(super) async fn write(
     (api, written): (&Api<Lenient<FerrVaultSecret>>, &WrittenVersions),
     name: &str,
     previous: &FerrVaultSecretStatus,

@@ -61,17 +61,17 @@ use crate::{
 /// 253 bytes, a Kubernetes name. What the reconcilers compare kept values with (a FerrVaultSecret
 /// name, our 64-character content hash, `ferrvault-operator`, `true`, our UIDs and kinds) is never
 /// longer, so a longer value compares unequal whether it is kept or not.
-pub const MAX_KEPT_VALUE: usize = 253;
+pub(crate) const MAX_KEPT_VALUE: usize = 253;
 
 /// What a custom resource's stored spec and finalizers may hold of what the projection could drop
 /// (see the module), in bytes: 4 KiB, many times a real manifest's selector and transforms.
 /// Counted as the strings' bytes plus a `String` each, what they cost in memory.
-pub const CACHED_BUDGET: usize = 4 * 1024;
+pub(crate) const CACHED_BUDGET: usize = 4 * 1024;
 
 /// Marks a stored custom resource whose spec lists and foreign finalizers were dropped (over
 /// [`CACHED_BUDGET`]): a pass must read it with a GET. Set only by the projection, in the store;
 /// never written to the API server.
-pub const PARTIAL_ANNOTATION: &str = "ferrvault.com/partially-cached";
+pub(crate) const PARTIAL_ANNOTATION: &str = "ferrvault.com/partially-cached";
 
 /// How much of a kept annotation the reconcilers need.
 #[derive(Clone, Copy)]
@@ -92,7 +92,7 @@ const SECRET_ANNOTATIONS: [(&str, Keep); 5] = [
 ];
 
 /// The `secret-metadata` watches' projection.
-pub fn secret_metadata(secret: &mut PartialObjectMeta<Secret>) {
+pub(crate) fn secret_metadata(secret: &mut PartialObjectMeta<Secret>) {
     secret.types = None;
     let meta = std::mem::take(&mut secret.metadata);
     secret.metadata = ObjectMeta {
@@ -108,7 +108,7 @@ pub fn secret_metadata(secret: &mut PartialObjectMeta<Secret>) {
 }
 
 /// The `ferrvaultsecret` watches' projection.
-pub fn ferrvault_secret(object: &mut Lenient<FerrVaultSecret>) {
+pub(crate) fn ferrvault_secret(object: &mut Lenient<FerrVaultSecret>) {
     let dropped_spec = match object {
         Lenient::Valid(cr) => droppable_spec_bytes(&cr.spec),
         Lenient::Invalid(_) => 0,
@@ -123,12 +123,12 @@ pub fn ferrvault_secret(object: &mut Lenient<FerrVaultSecret>) {
 
 /// The projection of both `ferrvaultconnection` watches (a connection's spec is small: its
 /// strings are bounded by the CRD).
-pub fn ferrvault_connection(object: &mut Lenient<FerrVaultConnection>) {
+pub(crate) fn ferrvault_connection(object: &mut Lenient<FerrVaultConnection>) {
     project_cr_meta(object.meta_mut(), CONNECTION_FINALIZER, 0);
 }
 
 /// Whether a stored custom resource is partial (see [`PARTIAL_ANNOTATION`]).
-pub fn is_partial(meta: &ObjectMeta) -> bool {
+pub(crate) fn is_partial(meta: &ObjectMeta) -> bool {
     meta.annotations
         .as_ref()
         .is_some_and(|a| a.contains_key(PARTIAL_ANNOTATION))

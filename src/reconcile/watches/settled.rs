@@ -12,7 +12,7 @@ use crate::{
 
 /// A FerrVaultSecret needs a pass whatever the stores hold unless it synced here at its
 /// generation (the status half of the freshness rule) and is not being deleted.
-pub fn secret_unsettled(cr: &Lenient<FerrVaultSecret>) -> bool {
+pub(super) fn secret_unsettled(cr: &Lenient<FerrVaultSecret>) -> bool {
     let settled = cr.valid().is_some_and(|cr| {
         cr.status
             .as_ref()
@@ -23,7 +23,7 @@ pub fn secret_unsettled(cr: &Lenient<FerrVaultSecret>) -> bool {
 
 /// A FerrVaultConnection needs a pass whatever the stores hold unless its last probe found it
 /// reachable at its generation (the status half of the probe rule) and it is not being deleted.
-pub fn connection_unsettled(connection: &Lenient<FerrVaultConnection>) -> bool {
+pub(super) fn connection_unsettled(connection: &Lenient<FerrVaultConnection>) -> bool {
     let settled = connection.valid().is_some_and(|c| {
         c.status
             .as_ref()
