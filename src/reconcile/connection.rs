@@ -38,11 +38,10 @@ use tracing::{Instrument, info, info_span};
 use super::{
     context::Context,
     events::EventKind,
-    inputs::connection_inputs,
     invalid_spec,
     kube_errors::{KubeAction, KubeFailure},
     prologue::{self, Start},
-    reads::{Reads, WrittenVersions},
+    read::{Reads, WrittenVersions, connection_inputs},
     rules::{
         conditions::{ConditionUpdate, find_condition, upsert_condition},
         freshness::probe_not_due,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::ferrvault::FerrVault;
 
 use super::{
-    content_hash_key::ContentHashKeySource, events::EventSink, metrics::SyncMetrics, own_writes::OwnWrites,
+    content_hash_key::ContentHashKeySource, events::EventSink, metrics::SyncMetrics, read::OwnWrites,
     settings::OperatorSettings, write_budget::WriteBudget,
 };
 

@@ -20,7 +20,7 @@ use super::{
     context::Context,
     events::EventKind,
     kube_errors::{KubeAction, KubeFailure},
-    reads::WrittenVersions,
+    read::WrittenVersions,
     rules::{
         conditions::{ConditionUpdate, upsert_condition},
         messages,

@@ -21,7 +21,7 @@ use super::{
     context::Context,
     events::EventSink,
     metrics::SyncMetrics,
-    reads::Reads,
+    read::Reads,
     secret::SecretReconciler,
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
     watches,

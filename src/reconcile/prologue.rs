@@ -4,7 +4,7 @@
 //!
 //! # Guarantees
 //! - A missing object is [`Start::Gone`]: nothing is written.
-//! - Every write here is recorded in the kind's [`WrittenVersions`](super::reads::WrittenVersions),
+//! - Every write here is recorded in the kind's [`WrittenVersions`](super::read::WrittenVersions),
 //!   so the next pass does not start from a store that has not seen it yet.
 //! - An object being deleted is handed back untouched as [`Start::Deleting`] (each controller
 //!   has its own cleanup), and [`release`] completes it.
@@ -24,7 +24,7 @@ use super::{
     context::Context,
     finalizer,
     kube_errors::{KubeAction, KubeFailure},
-    reads::CrStore,
+    read::CrStore,
     rules::spec_bounds::SpecBounds,
 };
 use crate::api::{InvalidObject, Lenient};

@@ -19,8 +19,8 @@ use kube::ResourceExt;
 use tokio::time::Instant;
 
 use super::{
+    read::{CaBundleError, SecretValues, ValueError},
     rules::messages,
-    secret_values::{CaBundleError, SecretValues, ValueError},
 };
 use crate::{
     api::{ConnectionMode, FerrVaultConnection, OidcSpec, Reason},

@@ -33,11 +33,11 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta, runtime::watcher};
 
 use self::settled::{connection_unsettled, secret_unsettled};
-use super::inputs::ready_for_dependants;
-pub(crate) use super::own_writes::OwnWrites;
+pub(crate) use super::read::OwnWrites;
+use super::read::ready_for_dependants;
+use super::read::{Stores, projection};
 use super::rules::target_access::connection_secrets;
 use super::settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER};
-use super::stores::Stores;
 use crate::api::{
     ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient, Reason,
     names::{CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
@@ -347,7 +347,6 @@ fn secret_metadata_routes(
         })
 }
 
-pub(crate) mod projection;
 mod settled;
 #[cfg(test)]
 mod tests;

@@ -10,12 +10,12 @@ use super::failure::{Failure, Stop};
 use crate::{
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
     reconcile::{
+        read::Scoped,
         rules::{
             guards::RequeueCase,
             messages,
             target_access::{ConnectionSecret, TargetAccess, Writer, connection_secrets, judge_target},
         },
-        scoped_store::Scoped,
     },
 };
 

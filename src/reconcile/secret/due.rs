@@ -11,8 +11,7 @@ use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus},
     reconcile::{
         context::Context,
-        inputs::secret_inputs,
-        reads::Reads,
+        read::{Reads, secret_inputs},
         rules::{
             freshness::{self as freshness, Freshness, Observed, Schedule, wave_factor},
             guards::MIN_REQUEUE,
@@ -41,7 +40,7 @@ pub(super) fn schedule(cr: &FerrVaultSecret, refresh: Duration) -> Schedule {
 /// when it must sync (including whenever a store cannot tell: the sync reads and reports).
 ///
 /// A pass queued behind the sync that wrote the target can run before the Secret store shows
-/// that write ([`OwnWrites::arriving`](crate::reconcile::own_writes::OwnWrites::arriving)):
+/// that write ([`OwnWrites::arriving`](crate::reconcile::read::OwnWrites::arriving)):
 /// the target is then as left, and the pass looks again after [`MIN_REQUEUE`] to judge it
 /// from the store, rather than syncing again (a GET, a reveal and a status write).
 pub(super) async fn nothing_due(

@@ -11,7 +11,7 @@ use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     reconcile::{
         kube_errors::{KubeAction, KubeFailure},
-        reads::WrittenVersions,
+        read::WrittenVersions,
         rules::{
             duration::DurationError,
             duration_floor::{Floored, REFRESH_INTERVAL, floor_interval, record_clamp},

@@ -76,7 +76,7 @@ use super::{
     kube_errors::{KubeAction, KubeFailure},
     metrics::SyncTimer,
     prologue::{self, Start},
-    reads::Reads,
+    read::{Reads, Stores},
     rules::{
         freshness::Schedule,
         guards::{MIN_REQUEUE, RequeueCase},
@@ -84,7 +84,6 @@ use super::{
         secret_status::{self, RolloutState},
     },
     settings::SECRET_CONTROLLER,
-    stores::Stores,
 };
 use crate::api::{
     FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER,

@@ -1,4 +1,4 @@
-//! The inputs' versions a sync records ([`inputs`](crate::reconcile::inputs)), read before the
+//! The inputs' versions a sync records ([`inputs`](crate::reconcile::read::inputs)), read before the
 //! values they version: a change after this makes the next pass sync again.
 //!
 //! From the Secret metadata store once it has completed its first list. Before that (a start, in
@@ -14,9 +14,8 @@ use kube::{Api, ResourceExt};
 use crate::{
     api::FerrVaultConnection,
     reconcile::{
-        inputs::{connection_secret_names, secret_inputs, secret_inputs_by},
+        read::{Stores, connection_secret_names, secret_inputs, secret_inputs_by},
         rules::content_hash::ContentHashKey,
-        stores::Stores,
     },
 };
 

@@ -12,10 +12,12 @@ use crate::{
     reconcile::{
         context::Context,
         kube_errors::kube_error_text,
-        reads::{self, Reads},
-        rules::guards::{RequeueCase, missing_cloud_scope},
-        rules::messages,
-        rules::spec_bounds::connection_spec_problem,
+        read::{self, Reads},
+        rules::{
+            guards::{RequeueCase, missing_cloud_scope},
+            messages,
+            spec_bounds::connection_spec_problem,
+        },
         token,
     },
 };
@@ -41,7 +43,7 @@ pub(super) async fn connection(
             RequeueCase::Failed,
         )
     };
-    let connection = reads::find(&reads.stores.connections, &api, &namespace, connection_name)
+    let connection = read::find(&reads.stores.connections, &api, &namespace, connection_name)
         .await
         .map_err(|e| not_found(kube_error_text(&e)))?
         .ok_or_else(|| not_found(NOT_FOUND.to_owned()))?;

@@ -27,11 +27,11 @@ use crate::{
     api::{FerrVaultSecret, Lenient, RolloutTarget, WorkloadKind},
     reconcile::{
         kube_errors::{is_not_found, kube_error_text},
+        read::Scoped,
         rules::rollout_rules::{
             RolloutListers, last_restart, restart_deferred_until, restart_patch, stale_stamps,
             workload_needs_restart,
         },
-        scoped_store::Scoped,
     },
 };
 

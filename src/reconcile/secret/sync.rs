@@ -34,7 +34,7 @@ use crate::{
         context::Context,
         events::EventKind,
         kube_errors::{KubeAction, KubeFailure, kube_error_text},
-        reads::Reads,
+        read::Reads,
         rules::{
             MAX_SECRET_BYTES, SecretData,
             content_hash::{ContentHashKey, content_hash, stamp, upgraded},

@@ -1,4 +1,4 @@
-//! The watches' stores the reconcilers read (what they trust them for: [`reads`](super::reads)).
+//! The watches' stores the reconcilers read (what they trust them for: [`reads`](super::cr_store)).
 
 use std::sync::Arc;
 
@@ -6,7 +6,7 @@ use controller_actors::WatchStore;
 use k8s_openapi::api::core::v1::Secret;
 use kube::core::PartialObjectMeta;
 
-use super::scoped_store::Scoped;
+use super::Scoped;
 use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
 
 /// The stores both reconcilers read, each across the watched scopes.

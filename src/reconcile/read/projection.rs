@@ -9,7 +9,7 @@
 //!
 //! | kind | kept | read by |
 //! |---|---|---|
-//! | Secret (metadata) | name, namespace, UID, `resourceVersion`, deletion timestamp | the stores' lookups; [`inputs`](crate::reconcile::inputs) and [`secret_values`](crate::reconcile::secret_values) (versions); `secret_change_matters`, `KnownTarget::as_left` |
+//! | Secret (metadata) | name, namespace, UID, `resourceVersion`, deletion timestamp | the stores' lookups; [`inputs`](crate::reconcile::read::inputs) and [`secret_values`](crate::reconcile::read::secret_values) (versions); `secret_change_matters`, `KnownTarget::as_left` |
 //! | | the controller owner reference (none other) | `controlling_secret`; `judge_target` and `needs_write` on a target as our last write left it |
 //! | | annotations [`MANAGED_BY_ANNOTATION`], [`CONTENT_HASH_ANNOTATION`], [`ADOPTABLE_BY_ANNOTATION`] | `secret_change_matters`, `needs_write`, `recorded_hash`, `judge_target` |
 //! | | annotations [`SERVICE_ACCOUNT_ANNOTATIONS`], presence only | `judge_target` (`kubernetes_marker`) |
@@ -22,7 +22,7 @@
 //! `generateName`, `managedFields`, `selfLink`, `deletionGracePeriodSeconds`. The credential
 //! opt-in label is not read from here either: the opt-in also depends on a Secret's `type`, which
 //! metadata lacks, so it is judged on the Secret read for its value
-//! ([`secret_values`](crate::reconcile::secret_values)), labels and type of that same version.
+//! ([`secret_values`](crate::reconcile::read::secret_values)), labels and type of that same version.
 //!
 //! # Guarantees
 //! - A Secret's stored metadata holds at most a few KiB whatever the Secret carries: each kept
@@ -32,7 +32,7 @@
 //!   (a FerrVaultSecret's `selector`, `transforms` and `rolloutRestart`; finalizers other than
 //!   ours) holds at most [`CACHED_BUDGET`] bytes. Beyond, the store keeps none of it and marks
 //!   the object [`PARTIAL_ANNOTATION`]; a pass reads such an object with a GET
-//!   ([`reads`](crate::reconcile::reads)), so the fields dropped are read only where they are
+//!   ([`reads`](crate::reconcile::read::cr_store)), so the fields dropped are read only where they are
 //!   needed, never from the store. The mappers and filters read none of them.
 //! - The marker cannot be forged: custom resources keep no annotation of their own, so the only
 //!   one a stored object can carry is the projection's.

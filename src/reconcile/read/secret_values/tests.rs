@@ -71,7 +71,7 @@ fn holding(key: &str, value: &str) -> serde_json::Value {
 
 /// A PEM bundle of `copies` of the test CA (about 1.2 KiB each).
 fn bundle(copies: usize) -> String {
-    let ca = include_str!("../../../tests/ferrvault_client/tls_fixtures/ca.pem");
+    let ca = include_str!("../../../../tests/ferrvault_client/tls_fixtures/ca.pem");
     ca.repeat(copies)
 }
 

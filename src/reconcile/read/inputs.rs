@@ -1,5 +1,5 @@
 //! The versions of what a pass reads besides FerrVault, as `status.observedInputs` records them
-//! (see [`freshness`](super::rules::freshness)): read from the stores, so comparing them costs
+//! (see [`freshness`](crate::reconcile::rules::freshness)): read from the stores, so comparing them costs
 //! no request.
 //!
 //! - A FerrVaultSecret: `connection=<uid>/<generation>/<Ready status> token=<version>
@@ -16,13 +16,12 @@
 
 use kube::ResourceExt;
 
-use super::{
-    rules::{
-        conditions::find_condition,
-        content_hash::{ContentHashKey, key_id},
-    },
-    stores::Stores,
+use crate::reconcile::rules::{
+    conditions::find_condition,
+    content_hash::{ContentHashKey, key_id},
 };
+
+use super::Stores;
 use crate::api::{ConditionStatus, ConditionType, FerrVaultConnection, SecretKeyRef};
 
 /// The inputs of a FerrVaultSecret syncing through `connection` with the content-hash `key`.
