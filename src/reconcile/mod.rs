@@ -38,5 +38,5 @@ pub(crate) mod settings;
 #[cfg(test)]
 mod test_connection;
 pub(crate) mod token;
-pub(crate) mod watches;
+pub(crate) mod watch;
 pub(crate) mod write_budget;

@@ -24,7 +24,7 @@ use super::{
     read::Reads,
     secret::SecretReconciler,
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
-    watches,
+    watch,
     write_budget::WriteBudget,
 };
 use crate::ferrvault::{self, FerrVault};
@@ -81,7 +81,7 @@ impl Operator {
 
     /// Adds both reconcilers (`ferrvaultsecret`, `ferrvaultconnection`) and all their watches.
     pub fn install(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
-        let watches = watches::build(
+        let watches = watch::build(
             &self.ctx.client,
             &self.ctx.settings.watch_namespaces,
             self.ctx.own_writes.clone(),

@@ -3,8 +3,9 @@ use serde_json::json;
 
 use super::*;
 use crate::reconcile::{
+    read::OwnWrites,
     rules::target_access::{Writer, judge_target},
-    watches::{OwnWrites, controlling_secret, secret_change_matters},
+    watch::{controlling_secret, secret_change_matters},
 };
 
 fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

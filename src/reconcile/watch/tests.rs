@@ -1,7 +1,17 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
 
-use super::*;
-use crate::api::{InvalidObject, lenient::problem};
+use controller_actors::ObjectKey;
+use kube::api::ObjectMeta;
+
+use super::{keys::uses_secret, *};
+use crate::{
+    api::{
+        InvalidObject,
+        lenient::problem,
+        names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION},
+    },
+    reconcile::settings::SECRET_CONTROLLER,
+};
 
 fn meta(rv: &str, generation: Option<i64>, finalizers: &[&str]) -> ObjectMeta {
     ObjectMeta {
