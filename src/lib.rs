@@ -28,13 +28,11 @@ pub use crate::{
     reconcile::{
         content_hash_key::{CONTENT_HASH_KEY_SECRET, ContentHashKeySource},
         context::Context,
-        events::{COMBINED_PREFIX, EventSink, REPORTING_CONTROLLER},
-        field_manager::FIELD_MANAGER,
-        metrics::SyncMetrics,
         operator::Operator,
+        report::{COMBINED_PREFIX, EventSink, REPORTING_CONTROLLER, SyncMetrics},
         secret::SecretReconciler,
         settings::{OperatorSettings, SECRET_CONTROLLER},
-        write_budget::WriteBudget,
+        write::{FIELD_MANAGER, WriteBudget},
     },
 };
 

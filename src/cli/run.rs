@@ -162,7 +162,7 @@ impl OperatorProcess {
                 lease_namespace: settings.lease_namespace.clone(),
                 lease_name: settings.lease_name.clone(),
                 identity: identity(&settings.pod_name),
-                field_manager: crate::reconcile::field_manager::FIELD_MANAGER.to_owned(),
+                field_manager: crate::reconcile::write::FIELD_MANAGER.to_owned(),
                 timings: settings.timings,
             }))
             .registry(&mut registry);

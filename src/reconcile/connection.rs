@@ -37,11 +37,9 @@ use tracing::{Instrument, info, info_span};
 
 use super::{
     context::Context,
-    events::EventKind,
-    invalid_spec,
-    kube_errors::{KubeAction, KubeFailure},
     prologue::{self, Start},
     read::{Reads, WrittenVersions, connection_inputs},
+    report::EventKind,
     rules::{
         conditions::{ConditionUpdate, find_condition, upsert_condition},
         freshness::probe_not_due,
@@ -50,12 +48,13 @@ use super::{
     },
     settings::CONNECTION_CONTROLLER,
     token,
+    write::{KubeAction, KubeFailure, invalid_spec},
 };
 use crate::api::{
     ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
     Reason, names::CONNECTION_FINALIZER,
 };
-use crate::reconcile::field_manager::patch_params;
+use crate::reconcile::write::patch_params;
 
 /// Bound of one probe (reference: 15s), within the reconcile's own deadline.
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(15);

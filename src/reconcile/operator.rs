@@ -19,13 +19,12 @@ use super::{
     connection::ConnectionReconciler,
     content_hash_key::{ContentHashKeySource, KeyError},
     context::Context,
-    events::EventSink,
-    metrics::SyncMetrics,
     read::Reads,
+    report::{EventSink, SyncMetrics},
     secret::SecretReconciler,
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
     watch,
-    write_budget::WriteBudget,
+    write::WriteBudget,
 };
 use crate::ferrvault::{self, FerrVault};
 

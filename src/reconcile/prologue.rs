@@ -22,10 +22,9 @@ use serde::de::DeserializeOwned;
 
 use super::{
     context::Context,
-    finalizer,
-    kube_errors::{KubeAction, KubeFailure},
     read::CrStore,
     rules::spec_bounds::SpecBounds,
+    write::{KubeAction, KubeFailure, finalizer},
 };
 use crate::api::{InvalidObject, Lenient};
 

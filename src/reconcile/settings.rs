@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{
     rules::{guards::DEFAULT_CONNECTION_PROBE_INTERVAL, rollout_rules::ROLLOUT_FLOOR, token_bucket::Rate},
-    write_budget,
+    write::write_budget,
 };
 use crate::ferrvault::ClientConfig;
 

@@ -36,7 +36,7 @@ use std::{
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
-use crate::reconcile::{kube_errors::kube_error_text, rules::credential_opt_in::is_opted_in};
+use crate::reconcile::{rules::credential_opt_in::is_opted_in, write::kube_error_text};
 
 use super::Stores;
 use crate::{

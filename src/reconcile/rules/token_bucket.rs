@@ -1,6 +1,6 @@
 //! A token bucket as pure arithmetic over the instants its caller passes: `burst` tokens, refilled
 //! at `per_second`. The write budget keeps one per namespace
-//! ([`write_budget`](crate::reconcile::write_budget)); the Event spam filter one per object
+//! ([`write_budget`](crate::reconcile::write::write_budget)); the Event spam filter one per object
 //! (client-go's `EventSourceObjectSpamFilter`, see `events/ledger.rs`).
 //!
 //! The rate is passed to every call rather than stored in the bucket: a bucket is two words, so

@@ -8,9 +8,9 @@ use crate::{
     api::Reason,
     ferrvault::{FerrVaultError, MissingKeys},
     reconcile::{
-        kube_errors::KubeFailure,
         rules::guards::{RequeueCase, requeue_after},
         token,
+        write::KubeFailure,
     },
 };
 

@@ -10,7 +10,6 @@ use super::status;
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     reconcile::{
-        kube_errors::{KubeAction, KubeFailure},
         read::WrittenVersions,
         rules::{
             duration::DurationError,
@@ -18,6 +17,7 @@ use crate::{
             guards::resolve_refresh_interval,
         },
         settings::OperatorSettings,
+        write::{KubeAction, KubeFailure},
     },
 };
 

@@ -35,7 +35,7 @@
 //!   every status written; the condition goes when the interval is no longer clamped (a pass with
 //!   nothing due corrects it too, after the minimum changed).
 //! - A pass with something due asks its namespace's write budget first
-//!   ([`WriteBudget::hold_back`](super::write_budget::WriteBudget::hold_back)): while it is
+//!   ([`WriteBudget::hold_back`](super::write::WriteBudget::hold_back)): while it is
 //!   spent, the pass reveals and writes nothing and is requeued for its slot.
 //!
 //! # Layout
@@ -71,12 +71,9 @@ use self::{
 };
 use super::{
     context::Context,
-    events::EventKind,
-    invalid_spec,
-    kube_errors::{KubeAction, KubeFailure},
-    metrics::SyncTimer,
     prologue::{self, Start},
     read::{Reads, Stores},
+    report::{EventKind, SyncTimer},
     rules::{
         freshness::Schedule,
         guards::{MIN_REQUEUE, RequeueCase},
@@ -84,6 +81,7 @@ use super::{
         secret_status::{self, RolloutState},
     },
     settings::SECRET_CONTROLLER,
+    write::{KubeAction, KubeFailure, invalid_spec},
 };
 use crate::api::{
     FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, names::SECRET_FINALIZER,

@@ -11,7 +11,6 @@ use crate::{
     ferrvault::{KeySelector, RevealRequest, RevealScope, Revealed},
     reconcile::{
         context::Context,
-        kube_errors::kube_error_text,
         read::{self, Reads},
         rules::{
             guards::{RequeueCase, missing_cloud_scope},
@@ -19,6 +18,7 @@ use crate::{
             spec_bounds::connection_spec_problem,
         },
         token,
+        write::kube_error_text,
     },
 };
 

@@ -22,16 +22,16 @@ use kube::{
     api::{ApiResource, DynamicObject, GroupVersionKind, Patch},
 };
 
-use crate::reconcile::field_manager::patch_params;
+use crate::reconcile::write::patch_params;
 use crate::{
     api::{FerrVaultSecret, Lenient, RolloutTarget, WorkloadKind},
     reconcile::{
-        kube_errors::{is_not_found, kube_error_text},
         read::Scoped,
         rules::rollout_rules::{
             RolloutListers, last_restart, restart_deferred_until, restart_patch, stale_stamps,
             workload_needs_restart,
         },
+        write::{is_not_found, kube_error_text},
     },
 };
 

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient},
-    reconcile::{field_manager::patch_params, read::WrittenVersions},
+    reconcile::{read::WrittenVersions, write::patch_params},
 };
 
 /// Writes `status` to `/status` unless it equals `previous`, and records the version it

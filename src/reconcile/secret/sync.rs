@@ -32,9 +32,8 @@ use crate::{
     ferrvault::{MissingKeys, Revealed},
     reconcile::{
         context::Context,
-        events::EventKind,
-        kube_errors::{KubeAction, KubeFailure, kube_error_text},
         read::Reads,
+        report::EventKind,
         rules::{
             MAX_SECRET_BYTES, SecretData,
             content_hash::{ContentHashKey, content_hash, stamp, upgraded},
@@ -45,6 +44,7 @@ use crate::{
             secret_status::{RolloutState, SyncedState},
             transforms::apply_transforms_owned,
         },
+        write::{KubeAction, KubeFailure, kube_error_text},
     },
 };
 

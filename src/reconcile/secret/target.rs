@@ -26,7 +26,7 @@ use kube::{
     api::{DeleteParams, Preconditions},
 };
 
-use crate::reconcile::field_manager::post_params;
+use crate::reconcile::write::post_params;
 use crate::{
     api::{
         FerrVaultSecret, FerrVaultSecretStatus,

@@ -16,18 +16,19 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tracing::warn;
 
-use super::{
+use crate::reconcile::{
     context::Context,
-    events::EventKind,
-    kube_errors::{KubeAction, KubeFailure},
     read::WrittenVersions,
+    report::EventKind,
     rules::{
         conditions::{ConditionUpdate, upsert_condition},
         messages,
     },
 };
+
+use super::{KubeAction, KubeFailure};
 use crate::api::{ConditionStatus, InvalidObject, Lenient, Reason};
-use crate::reconcile::field_manager::patch_params;
+use crate::reconcile::write::patch_params;
 
 /// Writes `InvalidSpec` into the status of `invalid` (recording the version it produced in
 /// `written`) and publishes its Event. The pass is then done with no timer: only an edit (a new

@@ -46,7 +46,7 @@ use prometheus_client::{
 };
 use tokio::time::Instant;
 
-use super::{
+use crate::reconcile::{
     pruned_map::PrunedMap,
     rules::token_bucket::{Rate, TokenBucket},
 };

@@ -6,7 +6,7 @@
 
 use kube::api::{PatchParams, PostParams};
 
-use super::events::REPORTING_CONTROLLER;
+use crate::reconcile::report::REPORTING_CONTROLLER;
 
 /// The field manager of the operator's writes (the same name as its Events' controller).
 pub const FIELD_MANAGER: &str = REPORTING_CONTROLLER;

@@ -7,7 +7,7 @@
 //! [`Lenient::Invalid`](crate::api::Lenient::Invalid): a spec that does not match its type never
 //! blocks a deletion.
 
-use crate::reconcile::field_manager::patch_params;
+use crate::reconcile::write::patch_params;
 use kube::{Api, Resource, ResourceExt, api::Patch};
 use serde::de::DeserializeOwned;
 use serde_json::json;

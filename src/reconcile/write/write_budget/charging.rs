@@ -6,7 +6,7 @@
 //!   `/apis/GROUP/VERSION/namespaces/NS/…`), once per request sent, answered or not. Reads,
 //!   watches and cluster-scoped requests are not.
 //! - Nothing is refused or delayed here: admission is the passes' business
-//!   ([`WriteBudget::admit`](super::WriteBudget::admit)).
+//!   ([`WriteBudget::admit`](crate::reconcile::write::WriteBudget::admit)).
 
 use std::{
     sync::Arc,
