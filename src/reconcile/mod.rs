@@ -32,6 +32,5 @@ pub(crate) mod secret;
 pub(crate) mod settings;
 #[cfg(test)]
 mod test_connection;
-pub(crate) mod token;
 pub(crate) mod watch;
 pub(crate) mod write;

@@ -8,8 +8,8 @@ use crate::{
     api::Reason,
     ferrvault::{FerrVaultError, MissingKeys},
     reconcile::{
+        connection::access,
         rules::guards::{RequeueCase, requeue_after},
-        token,
         write::KubeFailure,
     },
 };
@@ -69,7 +69,7 @@ pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
     if error.is_rate_limited() {
         return Stop::RateLimited(error.retry_after());
     }
-    if let Some(refused) = token::refusal(&error, "reveal") {
+    if let Some(refused) = access::refusal(&error, "reveal") {
         return Failure::new(refused.reason, refused.message, RequeueCase::Failed).into();
     }
     let (reason, case) = if error.is_auth() {

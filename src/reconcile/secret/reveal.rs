@@ -10,6 +10,7 @@ use crate::{
     api::{ConnectionMode, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     ferrvault::{KeySelector, RevealRequest, RevealScope, Revealed},
     reconcile::{
+        connection::access,
         context::Context,
         read::{self, Reads},
         rules::{
@@ -17,7 +18,6 @@ use crate::{
             messages,
             spec_bounds::connection_spec_problem,
         },
-        token,
         write::kube_error_text,
     },
 };
@@ -79,7 +79,7 @@ pub(super) async fn reveal(
     deadline: Instant,
 ) -> Result<Revealed, Stop> {
     let namespace = cr.namespace().unwrap_or_default();
-    let access = |e: token::AccessError| {
+    let refused = |e: access::AccessError| {
         let case = if e.is_spec_refusal() {
             RequeueCase::InvalidSpec
         } else {
@@ -87,12 +87,12 @@ pub(super) async fn reveal(
         };
         Failure::new(e.reason, e.message, case)
     };
-    let endpoint = token::endpoint(&reads.values, &ctx.ferrvault, connection)
+    let endpoint = access::endpoint(&reads.values, &ctx.ferrvault, connection)
         .await
-        .map_err(access)?;
-    let credential = token::credential(&reads.values, &ctx.ferrvault, connection, &endpoint, deadline)
+        .map_err(refused)?;
+    let credential = access::credential(&reads.values, &ctx.ferrvault, connection, &endpoint, deadline)
         .await
-        .map_err(access)?;
+        .map_err(refused)?;
     let mode = connection.spec.mode;
     let organization = connection.spec.organization.clone();
     if missing_cloud_scope(mode, organization.as_deref(), cr.spec.project.as_deref()) {

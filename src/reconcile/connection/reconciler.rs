@@ -10,7 +10,7 @@
 //!
 //! # Guarantees
 //! - A 429 on the probe leaves the condition and `lastCheckedAt` as they are.
-//! - A spec the operator refuses ([`token::AccessError::is_spec_refusal`]) is reported without a
+//! - A spec the operator refuses ([`access::AccessError::is_spec_refusal`]) is reported without a
 //!   re-probe timer: only an edit, which is a watch event, can change the answer.
 //! - Deletion waits until no FerrVaultSecret references the connection, naming up to five of
 //!   them in a `DeletionBlocked` condition and Event; the OIDC bearer is forgotten on deletion
@@ -35,7 +35,7 @@ use serde_json::json;
 use tokio::time::Instant;
 use tracing::{Instrument, info, info_span};
 
-use super::{
+use crate::reconcile::{
     context::Context,
     prologue::{self, Start},
     read::{Reads, WrittenVersions, connection_inputs},
@@ -47,9 +47,10 @@ use super::{
         messages,
     },
     settings::CONNECTION_CONTROLLER,
-    token,
     write::{KubeAction, KubeFailure, invalid_spec},
 };
+
+use super::access;
 use crate::api::{
     ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
     Reason, names::CONNECTION_FINALIZER,
@@ -154,10 +155,10 @@ impl ConnectionReconciler {
 
     async fn probe(&self, connection: &FerrVaultConnection, deadline: Instant) -> Result<(), Probe> {
         let ctx = &self.ctx;
-        let endpoint = token::endpoint(&self.reads.values, &ctx.ferrvault, connection)
+        let endpoint = access::endpoint(&self.reads.values, &ctx.ferrvault, connection)
             .await
             .map_err(Probe::Failed)?;
-        token::credential(
+        access::credential(
             &self.reads.values,
             &ctx.ferrvault,
             connection,
@@ -176,8 +177,8 @@ impl ConnectionReconciler {
                     Reason::Unreachable
                 };
                 Probe::Failed(
-                    token::refusal(&e, "health probe")
-                        .unwrap_or_else(|| token::AccessError::new(reason, e.to_string())),
+                    access::refusal(&e, "health probe")
+                        .unwrap_or_else(|| access::AccessError::new(reason, e.to_string())),
                 )
             }
         })
@@ -263,7 +264,7 @@ enum Probe {
     /// 429: leave the condition as it is.
     RateLimited(Option<Duration>),
     /// A condition reason and message.
-    Failed(token::AccessError),
+    Failed(access::AccessError),
 }
 
 /// Whether the spec changed since the Ready condition was last written (its

@@ -1,4 +1,4 @@
-//! How a connection reaches FerrVault: its endpoint (URL plus optional CA bundle) and its
+//! Connection access: how a connection reaches FerrVault — its endpoint (URL plus optional CA bundle) and its
 //! credential (token Secret, trimmed, or a bearer minted from the operator's cluster identity).
 //!
 //! # Guarantees
@@ -18,7 +18,7 @@ use std::path::Path;
 use kube::ResourceExt;
 use tokio::time::Instant;
 
-use super::{
+use crate::reconcile::{
     read::{CaBundleError, SecretValues, ValueError},
     rules::messages,
 };
