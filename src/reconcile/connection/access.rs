@@ -1,5 +1,6 @@
-//! Connection access: how a connection reaches FerrVault — its endpoint (URL plus optional CA bundle) and its
-//! credential (token Secret, trimmed, or a bearer minted from the operator's cluster identity).
+//! Connection access: how a connection reaches FerrVault — its endpoint (URL plus optional CA
+//! bundle) and its credential (token Secret, trimmed, or a bearer minted from the operator's
+//! cluster identity).
 //!
 //! # Guarantees
 //! - Error messages name Secrets, keys and fields, never a token or a CA byte.
