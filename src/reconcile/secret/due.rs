@@ -3,10 +3,11 @@
 
 use std::time::{Duration, Instant};
 
+use controller_actors::Outcome;
 use jiff::Timestamp;
 use kube::{Resource, ResourceExt};
 
-use super::{access, target::KnownTarget};
+use super::{target::KnownTarget, target_access};
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus},
     reconcile::{
@@ -82,8 +83,15 @@ pub(super) async fn nothing_due(
     }
     // The rule checked the stored version against the recorded one.
     let as_left = KnownTarget::left(stored?, cr.spec.target_type());
-    access::judge(&stores.connections, cr, &target, as_left.secret())
+    target_access::judge(&stores.connections, cr, &target, as_left.secret())
         .await
         .ok()?;
     Some(next)
+}
+
+/// The outcome of a pass that leaves the object synced: its next refresh exactly when due
+/// (`None`: refreshes disabled, wait for a change). Exact, not jittered by the runtime: the wave
+/// factor already spreads the waves of different vaults, and jitter would scatter a wave.
+pub(super) fn refresh_in(next: Option<Duration>) -> Outcome {
+    next.map_or_else(Outcome::done, Outcome::RequeueAfter)
 }
