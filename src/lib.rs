@@ -40,14 +40,18 @@ pub use crate::{
 /// values out, no I/O (the rest of them stay inside the reconcilers).
 pub mod rules {
     pub use crate::reconcile::rules::{
-        MAX_SECRET_BYTES, SecretData,
-        content_hash::{ContentHashKey, content_hash, legacy_content_hash, separated_content_hash},
-        duration::{DurationProblem, format_go_duration, parse_go_duration},
-        freshness::WAVE_SPREAD,
-        guards::resolve_refresh_interval,
-        json_expand, payload_bytes,
-        spec_bounds::{SpecBounds, connection_spec_problem, secret_spec_problem},
-        transforms::{TransformError, TransformFailure, apply_transforms},
+        bounds::spec_bounds::{SpecBounds, connection_spec_problem, secret_spec_problem},
+        content::{
+            MAX_SECRET_BYTES, SecretData,
+            content_hash::{ContentHashKey, content_hash, legacy_content_hash, separated_content_hash},
+            json_expand, payload_bytes,
+            transforms::{TransformError, TransformFailure, apply_transforms},
+        },
+        schedule::{
+            duration::{DurationProblem, format_go_duration, parse_go_duration},
+            freshness::WAVE_SPREAD,
+            requeue::resolve_refresh_interval,
+        },
     };
 }
 

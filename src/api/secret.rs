@@ -31,7 +31,7 @@ use super::{
 
 /// The language of a valid `spec.refreshInterval`: Go `time.Duration` syntax without a sign (a
 /// sequence of decimal numbers each with a unit `ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`; or
-/// a bare `0`). `reconcile::rules::duration::parse_go_duration` accepts exactly this language. Not a
+/// a bare `0`). `reconcile::rules::schedule::duration::parse_go_duration` accepts exactly this language. Not a
 /// schema pattern: the Go CRD admitted any string, so other values are reported as
 /// `InvalidRefreshInterval` instead of refused.
 pub const GO_DURATION_PATTERN: &str = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";

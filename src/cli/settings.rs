@@ -30,7 +30,7 @@ use super::{
 use crate::{
     admin::{AddressError, BindAddress, limits::HttpLimits, secure::CertSource},
     ferrvault::{ClientConfig, ClusterIdentity, EgressPolicy, FerrVault},
-    reconcile::rules::{duration::format_go_duration, token_bucket::Rate},
+    reconcile::rules::{bounds::token_bucket::Rate, schedule::duration::format_go_duration},
 };
 
 /// Where the in-cluster namespace of the pod's ServiceAccount is mounted.

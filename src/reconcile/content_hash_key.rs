@@ -1,4 +1,4 @@
-//! The operator-held key of the content hash ([`content_hash`](super::rules::content_hash)): 32
+//! The operator-held key of the content hash ([`content_hash`](super::rules::content::content_hash)): 32
 //! random bytes in the Secret [`CONTENT_HASH_KEY_SECRET`] of the operator's own namespace.
 //!
 //! # Guarantees
@@ -23,7 +23,7 @@ use ring::rand::{SecureRandom, SystemRandom};
 use tokio::sync::OnceCell;
 
 use super::{
-    rules::content_hash::ContentHashKey,
+    rules::content::content_hash::ContentHashKey,
     write::{kube_error_text, post_params},
 };
 use crate::ferrvault::use_fingerprint_key;

@@ -24,7 +24,6 @@ pub(crate) mod content_hash_key;
 pub(crate) mod context;
 pub(crate) mod operator;
 pub(crate) mod prologue;
-pub(crate) mod pruned_map;
 pub(crate) mod read;
 pub(crate) mod report;
 pub(crate) mod rules;

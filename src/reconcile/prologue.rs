@@ -11,7 +11,7 @@
 //! - Only a [`Start::Valid`] object carries our finalizer for sure: the finalizer is added before
 //!   anything else is written, so no target outlives its FerrVaultSecret.
 //! - An object that bypassed the CRD schema (a field of the wrong type, or a spec beyond one of
-//!   the schema's bounds, see [`spec_bounds`](super::rules::spec_bounds)) is [`Start::Invalid`]:
+//!   the schema's bounds, see [`spec_bounds`](super::rules::bounds::spec_bounds)) is [`Start::Invalid`]:
 //!   its finalizer is added too, so its deletion runs the same cleanup, and it never blocks its
 //!   own deletion. Nothing else is read or built from such a spec.
 
@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use super::{
     context::Context,
     read::CrStore,
-    rules::spec_bounds::SpecBounds,
+    rules::bounds::spec_bounds::SpecBounds,
     write::{KubeAction, KubeFailure, finalizer},
 };
 use crate::api::{InvalidObject, Lenient};

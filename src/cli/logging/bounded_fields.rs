@@ -17,7 +17,7 @@ use tracing_subscriber::{
     fmt::format::{DefaultVisitor, Writer},
 };
 
-use crate::reconcile::rules::bounded_text::{Bounded, MAX_MESSAGE_BYTES};
+use crate::reconcile::rules::bounds::bounded_text::{Bounded, MAX_MESSAGE_BYTES};
 
 /// The text field formatter (use with `fmt_fields`).
 #[derive(Debug, Clone, Copy, Default)]

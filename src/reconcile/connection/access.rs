@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use crate::reconcile::{
     read::{CaBundleError, SecretValues, ValueError},
-    rules::messages,
+    rules::status::messages,
 };
 use crate::{
     api::{ConnectionMode, FerrVaultConnection, OidcSpec, Reason},

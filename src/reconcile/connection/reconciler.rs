@@ -41,10 +41,11 @@ use crate::reconcile::{
     read::{Reads, WrittenVersions, connection_inputs},
     report::EventKind,
     rules::{
-        conditions::{ConditionUpdate, find_condition, upsert_condition},
-        freshness::probe_not_due,
-        guards::DELETION_BLOCKED_REQUEUE,
-        messages,
+        schedule::{freshness::probe_not_due, requeue::DELETION_BLOCKED_REQUEUE},
+        status::{
+            conditions::{ConditionUpdate, find_condition, upsert_condition},
+            messages,
+        },
     },
     settings::CONNECTION_CONTROLLER,
     write::{KubeAction, KubeFailure, invalid_spec},

@@ -12,7 +12,7 @@ use kube::{Api, Resource, api::ObjectMeta};
 use serde::de::DeserializeOwned;
 
 use super::{Scoped, projection::is_partial};
-use crate::{api::Lenient, reconcile::pruned_map::PrunedMap};
+use crate::{api::Lenient, reconcile::rules::bounds::pruned_map::PrunedMap};
 
 /// Custom resources of one kind as a reconciler reads them: from the watch's store, or with a
 /// GET where the store may not hold our own last write yet (rule 2 of [`read`](super)).
@@ -162,7 +162,7 @@ impl WrittenVersions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::pruned_map::MIN_PRUNE_LEN;
+    use crate::reconcile::rules::bounds::pruned_map::MIN_PRUNE_LEN;
 
     fn meta(version: &str) -> ObjectMeta {
         ObjectMeta {

@@ -1,5 +1,5 @@
 //! The versions of what a pass reads besides FerrVault, as `status.observedInputs` records them
-//! (see [`freshness`](crate::reconcile::rules::freshness)): read from the stores, so comparing them costs
+//! (see [`freshness`](crate::reconcile::rules::schedule::freshness)): read from the stores, so comparing them costs
 //! no request.
 //!
 //! - A FerrVaultSecret: `connection=<uid>/<generation>/<Ready status> token=<version>
@@ -17,8 +17,8 @@
 use kube::ResourceExt;
 
 use crate::reconcile::rules::{
-    conditions::find_condition,
-    content_hash::{ContentHashKey, key_id},
+    content::content_hash::{ContentHashKey, key_id},
+    status::conditions::find_condition,
 };
 
 use super::Stores;

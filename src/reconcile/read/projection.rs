@@ -54,7 +54,7 @@ use crate::{
             SECRET_FINALIZER,
         },
     },
-    reconcile::rules::target_access::SERVICE_ACCOUNT_ANNOTATIONS,
+    reconcile::rules::access::target_access::SERVICE_ACCOUNT_ANNOTATIONS,
 };
 
 /// The longest annotation or owner-reference string a Secret's stored metadata keeps:

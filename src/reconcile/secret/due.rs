@@ -13,9 +13,9 @@ use crate::{
     reconcile::{
         context::Context,
         read::{Reads, secret_inputs},
-        rules::{
+        rules::schedule::{
             freshness::{self as freshness, Freshness, Observed, Schedule, wave_factor},
-            guards::MIN_REQUEUE,
+            requeue::MIN_REQUEUE,
         },
     },
 };

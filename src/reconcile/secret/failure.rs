@@ -9,7 +9,7 @@ use crate::{
     ferrvault::{FerrVaultError, MissingKeys},
     reconcile::{
         connection::access,
-        rules::guards::{RequeueCase, requeue_after},
+        rules::schedule::requeue::{RequeueCase, requeue_after},
         write::KubeFailure,
     },
 };

@@ -21,10 +21,14 @@ use crate::{
     reconcile::{
         report::{EventKind, SyncTimer},
         rules::{
-            freshness::Schedule,
-            guards::{MIN_REQUEUE, RequeueCase},
-            messages,
-            secret_status::{self, RolloutState},
+            schedule::{
+                freshness::Schedule,
+                requeue::{MIN_REQUEUE, RequeueCase},
+            },
+            status::{
+                messages,
+                secret_status::{self, RolloutState},
+            },
         },
         write::{KubeAction, KubeFailure},
     },

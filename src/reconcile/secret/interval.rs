@@ -1,6 +1,6 @@
 //! The refresh interval of a FerrVaultSecret as the operator uses it: `spec.refreshInterval`
 //! under `--min-refresh-interval`
-//! ([`duration_floor`](crate::reconcile::rules::duration_floor)), and the condition that says
+//! ([`duration_floor`](crate::reconcile::rules::schedule::duration_floor)), and the condition that says
 //! when it is clamped.
 
 use jiff::Timestamp;
@@ -11,10 +11,10 @@ use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     reconcile::{
         read::WrittenVersions,
-        rules::{
+        rules::schedule::{
             duration::DurationError,
             duration_floor::{Floored, REFRESH_INTERVAL, floor_interval, record_clamp},
-            guards::resolve_refresh_interval,
+            requeue::resolve_refresh_interval,
         },
         settings::OperatorSettings,
         write::{KubeAction, KubeFailure},

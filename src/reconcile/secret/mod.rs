@@ -7,7 +7,7 @@
 //! (`sync.rs`) → status.
 //!
 //! # Guarantees
-//! - A pass with nothing due ([`freshness`](super::rules::freshness): synced at this generation,
+//! - A pass with nothing due ([`freshness`](super::rules::schedule::freshness): synced at this generation,
 //!   inputs and target unchanged, refresh not due) makes no FerrVault request, no write and no
 //!   read beyond the watches' stores: a restart or failover costs nothing per object. A target
 //!   edited or deleted, or a connection, token or content-hash key changed, even while no
@@ -26,7 +26,7 @@
 //!   values. Status says why (Ready=False, a fixed [`Reason`]) and the key is retried on a
 //!   timer even with `refreshInterval: 0s`.
 //! - An object stored without schema validation (a field of the wrong type, or over a size
-//!   bound of [`spec_bounds`](super::rules::spec_bounds)) is reported alone:
+//!   bound of [`spec_bounds`](super::rules::bounds::spec_bounds)) is reported alone:
 //!   Ready=False/`InvalidSpec`, no timer, nothing revealed, and its deletion is never blocked.
 //! - No value or token reaches a log line, an Event, a status message or an error: values
 //!   only travel from the reveal into the target's `data`.
@@ -47,7 +47,7 @@
 //!   `target_access.rs` (may the target be written), `reveal.rs` (connection, credential,
 //!   reveal), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
 //!   target Secret: as it must be, read, written), `rollout.rs` (workload restarts).
-//! - `status.rs`: the status write (what it says is `rules::secret_status`).
+//! - `status.rs`: the status write (what it says is `rules::status::secret_status`).
 
 mod due;
 mod failure;

@@ -9,10 +9,13 @@ use crate::{
     api::{FerrVaultSecret, Reason, Transform},
     ferrvault::{MissingKeys, Revealed},
     reconcile::rules::{
-        MAX_SECRET_BYTES, SecretData,
-        guards::{MissingKeysDecision, RequeueCase, missing_keys_decision},
-        messages, payload_bytes, secret_data_from_strings,
-        transforms::apply_transforms_owned,
+        access::guards::{MissingKeysDecision, missing_keys_decision},
+        content::{
+            MAX_SECRET_BYTES, SecretData, payload_bytes, secret_data_from_strings,
+            transforms::apply_transforms_owned,
+        },
+        schedule::requeue::RequeueCase,
+        status::messages,
     },
 };
 
@@ -33,7 +36,7 @@ pub(super) struct Payload {
 /// the reveal has its own caps) but it is CPU work proportional to what a tenant's FerrVault
 /// answers, so it never delays Lease renewal, probes or another tenant's reconcile.
 ///
-/// The worst case the bounds allow (test `rules::transforms::tests::
+/// The worst case the bounds allow (test `rules::content::transforms::tests::
 /// the_worst_pipeline_the_bounds_allow_should_stay_bounded`: 32 `base64Decode` steps over a
 /// 1 MiB content of 160,000 keys) took 0.85 s optimised (4.7 s in the test build) on a shared
 /// 2-core machine under load. The content hashes [`plan`](super::plan::plan) computes from the result stay on the

@@ -11,7 +11,7 @@ use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus},
     reconcile::{
         context::Context,
-        rules::{
+        rules::content::{
             SecretData,
             content_hash::{ContentHashKey, content_hash, stamp, upgraded},
         },

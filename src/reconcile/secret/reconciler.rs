@@ -20,7 +20,7 @@ use crate::{
         prologue::{self, Start},
         read::{Reads, Stores},
         report::SyncTimer,
-        rules::{guards::RequeueCase, messages},
+        rules::{schedule::requeue::RequeueCase, status::messages},
         settings::SECRET_CONTROLLER,
         write::{KubeFailure, invalid_spec},
     },

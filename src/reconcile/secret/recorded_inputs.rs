@@ -15,7 +15,7 @@ use crate::{
     api::FerrVaultConnection,
     reconcile::{
         read::{Stores, connection_secret_names, secret_inputs, secret_inputs_by},
-        rules::content_hash::ContentHashKey,
+        rules::content::content_hash::ContentHashKey,
     },
 };
 

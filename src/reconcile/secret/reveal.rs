@@ -14,9 +14,8 @@ use crate::{
         context::Context,
         read::{self, Reads},
         rules::{
-            guards::{RequeueCase, missing_cloud_scope},
-            messages,
-            spec_bounds::connection_spec_problem,
+            access::guards::missing_cloud_scope, bounds::spec_bounds::connection_spec_problem,
+            schedule::requeue::RequeueCase, status::messages,
         },
         write::kube_error_text,
     },

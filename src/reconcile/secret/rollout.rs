@@ -14,9 +14,9 @@
 //!   deferred and the report says until when (the earliest of all), so the pass is requeued then.
 //! - A restart also removes the stamps on the workload no FerrVaultSecret of the namespace owns
 //!   any more ([`stale_stamps`]), judged from the FerrVaultSecret store ([`listers_in`]); nothing
-//!   is ever patched only to remove them (see [`rollout_rules`]).
+//!   is ever patched only to remove them (see [`rules::rollout`]).
 //!
-//! [`rollout_rules`]: crate::reconcile::rules::rollout_rules
+//! [`rules::rollout`]: crate::reconcile::rules::rollout
 
 use std::time::Duration;
 
@@ -35,12 +35,11 @@ use crate::{
         read::{Reads, Scoped},
         report::EventKind,
         rules::{
-            messages,
-            rollout_rules::{
+            rollout::{
                 RolloutListers, last_restart, pending_rollout_hash, restart_deferred_until, restart_patch,
                 rollout_due, stale_stamps, workload_needs_restart,
             },
-            secret_status::RolloutState,
+            status::{messages, secret_status::RolloutState},
         },
         write::{KubeAction, KubeFailure, is_not_found, kube_error_text, patch_params},
     },

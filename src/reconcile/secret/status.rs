@@ -1,7 +1,7 @@
 //! Writing FerrVaultSecret status: a JSON merge patch to the `/status` subresource (never a full
 //! update, so it cannot conflict with spec edits). Every field is sent, so the patch replaces the
 //! previous status exactly; an unchanged status is not written. What the status becomes is
-//! decided by [`rules::secret_status`](crate::reconcile::rules::secret_status).
+//! decided by [`rules::secret_status`](crate::reconcile::rules::status::secret_status).
 
 use kube::{Api, Resource, api::Patch};
 use serde_json::json;

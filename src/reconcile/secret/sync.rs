@@ -35,11 +35,13 @@ use crate::{
         read::Reads,
         report::EventKind,
         rules::{
-            content_hash::ContentHashKey,
-            guards::RequeueCase,
-            messages,
-            rollout_rules::last_rollout_hash_after,
-            secret_status::{RolloutState, SyncedState},
+            content::content_hash::ContentHashKey,
+            rollout::last_rollout_hash_after,
+            schedule::requeue::RequeueCase,
+            status::{
+                messages,
+                secret_status::{RolloutState, SyncedState},
+            },
         },
         write::{KubeAction, KubeFailure, kube_error_text},
     },

@@ -1,6 +1,6 @@
 //! The target Secret: what it must look like after a sync (pure), and the read and write. Whether
 //! it may be written at all is decided before, by
-//! [`target_access`](crate::reconcile::rules::target_access).
+//! [`target_access`](crate::reconcile::rules::access::target_access).
 //!
 //! # Guarantees
 //! - The content is replaced, not merged: stale keys disappear. Values go to `data` as bytes,
@@ -32,7 +32,7 @@ use crate::{
         FerrVaultSecret, FerrVaultSecretStatus,
         names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
     },
-    reconcile::rules::SecretData,
+    reconcile::rules::content::SecretData,
 };
 
 /// The type the API server gives a Secret stored without one.

@@ -1,6 +1,6 @@
 //! The target-access step: whether this FerrVaultSecret may write its target, judged from the
 //! target as read and the Secrets the namespace's connections read, before anything is revealed
-//! (see [`target_access`](crate::reconcile::rules::target_access)).
+//! (see [`target_access`](crate::reconcile::rules::access::target_access)).
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;
@@ -12,9 +12,11 @@ use crate::{
     reconcile::{
         read::Scoped,
         rules::{
-            guards::RequeueCase,
-            messages,
-            target_access::{ConnectionSecret, TargetAccess, Writer, connection_secrets, judge_target},
+            access::target_access::{
+                ConnectionSecret, TargetAccess, Writer, connection_secrets, judge_target,
+            },
+            schedule::requeue::RequeueCase,
+            status::messages,
         },
     },
 };

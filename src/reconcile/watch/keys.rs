@@ -9,7 +9,7 @@ use kube::{Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta};
 use crate::{
     api::{ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     reconcile::{
-        rules::target_access::connection_secrets,
+        rules::access::target_access::connection_secrets,
         settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER},
     },
 };

@@ -7,7 +7,7 @@ use kube::Resource;
 
 use crate::{
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
-    reconcile::rules::freshness::{reachable_here, synced_here},
+    reconcile::rules::schedule::freshness::{reachable_here, synced_here},
 };
 
 /// A FerrVaultSecret needs a pass whatever the stores hold unless it synced here at its
@@ -39,7 +39,7 @@ mod tests {
     use super::*;
     use crate::{
         api::{FerrVaultConnectionStatus, FerrVaultSecretStatus, Reason},
-        reconcile::rules::secret_status::{SyncedState, after_failure, after_sync},
+        reconcile::rules::status::secret_status::{SyncedState, after_failure, after_sync},
     };
 
     fn secret(generation: i64, status: Option<FerrVaultSecretStatus>) -> FerrVaultSecret {

@@ -20,7 +20,7 @@ use crate::reconcile::{
     context::Context,
     read::WrittenVersions,
     report::EventKind,
-    rules::{
+    rules::status::{
         conditions::{ConditionUpdate, upsert_condition},
         messages,
     },

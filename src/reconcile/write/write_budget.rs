@@ -46,9 +46,9 @@ use prometheus_client::{
 };
 use tokio::time::Instant;
 
-use crate::reconcile::{
+use crate::reconcile::rules::bounds::{
     pruned_map::PrunedMap,
-    rules::token_bucket::{Rate, TokenBucket},
+    token_bucket::{Rate, TokenBucket},
 };
 
 /// `--namespace-write-qps` default: a namespace of 1,000 FerrVaultSecrets refreshing at the

@@ -4,7 +4,7 @@ use serde_json::json;
 use super::*;
 use crate::reconcile::{
     read::OwnWrites,
-    rules::target_access::{Writer, judge_target},
+    rules::access::target_access::{Writer, judge_target},
     watch::{controlling_secret, secret_change_matters},
 };
 

@@ -4,7 +4,7 @@ use kube::{api::PostParams, core::PartialObjectMeta, runtime::watcher::Event};
 use serde_json::json;
 
 use super::*;
-use crate::reconcile::rules::credential_opt_in::CREDENTIAL_LABEL;
+use crate::reconcile::rules::access::credential_opt_in::CREDENTIAL_LABEL;
 
 const NS: &str = "default";
 

@@ -33,9 +33,9 @@ use std::{hash::Hasher, time::Duration};
 use smallvec::SmallVec;
 use tokio::time::Instant;
 
-use crate::reconcile::{
+use crate::reconcile::rules::bounds::{
     pruned_map::PrunedMap,
-    rules::token_bucket::{Rate, TokenBucket},
+    token_bucket::{Rate, TokenBucket},
 };
 
 /// An identical event for the same object is not re-sent within this window.

@@ -120,7 +120,7 @@ fn an_unlimited_budget_should_admit_everything_and_keep_nothing() {
 fn idle_namespaces_should_be_forgotten_once_the_map_doubles() {
     let budget = budget();
     let t0 = Instant::now();
-    let many = crate::reconcile::pruned_map::MIN_PRUNE_LEN;
+    let many = crate::reconcile::rules::bounds::pruned_map::MIN_PRUNE_LEN;
     for n in 0..many {
         for _ in 0..4 {
             budget.charge(&format!("old-{n}"), t0);

@@ -1,5 +1,5 @@
 use super::*;
-use crate::reconcile::pruned_map::MIN_PRUNE_LEN;
+use crate::reconcile::rules::bounds::pruned_map::MIN_PRUNE_LEN;
 
 const SYNCED: &str = "Synced";
 const FAILED: &str = "SyncFailed";

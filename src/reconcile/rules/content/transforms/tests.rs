@@ -1,5 +1,5 @@
 use super::*;
-use crate::reconcile::rules::secret_data_from_strings;
+use crate::reconcile::rules::content::secret_data_from_strings;
 
 fn data(pairs: &[(&str, &str)]) -> SecretData {
     secret_data_from_strings(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
@@ -328,7 +328,7 @@ fn other_transform_errors_should_keep_their_reason() {
 fn the_worst_pipeline_the_bounds_allow_should_stay_bounded() {
     use crate::{
         api::bounds::MAX_TRANSFORMS,
-        reconcile::rules::content_hash::{ContentHashKey, content_hash},
+        reconcile::rules::content::content_hash::{ContentHashKey, content_hash},
     };
     let input = many_keys(160_000);
     assert!(payload_bytes(&input) <= MAX_SECRET_BYTES);

@@ -1,7 +1,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
-use crate::reconcile::rules::{
+use crate::reconcile::rules::status::{
     conditions::{ConditionUpdate, upsert_condition},
     secret_status::{RolloutState, SyncedState, after_failure, after_sync},
 };

@@ -9,14 +9,14 @@
 //!   condition about the current spec from a stale one.
 //! - No message is longer than [`MAX_MESSAGE_BYTES`] (1 KiB): every condition of both kinds is
 //!   written through [`upsert_condition`], which cuts a longer one with a marker naming its
-//!   length ([`bounded_text`](super::bounded_text)), so nothing a tenant names or serves makes a
+//!   length ([`bounded_text`](crate::reconcile::rules::bounds::bounded_text)), so nothing a tenant names or serves makes a
 //!   status grow with it (issue 34 point 8).
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
-use super::bounded_text::{MAX_MESSAGE_BYTES, cut};
 use crate::api::{ConditionStatus, ConditionType, Reason};
+use crate::reconcile::rules::bounds::bounded_text::{MAX_MESSAGE_BYTES, cut};
 
 /// The new state of one condition.
 ///

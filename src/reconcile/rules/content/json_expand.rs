@@ -237,7 +237,7 @@ fn go_shortest_g(float: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::rules::{MAX_SECRET_BYTES, secret_data_from_strings};
+    use crate::reconcile::rules::content::{MAX_SECRET_BYTES, secret_data_from_strings};
 
     /// `expand` within a Secret's limit.
     fn expanded(data: SecretData, key: &str) -> Result<SecretData, ExpandFailure> {

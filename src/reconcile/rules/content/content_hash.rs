@@ -173,7 +173,7 @@ pub(crate) fn stamp(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::rules::secret_data_from_strings;
+    use crate::reconcile::rules::content::secret_data_from_strings;
 
     fn data(pairs: &[(&str, &str)]) -> SecretData {
         secret_data_from_strings(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))

@@ -16,11 +16,11 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
-use super::{
+use crate::api::{ConditionStatus, ConditionType, Reason};
+use crate::reconcile::rules::status::{
     conditions::{ConditionUpdate, remove_condition, upsert_condition},
     messages,
 };
-use crate::api::{ConditionStatus, ConditionType, Reason};
 
 /// A spec field holding an interval the floor applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,7 @@ pub(crate) fn record_clamp(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::rules::conditions::find_condition;
+    use crate::reconcile::rules::status::conditions::find_condition;
 
     fn s(seconds: u64) -> Duration {
         Duration::from_secs(seconds)

@@ -1,62 +1,16 @@
-//! Guard decisions and the requeue policy of the FerrVaultSecret reconciler (reference §3.2
-//! steps 6, 12 and §3.3), without the Go operator's `0s` defect (§8 item 9). Step 11, writing
-//! the connection's own token Secret, is gone: such a target is refused (see
-//! [`target_access`](super::target_access)).
+//! The requeue policy of the FerrVaultSecret reconciler (reference §3.3), without the Go
+//! operator's `0s` defect (§8 item 9): when a pass runs again after each outcome, and the
+//! refresh interval it runs on.
 //!
 //! # Guarantees
-//! - An existing target is never overwritten while requested keys are missing.
 //! - Every failure is retried on a timer even with `refreshInterval: 0s`; only a success, an
 //!   invalid spec (which only an edit can fix) and a refused target (retried when the objects
 //!   involved change) wait for the next event when refresh is disabled.
+//! - No timed requeue is shorter than [`MIN_REQUEUE`].
 
 use std::time::Duration;
 
-use super::{
-    SecretData,
-    duration::{DurationError, parse_go_duration},
-};
-use crate::api::ConnectionMode;
-
-/// What to do with the target Secret when the reveal reported missing keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum MissingKeysDecision {
-    /// Nothing is missing: write the target; Ready follows the write.
-    WriteAll,
-    /// Keys are missing but the target does not exist and some keys were found: create it with
-    /// what was found (a partial Secret beats none), then report `MissingKeys`.
-    CreatePartial,
-    /// Keys are missing and the target exists (or nothing was found): leave it untouched so
-    /// workloads keep the last good values; report `MissingKeys` and retry within
-    /// [`MISSING_KEYS_RETRY`].
-    LeaveTargetUnchanged,
-}
-
-/// The missing-keys guard (reference §3.2 step 12).
-pub(crate) fn missing_keys_decision(
-    missing: &[String],
-    target_exists: bool,
-    data: &SecretData,
-) -> MissingKeysDecision {
-    match (missing.is_empty(), target_exists || data.is_empty()) {
-        (true, _) => MissingKeysDecision::WriteAll,
-        (false, false) => MissingKeysDecision::CreatePartial,
-        (false, true) => MissingKeysDecision::LeaveTargetUnchanged,
-    }
-}
-
-/// The cloud-scope guard (reference §3.2 step 6): cloud mode needs the connection's
-/// `organization` and the secret's `project`; when either is empty no API call is made.
-pub(crate) fn missing_cloud_scope(
-    mode: ConnectionMode,
-    organization: Option<&str>,
-    project: Option<&str>,
-) -> bool {
-    let blank = |value: Option<&str>| value.is_none_or(str::is_empty);
-    match mode {
-        ConnectionMode::Cloud => blank(organization) || blank(project),
-        ConnectionMode::Ferrvault => false,
-    }
-}
+use super::duration::{DurationError, parse_go_duration};
 
 /// Retry bound for `MissingKeys`: keys added upstream show up within a
 /// minute (reference `missingKeysRetry`).

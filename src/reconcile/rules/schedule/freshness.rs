@@ -39,7 +39,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 
-use super::{conditions::find_condition, guards::MIN_REQUEUE};
+use crate::reconcile::rules::status::conditions::find_condition;
+
+use super::requeue::MIN_REQUEUE;
 use crate::api::{ConditionStatus, ConditionType, FerrVaultConnectionStatus, FerrVaultSecretStatus, Reason};
 
 /// How far a wave's refresh may move from the interval: ±10%, the runtime's per-key jitter.
