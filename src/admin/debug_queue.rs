@@ -1,13 +1,13 @@
 //! The `/debug/queue` document: every controller's queue (figures, fairness across
 //! namespaces, keys) and every FerrVault credential's limiter, as JSON. Pure: built from
-//! values the handler collected.
+//! values the route collected.
 
 use controller_actors::{KeyInfo, NamespaceShare, QueueStats};
 use serde_json::{Value, json};
 
 use crate::{ferrvault::LimiterSnapshot, reconcile::rules::status::messages::redact_userinfo};
 
-/// One controller's queue as collected by the handler.
+/// One controller's queue as collected by the route.
 pub struct QueueReport {
     /// The controller's name.
     pub controller: &'static str,

@@ -16,7 +16,7 @@
 use controller_actors::{Check, ProbeReport};
 use http::StatusCode;
 
-/// What the handler answers.
+/// What the probe answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
     /// 200, 404 or 500.
@@ -32,8 +32,8 @@ const GO_NAMES: [(&str, Option<&str>); 3] = [
     ("reconcile-progress", Some("progress")),
 ];
 
-/// Answers a request for `sub_path` (what follows `/healthz` or `/readyz`: empty, `/` or
-/// `/<check>`) with raw `query`, from `report`.
+/// Answers a request for `sub_path` (what follows `/healthz` or `/readyz`: empty or
+/// `<check>`, slashes around it ignored) with raw `query`, from `report`.
 pub fn answer(report: &ProbeReport, sub_path: &str, query: &str) -> Answer {
     match sub_path.trim_matches('/') {
         "" => aggregated(report, query),

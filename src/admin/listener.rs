@@ -1,6 +1,7 @@
-//! Serves one bound listener with hyper (HTTP/1.1), under its [`HttpLimits`]: the accept loop,
-//! the connection budget ([`Slots`]), the optional TLS handshake, and each connection's
-//! timeouts and size limits.
+//! Serves one bound listener's warp routes with hyper (HTTP/1.1) through `warp::service`, under
+//! its [`HttpLimits`]: the accept loop, the connection budget ([`Slots`]), the optional TLS
+//! handshake, and each connection's timeouts and size limits. warp's own server is not used: it
+//! has none of these limits.
 //!
 //! # Guarantees
 //! - A connection is admitted only with a slot; without one it is closed at once, unread.
@@ -11,7 +12,7 @@
 //!   at most [`HttpLimits::MAX_HEAD_BYTES`] with at most [`HttpLimits::MAX_HEADERS`] fields
 //!   (hyper answers 431 beyond that and closes).
 //! - No server here takes a request body: a request announcing one gets 413 and the connection
-//!   closes, so nothing a client sends is buffered beyond the head.
+//!   closes before any route sees it, so nothing a client sends is buffered beyond the head.
 //! - A connection on which no byte moves for `idle_timeout` is closed (a client that stops
 //!   reading its response).
 //! - A response must be taken by the client within [`HttpLimits::WRITE_TIMEOUT`] of its first
@@ -39,11 +40,12 @@ use tokio::{
 use tokio_io_timeout::TimeoutStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
+use tower_service::Service as _;
 
 use self::write_deadline::WriteDeadline;
 use super::{
     limits::HttpLimits,
-    routes::{self, Handler, Peer, Reply},
+    routes::{self, Peer, Reply, Routes},
     secure::ServingCert,
     slots::{Arrival, Slot, Slots},
 };
@@ -58,7 +60,7 @@ pub(super) struct Served {
     /// `metrics`, `health probes` or `admin` (for logs).
     pub(super) name: &'static str,
     pub(super) listener: std::net::TcpListener,
-    pub(super) handler: Handler,
+    pub(super) routes: Routes,
     pub(super) limits: HttpLimits,
     /// HTTPS with this certificate (re-read while serving); plain HTTP without.
     pub(super) tls: Option<Arc<ServingCert>>,
@@ -80,7 +82,7 @@ async fn accept(served: Served, stop: CancellationToken) {
     let Served {
         name,
         listener,
-        handler,
+        routes,
         limits,
         tls,
     } = served;
@@ -130,7 +132,7 @@ async fn accept(served: Served, stop: CancellationToken) {
             stream,
             Peer(peer),
             slot,
-            handler.clone(),
+            routes.clone(),
             limits,
             tls.clone(),
             stop.clone(),
@@ -167,7 +169,7 @@ async fn connection(
     stream: TcpStream,
     peer: Peer,
     slot: Slot,
-    handler: Handler,
+    routes: Routes,
     limits: HttpLimits,
     tls: Option<TlsAcceptor>,
     stop: CancellationToken,
@@ -179,7 +181,7 @@ async fn connection(
     let timed = WriteDeadline::new(Box::pin(timed), HttpLimits::WRITE_TIMEOUT);
     let slot = Arc::new(slot);
     match tls {
-        None => http(timed, peer, slot, handler, limits, stop).await,
+        None => http(timed, peer, slot, routes, limits, stop).await,
         Some(acceptor) => {
             let handshake = tokio::time::timeout(limits.header_read_timeout, acceptor.accept(timed));
             let stream = tokio::select! {
@@ -193,7 +195,7 @@ async fn connection(
                     Err(_) => return,
                 },
             };
-            http(stream, peer, slot, handler, limits, stop).await;
+            http(stream, peer, slot, routes, limits, stop).await;
         }
     }
 }
@@ -204,24 +206,28 @@ async fn http<I>(
     io: I,
     peer: Peer,
     slot: Arc<Slot>,
-    handler: Handler,
+    routes: Routes,
     limits: HttpLimits,
     stop: CancellationToken,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service_slot = slot.clone();
+    let routes = warp::service(routes);
     let service = service_fn(move |mut request: http::Request<Incoming>| {
         let busy = service_slot.busy();
         request.extensions_mut().insert(peer);
-        let handler = handler.clone();
+        // A request with a body never reaches the routes.
+        let routed = request
+            .body()
+            .is_end_stream()
+            .then(|| routes.clone().call(request));
         async move {
             let _busy = busy;
-            let (parts, body) = request.into_parts();
-            if !body.is_end_stream() {
-                return Ok::<_, Infallible>(body_refused());
+            match routed {
+                Some(routed) => routed.await,
+                None => Ok::<_, Infallible>(body_refused()),
             }
-            Ok(handler(parts).await)
         }
     });
     let connection = http1::Builder::new()

@@ -2,14 +2,15 @@
 //! endpoint (`/debug/actors`, `/debug/queue`).
 //!
 //! # Layout
-//! - [`routes`]: one handler per server; every handler reads a snapshot (the health
-//!   verdict, the published tree, the registry) and never waits on an actor for a probe.
+//! - [`routes`]: each server's routes as warp filters; every route reads a snapshot (the
+//!   health verdict, the published tree, the registry) and never waits on an actor for a probe.
 //! - `debug_queue.rs`: the `/debug/queue` document, built from values (pure).
 //! - [`healthz`]: controller-runtime's probe answers (500, sub-paths, `?verbose`, `?exclude=`).
 //! - [`exposition`]: OpenMetrics or the classic Prometheus text format, by `Accept` (pure).
 //! - [`render_cache`]: one `/metrics` body per format, shared by the scrapes of a second.
 //! - [`limits`]: timeouts, connection budget and request size of each server.
-//! - `listener.rs`: hyper (HTTP/1.1) on one listener under those limits, TLS optional;
+//! - `listener.rs`: a server's routes served with hyper (HTTP/1.1) through `warp::service` on
+//!   one listener under those limits, TLS optional;
 //!   `slots.rs`: the connection budget, which evicts the longest-idle connection when full;
 //!   `listener/write_deadline.rs`: the time a client has to take a response.
 //! - [`secure`]: `--metrics-secure` (HTTPS, TokenReview and SubjectAccessReview, caches).
@@ -38,6 +39,8 @@
 mod address;
 mod debug_queue;
 pub mod exposition;
+#[cfg(test)]
+mod fixtures;
 pub mod healthz;
 pub mod limits;
 mod listener;

@@ -107,7 +107,7 @@ impl Servers {
         let mut served = vec![Served {
             name: "probes",
             listener: probes.0,
-            handler: routes::probes(sources.health.clone()),
+            routes: routes::probes(sources.health.clone()),
             limits,
             tls: None,
         }];
@@ -122,7 +122,7 @@ impl Servers {
             served.push(Served {
                 name: "metrics",
                 listener,
-                handler: routes::metrics(sources.registry.clone(), guard),
+                routes: routes::metrics(sources.registry.clone(), guard),
                 limits,
                 tls,
             });
@@ -131,7 +131,7 @@ impl Servers {
             served.push(Served {
                 name: "admin",
                 listener,
-                handler: routes::debug(sources.tree, sources.queues, sources.ferrvault),
+                routes: routes::debug(sources.tree, sources.queues, sources.ferrvault),
                 limits,
                 tls: None,
             });
@@ -170,7 +170,7 @@ impl Servers {
             tracing::warn!("http servers still had open connections at shutdown");
         }
         for thread in self.threads.drain(..).filter(JoinHandle::is_finished) {
-            // A panic in a handler was already printed; there is nothing left to stop.
+            // A panic in a route was already printed; there is nothing left to stop.
             let _ = thread.join();
         }
     }

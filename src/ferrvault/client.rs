@@ -18,7 +18,7 @@ use super::{
     pacer::Pacer,
     pool::HttpPool,
     reveal::{self, RevealRequest, RevealScope, Revealed},
-    single_flight::{SingleFlight, WAVE_HORIZON},
+    single_flight::{KEPT_ANSWER_BYTES, SingleFlight, WAVE_HORIZON},
 };
 
 /// The FerrVault client. Cheap to clone; clones share the HTTP client pool, the
@@ -31,7 +31,8 @@ use super::{
 ///   reveals of one wave ([`FerrVault::reveal_in_wave`]).
 /// - No secret value is kept after the request that fetched it has been handed out, except the
 ///   answer of a wave, until the wave is over (at most [`FerrVault::wave_horizon`] after it
-///   arrived).
+///   arrived); the answers kept hold together at most 4 MiB of names and values, whatever
+///   tenants' servers answer (an answer that does not fit is not kept).
 /// - Nothing is sent to a plain `http://` URL unless [`ClientConfig::allow_insecure_http`];
 ///   no connection is made to an address [`ClientConfig::egress`] refuses;
 ///   nothing of the cluster identity is sent outside [`ClusterIdentity::admits`], and a cluster
@@ -81,7 +82,7 @@ impl FerrVault {
             retry: config.retry.clone(),
             max_body_bytes: config.max_body_bytes,
         });
-        let flights = SingleFlight::new(config.coalesce_window, WAVE_HORIZON);
+        let flights = SingleFlight::new(config.coalesce_window, WAVE_HORIZON, KEPT_ANSWER_BYTES);
         let egress = Arc::new(EgressGate::new(config.egress.clone()));
         Self {
             inner: Arc::new(Inner {

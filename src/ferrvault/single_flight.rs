@@ -17,14 +17,23 @@
 //! further request. A caller it already served (it joined the flight, or was served since)
 //! starts a new flight: a FerrVaultSecret's own next pass always reads FerrVault again.
 //!
+//! Kept answers share one byte budget per table ([`KEPT_ANSWER_BYTES`] for the client's): an
+//! answer whose cost does not fit in what is left is not kept, so its wave costs more requests,
+//! never more memory (issue 34: a tenant's many connections each answering megabytes).
+//!
 //! # Guarantees
 //! - Each caller gets exactly its own keys and its own `missing` ([`Revealed::slice_for`]).
 //! - Each caller waits no longer than its own deadline; the request itself runs until the
 //!   latest deadline of the callers that joined it, and is cancelled when every caller is gone.
 //! - Without named callers nothing outlives the request: the flight leaves the table before
-//!   its answer is handed out, and the answer is dropped with the last caller's copy. With them,
+//!   its answer is handed out, and the last caller to hold the answer takes it (no copy). With them,
 //!   a timer drops the answer when its wave is over, at most [`WAVE_HORIZON`]'s cap after it
-//!   arrived, used or not; a newer answer replaces it at once. Failures are never kept.
+//!   arrived, used or not; a newer answer replaces (and frees) it at once. Failures are never
+//!   kept.
+//! - The kept answers of a table hold together at most its budget of names and values (each
+//!   answer charged before it is kept, and given back when it is dropped). A newer answer is
+//!   charged before the one it replaces gives its charge back. A kept answer is the flight's
+//!   own decoded answer, shared, not a copy of it.
 //! - A value served from a kept answer is at most that cap older than one read by the caller
 //!   itself, and was read for another caller of the same vault, credential and scope.
 //!
@@ -37,21 +46,24 @@ use std::{
     collections::{HashMap, HashSet},
     future::Future,
     hash::Hash,
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    sync::{Arc, Mutex, MutexGuard, PoisonError, Weak},
     time::Duration,
 };
 
 use tokio::{sync::watch, task::AbortHandle, time::Instant};
 
-use self::wave::Answer;
+pub(crate) use self::budget::KEPT_ANSWER_BYTES;
 pub(crate) use self::wave::{Horizon, WAVE_HORIZON};
+use self::{budget::KeptBudget, wave::Answer};
 use super::{
     DeadlineStage, FerrVaultError,
     deadline::Deadline,
     reveal::{KeySelector, Revealed},
 };
 
-type Shared = Arc<Result<Revealed, FerrVaultError>>;
+/// A flight's outcome as its callers and its kept answer share it: one decoded answer, never
+/// copied whole to be shared.
+type Shared = Result<Arc<Revealed>, FerrVaultError>;
 type Table<K> = Arc<Mutex<HashMap<K, Slot>>>;
 
 /// The flights of one key, and its kept answer.
@@ -152,14 +164,19 @@ pub(crate) struct SingleFlight<K> {
     window: Duration,
     /// How long a kept answer serves its wave ([`WAVE_HORIZON`]).
     horizon: Horizon,
+    /// What the kept answers may hold together ([`KEPT_ANSWER_BYTES`] for the client's).
+    budget: KeptBudget,
 }
 
 impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
-    pub(crate) fn new(window: Duration, horizon: Horizon) -> Self {
+    /// A table whose flights gather for `window`, whose answers serve their waves for `horizon`
+    /// and hold together at most `budget_bytes`.
+    pub(crate) fn new(window: Duration, horizon: Horizon, budget_bytes: usize) -> Self {
         Self {
             table: Arc::default(),
             window,
             horizon,
+            budget: KeptBudget::new(budget_bytes),
         }
     }
 
@@ -181,31 +198,29 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             Joined::Served(revealed) => return Ok(revealed),
             Joined::Flight(flight) => flight,
         };
-        let _interest = Interest {
+        let interest = Interest {
             flight: flight.clone(),
             table: self.table.clone(),
             key,
         };
         let mut done = flight.done.subscribe();
-        match tokio::time::timeout_at(deadline, done.wait_for(Option::is_some)).await {
-            Ok(Ok(answer)) => {
-                let answer = answer
-                    .clone()
-                    .expect("invariant violated: wait_for returned None");
-                match &*answer {
-                    Ok(revealed) => Ok(revealed.slice_for(&want)),
-                    Err(error) => Err(error.clone()),
-                }
-            }
+        let outcome = match tokio::time::timeout_at(deadline, done.wait_for(Option::is_some)).await {
+            Ok(Ok(answer)) => answer
+                .clone()
+                .expect("invariant violated: wait_for returned None"),
             Ok(Err(_)) | Err(_) => {
                 let stage = if flight.state().frozen {
                     DeadlineStage::InFlight
                 } else {
                     DeadlineStage::WaitingForBudget
                 };
-                Err(FerrVaultError::Deadline { stage })
+                return Err(FerrVaultError::Deadline { stage });
             }
-        }
+        };
+        // Let go of the flight (and the copy of the outcome it holds) first, so the last caller
+        // holding the answer takes it without a copy.
+        drop((done, interest, flight));
+        outcome.map(|revealed| slice_of(revealed, &want))
     }
 
     /// Serves a named caller from the kept answer, or joins a covering flight or the gathering
@@ -263,21 +278,22 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             key: key.clone(),
         };
         let request = fetch(handle);
-        let (table_ref, key_ref, flight_ref, window, horizon) = (
+        let (table_ref, key_ref, flight_ref, window, horizon, budget) = (
             self.table.clone(),
             key.clone(),
             flight.clone(),
             self.window,
             self.horizon,
+            self.budget.clone(),
         );
         let task = tokio::spawn(async move {
             if !window.is_zero() {
                 tokio::time::sleep_until((Instant::now() + window).min(flight_ref.deadline.get())).await;
             }
-            let outcome = request.await;
+            let outcome = request.await.map(Arc::new);
             let kept = {
                 let state = flight_ref.state();
-                Answer::keep(&outcome, &state.keys, &state.callers, Instant::now())
+                Answer::keep(&outcome, &state.keys, &state.callers, Instant::now(), &budget)
             };
             {
                 let mut table = lock(&table_ref);
@@ -292,9 +308,14 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
                 }
             }
             if let Some(answer) = kept {
-                tokio::spawn(forget_when_over(table_ref, key_ref, answer, horizon));
+                tokio::spawn(forget_when_over(
+                    table_ref,
+                    key_ref,
+                    Arc::downgrade(&answer),
+                    horizon,
+                ));
             }
-            flight_ref.done.send_replace(Some(Arc::new(outcome)));
+            flight_ref.done.send_replace(Some(outcome));
         });
         *flight.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
         Joined::Flight(flight)
@@ -315,6 +336,12 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             .filter(|slot| slot.answer.is_some())
             .count()
     }
+
+    /// The bytes of the budget the kept answers leave now.
+    #[cfg(test)]
+    fn bytes_left(&self) -> usize {
+        self.budget.left()
+    }
 }
 
 /// What [`SingleFlight::join`] found for a caller.
@@ -325,10 +352,22 @@ enum Joined {
     Flight(Arc<Flight>),
 }
 
-/// Drops `answer` from `key`'s slot when its wave is over, unless a newer answer replaced it.
-async fn forget_when_over<K: Eq + Hash>(table: Table<K>, key: K, answer: Arc<Answer>, horizon: Horizon) {
+/// `want`'s slice of a shared answer: taken without a copy when nobody else holds it.
+fn slice_of(revealed: Arc<Revealed>, want: &KeySelector) -> Revealed {
+    match (Arc::try_unwrap(revealed), want) {
+        (Ok(whole), KeySelector::All) => whole,
+        (Ok(whole), KeySelector::Names(_)) => whole.slice_for(want),
+        (Err(shared), _) => shared.slice_for(want),
+    }
+}
+
+/// Drops `answer` from `key`'s slot when its wave is over. Holds it weakly, so an answer a newer
+/// one replaced is freed (and its charge given back) at once, and this ends on waking.
+async fn forget_when_over<K: Eq + Hash>(table: Table<K>, key: K, answer: Weak<Answer>, horizon: Horizon) {
     loop {
-        let ends_at = answer.ends_at(horizon);
+        let Some(ends_at) = answer.upgrade().map(|kept| kept.ends_at(horizon)) else {
+            return;
+        };
         if Instant::now() >= ends_at {
             break;
         }
@@ -339,7 +378,7 @@ async fn forget_when_over<K: Eq + Hash>(table: Table<K>, key: K, answer: Arc<Ans
         if slot
             .answer
             .as_ref()
-            .is_some_and(|kept| Arc::ptr_eq(kept, &answer))
+            .is_some_and(|kept| std::ptr::eq(Arc::as_ptr(kept), answer.as_ptr()))
         {
             slot.answer = None;
         }
@@ -387,6 +426,7 @@ fn lock<K>(table: &Table<K>) -> MutexGuard<'_, HashMap<K, Slot>> {
     table.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+mod budget;
 #[cfg(test)]
 mod tests;
 mod wave;

@@ -149,10 +149,15 @@ async fn sixty_four_slow_readers_of_a_large_metrics_body_should_share_it_and_be_
         .expect("objects created");
     let kubeconfig = world.kubeconfig.display().to_string();
     // One namespace writes for all 2,000 objects: the per-namespace write budget (which would
-    // stretch the sync over a minute) is not what this test is about.
+    // stretch the sync over a minute) is not what this test is about. FerrVault listens on
+    // 127.0.0.1, which the egress policy refuses unless allowed.
     let mut operator = Spawned::start(run_command(
         &kubeconfig,
-        &["--allow-insecure-http", "--namespace-write-qps=0"],
+        &[
+            "--allow-insecure-http",
+            "--ferrvault-allowed-cidrs=127.0.0.1/32",
+            "--namespace-write-qps=0",
+        ],
     ));
     let at = operator.addresses();
     wait_for_200(&format!("http://{}/readyz", at.probes), Duration::from_secs(60)).await;

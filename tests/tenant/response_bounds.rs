@@ -4,6 +4,10 @@
 //! operator reads no error body past 64 KiB, refuses an answer over its bounds with
 //! `ResponseTooLarge` naming the bound, and shows a long missing list as its first 100 names and
 //! a count, while its memory stays within the bounds yardstick and another tenant keeps syncing.
+//! Forty connections each answering a 1.2 MB value, again every second: what the operator keeps
+//! of their answers for the rest of their waves stays within its budget.
+
+use std::time::Duration;
 
 use ferrvault_operator::api::{FerrVaultSecret, FerrVaultSecretStatus};
 use ferrvault_sim::testkit::poll_until;
@@ -22,6 +26,9 @@ use crate::harness::{
 
 /// How many hostile connections (or vaults) an attack uses at once.
 const HOSTILE: usize = 4;
+
+/// How long an attack that runs for a number of rounds may take, on a loaded machine.
+const ATTACK_LASTS_WITHIN: Duration = Duration::from_secs(60);
 
 /// FerrVaultSecret `name` of the attacker's, reading all of `vault` through `connection`.
 fn reading(connection: &str, vault: &str, name: &str) -> serde_json::Value {
@@ -234,5 +241,70 @@ async fn a_long_missing_list_should_show_its_first_hundred_names_and_a_count() {
         Some(b"found".to_vec()),
         "what was found is written, as with any missing key"
     );
+    finish(&world, &operator, &[]).await;
+}
+
+/// How many of the attacker's connections answer a large value: one URL, a token each, so each
+/// is a wave of its own (and is paced on its own).
+const LARGE_ANSWERS: usize = 40;
+
+/// The value each of them answers: over the 1 MiB a Secret may hold, so every pass fails and is
+/// retried, and within the 2 MiB a reveal may decode, so the answer is used and may be kept for
+/// its wave. (Answers of 2 MB cost the operator about 29 MiB on their way through the reveals in
+/// flight, before anything is kept: too close to the yardstick to tell what the budget holds.)
+const LARGE_VALUE_BYTES: usize = 1_200_000;
+
+/// How many rounds of reveals the attack runs for (every connection once a round, about a
+/// second apart): kept answers pile up while it goes on.
+const ROUNDS: usize = 4;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forty_waves_answering_1_2_mb_should_keep_no_more_than_the_budget() {
+    let world = World::start().await;
+    let mut operator = Launch::new().insecure_http().start(&world);
+    victim_syncs(&world, &world.fv.url()).await;
+    let baseline = Baseline::take(&operator);
+
+    // Forty waves answering 1.2 MB, retried every second: about 50 MB if every answer were kept.
+    // One listener, so the attack costs answers, not forty HTTP clients.
+    let vault = Listener::start(Answer::Reveal(Generated::value(LARGE_VALUE_BYTES))).await;
+    let attacker = world.attacker();
+    let names: Vec<String> = (0..LARGE_ANSWERS).map(|i| format!("large-{i}")).collect();
+    for name in &names {
+        let token = format!("{name}-token");
+        attacker
+            .put_secret(&token, &[("token", &format!("{ATTACKER_TOKEN}_{name}"))])
+            .await;
+        attacker
+            .connection(
+                name,
+                json!({ "url": vault.url(), "tokenSecretRef": { "name": token, "key": "token" } }),
+            )
+            .await;
+        let mut spec = reading(name, "any", name);
+        spec["refreshInterval"] = json!("1s");
+        attacker.ferrvault_secret(name, spec).await;
+    }
+
+    victim_keeps_syncing(&world, "during-attack").await;
+    poll_until(
+        &format!("{ROUNDS} rounds of reveals from the hostile FerrVault"),
+        ATTACK_LASTS_WITHIN,
+        || async {
+            let reveals = vault.reveals();
+            (reveals >= ROUNDS * LARGE_ANSWERS)
+                .then_some(())
+                .ok_or_else(|| format!("{reveals} reveals"))
+        },
+    )
+    .await;
+    let mut refused = Vec::new();
+    for name in &names {
+        refused.push(failed(&world, name).await.1);
+    }
+    baseline.assert_held(&mut operator).await;
+    for condition in &refused {
+        assert_eq!(condition.reason, "SecretTooLarge", "{}", condition.message);
+    }
     finish(&world, &operator, &[]).await;
 }

@@ -1,29 +1,15 @@
 use std::io::{Read, Write};
 
 use bytes::Bytes;
-use http_body_util::Full;
+use warp::Filter;
 
 use super::*;
+use crate::admin::fixtures;
 
 /// Serves `body` for every request on a loopback port under `limits`.
 fn serving(body: Bytes, limits: HttpLimits) -> (std::net::SocketAddr, CancellationToken) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("non-blocking");
-    let addr = listener.local_addr().expect("addr");
-    let handler: Handler = Arc::new(move |_| {
-        let body = body.clone();
-        Box::pin(async move { http::Response::new(Full::new(body)) })
-    });
-    let stop = CancellationToken::new();
-    let served = Served {
-        name: "test",
-        listener,
-        handler,
-        limits,
-        tls: None,
-    };
-    tokio::spawn(serve(served, stop.clone()));
-    (addr, stop)
+    let routes = warp::any().map(move || Reply::new(body.clone().into())).boxed();
+    fixtures::serving(routes, limits)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -26,7 +26,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use http::{HeaderMap, Method, StatusCode, header, request::Parts};
+use http::{HeaderValue, Method, StatusCode};
 use k8s_openapi::api::{
     authentication::v1::{TokenReview, TokenReviewSpec, UserInfo},
     authorization::v1::{NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec},
@@ -120,20 +120,27 @@ impl MetricsGuard {
         })
     }
 
-    /// Admits a request from `source` whose bearer token names a user allowed the request's
-    /// verb on its path.
+    /// Admits a `method` request for `path` from `source` whose bearer token (in
+    /// `authorization`, the request's `Authorization` header) names a user allowed that verb on
+    /// that path.
     ///
     /// # Errors
     /// The [`Refusal`] to answer.
-    pub async fn admit(&self, request: &Parts, source: IpAddr) -> Result<(), Refusal> {
-        let token = bearer(&request.headers).ok_or(Refusal::Unauthenticated)?;
+    pub async fn admit(
+        &self,
+        method: &Method,
+        path: &str,
+        authorization: Option<&HeaderValue>,
+        source: IpAddr,
+    ) -> Result<(), Refusal> {
+        let token = authorization.and_then(bearer).ok_or(Refusal::Unauthenticated)?;
         let user = match self.authenticate(token, source).await? {
             TokenAnswer::Authenticated(user) => user,
             TokenAnswer::Unauthenticated => return Err(Refusal::Unauthenticated),
         };
         let attributes = NonResourceAttributes {
-            path: Some(request.uri.path().to_owned()),
-            verb: Some(verb(&request.method)),
+            path: Some(path.to_owned()),
+            verb: Some(verb(method)),
         };
         if self.authorize(&user, attributes, source).await? {
             Ok(())
@@ -246,9 +253,9 @@ impl MetricsGuard {
     }
 }
 
-/// The bearer token of an `Authorization` header, if any.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+/// The bearer token of an `Authorization` header's value, if any.
+fn bearer(authorization: &HeaderValue) -> Option<&str> {
+    let value = authorization.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
@@ -270,16 +277,15 @@ mod tests {
 
     #[test]
     fn only_a_bearer_authorization_should_carry_a_token() {
-        let with = |value: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::AUTHORIZATION, value.parse().expect("header"));
-            bearer(&headers).map(str::to_owned)
-        };
+        let with = |value: &str| bearer(&value.parse().expect("header")).map(str::to_owned);
         assert_eq!(with("Bearer abc"), Some("abc".into()));
         assert_eq!(with("bearer  abc "), Some("abc".into()));
         assert_eq!(with("Basic abc"), None);
         assert_eq!(with("Bearer "), None);
-        assert_eq!(bearer(&HeaderMap::new()), None);
+        assert_eq!(
+            bearer(&HeaderValue::from_bytes(b"Bearer \xff").expect("header")),
+            None
+        );
     }
 
     #[test]

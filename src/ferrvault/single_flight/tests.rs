@@ -34,30 +34,39 @@ fn fake_fetch(
         Box::pin(async move {
             tokio::time::sleep(delay).await;
             calls.fetch_add(1, Ordering::SeqCst);
-            let keys = handle.freeze();
-            let all = ["a", "b", "c", "d"];
-            let mut revealed = Revealed::default();
-            for key in all {
-                if keys.covers(&names(&[key])) {
-                    revealed
-                        .secrets
-                        .insert(key.to_owned(), SecretValue::test(&format!("v-{key}")));
-                }
-            }
-            if let KeySelector::Names(wanted) = keys {
-                revealed.missing = wanted
-                    .into_iter()
-                    .filter(|k| !all.contains(&k.as_str()))
-                    .collect();
-            }
-            Ok(revealed)
+            Ok(fake_answer(&handle.freeze()))
         })
     }
 }
 
+/// What [`fake_fetch`] answers to `keys`: `v-<key>` for each of "a" to "d", the rest missing.
+fn fake_answer(keys: &KeySelector) -> Revealed {
+    let all = ["a", "b", "c", "d"];
+    let mut revealed = Revealed::default();
+    for key in all {
+        if keys.covers(&names(&[key])) {
+            revealed
+                .secrets
+                .insert(key.to_owned(), SecretValue::test(&format!("v-{key}")));
+        }
+    }
+    if let KeySelector::Names(wanted) = keys {
+        revealed.missing = wanted
+            .iter()
+            .filter(|k| !all.contains(&k.as_str()))
+            .cloned()
+            .collect();
+    }
+    revealed
+}
+
 #[tokio::test(start_paused = true)]
 async fn concurrent_reveals_should_share_one_request_and_get_their_own_keys() {
-    let flights = Arc::new(SingleFlight::new(Duration::from_millis(20), WAVE_HORIZON));
+    let flights = Arc::new(SingleFlight::new(
+        Duration::from_millis(20),
+        WAVE_HORIZON,
+        KEPT_ANSWER_BYTES,
+    ));
     let calls = Arc::new(AtomicUsize::new(0));
     let deadline = Instant::now() + Duration::from_secs(5);
     let selectors = [
@@ -99,7 +108,7 @@ async fn concurrent_reveals_should_share_one_request_and_get_their_own_keys() {
 
 #[tokio::test(start_paused = true)]
 async fn a_caller_wanting_more_than_the_frozen_request_should_start_a_new_flight() {
-    let flights = Arc::new(SingleFlight::new(Duration::ZERO, WAVE_HORIZON));
+    let flights = Arc::new(SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES));
     let calls = Arc::new(AtomicUsize::new(0));
     let deadline = Instant::now() + Duration::from_secs(5);
     let first = spawn_reveal(&flights, &calls, names(&["a"]), deadline, Duration::ZERO);
@@ -119,7 +128,7 @@ async fn a_caller_wanting_more_than_the_frozen_request_should_start_a_new_flight
 
 #[tokio::test(start_paused = true)]
 async fn an_impatient_caller_should_time_out_alone_and_the_last_one_leaving_should_cancel() {
-    let flights = Arc::new(SingleFlight::new(Duration::ZERO, WAVE_HORIZON));
+    let flights = Arc::new(SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES));
     let calls = Arc::new(AtomicUsize::new(0));
     let now = Instant::now();
     let patient = spawn_reveal(
@@ -171,10 +180,21 @@ async fn reveal_as(
     caller: Option<&str>,
     want: KeySelector,
 ) -> Result<Revealed, FerrVaultError> {
+    reveal_from(flights, calls, "vault", caller, want).await
+}
+
+/// Caller `caller` revealing `want` from `vault` and waiting for the answer.
+async fn reveal_from(
+    flights: &SingleFlight<&'static str>,
+    calls: &Arc<AtomicUsize>,
+    vault: &'static str,
+    caller: Option<&str>,
+    want: KeySelector,
+) -> Result<Revealed, FerrVaultError> {
     let deadline = Instant::now() + Duration::from_secs(5);
     flights
         .reveal(
-            "vault",
+            vault,
             caller,
             want,
             deadline,
@@ -185,7 +205,7 @@ async fn reveal_as(
 
 #[tokio::test(start_paused = true)]
 async fn a_wave_should_cost_one_request_and_each_caller_be_served_once() {
-    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
+    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES);
     let calls = Arc::new(AtomicUsize::new(0));
     let first = reveal_as(&flights, &calls, Some("cr-0"), KeySelector::All)
         .await
@@ -226,7 +246,7 @@ async fn a_wave_should_cost_one_request_and_each_caller_be_served_once() {
 #[tokio::test(start_paused = true)]
 async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_for_anonymous_callers_or_failures()
  {
-    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
+    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES);
     let calls = Arc::new(AtomicUsize::new(0));
     reveal_as(&flights, &calls, Some("cr-0"), names(&["a"]))
         .await
@@ -252,7 +272,7 @@ async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_fo
         .unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 3, "after its wave: a request");
 
-    let anonymous = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
+    let anonymous = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES);
     reveal_as(&anonymous, &calls, None, names(&["a"])).await.unwrap();
     assert_eq!(
         anonymous.answers_kept(),
@@ -264,7 +284,7 @@ async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_fo
         .unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 5);
 
-    let failing = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
+    let failing = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES);
     let failed = failing
         .reveal(
             "vault",
@@ -280,7 +300,7 @@ async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_fo
 
 #[tokio::test(start_paused = true)]
 async fn a_busy_wave_should_keep_its_answer_no_longer_than_the_cap() {
-    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON);
+    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES);
     let calls = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     reveal_as(&flights, &calls, Some("cr-0"), KeySelector::All)
@@ -303,4 +323,99 @@ async fn a_busy_wave_should_keep_its_answer_no_longer_than_the_cap() {
         .await
         .unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 2);
+}
+
+/// What one kept answer to `KeySelector::All` from [`fake_fetch`] costs.
+fn whole_answer_cost() -> usize {
+    super::budget::cost(&fake_answer(&KeySelector::All), &KeySelector::All)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_over_what_is_left_of_the_budget_should_not_be_kept_and_its_wave_should_ask_again() {
+    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, whole_answer_cost() + 1);
+    let calls = Arc::new(AtomicUsize::new(0));
+    reveal_from(&flights, &calls, "vault-1", Some("cr-0"), KeySelector::All)
+        .await
+        .unwrap();
+    assert_eq!(
+        (flights.answers_kept(), flights.bytes_left()),
+        (1, 1),
+        "within the budget: kept, and charged"
+    );
+    let second = reveal_from(&flights, &calls, "vault-2", Some("cr-0"), KeySelector::All)
+        .await
+        .unwrap();
+    assert_eq!(
+        second,
+        fake_answer(&KeySelector::All),
+        "its caller gets it all the same"
+    );
+    assert_eq!(
+        (flights.answers_kept(), flights.bytes_left()),
+        (1, 1),
+        "over what is left: not kept"
+    );
+
+    reveal_from(&flights, &calls, "vault-2", Some("cr-1"), KeySelector::All)
+        .await
+        .unwrap();
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        3,
+        "the unkept answer's wave asks again"
+    );
+    reveal_from(&flights, &calls, "vault-1", Some("cr-1"), KeySelector::All)
+        .await
+        .unwrap();
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        3,
+        "the kept one still serves its wave"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_budget_should_return_when_a_wave_ends_or_its_answer_is_replaced() {
+    let budget = 2 * whole_answer_cost();
+    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, budget);
+    let calls = Arc::new(AtomicUsize::new(0));
+    for vault in ["vault-1", "vault-2"] {
+        reveal_from(&flights, &calls, vault, Some("cr-0"), KeySelector::All)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        (flights.answers_kept(), flights.bytes_left()),
+        (2, 0),
+        "the budget is full"
+    );
+    tokio::time::sleep(WAVE_HORIZON.idle + Duration::from_millis(20)).await;
+    assert_eq!(
+        (flights.answers_kept(), flights.bytes_left()),
+        (0, budget),
+        "waves over: every byte returned"
+    );
+
+    reveal_from(&flights, &calls, "vault-3", Some("cr-0"), KeySelector::All)
+        .await
+        .unwrap();
+    for round in 0..3 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        reveal_from(&flights, &calls, "vault-3", Some("cr-0"), KeySelector::All)
+            .await
+            .unwrap();
+        assert_eq!(
+            (flights.answers_kept(), flights.bytes_left()),
+            (1, budget - whole_answer_cost()),
+            "round {round}: the replaced answer returned its bytes at once"
+        );
+    }
+    reveal_from(&flights, &calls, "vault-4", Some("cr-0"), KeySelector::All)
+        .await
+        .unwrap();
+    assert_eq!(
+        (flights.answers_kept(), flights.bytes_left()),
+        (2, 0),
+        "what was returned keeps another vault's answer"
+    );
 }

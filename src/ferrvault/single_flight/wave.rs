@@ -1,5 +1,6 @@
 //! The answer a flight leaves for the rest of its wave (see the parent module): a success, kept
-//! for the named callers that did not get it yet, until the wave is over.
+//! for the named callers that did not get it yet, until the wave is over, if its cost fits in
+//! what is left of the client's [`KeptBudget`].
 
 use std::{
     collections::HashSet,
@@ -9,6 +10,7 @@ use std::{
 
 use tokio::time::Instant;
 
+use super::budget::{Charge, KeptBudget, cost};
 use crate::ferrvault::{
     FerrVaultError,
     reveal::{KeySelector, Revealed},
@@ -34,11 +36,14 @@ pub(crate) const WAVE_HORIZON: Horizon = Horizon {
 
 /// A successful answer kept for the rest of its wave.
 pub(super) struct Answer {
-    revealed: Revealed,
+    /// The flight's decoded answer, shared with its callers.
+    revealed: Arc<Revealed>,
     /// The selector it was requested with.
     keys: KeySelector,
     arrived: Instant,
     state: Mutex<Served>,
+    /// Its cost, taken from the client's budget and given back when it is dropped.
+    _charge: Charge,
 }
 
 /// Whom a kept answer served, and when it last did.
@@ -48,28 +53,33 @@ struct Served {
 }
 
 impl Answer {
-    /// What a flight requested with `keys` leaves for its wave: its `outcome` when it succeeded
-    /// and named `callers` joined it (they have it already); else nothing.
+    /// What a flight requested with `keys` leaves for its wave: its `outcome` when it succeeded,
+    /// named `callers` joined it (they have it already) and its cost fits in what is left of
+    /// `budget`; else nothing.
     pub(super) fn keep(
-        outcome: &Result<Revealed, FerrVaultError>,
+        outcome: &Result<Arc<Revealed>, FerrVaultError>,
         keys: &KeySelector,
         callers: &HashSet<String>,
         now: Instant,
+        budget: &KeptBudget,
     ) -> Option<Arc<Self>> {
         let Ok(revealed) = outcome else {
             return None;
         };
-        (!callers.is_empty()).then(|| {
-            Arc::new(Self {
-                revealed: revealed.clone(),
-                keys: keys.clone(),
-                arrived: now,
-                state: Mutex::new(Served {
-                    callers: callers.clone(),
-                    last: now,
-                }),
-            })
-        })
+        if callers.is_empty() {
+            return None;
+        }
+        let charge = budget.charge(cost(revealed, keys))?;
+        Some(Arc::new(Self {
+            revealed: revealed.clone(),
+            keys: keys.clone(),
+            arrived: now,
+            state: Mutex::new(Served {
+                callers: callers.clone(),
+                last: now,
+            }),
+            _charge: charge,
+        }))
     }
 
     /// `caller`'s slice at `now`, if the wave is not over (see `horizon`), the answer covers

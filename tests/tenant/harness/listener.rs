@@ -93,6 +93,17 @@ impl Generated {
         }
     }
 
+    /// A ferrvault-mode reveal answer of one hit `LARGE` whose value is about `bytes` bytes of
+    /// `x` (commas between the generated items, inside the string).
+    pub fn value(bytes: usize) -> Generated {
+        Generated {
+            head: r#"{"hits":[{"name":"LARGE","value":""#,
+            item: |_, out| out.extend(std::iter::repeat_n('x', 1023)),
+            count: bytes / 1024,
+            tail: r#""}]}"#,
+        }
+    }
+
     /// Writes the body as HTTP/1.1 chunks of about 64 KiB, then the last chunk.
     async fn write_to(&self, stream: &mut TcpStream) -> std::io::Result<()> {
         let mut chunk = String::from(self.head);
