@@ -27,13 +27,9 @@ pub use crate::{
         settings::{ProcessEnv, RunSettings},
     },
     reconcile::{
-        content_hash_key::{CONTENT_HASH_KEY_SECRET, ContentHashKeySource},
-        context::Context,
-        operator::Operator,
-        report::{COMBINED_PREFIX, EventSink, REPORTING_CONTROLLER, SyncMetrics},
-        secret::SecretReconciler,
-        settings::{OperatorSettings, SECRET_CONTROLLER},
-        write::{FIELD_MANAGER, WriteBudget},
+        COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ContentHashKeySource, Context, EventSink, FIELD_MANAGER,
+        Operator, OperatorSettings, REPORTING_CONTROLLER, SECRET_CONTROLLER, SecretReconciler, SyncMetrics,
+        WriteBudget,
     },
 };
 

@@ -21,7 +21,7 @@ use super::{
 };
 use crate::{
     ferrvault::DEFAULT_TOKEN_PATH,
-    reconcile::{rules::schedule::duration::parse_go_duration, write::write_budget},
+    reconcile::{rules::schedule::duration::parse_go_duration, write_budget},
 };
 
 /// Flags of `ferrvault-operator run`.

@@ -29,7 +29,7 @@ use crate::{
         server::{Addresses, Requested, ServeError, Servers},
     },
     ferrvault::host_facts,
-    reconcile::{content_hash_key::KeyError, operator, settings::OperatorSettings},
+    reconcile::{KeyError, Operator, OperatorSettings},
     telemetry::{self, rest_client::RestClientMetrics},
 };
 
@@ -109,7 +109,7 @@ fn run(args: RunArgs) -> Result<(), RunError> {
 
 /// A started operator process: the runtime built and the HTTP servers listening.
 pub struct OperatorProcess {
-    operator: operator::Operator,
+    operator: Operator,
     /// The client before the write fence, for the content-hash key only.
     unfenced: kube::Client,
     runtime: Runtime,
@@ -135,7 +135,7 @@ impl OperatorProcess {
         let mut registry = Registry::default();
         telemetry::process::register(&mut registry);
         RestClientMetrics::process_wide().register(&mut registry);
-        let reconcilers = operator::Operator::new(
+        let reconcilers = Operator::new(
             client.clone(),
             OperatorSettings {
                 default_refresh_interval: settings.default_refresh_interval,
@@ -162,7 +162,7 @@ impl OperatorProcess {
                 lease_namespace: settings.lease_namespace.clone(),
                 lease_name: settings.lease_name.clone(),
                 identity: identity(&settings.pod_name),
-                field_manager: crate::reconcile::write::FIELD_MANAGER.to_owned(),
+                field_manager: crate::reconcile::FIELD_MANAGER.to_owned(),
                 timings: settings.timings,
             }))
             .registry(&mut registry);

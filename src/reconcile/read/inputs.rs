@@ -112,7 +112,7 @@ fn connection_inputs_by(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::test_connection::connection;
+    use crate::reconcile::fixtures::connection;
 
     #[test]
     fn a_connection_not_probed_yet_should_count_as_found_reachable() {

@@ -52,9 +52,7 @@ fn cr_change_should_matter_for_new_generations_deletions_and_a_lost_finalizer_on
 }
 
 fn connection(generation: i64, ready: Option<&str>, checked: i64) -> Lenient<FerrVaultConnection> {
-    Lenient::Valid(crate::reconcile::test_connection::connection(
-        generation, ready, checked,
-    ))
+    Lenient::Valid(crate::reconcile::fixtures::connection(generation, ready, checked))
 }
 
 fn invalid(metadata: ObjectMeta) -> InvalidObject {

@@ -262,7 +262,7 @@ fn foreign_finalizers_over_the_budget_should_make_any_custom_resource_partial() 
     let many: Vec<String> = (0..100).map(|i| format!("example.com/f-{i:0>60}")).collect();
     let mut finalizers = vec![CONNECTION_FINALIZER.to_owned()];
     finalizers.extend(many);
-    let mut c = crate::reconcile::test_connection::connection(1, Some("True"), 1);
+    let mut c = crate::reconcile::fixtures::connection(1, Some("True"), 1);
     c.metadata.finalizers = Some(finalizers);
     let spec = c.spec.clone();
     let mut object = Lenient::Valid(c);
@@ -272,7 +272,7 @@ fn foreign_finalizers_over_the_budget_should_make_any_custom_resource_partial() 
     assert_eq!(c.metadata.finalizers, Some(vec![CONNECTION_FINALIZER.to_owned()]));
     assert_eq!(c.spec, spec, "a connection's spec is kept whole");
 
-    let mut small = Lenient::Valid(crate::reconcile::test_connection::connection(1, None, 1));
+    let mut small = Lenient::Valid(crate::reconcile::fixtures::connection(1, None, 1));
     ferrvault_connection(&mut small);
     assert!(!is_partial(small.meta()));
 }
