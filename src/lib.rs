@@ -21,10 +21,8 @@ mod telemetry;
 pub use crate::{
     admin::limits::HttpLimits,
     cli::{
-        args::{RunArgs, go_flag_syntax},
-        logging::init as init_logging,
-        run::{OperatorProcess, RunError, kube_client, main as run, shutdown_signal},
-        settings::{ProcessEnv, RunSettings},
+        OperatorProcess, ProcessEnv, RunArgs, RunError, RunSettings, go_flag_syntax, init_logging,
+        kube_client, run, shutdown_signal,
     },
     reconcile::{
         COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ContentHashKeySource, Context, EventSink, FIELD_MANAGER,

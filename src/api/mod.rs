@@ -2,7 +2,8 @@
 //!
 //! # Layout
 //! - [`connection`]: `FerrVaultConnection` (`fvc`): where FerrVault is and which credential to use.
-//! - [`secret`]: `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`.
+//! - [`secret`]: `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`;
+//!   [`transform`]: the steps of its `spec.transforms`.
 //! - [`common`]: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - [`lenient`]: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -31,6 +32,7 @@ pub(crate) mod reasons;
 pub mod samples;
 #[allow(unreachable_pub)]
 pub(crate) mod secret;
+pub(crate) mod transform;
 
 pub use common::{ConnectionRef, SecretKeyRef};
 pub use connection::{
@@ -41,5 +43,6 @@ pub use reasons::{ConditionStatus, ConditionType, Reason};
 pub use secret::{
     FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, GO_DURATION_PATTERN,
     REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RolloutTarget, SecretSelector, SecretTarget,
-    Transform, TransformType, WorkloadKind,
+    WorkloadKind,
 };
+pub use transform::{Transform, TransformType};

@@ -2,8 +2,15 @@
 //! checked form ([`settings`]), logging ([`logging`]) and the process that wires the operator, the HTTP servers and signals
 //! together ([`run`]).
 
-pub(crate) mod args;
-pub(crate) mod logging;
-pub(crate) mod run;
-pub(crate) mod settings;
-pub(crate) mod zap;
+mod args;
+mod logging;
+mod run;
+mod settings;
+mod zap;
+
+pub use self::{
+    args::{RunArgs, go_flag_syntax},
+    logging::init as init_logging,
+    run::{OperatorProcess, RunError, kube_client, main as run, shutdown_signal},
+    settings::{ProcessEnv, RunSettings},
+};
