@@ -1,9 +1,35 @@
 //! ferrvault-operator: keeps Kubernetes `Secret`s in sync with the FerrVault secrets service.
 //!
-//! The public API is [`api`] and [`ferrvault`] (each a facade over private files), the
-//! re-exports below and the small facades [`rules`] and [`secure_metrics`]; every other module is
-//! private. It is what the binary (`src/main.rs`), the tests, the devtools and the fuzz targets
-//! use. `docs/architecture.md` explains the design; this page maps the files.
+//! The public API is what the binary (`src/main.rs`), the tests, the devtools and the fuzz
+//! targets use: the two vocabularies [`api`] (the custom resources) and [`ferrvault`] (the
+//! FerrVault client), each a facade over private files; the re-exports below (the process, the
+//! operator's seam and its names); and the small facades [`rules`] and [`secure_metrics`]. Every
+//! other module is private. `docs/architecture.md` explains the design; this page maps the files.
+//!
+//! # Modules
+//! - [`api`]: the `ferrvault.com/v1alpha1` custom resources — spec and status types, condition
+//!   reasons, annotation names, the schema's bounds, the CRD YAML (`crdgen`), sample manifests.
+//! - [`ferrvault`]: the FerrVault HTTP client — reveals paced per credential and shared between
+//!   callers, answers decoded within bounds, the egress policy, the cluster identity.
+//! - `reconcile/`: the two reconcilers and their watches, grouped by role (its `mod.rs` maps
+//!   them): `secret/`, `connection/`, `watch/`, `read/`, `write/`, `report/`, and `rules/`, the
+//!   pure rules.
+//! - `cli/`: the `run` subcommand — flags, their checks, logging, and the process that wires the
+//!   runtime, the reconcilers and the HTTP servers together.
+//! - `admin/`: the HTTP servers — `/metrics`, the probes, `/debug/*` — as warp filters on a
+//!   hardened accept loop; [`HttpLimits`], each server's address (`BindAddress`).
+//! - `telemetry/`: the process and REST-client metrics a controller-runtime operator exposes.
+//!
+//! # Layout
+//! ```text
+//! main.rs ──▶ cli (flags → RunSettings → OperatorProcess)
+//!              ├──▶ reconcile::Operator ──install──▶ controller_actors::Runtime (watches, queues, workers)
+//!              │        └── reconcilers ──▶ ferrvault (reveals), api (types), rules (pure)
+//!              ├──▶ admin (servers) ──reads──▶ health, tree, queues, registry, ferrvault limiters
+//!              └──▶ telemetry (process and REST-client metrics)
+//! ```
+//! Arrows only go down: `api` names no other module, `ferrvault` only `api`, the `rules` only
+//! those two, `admin` never `cli`; and `.ci/use-cycles` finds no cycle between files.
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
