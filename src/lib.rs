@@ -23,7 +23,7 @@
 //! # Layout
 //! ```text
 //! main.rs ──▶ cli (flags → RunSettings → OperatorProcess)
-//!              ├──▶ reconcile::Operator ──install──▶ controller_actors::Runtime (watches, queues, workers)
+//!              ├──▶ reconcile::Operator ──install──▶ the runtime (watches, queues, workers)
 //!              │        └── reconcilers ──▶ ferrvault (reveals), api (types), rules (pure)
 //!              ├──▶ admin (servers) ──reads──▶ health, tree, queues, registry, ferrvault limiters
 //!              └──▶ telemetry (process and REST-client metrics)

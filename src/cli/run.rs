@@ -7,8 +7,8 @@
 //! join the egress policy) →
 //! the content-hash key read, or created, in the Lease's namespace (exit 1 without it) →
 //! the runtime runs until SIGTERM or SIGINT, then stops gracefully within
-//! `--shutdown-grace-period` (exit 0), or exits with [`RuntimeError::exit_code`](controller_actors::RuntimeError::exit_code) when it
-//! escalates.
+//! `--shutdown-grace-period` (exit 0), or exits with
+//! [`RuntimeError::exit_code`](controller_actors::RuntimeError::exit_code) when it escalates.
 //!
 //! [`OperatorProcess::start`] is shared with `demo`, which runs the same process in-process against
 //! the simulators. `run/error.rs`: [`RunError`] and its exit codes; `run/kube_client.rs`: the

@@ -8,8 +8,9 @@
 //!   value in place; a field named like a header key is written as `field.<name>`.
 //! - Only what the log call passed is written (no span names, no file paths).
 //! - `msg` and every field value are at most [`MAX_MESSAGE_BYTES`] (1 KiB): a longer one is cut
-//!   with a marker naming its length ([`bounded_text`](crate::reconcile::rules::bounds::bounded_text)),
-//!   an event's own values while they are formatted.
+//!   with a marker naming its length
+//!   ([`bounded_text`](crate::reconcile::rules::bounds::bounded_text)), an event's own values
+//!   while they are formatted.
 
 use std::fmt;
 

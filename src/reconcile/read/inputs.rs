@@ -1,6 +1,6 @@
 //! The versions of what a pass reads besides FerrVault, as `status.observedInputs` records them
-//! (see [`freshness`](crate::reconcile::rules::schedule::freshness)): read from the stores, so comparing them costs
-//! no request.
+//! (see [`freshness`](crate::reconcile::rules::schedule::freshness)): read from the stores, so
+//! comparing them costs no request.
 //!
 //! - A FerrVaultSecret: `connection=<uid>/<generation>/<Ready status> token=<version>
 //!   ca=<version> key=<id>`. The connection's Ready status is one of them so that a connection

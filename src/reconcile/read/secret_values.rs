@@ -24,8 +24,8 @@
 //!   (a refusal is kept like a value). Connections reaching one URL with one CA bundle share one
 //!   endpoint built with it: one copy of the bundle, one pooled HTTP client.
 //! - With `--require-credential-opt-in`, a Secret that did not opt in
-//!   ([`credential_opt_in`](crate::reconcile::rules::access::credential_opt_in)) is refused from its labels and type
-//!   before its data is looked at: none of its data is kept or used.
+//!   ([`credential_opt_in`](crate::reconcile::rules::access::credential_opt_in)) is refused from
+//!   its labels and type before its data is looked at: none of its data is kept or used.
 //! - Values never appear in a `Debug` output, a log line or an error.
 
 use std::{

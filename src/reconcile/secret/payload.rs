@@ -39,9 +39,9 @@ pub(super) struct Payload {
 /// The worst case the bounds allow (test `rules::content::transforms::tests::
 /// the_worst_pipeline_the_bounds_allow_should_stay_bounded`: 32 `base64Decode` steps over a
 /// 1 MiB content of 160,000 keys) took 0.85 s optimised (4.7 s in the test build) on a shared
-/// 2-core machine under load. The content hashes [`plan`](super::plan::plan) computes from the result stay on the
-/// runtime: bounded by the 1 MiB checked here, the same test's two (that content, and one 1 MiB
-/// value) took 28 ms together, optimised and under the same load.
+/// 2-core machine under load. The content hashes [`plan`](super::plan::plan) computes from the
+/// result stay on the runtime: bounded by the 1 MiB checked here, the same test's two (that
+/// content, and one 1 MiB value) took 28 ms together, optimised and under the same load.
 ///
 /// # Panics
 /// Re-raises a panic of the computation, as if it had run inline.

@@ -9,8 +9,8 @@
 //!   condition about the current spec from a stale one.
 //! - No message is longer than [`MAX_MESSAGE_BYTES`] (1 KiB): every condition of both kinds is
 //!   written through [`upsert_condition`], which cuts a longer one with a marker naming its
-//!   length ([`bounded_text`](crate::reconcile::rules::bounds::bounded_text)), so nothing a tenant names or serves makes a
-//!   status grow with it (issue 34 point 8).
+//!   length ([`bounded_text`](crate::reconcile::rules::bounds::bounded_text)), so nothing a
+//!   tenant names or serves makes a status grow with it (issue 34 point 8).
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};

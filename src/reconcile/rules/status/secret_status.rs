@@ -5,7 +5,8 @@
 //!   and do not stamp `status.observedGeneration` (reference §3.3); the MissingKeys guard does.
 //! - A sync records the target's version and its inputs' versions (`targetResourceVersion`,
 //!   `observedInputs`), which tell the next pass whether anything changed since
-//!   ([`freshness`](crate::reconcile::rules::schedule::freshness)); a failure keeps those of the last good sync.
+//!   ([`freshness`](crate::reconcile::rules::schedule::freshness)); a failure keeps those of the
+//!   last good sync.
 //! - `syncedKeys` lists at most [`MAX_LISTED_SYNCED_KEYS`] keys (the first, sorted); the Ready
 //!   message counts them all. A Secret may hold hundreds of thousands of one-letter keys within
 //!   its 1 MiB, and a status listing them all would be larger than an object may be.
