@@ -1,13 +1,14 @@
 //! The `ferrvault.com/v1alpha1` custom resource types.
 //!
 //! # Layout
-//! - [`connection`]: `FerrVaultConnection` (`fvc`): where FerrVault is and which credential to use.
-//! - [`secret`]: `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`;
-//!   [`transform`]: the steps of its `spec.transforms`.
-//! - [`common`]: references and the conditions list shared by both kinds.
+//! - `connection.rs`: [`FerrVaultConnection`] (`fvc`): where FerrVault is and which credential
+//!   to use.
+//! - `secret.rs`: [`FerrVaultSecret`] (`fvs`): which vault keys go into which target `Secret`;
+//!   `transform.rs`: [`Transform`], the steps of its `spec.transforms`.
+//! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
-//! - [`lenient`]: [`Lenient`], reading an object that bypassed the schema without failing its kind.
-//! - [`reasons`]: every condition type and reason string the operator writes.
+//! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
+//! - `reasons.rs`: [`Reason`] and [`ConditionType`], every condition type and reason string the operator writes.
 //! - [`names`]: finalizers and annotation keys.
 //! - [`crdgen`]: the CRD YAML (`ferrvault-operator crdgen`) and the chart files made from it.
 //! - [`samples`]: sample manifests, used by tests and `demo`.

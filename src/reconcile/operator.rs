@@ -41,7 +41,7 @@ impl Operator {
     /// `registry`.
     ///
     /// # Panics
-    /// When `settings.ferrvault` fails [`ClientConfig::validate`]; validate flags first.
+    /// When `settings.ferrvault` fails [`ClientConfig::validate`](crate::ferrvault::ClientConfig::validate); validate flags first.
     pub fn new(client: kube::Client, settings: OperatorSettings, registry: &mut Registry) -> Operator {
         let ferrvault = FerrVault::new(settings.ferrvault.clone());
         ferrvault::metrics::register(registry, &ferrvault);

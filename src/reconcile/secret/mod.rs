@@ -1,29 +1,30 @@
 //! The FerrVaultSecret reconciler (reference §3.2, without the defects of §8).
 //!
-//! One pass: the shared [`prologue`] (read the CR as [`Lenient`] from its watch's store,
-//! finalizer added then the same pass continues, or pre-delete cleanup; an object that does not
-//! match its type stops here with `InvalidSpec`, see [`invalid_spec`]) → refresh interval →
+//! One pass: the shared [`prologue`](super::prologue) (read the CR as
+//! [`Lenient`](crate::api::Lenient) from its watch's store, finalizer added then the same pass
+//! continues, or pre-delete cleanup; an object that does not match its type stops here with
+//! `InvalidSpec`, see [`invalid_spec`](super::write::invalid_spec)) → refresh interval →
 //! nothing due? (`due.rs`: then only the next refresh is scheduled) → the sync, step by step
 //! (`sync.rs`) → status.
 //!
 //! # Guarantees
-//! - A pass with nothing due ([`freshness`](super::rules::schedule::freshness): synced at this generation,
-//!   inputs and target unchanged, refresh not due) makes no FerrVault request, no write and no
-//!   read beyond the watches' stores: a restart or failover costs nothing per object. A target
-//!   edited or deleted, or a connection, token or content-hash key changed, even while no
-//!   operator ran, is synced at once.
+//! - A pass with nothing due ([`freshness`](super::rules::schedule::freshness): synced at this
+//!   generation, inputs and target unchanged, refresh not due) makes no FerrVault request, no
+//!   write and no read beyond the watches' stores: a restart or failover costs nothing per
+//!   object. A target edited or deleted, or a connection, token or content-hash key changed,
+//!   even while no operator ran, is synced at once.
 //! - An unchanged refresh reads only the stores (no GET) and writes only the status.
 //! - Refreshes are scheduled from `lastSyncedAt` with a wave factor fixed per (namespace,
 //!   connection, vault), so FerrVaultSecrets synced together refresh together and share one
 //!   reveal (see [`FerrVault::reveal_in_wave`](crate::ferrvault::FerrVault::reveal_in_wave)).
 //! - A 429 (or running out of deadline while waiting for the credential's budget) writes no
-//!   status and returns [`Outcome::RateLimited`].
+//!   status and returns [`Outcome::RateLimited`](controller_actors::Outcome::RateLimited).
 //! - A target it may not write (not created by it nor handed over to it, controlled by another
 //!   owner, read by a connection, or of a type Kubernetes turns into credentials) is refused
 //!   before anything is revealed, with its own reason and no timer: the watches retry it when
 //!   the objects involved change.
 //! - Any failure before the write leaves the target as it was: workloads keep the last good
-//!   values. Status says why (Ready=False, a fixed [`Reason`]) and the key is retried on a
+//!   values. Status says why (Ready=False, a fixed [`Reason`](crate::api::Reason)) and the key is retried on a
 //!   timer even with `refreshInterval: 0s`.
 //! - An object stored without schema validation (a field of the wrong type, or over a size
 //!   bound of [`spec_bounds`](super::rules::bounds::spec_bounds)) is reported alone:

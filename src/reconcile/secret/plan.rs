@@ -23,7 +23,7 @@ const KEY_UNAVAILABLE: &str = "ContentHashKeyUnavailable";
 
 /// What the write will do.
 pub(super) struct Plan {
-    /// The content hash of [`Payload::data`].
+    /// The content hash of [`Payload::data`](super::payload::Payload::data).
     pub(super) hash: String,
     /// The content hash recorded on the target before this sync (a legacy unkeyed hash of the
     /// same content read as [`Plan::hash`]).

@@ -13,7 +13,8 @@
 //!   turned (un)reachable, a token rotated or the key replaced syncs at once, whether it
 //!   happened while the operator ran or while it was down. A connection's first probe finding
 //!   it reachable changes nothing: not probed yet counts as reachable (see
-//!   [`inputs`](crate::reconcile::read::inputs)), so the objects synced before it stay in their wave.
+//!   [`ready_for_dependants`](crate::reconcile::read::ready_for_dependants)), so the objects
+//!   synced before it stay in their wave.
 //! - **The target is as the last sync left it**: the Secret store shows it at
 //!   `status.targetResourceVersion`. Every write to a Secret, by anyone, gives it a new version
 //!   and a deleted one has none, so a target edited or deleted (even while no operator ran) is
