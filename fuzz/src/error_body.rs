@@ -50,7 +50,7 @@ pub fn check(data: &[u8]) {
             assert_eq!(message, None, "a body that is not JSON has no message");
             Some(String::new())
         }
-        Parsed::NumberOutOfRange => None,
+        Parsed::Unsure => None,
     };
     let status = STATUSES[usize::from(pick) % STATUSES.len()];
     let error = status_error(status, body, TOKEN).expect("a valid status code");

@@ -59,7 +59,7 @@ enum Expected {
     Answer { token: String },
     /// Not such an object.
     Refused,
-    /// Not said: a number out of range (which the decoder skips), or an array (which a derived
+    /// Not said: what the decoder may skip ([`Parsed::Unsure`]), or an array (which a derived
     /// deserializer reads by position).
     Unknown,
 }
@@ -75,7 +75,7 @@ fn reference(body: &[u8]) -> Expected {
                 _ => Expected::Refused,
             }
         }
-        Parsed::Json(Tree::Seq(_)) | Parsed::NumberOutOfRange => Expected::Unknown,
+        Parsed::Json(Tree::Seq(_)) | Parsed::Unsure => Expected::Unknown,
         Parsed::Json(Tree::Null | Tree::Bool | Tree::Number | Tree::Str(_)) | Parsed::NotJson => {
             Expected::Refused
         }

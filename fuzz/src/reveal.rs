@@ -45,7 +45,7 @@ pub fn check(wire: Wire, body: &[u8]) {
         },
         (Expected::Refused, Ok(revealed)) => panic!("a body not of the format decoded: {revealed:?}"),
         (Expected::Refused | Expected::Unknown, Err(error)) => assert_refusal(&error, body),
-        (Expected::Unknown, Ok(revealed)) => assert_debug_shows_no_value(&revealed),
+        (Expected::Unknown, Ok(revealed)) => assert_answer(&revealed),
     }
 }
 
@@ -68,7 +68,7 @@ enum Expected {
     Answer(Answer),
     /// Not the format's.
     Refused,
-    /// Only a number out of an `f64`'s range stops the plain reading, which the decoder may skip.
+    /// The plain reading refuses what the decoder may skip ([`Parsed::Unsure`]).
     Unknown,
 }
 
@@ -88,7 +88,7 @@ fn reference(wire: Wire, body: &[u8]) -> Expected {
             read_answer(wire, &fields).map_or(Expected::Refused, Expected::Answer)
         }
         Parsed::Json(_) | Parsed::NotJson => Expected::Refused,
-        Parsed::NumberOutOfRange => Expected::Unknown,
+        Parsed::Unsure => Expected::Unknown,
     }
 }
 
@@ -170,7 +170,7 @@ impl Answer {
             MissingKeys::from(self.missing.clone()),
             "decoded missing names differ from the body's"
         );
-        assert_debug_shows_no_value(revealed);
+        assert_answer(revealed);
     }
 
     fn assert_over(&self, bound: ResponseBound) {
@@ -197,8 +197,18 @@ fn assert_refusal(error: &FerrVaultError, body: &[u8]) {
     }
 }
 
-/// `Debug` of an answer is exactly its key names and counts.
-fn assert_debug_shows_no_value(revealed: &Revealed) {
+/// A decoded answer is within the bounds, and its `Debug` is exactly its key names and counts.
+fn assert_answer(revealed: &Revealed) {
+    let keys = revealed.secrets.len() + revealed.missing.total();
+    let bytes: usize = revealed
+        .secrets
+        .iter()
+        .map(|(name, value)| name.len() + value.expose().len())
+        .sum();
+    assert!(
+        keys <= MAX_REVEAL_KEYS && bytes <= MAX_REVEAL_BYTES,
+        "{keys} keys, {bytes} bytes"
+    );
     let expected = format!(
         "Revealed {{ count: {}, keys: {:?}, missing: {:?}, missing_count: {} }}",
         revealed.secrets.len(),

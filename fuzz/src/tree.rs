@@ -8,9 +8,9 @@
 //!
 //! # Guarantees
 //! - The same parser as the decoders (`serde_json`, same recursion limit, same syntax), so a
-//!   syntax error is one for both. The one difference: a number is read whole here (an
-//!   out-of-range float such as `1e400` is an error), where a decoder skipping it with
-//!   `IgnoredAny` only checks its syntax; [`Parsed::NumberOutOfRange`] tells the two apart.
+//!   syntax error is one for both. The one difference: every value is read whole here, where a
+//!   decoder skipping one with `IgnoredAny` only checks its syntax (not that a number fits an
+//!   `f64`, such as `1e400`, nor that a string is UTF-8); [`Parsed::Unsure`] tells these apart.
 
 use std::fmt;
 
@@ -41,9 +41,9 @@ pub enum Tree {
 pub enum Parsed {
     /// A whole JSON document.
     Json(Tree),
-    /// JSON whose only fault is a number too large for an `f64`: a decoder that skips the
-    /// number accepts it, one that reads it does not.
-    NumberOutOfRange,
+    /// Refused here for a number too large for an `f64` or bytes that are not UTF-8: a decoder
+    /// that skips the value accepts it, one that reads it does not.
+    Unsure,
     /// Not JSON.
     NotJson,
 }
@@ -53,7 +53,8 @@ impl Parsed {
     pub fn from_slice(body: &[u8]) -> Self {
         match serde_json::from_slice(body) {
             Ok(tree) => Parsed::Json(tree),
-            Err(error) if error.to_string().starts_with("number out of range") => Parsed::NumberOutOfRange,
+            Err(_) if std::str::from_utf8(body).is_err() => Parsed::Unsure,
+            Err(error) if error.to_string().starts_with("number out of range") => Parsed::Unsure,
             Err(_) => Parsed::NotJson,
         }
     }
@@ -163,11 +164,11 @@ mod tests {
     }
 
     #[test]
-    fn tree_should_tell_an_out_of_range_number_from_a_syntax_error() {
-        assert!(matches!(
-            Parsed::from_slice(br#"{"a":1e400}"#),
-            Parsed::NumberOutOfRange
-        ));
+    fn tree_should_tell_what_a_skipping_decoder_accepts_from_a_syntax_error() {
+        for skipped in [&br#"{"a":1e400}"#[..], b"{\"a\":\"\x92\"}"] {
+            assert!(serde_json::from_slice::<serde::de::IgnoredAny>(skipped).is_ok());
+            assert!(matches!(Parsed::from_slice(skipped), Parsed::Unsure));
+        }
         assert!(matches!(Parsed::from_slice(br#"{"a":1e4"#), Parsed::NotJson));
         assert!(matches!(Parsed::from_slice(b"[] x"), Parsed::NotJson));
     }
