@@ -10,13 +10,14 @@
 //! - The same parser as the decoders (`serde_json`, same recursion limit, same syntax), so a
 //!   syntax error is one for both. The one difference: every value is read whole here, where a
 //!   decoder skipping one with `IgnoredAny` only checks its syntax (not that a number fits an
-//!   `f64`, such as `1e400`, nor that a string is UTF-8); [`Parsed::Unsure`] tells these apart.
+//!   `f64`, such as `1e400`, that a string is UTF-8, or that its escapes are characters, such as
+//!   a lone `\ud800`); [`Parsed::Unsure`] tells these apart.
 
 use std::fmt;
 
 use serde::{
     Deserialize, Deserializer,
-    de::{MapAccess, SeqAccess, Visitor},
+    de::{IgnoredAny, MapAccess, SeqAccess, Visitor},
 };
 
 /// A JSON value with objects kept as written.
@@ -41,8 +42,8 @@ pub enum Tree {
 pub enum Parsed {
     /// A whole JSON document.
     Json(Tree),
-    /// Refused here for a number too large for an `f64` or bytes that are not UTF-8: a decoder
-    /// that skips the value accepts it, one that reads it does not.
+    /// JSON refused here for what a value holds, not for its syntax: a decoder that skips the
+    /// value accepts it, one that reads it does not.
     Unsure,
     /// Not JSON.
     NotJson,
@@ -53,8 +54,7 @@ impl Parsed {
     pub fn from_slice(body: &[u8]) -> Self {
         match serde_json::from_slice(body) {
             Ok(tree) => Parsed::Json(tree),
-            Err(_) if std::str::from_utf8(body).is_err() => Parsed::Unsure,
-            Err(error) if error.to_string().starts_with("number out of range") => Parsed::Unsure,
+            Err(_) if serde_json::from_slice::<IgnoredAny>(body).is_ok() => Parsed::Unsure,
             Err(_) => Parsed::NotJson,
         }
     }
@@ -165,8 +165,8 @@ mod tests {
 
     #[test]
     fn tree_should_tell_what_a_skipping_decoder_accepts_from_a_syntax_error() {
-        for skipped in [&br#"{"a":1e400}"#[..], b"{\"a\":\"\x92\"}"] {
-            assert!(serde_json::from_slice::<serde::de::IgnoredAny>(skipped).is_ok());
+        for skipped in [&br#"{"a":1e400}"#[..], b"{\"a\":\"\x92\"}", br#"{"a":"\ud800"}"#] {
+            assert!(serde_json::from_slice::<IgnoredAny>(skipped).is_ok());
             assert!(matches!(Parsed::from_slice(skipped), Parsed::Unsure));
         }
         assert!(matches!(Parsed::from_slice(br#"{"a":1e4"#), Parsed::NotJson));
