@@ -10,7 +10,7 @@
 use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use ferrvault_operator::reconcile::rules::duration::parse_go_duration;
+use ferrvault_operator::rules::parse_go_duration;
 
 /// `kubectl ferrvault`: see, force, pause and explain the syncs of the FerrVault operator.
 #[derive(Parser, Debug)]

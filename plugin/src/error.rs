@@ -8,7 +8,7 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use ferrvault_operator::reconcile::rules::duration::format_go_duration;
+use ferrvault_operator::rules::format_go_duration;
 
 /// A failure of a command.
 #[derive(Debug, thiserror::Error)]

@@ -22,7 +22,7 @@ use crate::{
     output::{emit, print_out, printable, relative, timestamp},
     verdict::{Because, Due, RuleSettings, Seen, judge},
 };
-use ferrvault_operator::reconcile::rules::duration::format_go_duration;
+use ferrvault_operator::rules::format_go_duration;
 
 /// One reason a sync is due.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -14,10 +14,7 @@ use std::collections::BTreeMap;
 
 use ferrvault_operator::{
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
-    reconcile::{
-        inputs::{connection_secret_names, secret_inputs_by},
-        rules::content_hash::ContentHashKey,
-    },
+    rules::{ContentHashKey, connection_secret_names, secret_inputs_by},
 };
 use k8s_openapi::api::core::v1::Secret;
 use kube::ResourceExt;

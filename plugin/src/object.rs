@@ -9,7 +9,7 @@
 
 use ferrvault_operator::{
     api::{ConditionType, FerrVaultSecret, FerrVaultSecretStatus, Lenient},
-    reconcile::rules::conditions::find_condition,
+    rules::find_condition,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 use kube::api::DynamicObject;

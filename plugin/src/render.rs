@@ -13,7 +13,7 @@ use std::{collections::BTreeMap, io::Read, path::Path};
 
 use ferrvault_operator::{
     api::{FerrVaultSecret, Lenient},
-    reconcile::rules::{SecretData, transforms::apply_transforms},
+    rules::{SecretData, apply_transforms},
 };
 use k8s_openapi::{ByteString, api::core::v1::Secret};
 use kube::api::ObjectMeta;

@@ -18,15 +18,11 @@
 use std::time::Duration;
 
 use ferrvault_operator::{
-    api::{FerrVaultSecretStatus, secret::DEFAULT_REFRESH_INTERVAL},
-    reconcile::{
-        rules::{
-            duration::parse_go_duration,
-            duration_floor::floor_interval,
-            freshness::{Freshness, Observed, Schedule, freshness, synced_here, wave_factor},
-            guards::resolve_refresh_interval,
-        },
-        settings::DEFAULT_MIN_REFRESH_INTERVAL,
+    DEFAULT_MIN_REFRESH_INTERVAL,
+    api::{DEFAULT_REFRESH_INTERVAL, FerrVaultSecretStatus},
+    rules::{
+        Freshness, Observed, Schedule, floor_interval, freshness, parse_go_duration,
+        resolve_refresh_interval, synced_here, wave_factor,
     },
 };
 use jiff::{SignedDuration, Timestamp};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use ferrvault_operator::{
     api::FerrVaultConnection,
-    reconcile::{inputs::secret_inputs_by, rules::content_hash::ContentHashKey},
+    rules::{ContentHashKey, secret_inputs_by},
 };
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Secret;

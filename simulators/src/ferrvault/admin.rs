@@ -25,9 +25,9 @@ use warp::{Filter, Reply, filters::BoxedFilter, http::StatusCode};
 use super::{
     config::RetryAfterFormat,
     faults::{Endpoint, FaultSpec},
-    handlers::SimState,
     rate_limit::RateLimit,
-    routes::decode_segment,
+    state::SimState,
+    wire::decode_segment,
 };
 
 /// Runtime switches settable over `PUT /_sim/settings`; absent fields stay as they are.

@@ -5,11 +5,21 @@
 use std::{collections::BTreeMap, fmt, time::Duration};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::{
     SimError,
     rate_limit::{LimiterMode, RateLimit},
 };
+
+/// The printable name of a token that has no label: the first 8 hex characters of its SHA-256.
+///
+/// # Guarantees
+/// Deterministic, so tests and the client can compute it; reveals nothing usable about the token.
+pub fn token_fingerprint(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    hex::encode(&digest[..4])
+}
 
 /// A credential or secret value held by the simulator.
 ///
@@ -267,7 +277,7 @@ impl SimConfig {
             if !seen.insert(token.expose()) {
                 return invalid(format!(
                     "tokens: duplicate token {}",
-                    super::token_fingerprint(token.expose())
+                    token_fingerprint(token.expose())
                 ));
             }
         }
@@ -294,6 +304,14 @@ impl SimConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fingerprint_should_be_eight_hex_chars_and_not_contain_the_token() {
+        let fp = token_fingerprint("fvsat_secret");
+        assert_eq!(fp.len(), 8);
+        assert!(fp.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(fp, token_fingerprint("fvsat_secret2"));
+    }
 
     #[test]
     fn sample_yaml_should_parse_validate_and_hold_both_modes() {

@@ -3,9 +3,9 @@
 use tokio::time::Instant;
 
 use super::{
-    handlers::SimState,
     identity::Caller,
     reply::Reply,
+    state::SimState,
     vaults::select,
     wire::{
         CloudRevealResponse, ExchangeRequest, ExchangeResponse, Hit, RevealRequest, RevealResponse, VaultMeta,

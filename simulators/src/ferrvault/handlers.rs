@@ -10,79 +10,21 @@
 //! - `/healthz` and the OIDC exchange are not rate limited (reference §2.5: the probe was taken out of
 //!   the limiter; the exchange carries no bearer).
 
-use std::{
-    borrow::Cow,
-    sync::{Arc, Mutex},
-    time::SystemTime,
-};
+use std::{borrow::Cow, sync::Arc, time::SystemTime};
 
 use tokio::time::Instant;
 
 use super::{
-    accounting::{Accounting, InFlight},
-    config::{Redacted, RetryAfterFormat, SimConfig},
+    accounting::InFlight,
+    config::Redacted,
     endpoints,
-    faults::{Disruption, Endpoint, FerrVaultFaults},
-    identity::{Caller, Tokens},
-    rate_limit::{Admission, RateLimit, RateLimiter},
+    faults::{Disruption, Endpoint},
+    identity::Caller,
+    rate_limit::Admission,
     reply::Reply,
-    vaults::VaultStore,
+    state::SimState,
     wire::{ExchangeRequest, RevealRequest},
 };
-
-/// Everything the running simulator shares between requests and the Rust handle.
-#[derive(Debug)]
-pub struct SimState {
-    /// Vaults and secrets.
-    pub vaults: VaultStore,
-    /// Accepted credentials and minted cluster tokens.
-    pub tokens: Tokens,
-    /// Per-token buckets.
-    pub limiter: RateLimiter,
-    /// Per-endpoint faults.
-    pub faults: FerrVaultFaults,
-    /// Per-token counters.
-    pub accounting: Arc<Accounting>,
-    /// How 429s carry `Retry-After`; switchable at runtime.
-    pub retry_after: Mutex<RetryAfterFormat>,
-}
-
-impl SimState {
-    /// The state `config` describes (assumed validated).
-    pub fn new(config: &SimConfig) -> Self {
-        let tokens = Tokens::new(config);
-        let overrides = config
-            .token_rate_limits
-            .iter()
-            .map(|(key, limit)| (tokens.canonical_key(key), *limit));
-        Self {
-            vaults: VaultStore::new(config),
-            limiter: RateLimiter::new(
-                config.rate_limit,
-                overrides.collect(),
-                config.rejected_requests_spend_budget,
-                config.limiter_mode,
-            ),
-            tokens,
-            faults: FerrVaultFaults::new(config.fault_seed),
-            accounting: Arc::new(Accounting::default()),
-            retry_after: Mutex::new(config.retry_after),
-        }
-    }
-
-    /// Sets one token's bucket, addressed by label or fingerprint.
-    pub fn set_token_limit(&self, label_or_fingerprint: &str, limit: RateLimit) {
-        let key = self.tokens.canonical_key(label_or_fingerprint);
-        self.limiter.set_token_limit(&key, limit, Instant::now());
-    }
-
-    fn retry_after_format(&self) -> RetryAfterFormat {
-        *self
-            .retry_after
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
 
 /// One request, as the routes extracted it. Path segments and query values are already decoded.
 #[derive(Debug)]

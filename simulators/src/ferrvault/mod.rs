@@ -5,7 +5,8 @@
 //! # Layout
 //! - [`config`]: vaults, secrets, tokens, limits ([`SimConfig`], builder and YAML).
 //! - `routes.rs` extracts a request, `handlers.rs` runs the pipeline, `endpoints.rs` answers,
-//!   `reply.rs` formats; `server.rs` is the accept loop (it can reset connections).
+//!   `reply.rs` formats, `wire.rs` holds the bodies; `state.rs` is what requests share;
+//!   `server.rs` is the accept loop (it can reset connections).
 //! - [`rate_limit`]: the pure budgets (token bucket with debt or capped debt, sliding window). [`faults`]: per-endpoint faults.
 //!   [`accounting`]: per-token counters. `identity.rs`: tokens and the OIDC exchange.
 //! - `admin.rs`: the `/_sim/…` control paths. [`cli`]: the subcommand.
@@ -41,6 +42,7 @@ pub mod rate_limit;
 mod reply;
 mod routes;
 mod server;
+mod state;
 mod vaults;
 mod wire;
 
@@ -50,13 +52,12 @@ use tokio::{task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 pub use accounting::{Counters, SimStats};
-pub use config::{RetryAfterFormat, SimConfig};
+pub use config::{RetryAfterFormat, SimConfig, token_fingerprint};
 pub use error::SimError;
 pub use faults::{Endpoint, FaultSpec, FerrVaultFaults};
-pub use identity::token_fingerprint;
 pub use rate_limit::{LimiterMode, RateLimit};
 
-use handlers::SimState;
+use state::SimState;
 
 /// A running simulator. Dropping it (or [`FerrVaultSim::shutdown`]) stops the server.
 ///

@@ -4,13 +4,14 @@
 use std::{collections::HashMap, convert::Infallible, sync::Arc};
 
 use bytes::Bytes;
-use percent_encoding::percent_decode_str;
 use warp::{Filter, Rejection, Reply, filters::BoxedFilter, http::StatusCode};
 
 use super::{
     admin,
     config::Redacted,
-    handlers::{Call, SimState, handle},
+    handlers::{Call, handle},
+    state::SimState,
+    wire::decode_segment,
 };
 
 /// Largest request body accepted (requests are tiny JSON objects).
@@ -125,11 +126,6 @@ fn parse_bearer(header: &str) -> Option<Redacted> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| Redacted::new(token))
 }
 
-/// Percent-decodes one path segment (`%2F` stays inside the segment as `/`).
-pub(super) fn decode_segment(segment: &str) -> String {
-    percent_decode_str(segment).decode_utf8_lossy().into_owned()
-}
-
 /// Splits the (already query-decoded) comma-joined `names` value.
 fn split_names(names: &str) -> Vec<String> {
     names
@@ -168,8 +164,7 @@ mod tests {
     }
 
     #[test]
-    fn path_segments_and_names_should_decode_reserved_characters() {
-        assert_eq!(decode_segment("my%20vault%2Fblue"), "my vault/blue");
+    fn names_should_split_on_commas_and_drop_empty_ones() {
         assert_eq!(split_names("A,B%2C,,C"), ["A", "B%2C", "C"]);
     }
 }

@@ -1,8 +1,9 @@
-//! The JSON bodies of the FerrVault API (reference-go-operator.md §2.2), as the simulator reads and
-//! writes them.
+//! What goes over the wire of the FerrVault API (reference-go-operator.md §2.2): the JSON bodies, as
+//! the simulator reads and writes them, and the percent-encoded path segments it decodes.
 
 use std::collections::BTreeMap;
 
+use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
 use super::config::Redacted;
@@ -79,4 +80,19 @@ pub struct ExchangeResponse {
     pub expires_at: String,
     /// Always `Bearer`.
     pub token_type: &'static str,
+}
+
+/// Percent-decodes one path segment (`%2F` stays inside the segment as `/`).
+pub fn decode_segment(segment: &str) -> String {
+    percent_decode_str(segment).decode_utf8_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_segments_should_decode_reserved_characters() {
+        assert_eq!(decode_segment("my%20vault%2Fblue"), "my vault/blue");
+    }
 }

@@ -17,9 +17,10 @@
 //! [`AuditEntry`]: super::audit::AuditEntry
 
 use super::{
+    encoding::json_response,
     errors::ApiError,
     faults::{FaultConfig, Faults},
-    http::{Query, json_response},
+    request::Query,
     state::Shared,
 };
 use http::Method;

@@ -15,6 +15,18 @@ pub fn speaks_protobuf(rt: &ResourceType, version: &str) -> bool {
     kinds::codec(&rt.api_version(version), &rt.kind).is_some()
 }
 
+/// A JSON response.
+pub fn json_response(code: u16, body: &Value) -> Response {
+    let mut r = warp::reply::with_status(
+        body.to_string(),
+        StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
+    )
+    .into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
 /// The object a request body carries, by its `Content-Type`; protobuf only where
 /// `protobuf` (the addressed kind has a protobuf form).
 ///

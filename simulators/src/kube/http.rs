@@ -8,7 +8,7 @@ use super::{
     audit::{AuditEntry, audit_time},
     auth::{enforce, reviews, users::authenticate},
     discovery,
-    encoding::{read_object, respond, respond_error, speaks_protobuf},
+    encoding::{json_response, read_object, respond, respond_error, speaks_protobuf},
     errors::ApiError,
     faults::{Verdict, decide, decide_lost, must_wait},
     gc::Propagation,
@@ -18,7 +18,7 @@ use super::{
     openapi,
     patch::PatchType,
     protobuf::Wire,
-    request::{ResourcePath, Route, route, verb},
+    request::{Query, ResourcePath, Route, route, verb},
     scale,
     selectors::{FieldSelector, LabelSelector, Selectors},
     state::Shared,
@@ -27,11 +27,8 @@ use super::{
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 use warp::{Filter, Reply, reply::Response};
-
-/// The query parameters of one request.
-pub type Query = HashMap<String, String>;
 
 /// Everything the handler needs from one HTTP request.
 struct Req {
@@ -63,18 +60,6 @@ pub fn service(
             };
             handle(shared.clone(), server_address.clone(), req)
         })
-}
-
-/// A JSON response.
-pub fn json_response(code: u16, body: &Value) -> Response {
-    let mut r = warp::reply::with_status(
-        body.to_string(),
-        StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
-    )
-    .into_response();
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    r
 }
 
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {

@@ -6,18 +6,18 @@
 use super::{
     errors::ApiError,
     field_errors::{BadValue, FieldError},
-    meta::name_of,
     registry::ResourceType,
 };
 use serde_json::{Map, Value};
 
 const LOCKED: &str = "field is immutable when `immutable` is set";
 
-/// Refuses an update of `old` to `new` (both normalised) that changes what cannot change.
+/// Refuses an update of `old` to `new` (both normalised, the object `name`) that changes what
+/// cannot change.
 ///
 /// # Errors
 /// 422 Invalid with one cause per refused field, in the order the real validation lists them.
-pub fn check_update(rt: &ResourceType, old: &Value, new: &Value) -> Result<(), ApiError> {
+pub fn check_update(rt: &ResourceType, name: &str, old: &Value, new: &Value) -> Result<(), ApiError> {
     let errors = match (rt.group.as_str(), rt.plural.as_str()) {
         ("", "secrets") => {
             let mut errors: Vec<FieldError> = Vec::new();
@@ -37,7 +37,7 @@ pub fn check_update(rt: &ResourceType, old: &Value, new: &Value) -> Result<(), A
     if errors.is_empty() {
         return Ok(());
     }
-    Err(ApiError::invalid_fields("", &rt.kind, name_of(old), &errors))
+    Err(ApiError::invalid_fields("", &rt.kind, name, &errors))
 }
 
 /// The errors of an update of an `immutable: true` object that unsets the flag or changes
@@ -80,7 +80,7 @@ mod tests {
         let old = json!({"metadata": {"name": "s"}, "type": "Opaque", "data": {}});
         let mut retyped = old.clone();
         retyped["type"] = json!("kubernetes.io/tls");
-        let e = check_update(&Registry::builtin_type("", "secrets"), &old, &retyped).unwrap_err();
+        let e = check_update(&Registry::builtin_type("", "secrets"), "s", &old, &retyped).unwrap_err();
         assert_eq!(
             e.message,
             r#"Secret "s" is invalid: type: Invalid value: "kubernetes.io/tls": field is immutable"#
@@ -92,9 +92,9 @@ mod tests {
         let old = json!({"metadata": {"name": "c"}, "immutable": true, "data": {"a": "1"}});
         let mut relabelled = old.clone();
         relabelled["metadata"]["labels"] = json!({"x": "y"});
-        assert!(check_update(&Registry::builtin_type("", "configmaps"), &old, &relabelled).is_ok());
+        assert!(check_update(&Registry::builtin_type("", "configmaps"), "c", &old, &relabelled).is_ok());
         let unlocked = json!({"metadata": {"name": "c"}, "data": {"a": "2"}});
-        let e = check_update(&Registry::builtin_type("", "configmaps"), &old, &unlocked).unwrap_err();
+        let e = check_update(&Registry::builtin_type("", "configmaps"), "c", &old, &unlocked).unwrap_err();
         assert_eq!(
             e.message,
             "ConfigMap \"c\" is invalid: [immutable: Forbidden: field is immutable when `immutable` is set, data: Forbidden: field is immutable when `immutable` is set]"

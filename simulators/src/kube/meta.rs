@@ -224,7 +224,7 @@ pub fn prepare_update(
         }
     }
     normalize(rt, &mut new)?;
-    immutability::check_update(rt, old, &new)?;
+    immutability::check_update(rt, &name, old, &new)?;
     Ok(new)
 }
 

@@ -1,6 +1,12 @@
-//! Request paths and verbs, parsed the way the real server's request-info resolver does.
+//! Request paths, verbs and query parameters, parsed the way the real server's request-info
+//! resolver does.
+
+use std::collections::HashMap;
 
 use percent_encoding::percent_decode_str;
+
+/// The query parameters of one request.
+pub type Query = HashMap<String, String>;
 
 /// What a request path addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 //! - Ratcheting: at a node whose value is unchanged only transition rules (those using
 //!   `oldSelf`) can fail; other rules' failures there are dropped, as in v1.33.
 
-use super::{child_path, correlated_item};
+use super::walk::{child_path, correlated_item};
 use crate::kube::field_errors::{BadValue, FieldError};
 use kube::core::cel::{ErrorKind, ValidationError, Validator};
 use serde_json::Value;

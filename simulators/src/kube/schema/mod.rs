@@ -8,6 +8,8 @@
 //! - [`prune`]: unknown fields and non-nullable nulls.
 //! - [`validate`]: types, enums, formats, lengths, bounds, required fields, list types.
 //! - [`cel`]: the CEL rules, evaluated by kube's CEL engine (`kube::core::cel`).
+//! - `walk.rs`: what the three share to walk an object along its schema (field paths, the old
+//!   item a list item corresponds to).
 //!
 //! # Guarantees
 //! - An object is validated as stored: after pruning and defaulting.
@@ -20,6 +22,7 @@
 pub mod cel;
 pub mod prune;
 pub mod validate;
+mod walk;
 
 use super::field_errors::{BadValue, ErrorType, FieldError};
 use serde_json::Value;
@@ -111,43 +114,6 @@ fn blocks_rules(e: &FieldError) -> bool {
             | ErrorType::TooMany
             | ErrorType::TypeInvalid
     )
-}
-
-/// `base.child` (or `child` at the root).
-pub fn child_path(base: &str, child: &str) -> String {
-    if base.is_empty() {
-        child.to_owned()
-    } else {
-        format!("{base}.{child}")
-    }
-}
-
-/// The fields whose value is compared when the schema marks a list as a map.
-pub fn list_map_keys(schema: &Value) -> Vec<&str> {
-    schema
-        .get("x-kubernetes-list-map-keys")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect()
-}
-
-/// The item of `old` that `item` (of a list typed `map` or `set` by `schema`) corresponds
-/// to, for ratcheting: the entry with the same keys, or the equal element. Items of atomic
-/// lists correspond to nothing.
-pub fn correlated_item<'a>(schema: &Value, item: &Value, old: Option<&'a Value>) -> Option<&'a Value> {
-    let old_items = old?.as_array()?;
-    match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
-        Some("map") => {
-            let keys = list_map_keys(schema);
-            old_items
-                .iter()
-                .find(|o| keys.iter().all(|k| o.get(*k) == item.get(*k)))
-        }
-        Some("set") => old_items.iter().find(|o| *o == item),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

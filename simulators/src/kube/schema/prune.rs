@@ -10,7 +10,7 @@
 //! - Every dropped unknown field is reported by path (`spec.items[0].foo`), in the order
 //!   found, for `fieldValidation=Strict|Warn`; dropped nulls are not reported.
 
-use super::child_path;
+use super::walk::child_path;
 use serde_json::{Map, Value};
 
 /// The fields of `ObjectMeta`: the only ones `metadata` keeps.

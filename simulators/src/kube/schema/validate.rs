@@ -11,7 +11,7 @@
 //! - Formats checked: `date-time`, `date`, `byte`, `uuid`, `ipv4`, `ipv6`; other formats are
 //!   accepted as any string.
 
-use super::{child_path, correlated_item, list_map_keys};
+use super::walk::{child_path, correlated_item, list_map_keys};
 use crate::kube::field_errors::{BadValue, FieldError, go_syntax};
 use base64::{Engine, engine::general_purpose::STANDARD};
 use serde_json::{Map, Value};

@@ -1,0 +1,69 @@
+//! The state a running simulator shares between its requests, the `/_sim` paths and the Rust handle.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::time::Instant;
+
+use super::{
+    accounting::Accounting,
+    config::{RetryAfterFormat, SimConfig},
+    faults::FerrVaultFaults,
+    identity::Tokens,
+    rate_limit::{RateLimit, RateLimiter},
+    vaults::VaultStore,
+};
+
+/// Everything the running simulator shares between requests and the Rust handle.
+#[derive(Debug)]
+pub struct SimState {
+    /// Vaults and secrets.
+    pub vaults: VaultStore,
+    /// Accepted credentials and minted cluster tokens.
+    pub tokens: Tokens,
+    /// Per-token buckets.
+    pub limiter: RateLimiter,
+    /// Per-endpoint faults.
+    pub faults: FerrVaultFaults,
+    /// Per-token counters.
+    pub accounting: Arc<Accounting>,
+    /// How 429s carry `Retry-After`; switchable at runtime.
+    pub retry_after: Mutex<RetryAfterFormat>,
+}
+
+impl SimState {
+    /// The state `config` describes (assumed validated).
+    pub fn new(config: &SimConfig) -> Self {
+        let tokens = Tokens::new(config);
+        let overrides = config
+            .token_rate_limits
+            .iter()
+            .map(|(key, limit)| (tokens.canonical_key(key), *limit));
+        Self {
+            vaults: VaultStore::new(config),
+            limiter: RateLimiter::new(
+                config.rate_limit,
+                overrides.collect(),
+                config.rejected_requests_spend_budget,
+                config.limiter_mode,
+            ),
+            tokens,
+            faults: FerrVaultFaults::new(config.fault_seed),
+            accounting: Arc::new(Accounting::default()),
+            retry_after: Mutex::new(config.retry_after),
+        }
+    }
+
+    /// Sets one token's bucket, addressed by label or fingerprint.
+    pub fn set_token_limit(&self, label_or_fingerprint: &str, limit: RateLimit) {
+        let key = self.tokens.canonical_key(label_or_fingerprint);
+        self.limiter.set_token_limit(&key, limit, Instant::now());
+    }
+
+    /// How 429s carry `Retry-After` now.
+    pub fn retry_after_format(&self) -> RetryAfterFormat {
+        *self
+            .retry_after
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
