@@ -16,7 +16,13 @@
 
 use k8s_openapi::api::core::v1::Secret;
 
-use crate::api::{FerrVaultConnection, Reason, names::ADOPTABLE_BY_ANNOTATION, secret::REFUSED_TARGET_TYPES};
+use kube::Resource;
+
+use crate::api::{
+    FerrVaultConnection, FerrVaultSecret, Reason,
+    names::{ADOPTABLE_BY_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
+    secret::REFUSED_TARGET_TYPES,
+};
 
 /// Annotations marking a Secret as a ServiceAccount token: the token controller fills such a
 /// Secret with a long-lived token and the legacy-token cleaner tracks it, so it is never written
@@ -185,6 +191,30 @@ pub(crate) fn judge_target(
     } else {
         Err(TargetRefusal::NotOwned)
     }
+}
+
+/// Whether `existing` was created by this operator for a FerrVaultSecret named like `writer`
+/// (its `ferrvault.com/managed-by` annotation is ours and its controller is a FerrVaultSecret of
+/// that name, whatever its UID): what a `refreshPolicy: CreatedOnce` FerrVaultSecret deleted and
+/// recreated finds (the old one deleted with `--cascade=orphan`), and keeps as created once. It
+/// is never written on that account.
+pub(crate) fn created_for_same_name(writer: Writer<'_>, existing: &Secret) -> bool {
+    let ours = existing
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(MANAGED_BY_ANNOTATION))
+        .is_some_and(|v| v == MANAGED_BY_VALUE);
+    let named_like_writer = existing
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+        .is_some_and(|o| {
+            o.kind == FerrVaultSecret::kind(&()) && o.api_version == FerrVaultSecret::api_version(&()) && o.name == writer.name
+        });
+    ours && named_like_writer
 }
 
 /// The refused type or ServiceAccount annotation `secret` carries, if any.

@@ -30,6 +30,7 @@ fn synced(synced: i64, rollout: Option<RolloutState>) -> FerrVaultSecretStatus {
         rollout,
         target_resource_version: Some("7".into()),
         observed_inputs: INPUTS.into(),
+            force_sync: Default::default(),
     };
     after_sync(&FerrVaultSecretStatus::default(), state, Some(1), at(synced))
 }
