@@ -44,9 +44,7 @@ use crate::reconcile::{
     read::{Reads, WrittenVersions, connection_inputs},
     report::EventKind,
     rules::{
-        schedule::{
-            force_sync::force_token, freshness::probe_not_due, requeue::DELETION_BLOCKED_REQUEUE,
-        },
+        schedule::{force_sync::force_token, freshness::probe_not_due, requeue::DELETION_BLOCKED_REQUEUE},
         status::{
             conditions::{ConditionUpdate, find_condition, upsert_condition},
             messages,
@@ -106,7 +104,12 @@ impl ConnectionReconciler {
         let generation = connection.meta().generation;
         if connection.spec.is_suspended() {
             let mut status = previous.clone();
-            suspend(&mut status.conditions, Reason::Suspended, generation, Timestamp::now());
+            suspend(
+                &mut status.conditions,
+                Reason::Suspended,
+                generation,
+                Timestamp::now(),
+            );
             if status != previous {
                 write_status((&api, objects.written()), &key.name, &status).await?;
             }

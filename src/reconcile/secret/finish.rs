@@ -68,7 +68,11 @@ impl SecretReconciler {
             let note = format!(
                 "forced by ferrvault.com/force-sync: FerrVault read fresh, Secret {} {}",
                 status_target(cr),
-                if missing.is_none() { "synced" } else { "has missing keys" }
+                if missing.is_none() {
+                    "synced"
+                } else {
+                    "has missing keys"
+                }
             );
             ctx.events
                 .publish(&cr.object_ref(&()), EventKind::ForcedSync, note)

@@ -90,9 +90,14 @@ impl SecretReconciler {
                 Reason::TargetKept,
             ),
         };
-        status::write((api, self.reads.secrets.written()), &cr.name_any(), previous, &status)
-            .await
-            .map_err(KubeFailure::during(KubeAction::WriteStatus(reason.as_str())))?;
+        status::write(
+            (api, self.reads.secrets.written()),
+            &cr.name_any(),
+            previous,
+            &status,
+        )
+        .await
+        .map_err(KubeFailure::during(KubeAction::WriteStatus(reason.as_str())))?;
         self.mark_synced(cr, previous, Duration::ZERO);
         timer.succeed();
         Ok(Outcome::done())
@@ -104,8 +109,11 @@ impl SecretReconciler {
         let Some(synced_at) = &previous.last_synced_at else {
             return;
         };
-        self.ctx
-            .metrics
-            .mark_synced(&cr.namespace().unwrap_or_default(), &cr.name_any(), refresh, synced_at.0);
+        self.ctx.metrics.mark_synced(
+            &cr.namespace().unwrap_or_default(),
+            &cr.name_any(),
+            refresh,
+            synced_at.0,
+        );
     }
 }

@@ -21,11 +21,7 @@ use crate::{
         read::{Reads, Stores},
         report::SyncTimer,
         rules::{
-            schedule::{
-                explain::Explanation,
-                freshness::Schedule,
-                requeue::RequeueCase,
-            },
+            schedule::{explain::Explanation, freshness::Schedule, requeue::RequeueCase},
             status::messages,
         },
         settings::SECRET_CONTROLLER,
@@ -116,7 +112,9 @@ impl SecretReconciler {
             Explanation::Due(trigger) => trigger,
             Explanation::NotDue { why, next_in } => {
                 debug!(?why, ?next_in, "nothing due");
-                return self.quiet(&api, &cr, &previous, (why, next_in), refresh, timer).await;
+                return self
+                    .quiet(&api, &cr, &previous, (why, next_in), refresh, timer)
+                    .await;
             }
         };
         if let Some(held_back) = ctx.writes.hold_back(&namespace, SECRET_CONTROLLER) {

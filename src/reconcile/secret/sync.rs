@@ -22,9 +22,9 @@ use tracing::info;
 
 use super::{
     failure::{Failure, Stop},
-    quiet::Held,
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
+    quiet::Held,
     recorded_inputs::recorded_inputs,
     reveal, rollout,
     target::{self, KnownTarget},
@@ -85,7 +85,10 @@ pub(super) async fn sync(
     let connection = reveal::connection(ctx, reads, cr).await?;
     let force_sync = ForceSyncSeen {
         own: force_token(cr.metadata.annotations.as_ref()),
-        connection: connection.status.as_ref().and_then(|s| s.observed_force_sync.clone()),
+        connection: connection
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_force_sync.clone()),
     };
     if connection.spec.is_suspended() {
         return Err(Stop::Quiet(Held::Suspended(Reason::ConnectionSuspended)));

@@ -13,7 +13,8 @@ use crate::{
         read::Scoped,
         rules::{
             access::target_access::{
-                ConnectionSecret, TargetAccess, Writer, connection_secrets, created_for_same_name, judge_target,
+                ConnectionSecret, TargetAccess, Writer, connection_secrets, created_for_same_name,
+                judge_target,
             },
             schedule::requeue::RequeueCase,
             status::messages,

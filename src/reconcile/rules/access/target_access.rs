@@ -212,7 +212,9 @@ pub(crate) fn created_for_same_name(writer: Writer<'_>, existing: &Secret) -> bo
         .flatten()
         .find(|o| o.controller == Some(true))
         .is_some_and(|o| {
-            o.kind == FerrVaultSecret::kind(&()) && o.api_version == FerrVaultSecret::api_version(&()) && o.name == writer.name
+            o.kind == FerrVaultSecret::kind(&())
+                && o.api_version == FerrVaultSecret::api_version(&())
+                && o.name == writer.name
         });
     ours && named_like_writer
 }

@@ -35,9 +35,7 @@ use super::{
     freshness::{Schedule, synced_here},
 };
 use crate::{
-    api::{
-        ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, Reason, RefreshPolicy,
-    },
+    api::{ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, Reason, RefreshPolicy},
     reconcile::rules::status::conditions::find_condition,
 };
 
@@ -155,9 +153,8 @@ pub fn explain_early(
     }
     let generation = cr.metadata.generation;
     let created_once = cr.spec.policy() == RefreshPolicy::CreatedOnce;
-    (!created_once && !synced_here(status, generation)).then_some(Explanation::Due(not_synced_here(
-        status, generation,
-    )))
+    (!created_once && !synced_here(status, generation))
+        .then_some(Explanation::Due(not_synced_here(status, generation)))
 }
 
 /// The rule of the module for `cr`, its `status`, its `connection` and what the stores show
@@ -212,7 +209,11 @@ pub fn explain(
 /// Whether `cr` is forced: its own annotation, or its connection's recorded force-sync, differs
 /// from what its last sync recorded. A connection's counts only after this object's first pass
 /// (a new object syncs anyway; a new `CreatedOnce` object must not overwrite on its account).
-pub fn is_forced(cr: &FerrVaultSecret, status: &FerrVaultSecretStatus, connection: ConnectionSeen<'_>) -> bool {
+pub fn is_forced(
+    cr: &FerrVaultSecret,
+    status: &FerrVaultSecretStatus,
+    connection: ConnectionSeen<'_>,
+) -> bool {
     let own = force_token(cr.metadata.annotations.as_ref());
     let passed_before = find_condition(&status.conditions, ConditionType::Ready).is_some();
     let by_connection = passed_before

@@ -48,7 +48,10 @@ mod tests {
     fn force_token_should_keep_a_short_value_and_digest_a_long_one() {
         assert_eq!(force_token(None), None);
         assert_eq!(force_token(Some(&BTreeMap::new())), None);
-        assert_eq!(force_token(Some(&annotated("2026-12-05T13:00:00Z"))).as_deref(), Some("2026-12-05T13:00:00Z"));
+        assert_eq!(
+            force_token(Some(&annotated("2026-12-05T13:00:00Z"))).as_deref(),
+            Some("2026-12-05T13:00:00Z")
+        );
         let exact = "a".repeat(MAX_FORCE_SYNC_VALUE);
         assert_eq!(force_token(Some(&annotated(&exact))), Some(exact));
         let long = force_token(Some(&annotated(&"a".repeat(256 * 1024)))).expect("digested");

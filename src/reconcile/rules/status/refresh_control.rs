@@ -21,7 +21,12 @@ use crate::api::{ConditionStatus, ConditionType, FerrVaultSecretStatus, Reason};
 
 /// The `Suspended=True` condition for `reason` (`Suspended` or `ConnectionSuspended`) written
 /// into `conditions`, at `generation`.
-pub(crate) fn suspend(conditions: &mut Vec<Condition>, reason: Reason, generation: Option<i64>, now: Timestamp) {
+pub(crate) fn suspend(
+    conditions: &mut Vec<Condition>,
+    reason: Reason,
+    generation: Option<i64>,
+    now: Timestamp,
+) {
     let message = match reason {
         Reason::ConnectionSuspended => {
             "its FerrVaultConnection has spec.suspend: true: no FerrVault request, no write"
@@ -88,11 +93,20 @@ mod tests {
             Timestamp::UNIX_EPOCH,
         );
         let ready = status.conditions.clone();
-        suspend(&mut status.conditions, Reason::Suspended, Some(2), Timestamp::UNIX_EPOCH);
+        suspend(
+            &mut status.conditions,
+            Reason::Suspended,
+            Some(2),
+            Timestamp::UNIX_EPOCH,
+        );
         assert_eq!(status.conditions[0], ready[0], "Ready untouched");
         let suspended = &status.conditions[1];
         assert_eq!(
-            (suspended.type_.as_str(), suspended.status.as_str(), suspended.reason.as_str()),
+            (
+                suspended.type_.as_str(),
+                suspended.status.as_str(),
+                suspended.reason.as_str()
+            ),
             ("Suspended", "True", "Suspended")
         );
         without_suspension(&mut status.conditions);
@@ -113,7 +127,10 @@ mod tests {
             Timestamp::UNIX_EPOCH,
         );
         let ready = &status.conditions[0];
-        assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("True", "TargetKept"));
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("True", "TargetKept")
+        );
         assert_eq!(ready.observed_generation, Some(3));
         assert_eq!(status.observed_generation, Some(3));
         assert_eq!(status.target_resource_version.as_deref(), Some("9"));

@@ -150,6 +150,7 @@ fn a_secret_a_connection_reads_should_be_refused_even_when_ours_or_absent() {
                 name: "ca".into(),
                 key: "ca.crt".into(),
             }),
+            suspend: None,
         },
     );
     let used = connection_secrets(&connection);
