@@ -193,11 +193,13 @@ pub(crate) fn judge_target(
     }
 }
 
-/// Whether `existing` was created by this operator for a FerrVaultSecret named like `writer`
-/// (its `ferrvault.com/managed-by` annotation is ours and its controller is a FerrVaultSecret of
-/// that name, whatever its UID): what a `refreshPolicy: CreatedOnce` FerrVaultSecret deleted and
-/// recreated finds (the old one deleted with `--cascade=orphan`), and keeps as created once. It
-/// is never written on that account.
+/// Whether `existing` was created by this operator for a FerrVaultSecret named like `writer`:
+/// its `ferrvault.com/managed-by` annotation is ours, and it is controlled by a FerrVaultSecret of
+/// that name (whatever its UID) or by nothing (the garbage collector removes the owner reference
+/// of a FerrVaultSecret deleted with `--cascade=orphan`). What a `refreshPolicy: CreatedOnce`
+/// FerrVaultSecret deleted and recreated finds, and keeps as created once: it is never written
+/// on that account (only judged as kept, so a Secret nobody opted in reads `TargetKept`, not
+/// `TargetNotOwned`).
 pub(crate) fn created_for_same_name(writer: Writer<'_>, existing: &Secret) -> bool {
     let ours = existing
         .metadata
@@ -205,17 +207,17 @@ pub(crate) fn created_for_same_name(writer: Writer<'_>, existing: &Secret) -> bo
         .as_ref()
         .and_then(|a| a.get(MANAGED_BY_ANNOTATION))
         .is_some_and(|v| v == MANAGED_BY_VALUE);
-    let named_like_writer = existing
+    let controller = existing
         .metadata
         .owner_references
         .iter()
         .flatten()
-        .find(|o| o.controller == Some(true))
-        .is_some_and(|o| {
-            o.kind == FerrVaultSecret::kind(&())
-                && o.api_version == FerrVaultSecret::api_version(&())
-                && o.name == writer.name
-        });
+        .find(|o| o.controller == Some(true));
+    let named_like_writer = controller.is_none_or(|o| {
+        o.kind == FerrVaultSecret::kind(&())
+            && o.api_version == FerrVaultSecret::api_version(&())
+            && o.name == writer.name
+    });
     ours && named_like_writer
 }
 
