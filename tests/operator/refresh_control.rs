@@ -432,3 +432,21 @@ async fn a_connections_force_sync_should_reprobe_it_and_force_every_dependant() 
     );
     h.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forced_sync_should_read_fresh_rather_than_take_its_waves_kept_answer() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.create_secret("old", secret_spec("conn", "prod")).await;
+    h.wait_secret_reason("old", "Synced").await;
+    idle(&h).await;
+    // A new object's sync keeps its answer for the rest of its wave (up to 2s after it served
+    // anyone): an unforced pass of `old` now would be served by it without a request.
+    h.create_secret("new", secret_spec("conn", "prod")).await;
+    h.wait_secret_reason("new", "Synced").await;
+    h.fv.reset_stats();
+    force(&h, "old", "1").await;
+    wait_forced(&h, "old", "1").await;
+    assert_eq!(h.reveals(), 1, "the forced pass read FerrVault itself");
+    h.finish().await;
+}
