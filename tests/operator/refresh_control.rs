@@ -5,13 +5,13 @@
 //! `CreatedOnce` never writes an existing target, also for a recreated FerrVaultSecret; a
 //! connection's force-sync re-probes it and forces every dependant.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::Duration};
 
 use crate::operator_support::*;
 use ferrvault_operator::api::{
     FerrVaultSecretSpec, FerrVaultSecretStatus, RefreshPolicy, names::FORCE_SYNC_ANNOTATION,
 };
-use ferrvault_sim::kube::audit::AuditEntry;
+use ferrvault_sim::{kube::audit::AuditEntry, testkit::poll::poll_until};
 use kube::{
     ResourceExt,
     api::{DeleteParams, ListParams, Patch, PatchParams},
@@ -80,12 +80,19 @@ async fn idle(h: &Harness) {
     .await;
 }
 
-/// Waits until every FerrVaultSecret of `names` synced and recorded the force-sync `value`.
+/// Waits until every FerrVaultSecret of `names` synced and recorded the force-sync `value`:
+/// 200 syncs paced at 10 requests a second, on a loaded machine, may take longer than the
+/// default deadline.
 async fn all_synced(h: &Harness, names: &[String], value: Option<&str>) {
-    h.eventually(
+    poll_until(
         &format!("all {} synced, forced with {value:?}", names.len()),
+        Duration::from_secs(90),
         || async {
-            let listed = h.fvs().list(&ListParams::default()).await.ok()?;
+            let listed = h
+                .fvs()
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?;
             let done = listed
                 .items
                 .iter()
@@ -93,7 +100,11 @@ async fn all_synced(h: &Harness, names: &[String], value: Option<&str>) {
                 .filter_map(|cr| cr.status.as_ref())
                 .filter(|s| s.last_synced_at.is_some() && s.observed_force_sync.as_deref() == value)
                 .count();
-            (done == names.len()).then_some(())
+            if done == names.len() {
+                Ok(())
+            } else {
+                Err(format!("{done} of {}", names.len()))
+            }
         },
     )
     .await;
@@ -210,10 +221,8 @@ async fn two_hundred_objects_forced_at_once_should_cause_no_429() {
     idle(&h).await;
     h.fv.reset_stats();
 
-    // `kubectl annotate fvs --all ferrvault.com/force-sync=go`
-    for name in &names {
-        force(&h, name, "go").await;
-    }
+    // `kubectl annotate fvs --all ferrvault.com/force-sync=go`, all at once.
+    futures::future::join_all(names.iter().map(|name| force(&h, name, "go"))).await;
     all_synced(&h, &names, Some("go")).await;
     let stats = h.fv.stats();
     assert!(h.reveals() >= 1, "forced syncs read FerrVault");
