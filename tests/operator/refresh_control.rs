@@ -81,7 +81,7 @@ async fn idle(h: &Harness) {
 }
 
 /// Waits until every FerrVaultSecret of `names` synced and recorded the force-sync `value`:
-/// 200 syncs paced at 10 requests a second, on a loaded machine, may take longer than the
+/// 200 syncs paced at 5 requests a second, on a loaded machine, may take longer than the
 /// default deadline.
 async fn all_synced(h: &Harness, names: &[String], value: Option<&str>) {
     poll_until(
@@ -208,10 +208,10 @@ async fn force_sync_should_read_fresh_once_per_new_value_and_never_for_other_ann
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_objects_forced_at_once_should_cause_no_429() {
     let mut settings = test_settings();
-    settings.ferrvault.rate_per_second = 10.0;
-    settings.ferrvault.burst = 10;
+    settings.ferrvault.rate_per_second = 5.0;
+    settings.ferrvault.burst = 5;
     let h = Harness::start_with(settings).await;
-    h.fv.set_default_rate_limit(10.0, 10);
+    h.fv.set_default_rate_limit(5.0, 5);
     h.connection("conn", "conn-token", PROD_TOKEN).await;
     let names: Vec<String> = (0..200).map(|i| format!("app-{i:03}")).collect();
     for name in &names {
