@@ -156,8 +156,10 @@ pub struct FerrVaultSecretSpec {
     pub refresh_policy: Option<RefreshPolicy>,
 }
 
-/// `spec.refreshPolicy`: when a FerrVaultSecret reads its vault again. Not defaulted into stored
-/// objects (GitOps tools would see drift): unset means [`RefreshPolicy::Periodic`].
+/// When the vault is read again: `Periodic` (every `refreshInterval`; the meaning of unset, never
+/// defaulted into stored objects so GitOps tools see no drift), `OnChange` (only on a change of
+/// this spec, its connection or token, or the target), `CreatedOnce` (create the target when it
+/// is missing, never overwrite it). `ferrvault.com/force-sync` syncs under every policy.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
 pub enum RefreshPolicy {
     /// Every `refreshInterval` (`0s`: never on a timer), and on every change.
