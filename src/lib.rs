@@ -57,8 +57,10 @@ pub use crate::{
     },
 };
 
-/// The pure rules that tests, fuzz targets and benchmark drivers call directly: values in,
-/// values out, no I/O (the rest of them stay inside the reconcilers).
+/// The pure rules that tests, fuzz targets, benchmark drivers and the kubectl plugin call
+/// directly: values in, values out, no I/O (the rest of them stay inside the reconcilers).
+/// [`explain`](rules::explain) is whether a FerrVaultSecret's pass is due, why, and when the next
+/// one is: the reconciler acts on it and `kubectl ferrvault explain` prints it.
 pub mod rules {
     pub use crate::reconcile::rules::{
         bounds::spec_bounds::{SpecBounds, connection_spec_problem, secret_spec_problem},
@@ -71,7 +73,9 @@ pub mod rules {
         schedule::{
             duration::{DurationProblem, format_go_duration, parse_go_duration},
             duration_floor::{Floored, floor_interval},
-            freshness::{Freshness, Observed, Schedule, WAVE_SPREAD, freshness, synced_here, wave_factor},
+            explain::{ConnectionSeen, Explanation, Quiet, Seen, Trigger, explain, explain_early, is_forced},
+            force_sync::force_token,
+            freshness::{Schedule, WAVE_SPREAD, synced_here, wave_factor},
             requeue::resolve_refresh_interval,
         },
         status::conditions::find_condition,

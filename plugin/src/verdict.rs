@@ -1,28 +1,22 @@
 //! Whether a sync of a FerrVaultSecret is due, why, and when the next one is: the operator's own
-//! freshness rule ([`freshness`]) applied to what the plugin read. This is the only file that
-//! calls the operator's scheduling rules, so it is the one to point at the operator's
-//! "is a pass due" function once that is public (issue 36 points 1-3).
-//!
-//! # The rule, as the operator applies it
-//! A pass syncs unless it synced at this generation, its inputs and its target are as that sync
-//! left them, and the refresh (`lastSyncedAt` + the interval under `--min-refresh-interval`, ×
-//! the wave factor of its namespace, connection, project and vault) is not due. Issue 36 adds:
-//! a suspended object syncs nothing; a force-sync value not observed yet is due; the policies
-//! `OnChange` and `CreatedOnce` have no timer (interval zero, as `refreshInterval: 0s`).
+//! rule ([`explain`]) applied to what the plugin read, with the conditions it found listed. This
+//! is the only file that calls the operator's scheduling rules.
 //!
 //! # Guarantees
-//! - The verdict is [`freshness`]'s; the reasons listed only name which of its conditions failed.
+//! - The verdict is [`explain`]'s; the reasons listed only name which of its conditions failed.
 //! - `status` reads the object alone (inputs and target taken as recorded); `explain` passes
-//!   [`Seen`], what the cluster shows now.
+//!   [`Seen`], what the cluster shows now. The connection is not read: its `spec.suspend` and
+//!   force-sync count as unset.
 
 use std::time::Duration;
 
 use ferrvault_operator::{
     DEFAULT_MIN_REFRESH_INTERVAL,
+    api::FerrVaultSecret,
     api::{DEFAULT_REFRESH_INTERVAL, FerrVaultSecretStatus},
     rules::{
-        Freshness, Observed, Schedule, floor_interval, freshness, parse_go_duration,
-        resolve_refresh_interval, synced_here, wave_factor,
+        self, ConnectionSeen, Explanation, Quiet, Schedule, Trigger, explain, floor_interval,
+        parse_go_duration, resolve_refresh_interval, synced_here,
     },
 };
 use jiff::{SignedDuration, Timestamp};
@@ -137,37 +131,38 @@ pub fn judge(view: &SecretView, seen: Option<&Seen>, settings: RuleSettings, now
             };
         }
     };
-    let floored = floor_interval(requested, settings.min_refresh_interval);
+    let schedule = Schedule::of(
+        cr,
+        floor_interval(requested, settings.min_refresh_interval).effective,
+    );
     let interval = Interval {
         requested,
-        effective: if view.controls.refresh_policy.has_timer() {
-            floored.effective
-        } else {
-            Duration::ZERO
-        },
-        wave: wave_factor(&wave_group(cr)),
+        effective: schedule.interval,
+        wave: schedule.wave,
     };
-    let due = if view.controls.suspend {
-        Due::Suspended
-    } else {
-        due(view, seen, interval, now)
-    };
+    let due = due(view, cr, seen, schedule, now);
     Verdict {
         due,
         interval: Some(interval),
     }
 }
 
-/// [`Verdict::due`] of a valid object that is not suspended.
-fn due(view: &SecretView, seen: Option<&Seen>, interval: Interval, now: Timestamp) -> Due {
+/// [`Verdict::due`] of a valid object: the operator's own rule ([`explain`]), with the reasons
+/// it found listed.
+fn due(
+    view: &SecretView,
+    cr: &FerrVaultSecret,
+    seen: Option<&Seen>,
+    schedule: Schedule,
+    now: Timestamp,
+) -> Due {
     let status = view.status();
     let generation = view.metadata().generation;
     let recorded_inputs = status.observed_inputs.clone().unwrap_or_default();
     let recorded_target = status.target_resource_version.clone();
     let inputs = seen.and_then(|s| s.inputs.clone());
     let target = seen.and_then(|s| s.target_version.clone());
-    let observed = Observed {
-        generation,
+    let observed = rules::Seen {
         inputs: inputs
             .as_ref()
             .map_or(recorded_inputs.as_str(), |(now, _)| now.as_str()),
@@ -175,11 +170,8 @@ fn due(view: &SecretView, seen: Option<&Seen>, interval: Interval, now: Timestam
             .as_ref()
             .map_or(recorded_target.as_deref(), Option::as_deref),
     };
-    let schedule = Schedule {
-        interval: interval.effective,
-        wave: interval.wave,
-    };
-    let rule = freshness(&status, observed, schedule, now);
+    // The plugin does not read the connection: its suspension and force-sync count as unset.
+    let rule = explain(cr, &status, ConnectionSeen::default(), observed, schedule, now);
     let mut because = Vec::new();
     if view.controls.force_sync_pending() {
         because.push(Because::ForceSync(
@@ -205,14 +197,16 @@ fn due(view: &SecretView, seen: Option<&Seen>, interval: Interval, now: Timestam
         });
     }
     match rule {
-        Freshness::Due if because.iter().all(|b| matches!(b, Because::ForceSync(_))) => {
-            because.push(Because::RefreshDue);
-            Due::Now(because)
-        }
-        Freshness::Due => Due::Now(because),
-        Freshness::UpToDate(_) if !because.is_empty() => Due::Now(because),
-        Freshness::UpToDate(Some(left)) => Due::At(next_refresh(&status, schedule, now, left)),
-        Freshness::UpToDate(None) => Due::Never,
+        Explanation::Due(Trigger::Refresh) if because.is_empty() => Due::Now(vec![Because::RefreshDue]),
+        Explanation::Due(_) => Due::Now(because),
+        Explanation::NotDue {
+            why: Quiet::Suspended | Quiet::ConnectionSuspended,
+            ..
+        } => Due::Suspended,
+        Explanation::NotDue {
+            next_in: Some(left), ..
+        } => Due::At(next_refresh(&status, schedule, now, left)),
+        Explanation::NotDue { next_in: None, .. } => Due::Never,
     }
 }
 
@@ -234,20 +228,6 @@ fn next_refresh(
         _ => add(now, left),
     }
     .unwrap_or(Timestamp::MAX)
-}
-
-/// The wave of `cr`: its namespace, connection, project and vault (the objects one reveal can
-/// serve refresh together).
-// NOTE: the operator's `reconcile::secret::due::schedule` builds this group (private there);
-// the operator's public "is a pass due" function (issue 36) takes it over.
-fn wave_group(cr: &ferrvault_operator::api::FerrVaultSecret) -> String {
-    format!(
-        "{}/{}/{}/{}",
-        cr.metadata.namespace.as_deref().unwrap_or_default(),
-        cr.spec.connection_ref.name,
-        cr.spec.project.as_deref().unwrap_or_default(),
-        cr.spec.vault
-    )
 }
 
 #[cfg(test)]

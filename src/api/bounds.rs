@@ -57,3 +57,9 @@ pub const MAX_KEY_NAMES: usize = 1000;
 
 /// `rolloutRestart`: 32 workloads restarted by one Secret, more than any application has.
 pub const MAX_ROLLOUT_TARGETS: usize = 32;
+
+/// The value of the `ferrvault.com/force-sync` annotation the operator keeps and records in
+/// `status.observedForceSync`: at most 253 bytes (a timestamp or a counter is a few dozen). A
+/// longer value (annotations may hold 256 KiB) is kept as a fixed-length digest of itself, so it
+/// still forces a sync when it changes but never grows a store or a status.
+pub const MAX_FORCE_SYNC_VALUE: usize = 253;

@@ -43,7 +43,7 @@ pub use lenient::{InvalidObject, Lenient, SpecProblem};
 pub use reasons::{ConditionStatus, ConditionType, Reason};
 pub use secret::{
     DEFAULT_REFRESH_INTERVAL, FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus,
-    GO_DURATION_PATTERN, REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RolloutTarget, SecretSelector,
-    SecretTarget, WorkloadKind,
+    GO_DURATION_PATTERN, REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RefreshPolicy, RolloutTarget,
+    SecretSelector, SecretTarget, WorkloadKind,
 };
 pub use transform::{Transform, TransformType};

@@ -15,6 +15,9 @@ pub enum ConditionType {
     /// On `FerrVaultSecret` only, and only while `spec.refreshInterval` is below the operator's
     /// `--min-refresh-interval`: the interval is admitted but clamped to that minimum.
     RefreshIntervalClamped,
+    /// On both kinds, only while `spec.suspend` is `true` (or, on a FerrVaultSecret, its
+    /// connection's): `True`, nothing is requested or written but the status.
+    Suspended,
 }
 
 impl ConditionType {
@@ -24,6 +27,7 @@ impl ConditionType {
             Self::Ready => "Ready",
             Self::RolloutRestarted => "RolloutRestarted",
             Self::RefreshIntervalClamped => "RefreshIntervalClamped",
+            Self::Suspended => "Suspended",
         }
     }
 }
@@ -162,6 +166,15 @@ pub enum Reason {
     /// names and values than any Secret can need. The message names the bound, never a byte of
     /// the answer; nothing of it was used. Retried on the failure timer.
     ResponseTooLarge,
+    // Refresh control (issue 36).
+    /// Suspended=True: `spec.suspend` is `true`; no FerrVault request, no write but the status.
+    Suspended,
+    /// Secret Suspended=True: its FerrVaultConnection has `spec.suspend: true`.
+    ConnectionSuspended,
+    /// Secret Ready=True: `refreshPolicy: CreatedOnce` and the target exists (created by this
+    /// operator for a FerrVaultSecret of this name, or opted in): it is never overwritten; only
+    /// `ferrvault.com/force-sync` does.
+    TargetKept,
 }
 
 impl Reason {
@@ -202,6 +215,9 @@ impl Reason {
         Self::BelowMinimum,
         Self::RateLimited,
         Self::ResponseTooLarge,
+        Self::Suspended,
+        Self::ConnectionSuspended,
+        Self::TargetKept,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -242,6 +258,9 @@ impl Reason {
             Self::BelowMinimum => "BelowMinimum",
             Self::RateLimited => "RateLimited",
             Self::ResponseTooLarge => "ResponseTooLarge",
+            Self::Suspended => "Suspended",
+            Self::ConnectionSuspended => "ConnectionSuspended",
+            Self::TargetKept => "TargetKept",
         }
     }
 

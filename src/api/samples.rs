@@ -9,3 +9,6 @@ pub const CLOUD_CONNECTION: &str = include_str!("samples/cloud-connection.yaml")
 
 /// A FerrVaultSecret with transforms, a rollout target, and the Deployment it restarts.
 pub const SECRET_WITH_TRANSFORMS: &str = include_str!("samples/secret-with-transforms.yaml");
+
+/// Refresh control (issue 36): a suspended FerrVaultSecret and a `CreatedOnce` one.
+pub const REFRESH_CONTROL: &str = include_str!("samples/refresh-control.yaml");

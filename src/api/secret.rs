@@ -144,6 +144,45 @@ pub struct FerrVaultSecretSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_TRANSFORMS))]
     pub transforms: Vec<Transform>,
+    /// `true` pauses this object: no FerrVault request, no write but its status (condition
+    /// `Suspended`), no timer; deletion still runs its cleanup. Unset means `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
+    /// When the vault is read again: `Periodic` (every `refreshInterval`, the default when
+    /// unset), `OnChange` (only on a change of this spec, its connection or token, or the
+    /// target), `CreatedOnce` (create the target when it is missing, never overwrite it). The
+    /// annotation `ferrvault.com/force-sync` syncs under every policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_policy: Option<RefreshPolicy>,
+}
+
+/// When the vault is read again: `Periodic` (every `refreshInterval`; the meaning of unset, never
+/// defaulted into stored objects so GitOps tools see no drift), `OnChange` (only on a change of
+/// this spec, its connection or token, or the target), `CreatedOnce` (create the target when it
+/// is missing, never overwrite it). `ferrvault.com/force-sync` syncs under every policy.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum RefreshPolicy {
+    /// Every `refreshInterval` (`0s`: never on a timer), and on every change.
+    #[default]
+    Periodic,
+    /// Only on a change: this spec, its connection or token Secret, the content-hash key, or
+    /// the target edited or deleted. No timer.
+    OnChange,
+    /// Once per target: a missing target is created; an existing one is never overwritten, even
+    /// for a recreated FerrVaultSecret of the same name. Only `ferrvault.com/force-sync`
+    /// overrides it.
+    CreatedOnce,
+}
+
+impl RefreshPolicy {
+    /// The policy's name as the spec spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Periodic => "Periodic",
+            Self::OnChange => "OnChange",
+            Self::CreatedOnce => "CreatedOnce",
+        }
+    }
 }
 
 impl FerrVaultSecretSpec {
@@ -163,6 +202,16 @@ impl FerrVaultSecretSpec {
             .and_then(|t| t.type_.as_deref())
             .filter(|t| !t.is_empty())
             .unwrap_or(DEFAULT_TARGET_TYPE)
+    }
+
+    /// `spec.refreshPolicy`, or [`RefreshPolicy::Periodic`] when unset.
+    pub fn policy(&self) -> RefreshPolicy {
+        self.refresh_policy.unwrap_or_default()
+    }
+
+    /// Whether `spec.suspend` is `true`.
+    pub fn is_suspended(&self) -> bool {
+        self.suspend == Some(true)
     }
 
     /// The explicitly selected key names; empty means "every key".
@@ -270,6 +319,14 @@ pub struct FerrVaultSecretStatus {
     /// is due.
     #[serde(default)]
     pub observed_inputs: Option<String>,
+    /// The `ferrvault.com/force-sync` annotation's value the last sync ran with (a value over
+    /// 253 bytes as its digest). Another value on the object means a sync is due.
+    #[serde(default)]
+    pub observed_force_sync: Option<String>,
+    /// The connection's `status.observedForceSync` when this object last synced: a connection
+    /// forced since forces this object too.
+    #[serde(default)]
+    pub observed_connection_force_sync: Option<String>,
 }
 
 #[cfg(test)]

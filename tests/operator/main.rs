@@ -14,6 +14,7 @@ mod operator_support;
 mod ownership;
 mod props;
 mod reasons;
+mod refresh_control;
 mod rollout;
 mod rollout_floor;
 mod rollout_stamps;

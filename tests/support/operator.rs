@@ -543,6 +543,7 @@ pub fn connection_spec(url: &str, token_secret: &str) -> FerrVaultConnectionSpec
         }),
         oidc: None,
         ca_bundle_secret_ref: None,
+        suspend: None,
     }
 }
 
@@ -557,6 +558,8 @@ pub fn secret_spec(conn: &str, vault: &str) -> FerrVaultSecretSpec {
         refresh_interval: "1h".into(),
         rollout_restart: Vec::new(),
         transforms: Vec::new(),
+        suspend: None,
+        refresh_policy: None,
     }
 }
 
@@ -591,6 +594,7 @@ impl Harness {
             token_secret_ref: None,
             oidc: Some(ferrvault_operator::api::OidcSpec::default()),
             ca_bundle_secret_ref: None,
+            suspend: None,
         }
     }
 

@@ -178,6 +178,7 @@ impl World {
             }),
             oidc: None,
             ca_bundle_secret_ref: None,
+            suspend: None,
         };
         Api::<FerrVaultConnection>::namespaced(self.client.clone(), ns)
             .create(
@@ -282,6 +283,8 @@ pub fn secret_spec(connection: usize, refresh: &str) -> FerrVaultSecretSpec {
         refresh_interval: refresh.into(),
         rollout_restart: Vec::new(),
         transforms: Vec::new(),
+        suspend: None,
+        refresh_policy: None,
     }
 }
 

@@ -76,6 +76,7 @@ pub fn manifests() -> Result<Vec<Value>, FixtureError> {
         samples::FERRVAULT_CONNECTION,
         samples::CLOUD_CONNECTION,
         samples::SECRET_WITH_TRANSFORMS,
+        samples::REFRESH_CONTROL,
         PLAIN_SECRET,
     ] {
         for document in serde_norway::Deserializer::from_str(text) {

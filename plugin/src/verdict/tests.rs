@@ -7,6 +7,7 @@ use kube::api::DynamicObject;
 use serde_json::{Value, json};
 
 use super::*;
+use ferrvault_operator::rules::wave_factor;
 
 const NOW: &str = "2025-06-01T12:00:00Z";
 

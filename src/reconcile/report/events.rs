@@ -67,6 +67,9 @@ pub enum EventKind {
     /// Warning: the object does not match its type (it bypassed the CRD schema); the note
     /// names the field, never its value.
     InvalidSpec,
+    /// Normal: a sync forced by the `ferrvault.com/force-sync` annotation (of the object or of
+    /// its connection) read FerrVault and wrote (or confirmed) the target.
+    ForcedSync,
 }
 
 impl EventKind {
@@ -78,12 +81,13 @@ impl EventKind {
             Self::RolloutFailed => "RolloutFailed",
             Self::DeletionBlocked => "DeletionBlocked",
             Self::InvalidSpec => "InvalidSpec",
+            Self::ForcedSync => "ForcedSync",
         }
     }
 
     fn action(self) -> &'static str {
         match self {
-            Self::Synced | Self::SyncFailed | Self::InvalidSpec => "Sync",
+            Self::Synced | Self::SyncFailed | Self::InvalidSpec | Self::ForcedSync => "Sync",
             Self::RolloutTriggered | Self::RolloutFailed => "Rollout",
             Self::DeletionBlocked => "Delete",
         }
@@ -91,7 +95,7 @@ impl EventKind {
 
     fn type_(self) -> &'static str {
         match self {
-            Self::Synced | Self::RolloutTriggered => "Normal",
+            Self::Synced | Self::RolloutTriggered | Self::ForcedSync => "Normal",
             Self::SyncFailed | Self::RolloutFailed | Self::DeletionBlocked | Self::InvalidSpec => "Warning",
         }
     }

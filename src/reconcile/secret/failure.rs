@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use controller_actors::Outcome;
 
+use super::quiet::Held;
 use crate::{
     api::Reason,
     ferrvault::{FerrVaultError, MissingKeys},
@@ -40,6 +41,9 @@ pub(super) enum Stop {
     Fail(Failure),
     /// Throttled: no status write.
     RateLimited(Option<Duration>),
+    /// Nothing to sync after all (suspended connection, `CreatedOnce` target that exists): its
+    /// status, no timer.
+    Quiet(Held),
     /// A Kubernetes API call outside the reported steps failed: retried with backoff.
     Kube(KubeFailure),
     /// Something every pass needs is not available (the content-hash key, the connections'

@@ -43,7 +43,8 @@
 //! - `reconciler.rs`: [`SecretReconciler`], one pass; `finish.rs`: how a pass that reached the
 //!   sync ends (status, metrics, Event, outcome); `failure.rs`: early stops and their requeue.
 //! - `interval.rs`: the refresh interval under the operator's floor, and its condition;
-//!   `due.rs`: the pass with nothing due, and the refresh schedule.
+//!   `due.rs`: whether a pass is due and why (the rule is `rules::schedule::explain`);
+//!   `quiet.rs`: how a pass that syncs nothing ends (nothing due, suspended, target kept).
 //! - `sync.rs`: the sync, one function per step, in the order of the steps:
 //!   `target_access.rs` (may the target be written), `reveal.rs` (connection, credential,
 //!   reveal), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
@@ -56,6 +57,7 @@ mod finish;
 mod interval;
 mod payload;
 mod plan;
+mod quiet;
 mod reconciler;
 mod recorded_inputs;
 mod reveal;

@@ -64,7 +64,10 @@ pub(super) async fn connection(
 /// What a GET of a missing object answers, as `kube_error_text` words it.
 const NOT_FOUND: &str = "not found";
 
-/// Reveals `cr`'s keys through `connection` before `deadline`.
+/// Reveals `cr`'s keys through `connection` before `deadline`: shared with its wave
+/// ([`FerrVault::reveal_in_wave`](crate::ferrvault::FerrVault::reveal_in_wave)), or, when
+/// `forced`, read fresh ([`FerrVault::reveal`](crate::ferrvault::FerrVault::reveal): it joins a
+/// request in flight but never takes a kept answer). Both wait on the credential's limiter.
 ///
 /// # Errors
 /// The connection's access reasons (its spec refusals without a timer: only an edit of the
@@ -75,7 +78,7 @@ pub(super) async fn reveal(
     reads: &Reads,
     cr: &FerrVaultSecret,
     connection: &FerrVaultConnection,
-    deadline: Instant,
+    (deadline, forced): (Instant, bool),
 ) -> Result<Revealed, Stop> {
     let namespace = cr.namespace().unwrap_or_default();
     let refused = |e: access::AccessError| {
@@ -115,14 +118,20 @@ pub(super) async fn reveal(
         vault: cr.spec.vault.clone(),
         keys: KeySelector::from_names(cr.spec.selected_names().iter().cloned()),
     };
-    ctx.ferrvault
-        .reveal_in_wave(
-            &cr.uid().unwrap_or_default(),
-            &endpoint,
-            &credential,
-            request,
-            deadline,
-        )
-        .await
-        .map_err(reveal_failure)
+    let revealed = if forced {
+        ctx.ferrvault
+            .reveal(&endpoint, &credential, request, deadline)
+            .await
+    } else {
+        ctx.ferrvault
+            .reveal_in_wave(
+                &cr.uid().unwrap_or_default(),
+                &endpoint,
+                &credential,
+                request,
+                deadline,
+            )
+            .await
+    };
+    revealed.map_err(reveal_failure)
 }

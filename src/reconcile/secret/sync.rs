@@ -2,9 +2,10 @@
 //! step, each returning a typed result or the [`Stop`] that ends the pass:
 //!
 //! [`read_target`] (the store's metadata when it shows the target as the last sync left it, or
-//! its silence on a first sync, else a GET) → [`target_access::judge`] (ownership, refused types,
-//! connections' Secrets: nothing is revealed for a refused target) → the connection and its
-//! inputs' versions → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
+//! its silence on a first sync, else a GET) → the connection (suspended: stop) → a `CreatedOnce`
+//! target that exists is kept unless forced (stop) → [`target_access::judge`] (ownership, refused
+//! types, connections' Secrets: nothing is revealed for a refused target) → the inputs' versions
+//! → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
 //! [`payload::guard_missing_keys`] → [`plan::plan`] (keyed content hash, desired target; a target
 //! known only as left is read before it is written) → [`rollout::record_pending_rollout`] →
 //! [`write_target`] → [`announce`] → [`rollout::restart_workloads`].
@@ -23,13 +24,14 @@ use super::{
     failure::{Failure, Stop},
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
+    quiet::Held,
     recorded_inputs::recorded_inputs,
     reveal, rollout,
     target::{self, KnownTarget},
     target_access,
 };
 use crate::{
-    api::{FerrVaultSecret, FerrVaultSecretStatus, Reason},
+    api::{FerrVaultSecret, FerrVaultSecretStatus, Reason, RefreshPolicy},
     reconcile::{
         context::Context,
         read::Reads,
@@ -37,10 +39,10 @@ use crate::{
         rules::{
             content::content_hash::ContentHashKey,
             rollout::last_rollout_hash_after,
-            schedule::requeue::RequeueCase,
+            schedule::{explain::Trigger, force_sync::force_token, requeue::RequeueCase},
             status::{
                 messages,
-                secret_status::{RolloutState, SyncedState},
+                secret_status::{ForceSyncSeen, RolloutState, SyncedState},
             },
         },
         write::{KubeAction, KubeFailure, kube_error_text},
@@ -60,28 +62,49 @@ pub(super) struct Synced {
 }
 
 /// Syncs `cr` (with `previous`, its status as read) before the reconcile's deadline, reading
-/// through `reads`.
+/// through `reads`; due because of `trigger` (a forced sync reads FerrVault fresh and may
+/// overwrite a `CreatedOnce` target).
 ///
 /// # Errors
-/// The [`Stop`] of the first step that ended the pass.
+/// The [`Stop`] of the first step that ended the pass; [`Stop::Quiet`] when its connection is
+/// suspended or a `CreatedOnce` target exists (nothing revealed, nothing written).
 pub(super) async fn sync(
     ctx: &Context,
     reads: &Reads,
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
-    rc: &ReconcileContext,
+    (rc, trigger): (&ReconcileContext, Trigger),
 ) -> Result<Synced, Stop> {
+    let forced = trigger == Trigger::Force;
     let target_name = cr
         .spec
         .target_name(&cr.metadata.name.clone().unwrap_or_default())
         .to_owned();
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
     let target = read_target(reads, (&secrets, &target_name), cr, previous, rc.attempt).await?;
-    target_access::judge(&reads.stores.connections, cr, &target_name, target.secret()).await?;
     let connection = reveal::connection(ctx, reads, cr).await?;
+    let force_sync = ForceSyncSeen {
+        own: force_token(cr.metadata.annotations.as_ref()),
+        connection: connection
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_force_sync.clone()),
+    };
+    if connection.spec.is_suspended() {
+        return Err(Stop::Quiet(Held::Suspended(Reason::ConnectionSuspended)));
+    }
+    if let (RefreshPolicy::CreatedOnce, false, Some(existing)) = (cr.spec.policy(), forced, target.secret()) {
+        target_access::judge_kept(&reads.stores.connections, cr, &target_name, existing).await?;
+        return Err(Stop::Quiet(Held::Kept {
+            target: target_name,
+            version: target.version(),
+            force_sync,
+        }));
+    }
+    target_access::judge(&reads.stores.connections, cr, &target_name, target.secret()).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
-    let revealed = reveal::reveal(ctx, reads, cr, &connection, rc.deadline).await?;
+    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, forced)).await?;
     let payload = payload::payload(cr, revealed, &target_name).await?;
     let (target, plan) = settle_target(
         reads,
@@ -111,6 +134,7 @@ pub(super) async fn sync(
             rollout: rollout.map(|(state, _)| state),
             target_resource_version: target_version,
             observed_inputs: inputs,
+            force_sync,
         },
         rollout_failed,
         rollout_due_in,

@@ -247,6 +247,8 @@ mod tests {
                 refresh_interval: "1h".into(),
                 rollout_restart: vec![],
                 transforms: vec![],
+                suspend: None,
+                refresh_policy: None,
             },
         );
         cr.metadata.namespace = Some("ns".into());

@@ -13,7 +13,8 @@ use crate::{
         read::Scoped,
         rules::{
             access::target_access::{
-                ConnectionSecret, TargetAccess, Writer, connection_secrets, judge_target,
+                ConnectionSecret, TargetAccess, Writer, connection_secrets, created_for_same_name,
+                judge_target,
             },
             schedule::requeue::RequeueCase,
             status::messages,
@@ -57,6 +58,33 @@ pub(super) async fn judge(
         );
     }
     Ok(access)
+}
+
+/// Judges `existing`, a target a `CreatedOnce` `cr` keeps: a target it may write, or one this
+/// operator created for a FerrVaultSecret of its name (see
+/// [`created_for_same_name`](crate::reconcile::rules::access::target_access::created_for_same_name)).
+///
+/// # Errors
+/// As [`judge`], for any other target.
+pub(super) async fn judge_kept(
+    connections: &Scoped<Lenient<FerrVaultConnection>>,
+    cr: &FerrVaultSecret,
+    target: &str,
+    existing: &Secret,
+) -> Result<(), Stop> {
+    match judge(connections, cr, target, Some(existing)).await {
+        Ok(_) => Ok(()),
+        Err(Stop::Fail(_)) if created_for_same_name(writer_name(cr), existing) => Ok(()),
+        Err(stop) => Err(stop),
+    }
+}
+
+/// `cr` as a writer judged by name only.
+fn writer_name(cr: &FerrVaultSecret) -> Writer<'_> {
+    Writer {
+        name: cr.metadata.name.as_deref().unwrap_or_default(),
+        uid: cr.metadata.uid.as_deref().unwrap_or_default(),
+    }
 }
 
 /// The Secrets the valid connections of `namespace` read, once the connection watch has listed

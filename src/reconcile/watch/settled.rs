@@ -62,6 +62,7 @@ mod tests {
             rollout: None,
             target_resource_version: Some("7".into()),
             observed_inputs: String::new(),
+            force_sync: Default::default(),
         };
         after_sync(
             &FerrVaultSecretStatus::default(),

@@ -227,6 +227,29 @@ fn a_custom_resource_should_keep_no_label_or_annotation_and_its_whole_spec_withi
 }
 
 #[test]
+fn a_custom_resource_should_keep_only_its_force_sync_annotation_and_that_bounded() {
+    let short = ferrvault_secret_with(
+        small_spec(),
+        json!({ "annotations": { FORCE_SYNC_ANNOTATION: "2026-12-05T13:00:00Z", "bulk": "x" } }),
+    );
+    let long = ferrvault_secret_with(
+        small_spec(),
+        json!({ "annotations": { FORCE_SYNC_ANNOTATION: "y".repeat(250 * 1024) } }),
+    );
+    for (mut object, expected_len) in [(short, 20), (long, 71)] {
+        ferrvault_secret(&mut object);
+        let annotations = object
+            .meta()
+            .annotations
+            .clone()
+            .expect("the force-sync annotation");
+        assert_eq!(annotations.len(), 1, "{annotations:?}");
+        assert_eq!(annotations[FORCE_SYNC_ANNOTATION].len(), expected_len);
+        assert!(!is_partial(object.meta()));
+    }
+}
+
+#[test]
 fn a_ferrvault_secret_over_the_budget_should_keep_what_the_mappers_read_and_be_partial() {
     let names: Vec<String> = (0..1000).map(|i| format!("{i:0>250}")).collect();
     let mut spec = small_spec();

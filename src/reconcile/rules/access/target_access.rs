@@ -16,7 +16,13 @@
 
 use k8s_openapi::api::core::v1::Secret;
 
-use crate::api::{FerrVaultConnection, Reason, names::ADOPTABLE_BY_ANNOTATION, secret::REFUSED_TARGET_TYPES};
+use kube::Resource;
+
+use crate::api::{
+    FerrVaultConnection, FerrVaultSecret, Reason,
+    names::{ADOPTABLE_BY_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
+    secret::REFUSED_TARGET_TYPES,
+};
 
 /// Annotations marking a Secret as a ServiceAccount token: the token controller fills such a
 /// Secret with a long-lived token and the legacy-token cleaner tracks it, so it is never written
@@ -185,6 +191,34 @@ pub(crate) fn judge_target(
     } else {
         Err(TargetRefusal::NotOwned)
     }
+}
+
+/// Whether `existing` was created by this operator for a FerrVaultSecret named like `writer`:
+/// its `ferrvault.com/managed-by` annotation is ours, and it is controlled by a FerrVaultSecret of
+/// that name (whatever its UID) or by nothing (the garbage collector removes the owner reference
+/// of a FerrVaultSecret deleted with `--cascade=orphan`). What a `refreshPolicy: CreatedOnce`
+/// FerrVaultSecret deleted and recreated finds, and keeps as created once: it is never written
+/// on that account (only judged as kept, so a Secret nobody opted in reads `TargetKept`, not
+/// `TargetNotOwned`).
+pub(crate) fn created_for_same_name(writer: Writer<'_>, existing: &Secret) -> bool {
+    let ours = existing
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(MANAGED_BY_ANNOTATION))
+        .is_some_and(|v| v == MANAGED_BY_VALUE);
+    let controller = existing
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true));
+    let named_like_writer = controller.is_none_or(|o| {
+        o.kind == FerrVaultSecret::kind(&())
+            && o.api_version == FerrVaultSecret::api_version(&())
+            && o.name == writer.name
+    });
+    ours && named_like_writer
 }
 
 /// The refused type or ServiceAccount annotation `secret` carries, if any.

@@ -4,7 +4,9 @@
 //! - [`conditions`]: condition upsert with transition-time and `observedGeneration` rules.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
 //! - [`messages`]: the human-readable condition messages, in one place.
+//! - [`refresh_control`]: the `Suspended` condition, and a `CreatedOnce` target kept.
 
 pub(crate) mod conditions;
 pub(crate) mod messages;
+pub(crate) mod refresh_control;
 pub(crate) mod secret_status;

@@ -71,6 +71,25 @@ pub(crate) struct SyncedState {
     pub target_resource_version: Option<String>,
     /// The versions of what the sync read besides FerrVault (`status.observedInputs`).
     pub observed_inputs: String,
+    /// The force-sync values the sync ran with.
+    pub force_sync: ForceSyncSeen,
+}
+
+/// The force-sync values a pass ran with, which its status records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ForceSyncSeen {
+    /// The object's own annotation, bounded (`status.observedForceSync`).
+    pub own: Option<String>,
+    /// Its connection's `status.observedForceSync` (`status.observedConnectionForceSync`).
+    pub connection: Option<String>,
+}
+
+impl ForceSyncSeen {
+    /// Records these values in `status`.
+    pub(crate) fn record(self, status: &mut FerrVaultSecretStatus) {
+        status.observed_force_sync = self.own;
+        status.observed_connection_force_sync = self.connection;
+    }
 }
 
 /// The status after a sync that wrote the target.
@@ -126,6 +145,7 @@ pub(crate) fn after_sync(
     status.last_rollout_hash = state.last_rollout_hash;
     status.target_resource_version = state.target_resource_version;
     status.observed_inputs = Some(state.observed_inputs);
+    state.force_sync.record(&mut status);
     status
 }
 
@@ -142,6 +162,7 @@ mod tests {
             rollout,
             target_resource_version: Some("7".into()),
             observed_inputs: "inputs".into(),
+            force_sync: Default::default(),
         }
     }
 

@@ -31,6 +31,8 @@ fn costliest_cr() -> FerrVaultSecret {
             refresh_interval: "1h".into(),
             rollout_restart: vec![],
             transforms: vec![Transform::of_type(TransformType::Base64Decode); MAX_TRANSFORMS],
+            suspend: None,
+            refresh_policy: None,
         },
     )
 }

@@ -150,6 +150,7 @@ fn a_secret_a_connection_reads_should_be_refused_even_when_ours_or_absent() {
                 name: "ca".into(),
                 key: "ca.crt".into(),
             }),
+            suspend: None,
         },
     );
     let used = connection_secrets(&connection);
@@ -200,4 +201,44 @@ fn each_refusal_should_have_its_own_reason() {
         TargetRefusal::KubernetesManaged { marker: "m".into() }.reason(),
         Reason::TargetTypeRefused
     );
+}
+
+#[test]
+fn a_target_should_count_as_created_for_this_name_only_when_ours_and_owned_by_that_name_or_nobody() {
+    let ours = [(MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE)];
+    let fvs = |name: &str| OwnerReference {
+        api_version: "ferrvault.com/v1alpha1".into(),
+        ..controller("FerrVaultSecret", name, "uid-old")
+    };
+    let cases = [
+        (
+            secret(vec![fvs("app")], &ours, None),
+            true,
+            "a deleted FerrVaultSecret of this name",
+        ),
+        (
+            secret(vec![], &ours, None),
+            true,
+            "orphaned by its deleted FerrVaultSecret",
+        ),
+        (
+            secret(vec![fvs("other")], &ours, None),
+            false,
+            "another FerrVaultSecret's",
+        ),
+        (
+            secret(vec![controller("Deployment", "app", "u")], &ours, None),
+            false,
+            "another kind's",
+        ),
+        (secret(vec![], &[], None), false, "not created by this operator"),
+        (
+            secret(vec![], &[(MANAGED_BY_ANNOTATION, "helm")], None),
+            false,
+            "managed by another tool",
+        ),
+    ];
+    for (existing, expected, what) in cases {
+        assert_eq!(created_for_same_name(ME, &existing), expected, "{what}");
+    }
 }
