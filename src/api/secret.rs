@@ -28,6 +28,7 @@ use super::{
         MAX_TRANSFORMS,
     },
     common::{ConnectionRef, conditions_schema},
+    target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, TargetMetadata},
     transform::Transform,
 };
 
@@ -197,6 +198,21 @@ pub struct SecretTarget {
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = MAX_IDENTIFIER))]
     pub type_: Option<String>,
+    /// Write the Secret `immutable: true` (see `docs/target-shaping.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub immutable: Option<bool>,
+    /// What a change to an immutable target does: `Refuse` (absent) or `Replace`.
+    #[serde(rename = "immutableChange", default, skip_serializing_if = "Option::is_none")]
+    pub immutable_change: Option<ImmutableChange>,
+    /// Who owns the Secret: `Owner` (absent), `Orphan` or `Merge`.
+    #[serde(rename = "creationPolicy", default, skip_serializing_if = "Option::is_none")]
+    pub creation_policy: Option<CreationPolicy>,
+    /// What this object's deletion does to the Secret: `Delete` (absent) or `Retain`.
+    #[serde(rename = "deletionPolicy", default, skip_serializing_if = "Option::is_none")]
+    pub deletion_policy: Option<DeletionPolicy>,
+    /// Labels and annotations to put on the Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<TargetMetadata>,
 }
 
 /// A workload restarted when the synced content changes.
@@ -270,6 +286,15 @@ pub struct FerrVaultSecretStatus {
     /// is due.
     #[serde(default)]
     pub observed_inputs: Option<String>,
+    /// The label keys the last sync set on the target from `target.metadata.labels`, sorted: a
+    /// key listed here and gone from the spec is removed from the target; other keys are never
+    /// touched.
+    #[serde(default)]
+    pub owned_labels: Vec<String>,
+    /// The annotation keys the last sync set from `target.metadata.annotations`, sorted (as
+    /// `ownedLabels`).
+    #[serde(default)]
+    pub owned_annotations: Vec<String>,
 }
 
 #[cfg(test)]

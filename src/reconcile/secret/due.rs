@@ -82,7 +82,7 @@ pub(super) async fn nothing_due(
         return Some(Some(MIN_REQUEUE));
     }
     // The rule checked the stored version against the recorded one.
-    let as_left = KnownTarget::left(stored?, cr.spec.target_type());
+    let as_left = KnownTarget::left(stored?, &cr.spec);
     target_access::judge(&stores.connections, cr, &target, as_left.secret())
         .await
         .ok()?;

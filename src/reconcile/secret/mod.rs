@@ -48,6 +48,8 @@
 //!   `target_access.rs` (may the target be written), `reveal.rs` (connection, credential,
 //!   reveal), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
 //!   target Secret: as it must be, read, written), `rollout.rs` (workload restarts).
+//! - `retain.rs`: the pre-delete step of `target.deletionPolicy: Retain` (our owner reference
+//!   removed from the target).
 //! - `status.rs`: the status write (what it says is `rules::status::secret_status`).
 
 mod due;
@@ -58,6 +60,7 @@ mod payload;
 mod plan;
 mod reconciler;
 mod recorded_inputs;
+mod retain;
 mod reveal;
 mod rollout;
 mod status;

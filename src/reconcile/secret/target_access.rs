@@ -8,7 +8,7 @@ use tracing::info;
 
 use super::failure::{Failure, Stop};
 use crate::{
-    api::{FerrVaultConnection, FerrVaultSecret, Lenient},
+    api::{CreationPolicy, FerrVaultConnection, FerrVaultSecret, Lenient},
     reconcile::{
         read::Scoped,
         rules::{
@@ -42,6 +42,7 @@ pub(super) async fn judge(
     let writer = Writer {
         name: &name,
         uid: &uid,
+        policy: cr.spec.creation_policy(),
     };
     let access = judge_target(writer, target, cr.spec.target_type(), existing, &read).map_err(|refusal| {
         Failure::new(
@@ -50,7 +51,7 @@ pub(super) async fn judge(
             RequeueCase::Refused,
         )
     })?;
-    if access == TargetAccess::Adopt {
+    if access == TargetAccess::Adopt && writer.policy == CreationPolicy::Owner {
         info!(
             target,
             "taking over the target Secret: it names this FerrVaultSecret as allowed to"
