@@ -28,7 +28,7 @@ use super::{
         MAX_TRANSFORMS,
     },
     common::{ConnectionRef, conditions_schema},
-    target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, TargetMetadata},
+    target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, NO_METADATA, TargetMetadata},
     transform::Transform,
 };
 
@@ -172,6 +172,43 @@ impl FerrVaultSecretSpec {
             .as_ref()
             .map(|s| s.names.as_slice())
             .unwrap_or_default()
+    }
+
+    /// `target.immutable`, `false` when absent.
+    pub fn target_immutable(&self) -> bool {
+        self.target.as_ref().and_then(|t| t.immutable) == Some(true)
+    }
+
+    /// `target.immutableChange`, [`ImmutableChange::Refuse`] when absent.
+    pub fn immutable_change(&self) -> ImmutableChange {
+        self.target
+            .as_ref()
+            .and_then(|t| t.immutable_change)
+            .unwrap_or_default()
+    }
+
+    /// `target.creationPolicy`, [`CreationPolicy::Owner`] when absent.
+    pub fn creation_policy(&self) -> CreationPolicy {
+        self.target
+            .as_ref()
+            .and_then(|t| t.creation_policy)
+            .unwrap_or_default()
+    }
+
+    /// `target.deletionPolicy`, [`DeletionPolicy::Delete`] when absent.
+    pub fn deletion_policy(&self) -> DeletionPolicy {
+        self.target
+            .as_ref()
+            .and_then(|t| t.deletion_policy)
+            .unwrap_or_default()
+    }
+
+    /// `target.metadata`, empty when absent.
+    pub fn target_metadata(&self) -> &TargetMetadata {
+        self.target
+            .as_ref()
+            .and_then(|t| t.metadata.as_ref())
+            .unwrap_or(&NO_METADATA)
     }
 }
 

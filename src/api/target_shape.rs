@@ -20,8 +20,6 @@ use std::collections::BTreeMap;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
-use super::FerrVaultSecretSpec;
-
 /// The key prefixes a target label or annotation may not carry (the part before `/`, exactly).
 pub const RESERVED_PREFIXES: [&str; 3] = ["ferrvault.com/", "kubernetes.io/", "k8s.io/"];
 
@@ -61,7 +59,7 @@ pub const KEY_SHAPE_MESSAGE: &str =
     "a key is an optional prefix of at most 253 characters and '/', then a name of 1 to 63 characters";
 
 /// `target.metadata` when absent.
-static NO_METADATA: TargetMetadata = TargetMetadata {
+pub(crate) static NO_METADATA: TargetMetadata = TargetMetadata {
     labels: BTreeMap::new(),
     annotations: BTreeMap::new(),
 };
@@ -143,45 +141,6 @@ fn key_value_map(entries: usize, value: usize) -> Schema {
             { "rule": RESERVED_RULE, "message": RESERVED_MESSAGE },
         ],
     })
-}
-
-impl FerrVaultSecretSpec {
-    /// `target.immutable`, `false` when absent.
-    pub fn target_immutable(&self) -> bool {
-        self.target.as_ref().and_then(|t| t.immutable) == Some(true)
-    }
-
-    /// `target.immutableChange`, [`ImmutableChange::Refuse`] when absent.
-    pub fn immutable_change(&self) -> ImmutableChange {
-        self.target
-            .as_ref()
-            .and_then(|t| t.immutable_change)
-            .unwrap_or_default()
-    }
-
-    /// `target.creationPolicy`, [`CreationPolicy::Owner`] when absent.
-    pub fn creation_policy(&self) -> CreationPolicy {
-        self.target
-            .as_ref()
-            .and_then(|t| t.creation_policy)
-            .unwrap_or_default()
-    }
-
-    /// `target.deletionPolicy`, [`DeletionPolicy::Delete`] when absent.
-    pub fn deletion_policy(&self) -> DeletionPolicy {
-        self.target
-            .as_ref()
-            .and_then(|t| t.deletion_policy)
-            .unwrap_or_default()
-    }
-
-    /// `target.metadata`, empty when absent.
-    pub fn target_metadata(&self) -> &TargetMetadata {
-        self.target
-            .as_ref()
-            .and_then(|t| t.metadata.as_ref())
-            .unwrap_or(&NO_METADATA)
-    }
 }
 
 /// Whether `key` is under one of [`RESERVED_PREFIXES`].
