@@ -47,14 +47,14 @@ pub const MAX_KEY_NAME: usize = 63;
 /// The CEL rule refusing keys under [`RESERVED_PREFIXES`] (a unit test keeps the two equal).
 const RESERVED_RULE: &str = "self.all(k, !(k.startsWith('ferrvault.com/') || k.startsWith('kubernetes.io/') || k.startsWith('k8s.io/')))";
 
-/// The message of [`RESERVED_RULE`].
+/// The message of the CEL rule refusing keys under [`RESERVED_PREFIXES`].
 pub const RESERVED_MESSAGE: &str = "keys under the reserved prefixes ferrvault.com/, kubernetes.io/ and k8s.io/ \
      are refused (app.kubernetes.io/ and other prefixes are fine)";
 
 /// The CEL rule for a key's shape: [`MAX_KEY_PREFIX`] and [`MAX_KEY_NAME`].
 const KEY_SHAPE_RULE: &str = "self.all(k, k.matches('^([^/]{1,253}/)?[^/]{1,63}$'))";
 
-/// The message of [`KEY_SHAPE_RULE`].
+/// The message of the CEL rule on a key's shape ([`MAX_KEY_PREFIX`], [`MAX_KEY_NAME`]).
 pub const KEY_SHAPE_MESSAGE: &str =
     "a key is an optional prefix of at most 253 characters and '/', then a name of 1 to 63 characters";
 
@@ -148,7 +148,7 @@ pub fn is_reserved_key(key: &str) -> bool {
     RESERVED_PREFIXES.iter().any(|prefix| key.starts_with(prefix))
 }
 
-/// Whether `key` has the shape [`KEY_SHAPE_RULE`] admits: an optional prefix of 1 to
+/// Whether `key` has the shape the schema's CEL rule admits: an optional prefix of 1 to
 /// [`MAX_KEY_PREFIX`] characters and `/`, then a name of 1 to [`MAX_KEY_NAME`] characters, neither
 /// holding another `/`.
 pub fn is_shaped_key(key: &str) -> bool {
