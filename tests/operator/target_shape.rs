@@ -59,6 +59,15 @@ fn secret_writes(h: &Harness, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// The workload patches (rollout restarts) since the audit was cleared.
+fn workload_patches(h: &Harness) -> usize {
+    h.kube
+        .audit()
+        .into_iter()
+        .filter(|e| e.resource == "deployments" && e.verb == "patch")
+        .count()
+}
+
 fn has_db_url(secret: &Secret, value: &str) -> bool {
     data_of(secret).get("DB_URL").map(Vec::as_slice) == Some(value.as_bytes())
 }
@@ -122,7 +131,11 @@ async fn an_immutable_target_should_be_replaced_and_its_workloads_restarted_unde
         ["delete 200", "create 201"],
         "one delete (the version read), one create"
     );
-    assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1, "one rollout");
+    assert_eq!(workload_patches(&h), 1, "one rollout");
+    h.eventually("its Event", || async {
+        (h.occurrences("app", "RolloutTriggered").await == 1).then_some(())
+    })
+    .await;
     h.finish().await;
 }
 
@@ -159,6 +172,7 @@ async fn unsetting_immutable_under_replace_should_restart_the_workloads_though_t
         (h.occurrences("app", "RolloutTriggered").await == 1).then_some(())
     })
     .await;
+    assert_eq!(workload_patches(&h), 1, "one rollout");
     assert_eq!(secret_writes(&h, "app"), ["delete 200", "create 201"]);
     h.finish().await;
 }
@@ -331,6 +345,15 @@ async fn an_orphan_target_should_survive_the_deletion_of_its_ferrvault_secret() 
     h.fv.put_secret("prod", "DB_URL", ROTATED);
     h.wait_target_for("the new content", "app", |s| has_db_url(s, ROTATED))
         .await;
+    h.wait_secret_reason("app", "Synced").await;
+    // Unchanged refreshes write nothing (no owner reference to add, none to remove).
+    h.kube.clear_audit();
+    let reveals = h.reveals();
+    h.eventually("two more refreshes", || async {
+        (h.reveals() >= reveals + 2).then_some(())
+    })
+    .await;
+    assert_eq!(secret_writes(&h, "app"), Vec::<String>::new());
 
     delete_and_collect(&h, "app").await;
     let kept = h.secrets().get("app").await.unwrap();

@@ -81,7 +81,7 @@ pub(crate) fn desired_target(
             ..owner
         });
     }
-    secret.metadata.owner_references = (!owners.is_empty() || existing.is_none()).then_some(owners);
+    secret.metadata.owner_references = (!owners.is_empty()).then_some(owners);
     let shape = cr.spec.target_metadata();
     secret.metadata.labels = owned_map(
         secret.metadata.labels.as_ref(),
