@@ -200,6 +200,22 @@ async fn a_label_removed_from_the_spec_should_leave_the_target_while_a_foreign_l
     let target = h.secrets().get("app").await.unwrap();
     assert_eq!(target.labels()["tier"], "db");
     assert_eq!(target.annotations()["example.com/rotation"], "weekly");
+    // Unchanged refreshes write nothing: the store keeps none of these labels, and a target as
+    // the last sync left it carries the spec's.
+    h.kube.clear_audit();
+    let reveals = h.reveals();
+    h.eventually("two more refreshes", || async {
+        (h.reveals() >= reveals + 2).then_some(())
+    })
+    .await;
+    assert_eq!(secret_writes(&h, "app"), Vec::<String>::new());
+    assert!(
+        !h.kube
+            .audit()
+            .iter()
+            .any(|e| e.resource == "secrets" && e.verb == "get"),
+        "nor read the target"
+    );
 
     // Someone else labels the target; the spec drops `tier` and the annotation.
     let foreign = json!({"metadata": {"labels": {"team": "shop"}, "annotations": {"note": "theirs"}}});
