@@ -5,6 +5,8 @@
 //!   to use.
 //! - `secret.rs`: [`FerrVaultSecret`] (`fvs`): which vault keys go into which target `Secret`;
 //!   `transform.rs`: [`Transform`], the steps of its `spec.transforms`.
+//! - [`target_shape`]: the target Secret's immutability, creation and deletion policies and
+//!   metadata (the types of `spec.target`'s fields beyond its name and type).
 //! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -33,6 +35,7 @@ pub(crate) mod reasons;
 pub mod samples;
 #[allow(unreachable_pub)]
 pub(crate) mod secret;
+pub mod target_shape;
 pub(crate) mod transform;
 
 pub use common::{ConnectionRef, SecretKeyRef};
@@ -46,4 +49,5 @@ pub use secret::{
     GO_DURATION_PATTERN, REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RefreshPolicy, RolloutTarget,
     SecretSelector, SecretTarget, WorkloadKind,
 };
+pub use target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, TargetMetadata};
 pub use transform::{Transform, TransformType};

@@ -103,6 +103,10 @@ pub enum Reason {
     /// Secret Ready=False: the transformed content is over the 1 MiB limit of a Secret; the
     /// target was left unchanged.
     SecretTooLarge,
+    /// Secret Ready=False: the target is immutable, its content (or type, or flag) must change,
+    /// and `target.immutableChange` is `Refuse` (its default); the target was left unchanged.
+    /// Retried on a timer: the content may come back.
+    TargetImmutable,
     // Target refusals and the rollout floor (new): decided before anything is revealed, retried
     // when the objects involved change, never on a timer.
     /// Secret Ready=False: the target type is one Kubernetes turns into credentials
@@ -117,6 +121,9 @@ pub enum Reason {
     TargetNotOwned,
     /// Secret Ready=False: a FerrVaultConnection reads the target Secret (token or CA bundle).
     TargetIsConnectionSecret,
+    /// Secret Ready=False: `target.creationPolicy: Merge` and the target Secret does not exist
+    /// (Merge never creates one).
+    TargetMissing,
     /// Secret RolloutRestarted=False: a restart is due but the workload was restarted less than
     /// the rollout floor ago; it is deferred, not dropped.
     RolloutDeferred,
@@ -195,10 +202,12 @@ impl Reason {
         Self::InvalidRefreshInterval,
         Self::InvalidSpec,
         Self::SecretTooLarge,
+        Self::TargetImmutable,
         Self::TargetTypeRefused,
         Self::TargetControlledByOther,
         Self::TargetNotOwned,
         Self::TargetIsConnectionSecret,
+        Self::TargetMissing,
         Self::RolloutDeferred,
         Self::CaBundleUnreadable,
         Self::InsecureUrl,
@@ -238,10 +247,12 @@ impl Reason {
             Self::InvalidRefreshInterval => "InvalidRefreshInterval",
             Self::InvalidSpec => "InvalidSpec",
             Self::SecretTooLarge => "SecretTooLarge",
+            Self::TargetImmutable => "TargetImmutable",
             Self::TargetTypeRefused => "TargetTypeRefused",
             Self::TargetControlledByOther => "TargetControlledByOther",
             Self::TargetNotOwned => "TargetNotOwned",
             Self::TargetIsConnectionSecret => "TargetIsConnectionSecret",
+            Self::TargetMissing => "TargetMissing",
             Self::RolloutDeferred => "RolloutDeferred",
             Self::CaBundleUnreadable => "CaBundleUnreadable",
             Self::InsecureUrl => "InsecureUrl",

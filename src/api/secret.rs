@@ -28,6 +28,7 @@ use super::{
         MAX_TRANSFORMS,
     },
     common::{ConnectionRef, conditions_schema},
+    target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, NO_METADATA, TargetMetadata},
     transform::Transform,
 };
 
@@ -221,6 +222,43 @@ impl FerrVaultSecretSpec {
             .map(|s| s.names.as_slice())
             .unwrap_or_default()
     }
+
+    /// `target.immutable`, `false` when absent.
+    pub fn target_immutable(&self) -> bool {
+        self.target.as_ref().and_then(|t| t.immutable) == Some(true)
+    }
+
+    /// `target.immutableChange`, [`ImmutableChange::Refuse`] when absent.
+    pub fn immutable_change(&self) -> ImmutableChange {
+        self.target
+            .as_ref()
+            .and_then(|t| t.immutable_change)
+            .unwrap_or_default()
+    }
+
+    /// `target.creationPolicy`, [`CreationPolicy::Owner`] when absent.
+    pub fn creation_policy(&self) -> CreationPolicy {
+        self.target
+            .as_ref()
+            .and_then(|t| t.creation_policy)
+            .unwrap_or_default()
+    }
+
+    /// `target.deletionPolicy`, [`DeletionPolicy::Delete`] when absent.
+    pub fn deletion_policy(&self) -> DeletionPolicy {
+        self.target
+            .as_ref()
+            .and_then(|t| t.deletion_policy)
+            .unwrap_or_default()
+    }
+
+    /// `target.metadata`, empty when absent.
+    pub fn target_metadata(&self) -> &TargetMetadata {
+        self.target
+            .as_ref()
+            .and_then(|t| t.metadata.as_ref())
+            .unwrap_or(&NO_METADATA)
+    }
 }
 
 /// Which keys to read from the vault.
@@ -246,6 +284,21 @@ pub struct SecretTarget {
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = MAX_IDENTIFIER))]
     pub type_: Option<String>,
+    /// Write the Secret `immutable: true` (see `docs/target-shaping.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub immutable: Option<bool>,
+    /// What a change to an immutable target does: `Refuse` (absent) or `Replace`.
+    #[serde(rename = "immutableChange", default, skip_serializing_if = "Option::is_none")]
+    pub immutable_change: Option<ImmutableChange>,
+    /// Who owns the Secret: `Owner` (absent), `Orphan` or `Merge`.
+    #[serde(rename = "creationPolicy", default, skip_serializing_if = "Option::is_none")]
+    pub creation_policy: Option<CreationPolicy>,
+    /// What this object's deletion does to the Secret: `Delete` (absent) or `Retain`.
+    #[serde(rename = "deletionPolicy", default, skip_serializing_if = "Option::is_none")]
+    pub deletion_policy: Option<DeletionPolicy>,
+    /// Labels and annotations to put on the Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<TargetMetadata>,
 }
 
 /// A workload restarted when the synced content changes.
@@ -327,6 +380,15 @@ pub struct FerrVaultSecretStatus {
     /// forced since forces this object too.
     #[serde(default)]
     pub observed_connection_force_sync: Option<String>,
+    /// The label keys the last sync set on the target from `target.metadata.labels`, sorted: a
+    /// key listed here and gone from the spec is removed from the target; other keys are never
+    /// touched.
+    #[serde(default)]
+    pub owned_labels: Vec<String>,
+    /// The annotation keys the last sync set from `target.metadata.annotations`, sorted (as
+    /// `ownedLabels`).
+    #[serde(default)]
+    pub owned_annotations: Vec<String>,
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The size bounds (issue 34, point 2): every string and list of both specs has a `maxLength` or
-//! `maxItems`, and the reconciler's own check ([`spec_bounds`]) refuses exactly what the schema
+//! `maxItems` (a string map `maxProperties` and values' `maxLength`), and the reconciler's own check ([`spec_bounds`]) refuses exactly what the schema
 //! refuses, field by field, found by walking the generated schema (so a field added without a
 //! bound, or with a schema bound the reconciler does not share, fails here).
 
@@ -49,6 +49,17 @@ fn bounds(schema: &Value, pointer: &str, found: &mut Vec<Bound>, unbounded: &mut
                 None => unbounded.push(pointer.to_owned()),
             }
             bounds(&schema["items"], &format!("{pointer}/0"), found, unbounded);
+        }
+        // A string map (`target.metadata`): bounded in entries and values. Its agreement with the
+        // reconciler is tested by the `spec_bounds` unit tests (a map has no item to size here).
+        Some("object") if schema.get("additionalProperties").is_some() => {
+            if max("maxProperties").is_none() {
+                unbounded.push(format!("{pointer} (maxProperties)"));
+            }
+            let values = &schema["additionalProperties"];
+            if values["type"] == "string" && values.get("maxLength").is_none() {
+                unbounded.push(format!("{pointer}/* (maxLength)"));
+            }
         }
         _ => {}
     }

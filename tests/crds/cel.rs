@@ -162,3 +162,41 @@ fn the_shipped_samples_should_pass_every_cel_rule() {
         }
     }
 }
+
+#[test]
+fn target_metadata_keys_under_the_reserved_prefixes_should_be_refused_at_admission() {
+    use ferrvault_operator::api::target_shape::{KEY_SHAPE_MESSAGE, RESERVED_MESSAGE};
+    for (key, expected) in [
+        ("team", vec![]),
+        ("app.kubernetes.io/name", vec![]),
+        ("example.com/owner", vec![]),
+        ("sub.ferrvault.com/x", vec![]),
+        ("ferrvault.com/content-hash", vec![RESERVED_MESSAGE]),
+        ("kubernetes.io/service-account.name", vec![RESERVED_MESSAGE]),
+        ("k8s.io/x", vec![RESERVED_MESSAGE]),
+        ("a/b/c", vec![KEY_SHAPE_MESSAGE]),
+    ] {
+        for field in ["labels", "annotations"] {
+            assert_eq!(
+                secret_with_target(&format!("{{metadata: {{{field}: {{'{key}': v}}}}}}")),
+                expected,
+                "{field} {key}"
+            );
+        }
+    }
+    let long_name = "n".repeat(64);
+    assert_eq!(
+        secret_with_target(&format!("{{metadata: {{labels: {{'{long_name}': v}}}}}}")),
+        [KEY_SHAPE_MESSAGE]
+    );
+}
+
+#[test]
+fn the_new_target_fields_should_be_admitted_without_being_defaulted() {
+    assert_eq!(
+        secret_with_target(
+            "{immutable: true, immutableChange: Replace, creationPolicy: Orphan, deletionPolicy: Retain}"
+        ),
+        Vec::<String>::new()
+    );
+}

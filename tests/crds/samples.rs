@@ -141,6 +141,8 @@ fn status_should_serialize_every_field_so_a_merge_patch_clears_stale_values() {
             "observedInputs": null,
             "observedForceSync": null,
             "observedConnectionForceSync": null,
+            "ownedLabels": [],
+            "ownedAnnotations": [],
         })
     );
 }

@@ -21,5 +21,6 @@ mod rollout_stamps;
 mod secret_deletes;
 mod spec_bounds;
 mod sync;
+mod target_shape;
 mod target_types;
 mod transforms;

@@ -20,7 +20,11 @@
 //! Not kept, because no reconciler reads them: labels and annotations of the custom resources
 //! (all of them but the force-sync one), Secrets' labels and every other annotation, owner references
 //! of the custom resources and non-controller ones of Secrets, Secrets' finalizers,
-//! `generateName`, `managedFields`, `selfLink`, `deletionGracePeriodSeconds`. The credential
+//! `generateName`, `managedFields`, `selfLink`, `deletionGracePeriodSeconds`. Nor the labels and
+//! annotations a target gets from its FerrVaultSecret's `target.metadata`: a target the store
+//! shows at the version the last sync left, at this generation, carries what the spec says, so
+//! `KnownTarget::left` takes them from the spec (as it takes the type and the immutable flag),
+//! and any other version is read with a GET before it is written. The credential
 //! opt-in label is not read from here either: the opt-in also depends on a Secret's `type`, which
 //! metadata lacks, so it is judged on the Secret read for its value
 //! ([`secret_values`](crate::reconcile::read::secret_values)), labels and type of that same version.

@@ -105,7 +105,7 @@ async fn judge_from_stores(
     if why != Quiet::TargetKept {
         // The rule checked the stored version against the recorded one. A kept target is never
         // written, so its access needs no judging.
-        let as_left = KnownTarget::left(stored?, cr.spec.target_type());
+        let as_left = KnownTarget::left(stored?, &cr.spec);
         target_access::judge(&stores.connections, cr, &target, as_left.secret())
             .await
             .ok()?;

@@ -49,6 +49,8 @@
 //!   `target_access.rs` (may the target be written), `reveal.rs` (connection, credential,
 //!   reveal), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
 //!   target Secret: as it must be, read, written), `rollout.rs` (workload restarts).
+//! - `retain.rs`: the pre-delete step of `target.deletionPolicy: Retain` (our owner reference
+//!   removed from the target).
 //! - `status.rs`: the status write (what it says is `rules::status::secret_status`).
 
 mod due;
@@ -60,6 +62,7 @@ mod plan;
 mod quiet;
 mod reconciler;
 mod recorded_inputs;
+mod retain;
 mod reveal;
 mod rollout;
 mod status;

@@ -11,6 +11,7 @@ use super::{
     due,
     failure::{Failure, Stop},
     interval::refresh_interval,
+    retain::retain_target,
     sync,
 };
 use crate::{
@@ -83,6 +84,9 @@ impl SecretReconciler {
             }
             Start::Deleting(object) => {
                 info!("running pre-delete cleanup");
+                if let Some(cr) = object.valid() {
+                    retain_target(ctx, cr).await?;
+                }
                 ctx.metrics.forget_secret(&namespace, &key.name);
                 prologue::release(ctx, &api, &object, SECRET_FINALIZER).await?;
                 timer.succeed();

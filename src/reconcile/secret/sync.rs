@@ -27,7 +27,7 @@ use super::{
     quiet::Held,
     recorded_inputs::recorded_inputs,
     reveal, rollout,
-    target::{self, KnownTarget},
+    target::{self, KnownTarget, Write},
     target_access,
 };
 use crate::{
@@ -37,7 +37,7 @@ use crate::{
         read::Reads,
         report::EventKind,
         rules::{
-            content::content_hash::ContentHashKey,
+            content::{content_hash::ContentHashKey, target_shape::owned_keys},
             rollout::last_rollout_hash_after,
             schedule::{explain::Trigger, force_sync::force_token, requeue::RequeueCase},
             status::{
@@ -116,18 +116,29 @@ pub(super) async fn sync(
         key,
     )
     .await?;
+    let write = target::write_for(&target, &plan.desired, &cr.spec).map_err(|_| {
+        Failure::new(
+            Reason::TargetImmutable,
+            messages::target_immutable(&target_name),
+            RequeueCase::Failed,
+        )
+    })?;
     let recorded = rollout::record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
-    let (look_again, target_version) = write_target(ctx, &secrets, &target, &plan.desired).await?;
+    let (look_again, target_version) = write_target(ctx, &secrets, write, &target, &plan.desired).await?;
     announce(ctx, cr, &payload, &plan, &target_name).await;
-    let rollout = rollout::restart_workloads(ctx, reads, cr, &plan, recorded.as_deref()).await;
+    let forced = matches!(write, Some(Write::Replace { restart: true, .. }));
+    let rollout = rollout::restart_workloads(ctx, reads, cr, &plan, recorded.as_deref(), forced).await;
     let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
     let rollout_due_in = rollout.as_ref().and_then(|(_, due)| *due);
     let has_rollout = rollout.is_some();
     let pending = rollout_failed || rollout_due_in.is_some();
+    let shape = cr.spec.target_metadata();
     Ok(Synced {
         look_again,
         state: SyncedState {
             synced_keys: payload.data.keys().cloned().collect(),
+            owned_labels: owned_keys(&shape.labels),
+            owned_annotations: owned_keys(&shape.annotations),
             missing_keys: payload.missing,
             target: target_name,
             last_rollout_hash: last_rollout_hash_after(has_rollout, pending, recorded.as_deref(), &plan.hash),
@@ -160,7 +171,7 @@ async fn read_target(
         stored.as_ref().map(|s| &s.metadata),
         previous,
         cr.meta().generation,
-        cr.spec.target_type(),
+        &cr.spec,
     );
     if let Some(known) = as_left {
         return Ok(known);
@@ -214,21 +225,22 @@ async fn get_target(secrets: &Api<Secret>, target: &str) -> Result<Option<Secret
     })
 }
 
-/// Writes the target when it differs from `desired`; returns whether someone else changed it
-/// while we wrote (then the pass looks again soon) and the target's version after this step
-/// (written, or as it was found).
+/// Makes `write` (none when the target is as `desired` already); returns whether someone else
+/// changed it while we wrote (then the pass looks again soon) and the target's version after
+/// this step (written, or as it was found).
 async fn write_target(
     ctx: &Context,
     secrets: &Api<Secret>,
+    write: Option<Write<'_>>,
     known: &KnownTarget,
     desired: &Secret,
 ) -> Result<(bool, Option<String>), Stop> {
-    if !target::needs_write(known, desired) {
+    let Some(write) = write else {
         return Ok((false, known.version()));
-    }
+    };
     let (namespace, name) = (desired.namespace().unwrap_or_default(), desired.name_any());
     ctx.own_writes.begin(&namespace, &name);
-    let result = target::write(secrets, known.secret(), desired).await;
+    let result = target::write(secrets, write, desired).await;
     let version = result
         .as_ref()
         .ok()

@@ -8,7 +8,7 @@ use tracing::info;
 
 use super::failure::{Failure, Stop};
 use crate::{
-    api::{FerrVaultConnection, FerrVaultSecret, Lenient},
+    api::{CreationPolicy, FerrVaultConnection, FerrVaultSecret, Lenient},
     reconcile::{
         read::Scoped,
         rules::{
@@ -43,6 +43,7 @@ pub(super) async fn judge(
     let writer = Writer {
         name: &name,
         uid: &uid,
+        policy: cr.spec.creation_policy(),
     };
     let access = judge_target(writer, target, cr.spec.target_type(), existing, &read).map_err(|refusal| {
         Failure::new(
@@ -51,7 +52,7 @@ pub(super) async fn judge(
             RequeueCase::Refused,
         )
     })?;
-    if access == TargetAccess::Adopt {
+    if access == TargetAccess::Adopt && writer.policy == CreationPolicy::Owner {
         info!(
             target,
             "taking over the target Secret: it names this FerrVaultSecret as allowed to"
@@ -84,6 +85,7 @@ fn writer_name(cr: &FerrVaultSecret) -> Writer<'_> {
     Writer {
         name: cr.metadata.name.as_deref().unwrap_or_default(),
         uid: cr.metadata.uid.as_deref().unwrap_or_default(),
+        policy: cr.spec.creation_policy(),
     }
 }
 

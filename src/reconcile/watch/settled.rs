@@ -56,6 +56,8 @@ mod tests {
     fn synced_at(generation: i64) -> FerrVaultSecretStatus {
         let state = SyncedState {
             synced_keys: vec!["A".into()],
+            owned_labels: vec![],
+            owned_annotations: vec![],
             missing_keys: Default::default(),
             target: "app".into(),
             last_rollout_hash: None,

@@ -2,6 +2,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::json;
 
 use super::*;
+use crate::api::CreationPolicy;
 use crate::reconcile::{
     read::OwnWrites,
     rules::access::target_access::{Writer, judge_target},
@@ -143,6 +144,7 @@ fn every_reader_of_a_secrets_metadata_should_decide_the_same_on_the_projection()
     let writer = Writer {
         name: "app",
         uid: "cr-uid",
+        policy: CreationPolicy::Owner,
     };
     for whole in variants {
         let kept = projected(whole.clone());

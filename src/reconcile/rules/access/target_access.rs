@@ -11,6 +11,9 @@
 //!   Secret that a valid FerrVaultConnection of the namespace reads as its token or CA bundle; a
 //!   Secret Kubernetes acts on (a type of [`REFUSED_TARGET_TYPES`], or a ServiceAccount token
 //!   annotation); and no target is created with a refused type.
+//! - Under `creationPolicy: Merge` a target is never created: it must exist and opt in (or be
+//!   controlled by this FerrVaultSecret already, from an earlier `Owner`); under `Orphan` one is
+//!   created, and later passes write it through the opt-in it was created with.
 //! - Each refusal has its own [`Reason`]; it is retried when the objects involved change, not on
 //!   a timer.
 
@@ -19,7 +22,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Resource;
 
 use crate::api::{
-    FerrVaultConnection, FerrVaultSecret, Reason,
+    CreationPolicy, FerrVaultConnection, FerrVaultSecret, Reason,
     names::{ADOPTABLE_BY_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
     secret::REFUSED_TARGET_TYPES,
 };
@@ -119,6 +122,8 @@ pub(crate) enum TargetRefusal {
     },
     /// The Secret exists, is controlled by nothing and did not opt in to this FerrVaultSecret.
     NotOwned,
+    /// `creationPolicy: Merge` and the Secret does not exist.
+    MergeMissing,
 }
 
 impl TargetRefusal {
@@ -129,6 +134,7 @@ impl TargetRefusal {
             Self::ConnectionSecret(_) => Reason::TargetIsConnectionSecret,
             Self::ControlledByOther { .. } => Reason::TargetControlledByOther,
             Self::NotOwned => Reason::TargetNotOwned,
+            Self::MergeMissing => Reason::TargetMissing,
         }
     }
 }
@@ -140,6 +146,8 @@ pub(crate) struct Writer<'a> {
     pub name: &'a str,
     /// Its UID (what its controller owner references carry).
     pub uid: &'a str,
+    /// Its `target.creationPolicy`.
+    pub policy: CreationPolicy,
 }
 
 /// Whether `writer` may write target `target_name` of type `desired_type`, given the Secret as it
@@ -147,7 +155,8 @@ pub(crate) struct Writer<'a> {
 ///
 /// # Errors
 /// The first refusal, checked in this order: a refused type asked for; a Secret a connection
-/// reads; a Secret Kubernetes acts on; another controller; no opt-in.
+/// reads; a missing Secret under `Merge`; a Secret Kubernetes acts on; another controller; no
+/// opt-in.
 pub(crate) fn judge_target(
     writer: Writer<'_>,
     target_name: &str,
@@ -164,7 +173,10 @@ pub(crate) fn judge_target(
         return Err(TargetRefusal::ConnectionSecret(used.clone()));
     }
     let Some(existing) = existing else {
-        return Ok(TargetAccess::Create);
+        return match writer.policy {
+            CreationPolicy::Merge => Err(TargetRefusal::MergeMissing),
+            CreationPolicy::Owner | CreationPolicy::Orphan => Ok(TargetAccess::Create),
+        };
     };
     if let Some(marker) = kubernetes_marker(existing) {
         return Err(TargetRefusal::KubernetesManaged { marker });

@@ -4,10 +4,13 @@
 //! - `secret_data.rs`: [`SecretData`], [`MAX_SECRET_BYTES`], [`payload_bytes`].
 //! - [`transforms`] (+ [`json_expand`]): the `spec.transforms` pipeline over byte values.
 //! - [`content_hash`]: the keyed hash stamped on target Secrets and pod templates.
+//! - [`target_shape`]: the keys a FerrVaultSecret owns in a target's maps, and how an existing
+//!   (perhaps immutable) target is written.
 
 pub(crate) mod content_hash;
 pub mod json_expand;
 mod secret_data;
+pub(crate) mod target_shape;
 pub(crate) mod transforms;
 
 pub(crate) use self::secret_data::secret_data_from_strings;

@@ -59,6 +59,10 @@ pub(crate) enum RolloutState {
 pub(crate) struct SyncedState {
     /// Keys in the target, sorted.
     pub synced_keys: Vec<String>,
+    /// The label keys set from `target.metadata.labels`, sorted.
+    pub owned_labels: Vec<String>,
+    /// The annotation keys set from `target.metadata.annotations`, sorted.
+    pub owned_annotations: Vec<String>,
     /// Requested keys absent upstream (the first names, sorted, and their count).
     pub missing_keys: MissingKeys,
     /// The target's name.
@@ -140,6 +144,8 @@ pub(crate) fn after_sync(
     status.last_synced_at = Some(Time(now));
     status.synced_keys = state.synced_keys;
     status.synced_keys.truncate(MAX_LISTED_SYNCED_KEYS);
+    status.owned_labels = state.owned_labels;
+    status.owned_annotations = state.owned_annotations;
     status.missing_keys = messages::missing_keys_list(&state.missing_keys);
     status.observed_generation = generation;
     status.last_rollout_hash = state.last_rollout_hash;
@@ -156,6 +162,8 @@ mod tests {
     fn synced(rollout: Option<RolloutState>) -> SyncedState {
         SyncedState {
             synced_keys: vec!["A".into()],
+            owned_labels: vec![],
+            owned_annotations: vec![],
             missing_keys: MissingKeys::default(),
             target: "app".into(),
             last_rollout_hash: Some("h".into()),

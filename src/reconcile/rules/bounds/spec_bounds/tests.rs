@@ -9,7 +9,11 @@ fn secret_spec() -> Value {
         "project": "p",
         "vault": "v",
         "selector": { "names": ["A"] },
-        "target": { "name": "t", "type": "Opaque" },
+        "target": {
+            "name": "t",
+            "type": "Opaque",
+            "metadata": { "labels": { "team": "a" }, "annotations": { "note": "n" } },
+        },
         "refreshInterval": "1h",
         "rolloutRestart": [{ "kind": "Deployment", "name": "w" }],
         "transforms": [{ "type": "prefix", "value": "P", "from": "a", "to": "b", "key": "k", "keys": ["K"] }],
@@ -53,13 +57,23 @@ fn text_of(path: &str, len: usize) -> String {
 }
 
 /// Every string bound: (JSON pointer in the spec, path in the message, bound).
-const SECRET_TEXTS: [(&str, &str, usize); 13] = [
+const SECRET_TEXTS: [(&str, &str, usize); 15] = [
     ("/connectionRef/name", "spec.connectionRef.name", MAX_NAME),
     ("/project", "spec.project", MAX_IDENTIFIER),
     ("/vault", "spec.vault", MAX_IDENTIFIER),
     ("/selector/names/0", "spec.selector.names[0]", MAX_SECRET_KEY),
     ("/target/name", "spec.target.name", MAX_NAME),
     ("/target/type", "spec.target.type", MAX_IDENTIFIER),
+    (
+        "/target/metadata/labels/team",
+        "spec.target.metadata.labels[team]",
+        MAX_LABEL_VALUE,
+    ),
+    (
+        "/target/metadata/annotations/note",
+        "spec.target.metadata.annotations[note]",
+        MAX_TARGET_ANNOTATION_VALUE,
+    ),
     ("/refreshInterval", "spec.refreshInterval", MAX_DURATION),
     ("/rolloutRestart/0/name", "spec.rolloutRestart[0].name", MAX_NAME),
     ("/transforms/0/value", "spec.transforms[0].value", MAX_SECRET_KEY),
@@ -235,4 +249,41 @@ fn an_object_over_a_bound_should_become_invalid_with_its_metadata_and_conditions
     assert_eq!(invalid.metadata.name.as_deref(), Some("conn"));
     assert_eq!(invalid.conditions, Vec::new());
     assert_eq!(invalid.problem.path, "spec.url");
+}
+
+#[test]
+fn target_metadata_should_be_refused_past_its_entries_and_for_keys_the_schema_refuses() {
+    let labels = "/target/metadata/labels";
+    let many = |n: usize| Value::Object((0..n).map(|i| (format!("k{i}"), json!("v"))).collect());
+    assert_eq!(
+        secret_problem(with(secret_spec(), labels, many(MAX_TARGET_LABELS))),
+        None
+    );
+    assert_eq!(
+        secret_problem(with(secret_spec(), labels, many(MAX_TARGET_LABELS + 1))),
+        Some(format!(
+            "spec.target.metadata.labels: more than {MAX_TARGET_LABELS} entries (the CRD's maxProperties)"
+        ))
+    );
+    let annotations = "/target/metadata/annotations";
+    for (key, expected) in [
+        ("app.kubernetes.io/name", None),
+        ("kubernetes.io/service-account.name", Some(RESERVED_MESSAGE)),
+        ("ferrvault.com/content-hash", Some(RESERVED_MESSAGE)),
+        ("k8s.io/x", Some(RESERVED_MESSAGE)),
+        ("a/b/c", Some(KEY_SHAPE_MESSAGE)),
+    ] {
+        let expected = expected.map(|m| format!("spec.target.metadata.annotations: {m}"));
+        assert_eq!(
+            secret_problem(with(secret_spec(), annotations, json!({ key: "v" }))),
+            expected,
+            "{key}"
+        );
+    }
+    let long_key = "k".repeat(64);
+    assert_eq!(
+        secret_problem(with(secret_spec(), labels, json!({ long_key: "v" }))),
+        Some(format!("spec.target.metadata.labels: {KEY_SHAPE_MESSAGE}")),
+        "the key is not named: it is not a valid key"
+    );
 }

@@ -35,6 +35,8 @@ fn synced() -> FerrVaultSecretStatus {
             own: Some("1".into()),
             connection: Some("c1".into()),
         },
+        owned_labels: vec![],
+        owned_annotations: vec![],
     };
     after_sync(&FerrVaultSecretStatus::default(), state, Some(1), at(0))
 }

@@ -64,6 +64,8 @@ fn schedule() -> Schedule {
 fn synced(synced: i64, rollout: Option<RolloutState>) -> FerrVaultSecretStatus {
     let state = SyncedState {
         synced_keys: vec!["A".into()],
+        owned_labels: vec![],
+        owned_annotations: vec![],
         missing_keys: Default::default(),
         target: "app".into(),
         last_rollout_hash: None,

@@ -36,6 +36,7 @@ pub(crate) use self::{
     },
     target::{
         MISSING_CLOUD_SCOPE, ROLLOUT_UP_TO_DATE, missing_keys, missing_keys_list,
-        missing_keys_target_unchanged, rollout_deferred, secret_too_large, synced, target_refused,
+        missing_keys_target_unchanged, rollout_deferred, secret_too_large, synced, target_immutable,
+        target_refused,
     },
 };
