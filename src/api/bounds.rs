@@ -57,3 +57,12 @@ pub const MAX_KEY_NAMES: usize = 1000;
 
 /// `rolloutRestart`: 32 workloads restarted by one Secret, more than any application has.
 pub const MAX_ROLLOUT_TARGETS: usize = 32;
+
+/// `target.template.data`: 100 keys, more than any templated configuration Secret needs (the
+/// template's output is bounded separately: computed before it is built, refused over a
+/// Secret's 1 MiB).
+pub const MAX_TEMPLATE_KEYS: usize = 100;
+
+/// One template of `target.template.data`: 32,768 characters, room for a whole configuration
+/// file with placeholders; its placeholders (at least 4 characters each) are then at most 8,192.
+pub const MAX_TEMPLATE_TEXT: usize = 32_768;

@@ -4,7 +4,8 @@
 //! - `connection.rs`: [`FerrVaultConnection`] (`fvc`): where FerrVault is and which credential
 //!   to use.
 //! - `secret.rs`: [`FerrVaultSecret`] (`fvs`): which vault keys go into which target `Secret`;
-//!   `transform.rs`: [`Transform`], the steps of its `spec.transforms`.
+//!   `transform.rs`: [`Transform`], the steps of its `spec.transforms`; `template.rs`:
+//!   [`SecretTemplate`], its `target.template`.
 //! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -33,6 +34,7 @@ pub(crate) mod reasons;
 pub mod samples;
 #[allow(unreachable_pub)]
 pub(crate) mod secret;
+pub(crate) mod template;
 pub(crate) mod transform;
 
 pub use common::{ConnectionRef, SecretKeyRef};
@@ -45,5 +47,9 @@ pub use secret::{
     FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, GO_DURATION_PATTERN,
     REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RolloutTarget, SecretSelector, SecretTarget,
     WorkloadKind,
+};
+pub use template::{
+    DOCKER_CONFIG_KEY, DOCKER_CONFIG_TYPE, DOCKER_CONFIG_TYPE_MESSAGE, DockerConfigTemplate, SecretTemplate,
+    TemplateMergePolicy,
 };
 pub use transform::{Transform, TransformType};

@@ -9,7 +9,14 @@ fn secret_spec() -> Value {
         "project": "p",
         "vault": "v",
         "selector": { "names": ["A"] },
-        "target": { "name": "t", "type": "Opaque" },
+        "target": {
+            "name": "t",
+            "type": "Opaque",
+            "template": {
+                "data": { "DSN": "${A}" },
+                "dockerConfig": { "server": "s", "usernameKey": "u", "passwordKey": "p", "emailKey": "e" },
+            },
+        },
         "refreshInterval": "1h",
         "rolloutRestart": [{ "kind": "Deployment", "name": "w" }],
         "transforms": [{ "type": "prefix", "value": "P", "from": "a", "to": "b", "key": "k", "keys": ["K"] }],
@@ -53,13 +60,38 @@ fn text_of(path: &str, len: usize) -> String {
 }
 
 /// Every string bound: (JSON pointer in the spec, path in the message, bound).
-const SECRET_TEXTS: [(&str, &str, usize); 13] = [
+const SECRET_TEXTS: [(&str, &str, usize); 18] = [
     ("/connectionRef/name", "spec.connectionRef.name", MAX_NAME),
     ("/project", "spec.project", MAX_IDENTIFIER),
     ("/vault", "spec.vault", MAX_IDENTIFIER),
     ("/selector/names/0", "spec.selector.names[0]", MAX_SECRET_KEY),
     ("/target/name", "spec.target.name", MAX_NAME),
     ("/target/type", "spec.target.type", MAX_IDENTIFIER),
+    (
+        "/target/template/data/DSN",
+        "spec.target.template.data[\"DSN\"]",
+        MAX_TEMPLATE_TEXT,
+    ),
+    (
+        "/target/template/dockerConfig/server",
+        "spec.target.template.dockerConfig.server",
+        MAX_URL,
+    ),
+    (
+        "/target/template/dockerConfig/usernameKey",
+        "spec.target.template.dockerConfig.usernameKey",
+        MAX_SECRET_KEY,
+    ),
+    (
+        "/target/template/dockerConfig/passwordKey",
+        "spec.target.template.dockerConfig.passwordKey",
+        MAX_SECRET_KEY,
+    ),
+    (
+        "/target/template/dockerConfig/emailKey",
+        "spec.target.template.dockerConfig.emailKey",
+        MAX_SECRET_KEY,
+    ),
     ("/refreshInterval", "spec.refreshInterval", MAX_DURATION),
     ("/rolloutRestart/0/name", "spec.rolloutRestart[0].name", MAX_NAME),
     ("/transforms/0/value", "spec.transforms[0].value", MAX_SECRET_KEY),
@@ -235,4 +267,30 @@ fn an_object_over_a_bound_should_become_invalid_with_its_metadata_and_conditions
     assert_eq!(invalid.metadata.name.as_deref(), Some("conn"));
     assert_eq!(invalid.conditions, Vec::new());
     assert_eq!(invalid.problem.path, "spec.url");
+}
+
+#[test]
+fn template_keys_should_be_bounded_in_count_and_length_without_spelling_the_key() {
+    let keys = |count: usize| -> Value {
+        (0..count)
+            .map(|i| (format!("K{i}"), json!("x")))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let at = with(secret_spec(), "/target/template/data", keys(MAX_TEMPLATE_KEYS));
+    assert_eq!(secret_problem(at), None);
+    let over = with(
+        secret_spec(),
+        "/target/template/data",
+        keys(MAX_TEMPLATE_KEYS + 1),
+    );
+    assert_eq!(
+        secret_problem(over).as_deref(),
+        Some("spec.target.template.data: more than 100 entries (the CRD's maxProperties)")
+    );
+    let long_key = json!({ "k".repeat(MAX_SECRET_KEY + 1): "x" });
+    assert_eq!(
+        secret_problem(with(secret_spec(), "/target/template/data", long_key)).as_deref(),
+        Some("spec.target.template.data (a key): longer than 253 characters (the CRD's maxLength)")
+    );
 }
