@@ -272,7 +272,7 @@ proptest! {
 
     #[test]
     fn every_filter_should_be_total_and_within_its_bound(filter in filter(), value in bytes(), missing: bool) {
-        let input = (!missing).then(|| Cow::Borrowed(value.as_slice()));
+        let input = (!missing).then_some(Cow::Borrowed(value.as_slice()));
         let len = if missing { 0 } else { value.len() };
         let bound = filter.max_len(len);
         prop_assert!(bound >= len);
