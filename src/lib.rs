@@ -51,9 +51,9 @@ pub use crate::{
         kube_client, run, shutdown_signal,
     },
     reconcile::{
-        COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ContentHashKeySource, Context, EventSink, FIELD_MANAGER,
-        Operator, OperatorSettings, REPORTING_CONTROLLER, SECRET_CONTROLLER, SecretReconciler, SyncMetrics,
-        WriteBudget,
+        COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ContentHashKeySource, Context,
+        DEFAULT_MIN_REFRESH_INTERVAL, EventSink, FIELD_MANAGER, Operator, OperatorSettings,
+        REPORTING_CONTROLLER, SECRET_CONTROLLER, SecretReconciler, SyncMetrics, WriteBudget,
     },
 };
 
@@ -71,10 +71,13 @@ pub mod rules {
         },
         schedule::{
             duration::{DurationProblem, format_go_duration, parse_go_duration},
-            freshness::WAVE_SPREAD,
+            duration_floor::{Floored, floor_interval},
+            freshness::{Freshness, Observed, Schedule, WAVE_SPREAD, freshness, synced_here, wave_factor},
             requeue::resolve_refresh_interval,
         },
+        status::conditions::find_condition,
     };
+    pub use crate::reconcile::{connection_secret_names, secret_inputs_by};
 }
 
 /// How far the secure metrics endpoint lets a client go with its reviews (what the process

@@ -44,9 +44,9 @@ pub use connection::{
 pub use lenient::{InvalidObject, Lenient, SpecProblem};
 pub use reasons::{ConditionStatus, ConditionType, Reason};
 pub use secret::{
-    FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, GO_DURATION_PATTERN,
-    REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RolloutTarget, SecretSelector, SecretTarget,
-    WorkloadKind,
+    DEFAULT_REFRESH_INTERVAL, FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus,
+    GO_DURATION_PATTERN, REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RolloutTarget, SecretSelector,
+    SecretTarget, WorkloadKind,
 };
 pub use template::{
     DOCKER_CONFIG_KEY, DOCKER_CONFIG_TYPE, DOCKER_CONFIG_TYPE_MESSAGE, DockerConfigTemplate, SecretTemplate,

@@ -40,7 +40,7 @@ use super::{
 pub const GO_DURATION_PATTERN: &str = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
 
 /// The CRD default of `spec.refreshInterval`.
-pub(crate) const DEFAULT_REFRESH_INTERVAL: &str = "1h";
+pub const DEFAULT_REFRESH_INTERVAL: &str = "1h";
 
 /// Secret `type` written when `target.type` is unset.
 pub(crate) const DEFAULT_TARGET_TYPE: &str = "Opaque";

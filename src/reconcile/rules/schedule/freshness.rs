@@ -50,7 +50,7 @@ pub const WAVE_SPREAD: f64 = 0.1;
 
 /// When one FerrVaultSecret refreshes.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Schedule {
+pub struct Schedule {
     /// The refresh interval; zero disables refreshes.
     pub interval: Duration,
     /// The wave factor of its (namespace, connection, vault), see [`wave_factor`].
@@ -60,13 +60,13 @@ pub(crate) struct Schedule {
 impl Schedule {
     /// The delay to the next refresh after a sync that just completed; `None` when refreshes
     /// are disabled.
-    pub(crate) fn after_sync(&self) -> Option<Duration> {
+    pub fn after_sync(&self) -> Option<Duration> {
         (!self.interval.is_zero()).then(|| self.interval.mul_f64(self.wave).max(MIN_REQUEUE))
     }
 
     /// The delay from `now` to the refresh of a sync completed at `synced_at`: `Some(ZERO)` when
     /// it is due (or due within [`MIN_REQUEUE`]), `None` when refreshes are disabled.
-    pub(crate) fn remaining(&self, synced_at: Timestamp, now: Timestamp) -> Option<Duration> {
+    pub fn remaining(&self, synced_at: Timestamp, now: Timestamp) -> Option<Duration> {
         let every = self.after_sync()?;
         let since = Duration::try_from(now.duration_since(synced_at)).unwrap_or(Duration::ZERO);
         let left = every.saturating_sub(since);
@@ -77,7 +77,7 @@ impl Schedule {
 /// The wave factor of `group` (the FerrVaultSecret's namespace, connection and vault), in
 /// `[1 - WAVE_SPREAD, 1 + WAVE_SPREAD)`: the same for every FerrVaultSecret of the group, in
 /// every process (a SHA-256 of the group, not a per-process hash).
-pub(crate) fn wave_factor(group: &str) -> f64 {
+pub fn wave_factor(group: &str) -> f64 {
     let digest = Sha256::digest(group.as_bytes());
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
@@ -87,7 +87,7 @@ pub(crate) fn wave_factor(group: &str) -> f64 {
 
 /// What the stores show now, to compare with what the last sync recorded.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Observed<'a> {
+pub struct Observed<'a> {
     /// `metadata.generation`.
     pub generation: Option<i64>,
     /// The inputs' versions, as [`FerrVaultSecretStatus::observed_inputs`] records them.
@@ -98,7 +98,7 @@ pub(crate) struct Observed<'a> {
 
 /// Whether a pass must sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Freshness {
+pub enum Freshness {
     /// Something is due: sync.
     Due,
     /// Nothing is due: the next refresh is in this long (`None`: refreshes are disabled).
@@ -106,7 +106,7 @@ pub(crate) enum Freshness {
 }
 
 /// The rule of the module, for `status` as read, what the stores show `now`, and `schedule`.
-pub(crate) fn freshness(
+pub fn freshness(
     status: &FerrVaultSecretStatus,
     observed: Observed<'_>,
     schedule: Schedule,
@@ -129,7 +129,7 @@ pub(crate) fn freshness(
 
 /// The first condition of the rule, which `status` alone decides (so a pass it rules out need not
 /// wait for any store): the last sync succeeded at `generation` and no restart is still due.
-pub(crate) fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> bool {
+pub fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> bool {
     let ready_here = find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
         ready.status == ConditionStatus::True.as_str()
             && ready.reason == Reason::Synced.as_str()
