@@ -66,7 +66,7 @@ pub mod rules {
             MAX_SECRET_BYTES, RenderError, RenderedTarget, SecretData,
             content_hash::{ContentHashKey, content_hash, legacy_content_hash, separated_content_hash},
             json_expand, payload_bytes, render_target,
-            template::{ParseFailure, TemplateError, TemplateFailure, render_template},
+            template::{ParseFailure, TemplateError, TemplateFailure, output_bound, render_template},
             transforms::{TransformError, TransformFailure, apply_transforms},
         },
         schedule::{

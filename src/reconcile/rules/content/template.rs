@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 pub use self::parse::ParseFailure;
 use self::{
     docker_config::DockerValues,
-    parse::{is_key_char, parse},
+    parse::{Template, is_key_char, parse},
 };
 use super::{MAX_SECRET_BYTES, SecretData};
 use crate::api::{
@@ -123,70 +123,119 @@ pub enum TemplateFailure {
 /// ones under `Merge`, alone under `Replace`. See the module guarantees.
 ///
 /// # Errors
-/// The first [`TemplateError`], in key order (templates, then `dockerConfig`), before the size
-/// check; nothing is built after a failure.
+/// The first [`TemplateError`], in key order (templates, then `dockerConfig`); an output whose
+/// [`output_bound`] is over [`MAX_SECRET_BYTES`] before anything is rendered.
 pub fn render_template(data: SecretData, template: &SecretTemplate) -> Result<SecretData, TemplateError> {
-    let mut parsed = Vec::with_capacity(template.data.len());
-    for (key, text) in &template.data {
-        let at = |failure| TemplateError {
-            field: format!("target.template.data[{key:?}]"),
-            failure,
-        };
-        if key.is_empty() || !key.chars().all(is_key_char) {
-            return Err(at(TemplateFailure::InvalidTargetKey));
+    let mut output = {
+        let prepared = Prepared::new(&data, template)?;
+        let bound = prepared.bound(&data);
+        if bound > MAX_SECRET_BYTES {
+            return Err(TemplateError {
+                field: "target.template".to_owned(),
+                failure: TemplateFailure::OutputTooLarge {
+                    bound,
+                    limit: MAX_SECRET_BYTES,
+                },
+            });
         }
-        parsed.push((key, parse(text).map_err(|e| at(TemplateFailure::Parse(e)))?));
-    }
-    let docker_at = |failure| TemplateError {
-        field: "target.template.dockerConfig".to_owned(),
-        failure,
+        prepared.render(&data)?
     };
-    let docker = template
-        .docker_config
-        .as_ref()
-        .map(|config| DockerValues::read(config, &data))
-        .transpose()
-        .map_err(docker_at)?;
-    let replace = template.merge_policy() == TemplateMergePolicy::Replace;
-    let written =
-        |key: &str| template.data.contains_key(key) || (docker.is_some() && key == DOCKER_CONFIG_KEY);
-    let kept = data
-        .iter()
-        .filter(|(key, _)| !replace && !written(key))
-        .map(|(key, value)| key.len() + value.len());
-    let rendered = parsed
-        .iter()
-        .map(|(key, parsed)| key.len().saturating_add(parsed.max_len(&data)));
-    let docker_len = docker
-        .as_ref()
-        .map_or(0, |d| DOCKER_CONFIG_KEY.len().saturating_add(d.max_len()));
-    let bound = kept.chain(rendered).fold(docker_len, usize::saturating_add);
-    if bound > MAX_SECRET_BYTES {
-        return Err(TemplateError {
-            field: "target.template".to_owned(),
-            failure: TemplateFailure::OutputTooLarge {
-                bound,
-                limit: MAX_SECRET_BYTES,
-            },
-        });
-    }
-    let mut output = BTreeMap::new();
-    for (key, parsed) in &parsed {
-        let value = parsed.render(&data).map_err(|failure| TemplateError {
-            field: format!("target.template.data[{key:?}]"),
-            failure,
-        })?;
-        output.insert((*key).clone(), value);
-    }
-    if let Some(docker) = docker {
-        output.insert(DOCKER_CONFIG_KEY.to_owned(), docker.render());
-    }
-    if replace {
+    if template.merge_policy() == TemplateMergePolicy::Replace {
         return Ok(output);
     }
     let mut merged = data;
     merged.append(&mut output);
     Ok(merged)
+}
+
+/// The most bytes (keys and values, as [`payload_bytes`](super::payload_bytes) counts, saturating)
+/// [`render_template`] can return for `data`, computed from the parsed templates, the values'
+/// lengths and each filter's worst case, without rendering anything.
+///
+/// # Errors
+/// A template that does not parse, a target key that is not a Secret key, an unusable
+/// `dockerConfig`.
+pub fn output_bound(data: &SecretData, template: &SecretTemplate) -> Result<usize, TemplateError> {
+    Ok(Prepared::new(data, template)?.bound(data))
+}
+
+/// A template parsed, and its docker config's values read: what is rendered.
+struct Prepared<'a> {
+    template: &'a SecretTemplate,
+    /// Each target key with its parsed template.
+    parsed: Vec<(&'a String, Template)>,
+    docker: Option<DockerValues<'a>>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(data: &'a SecretData, template: &'a SecretTemplate) -> Result<Self, TemplateError> {
+        let mut parsed = Vec::with_capacity(template.data.len());
+        for (key, text) in &template.data {
+            let at = |failure| data_error(key, failure);
+            if key.is_empty() || !key.chars().all(is_key_char) {
+                return Err(at(TemplateFailure::InvalidTargetKey));
+            }
+            parsed.push((key, parse(text).map_err(|e| at(TemplateFailure::Parse(e)))?));
+        }
+        let docker = template
+            .docker_config
+            .as_ref()
+            .map(|config| DockerValues::read(config, data))
+            .transpose()
+            .map_err(|failure| TemplateError {
+                field: "target.template.dockerConfig".to_owned(),
+                failure,
+            })?;
+        Ok(Self {
+            template,
+            parsed,
+            docker,
+        })
+    }
+
+    /// Whether `key` is written by the template (so a revealed value of that name is not kept).
+    fn writes(&self, key: &str) -> bool {
+        self.template.data.contains_key(key) || (self.docker.is_some() && key == DOCKER_CONFIG_KEY)
+    }
+
+    /// See [`output_bound`].
+    fn bound(&self, data: &SecretData) -> usize {
+        let replace = self.template.merge_policy() == TemplateMergePolicy::Replace;
+        let kept = data
+            .iter()
+            .filter(|(key, _)| !replace && !self.writes(key))
+            .map(|(key, value)| key.len() + value.len());
+        let rendered = self
+            .parsed
+            .iter()
+            .map(|(key, parsed)| key.len().saturating_add(parsed.max_len(data)));
+        let docker = self
+            .docker
+            .as_ref()
+            .map_or(0, |d| DOCKER_CONFIG_KEY.len().saturating_add(d.max_len()));
+        kept.chain(rendered).fold(docker, usize::saturating_add)
+    }
+
+    /// The template's own keys, rendered.
+    fn render(&self, data: &SecretData) -> Result<SecretData, TemplateError> {
+        let mut output = BTreeMap::new();
+        for (key, parsed) in &self.parsed {
+            let value = parsed.render(data).map_err(|failure| data_error(key, failure))?;
+            output.insert((*key).clone(), value);
+        }
+        if let Some(docker) = &self.docker {
+            output.insert(DOCKER_CONFIG_KEY.to_owned(), docker.render());
+        }
+        Ok(output)
+    }
+}
+
+/// `failure` at `target.template.data[key]`.
+fn data_error(key: &str, failure: TemplateFailure) -> TemplateError {
+    TemplateError {
+        field: format!("target.template.data[{key:?}]"),
+        failure,
+    }
 }
 
 #[cfg(test)]
