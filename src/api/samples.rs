@@ -9,3 +9,7 @@ pub const CLOUD_CONNECTION: &str = include_str!("samples/cloud-connection.yaml")
 
 /// A FerrVaultSecret with transforms, a rollout target, and the Deployment it restarts.
 pub const SECRET_WITH_TRANSFORMS: &str = include_str!("samples/secret-with-transforms.yaml");
+
+/// Two FerrVaultSecrets with `target.template`: a connection string from three keys, and a
+/// docker config Secret (`kubernetes.io/dockerconfigjson`).
+pub const SECRET_WITH_TEMPLATE: &str = include_str!("samples/secret-with-template.yaml");

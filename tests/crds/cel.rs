@@ -155,10 +155,17 @@ fn a_target_type_kubernetes_turns_into_credentials_should_be_refused_at_admissio
 
 #[test]
 fn the_shipped_samples_should_pass_every_cel_rule() {
-    use ferrvault_operator::api::samples::{CLOUD_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TRANSFORMS};
-    for doc in [FERRVAULT_CONNECTION, CLOUD_CONNECTION, SECRET_WITH_TRANSFORMS]
-        .iter()
-        .flat_map(|f| f.split("\n---\n"))
+    use ferrvault_operator::api::samples::{
+        CLOUD_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TEMPLATE, SECRET_WITH_TRANSFORMS,
+    };
+    for doc in [
+        FERRVAULT_CONNECTION,
+        CLOUD_CONNECTION,
+        SECRET_WITH_TRANSFORMS,
+        SECRET_WITH_TEMPLATE,
+    ]
+    .iter()
+    .flat_map(|f| f.split("\n---\n"))
     {
         if doc.contains("kind: FerrVaultConnection") {
             assert_eq!(
