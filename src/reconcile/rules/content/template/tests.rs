@@ -3,7 +3,7 @@ use std::borrow::Cow;
 use proptest::prelude::*;
 
 use super::{filters::Filter, parse::Part, *};
-use crate::api::DockerConfigTemplate;
+use crate::api::{DockerConfigTemplate, Reason};
 
 fn values(pairs: &[(&str, &[u8])]) -> SecretData {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_vec())).collect()
