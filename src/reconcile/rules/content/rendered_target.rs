@@ -87,3 +87,69 @@ pub fn render_target(spec: &FerrVaultSecretSpec, values: SecretData) -> Result<R
     }
     Ok(RenderedTarget { type_, data })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{
+        ConnectionRef, DockerConfigTemplate, SecretTarget, SecretTemplate, Transform, TransformType,
+    };
+
+    fn spec(type_: Option<&str>) -> FerrVaultSecretSpec {
+        FerrVaultSecretSpec {
+            connection_ref: ConnectionRef { name: "c".into() },
+            project: None,
+            vault: "v".into(),
+            selector: None,
+            target: Some(SecretTarget {
+                type_: type_.map(str::to_owned),
+                template: Some(SecretTemplate {
+                    docker_config: Some(DockerConfigTemplate {
+                        server: "ghcr.io".into(),
+                        username_key: "U".into(),
+                        password_key: "APP_P".into(),
+                        email_key: None,
+                    }),
+                    ..SecretTemplate::default()
+                }),
+                ..SecretTarget::default()
+            }),
+            refresh_interval: "1h".into(),
+            rollout_restart: Vec::new(),
+            transforms: vec![Transform {
+                from: Some("P".into()),
+                to: Some("APP_P".into()),
+                ..Transform::of_type(TransformType::Rename)
+            }],
+        }
+    }
+
+    fn values() -> SecretData {
+        [("U", "bot"), ("P", "pw")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn render_target_should_template_the_transformed_keys_into_a_docker_config_secret() {
+        let rendered = render_target(&spec(None), values()).expect("renders");
+        assert_eq!(rendered.type_, DOCKER_CONFIG_TYPE);
+        assert!(rendered.data.contains_key(".dockerconfigjson"));
+        assert!(
+            rendered.data.contains_key("APP_P"),
+            "Merge keeps the transformed keys"
+        );
+    }
+
+    #[test]
+    fn render_target_should_refuse_a_docker_config_with_another_target_type_naming_both_fields() {
+        let refused = render_target(&spec(Some("Opaque")), values()).expect_err("refused");
+        assert_eq!(refused.reason(), Reason::TemplateError);
+        assert_eq!(
+            refused.to_string(),
+            "target.type: target.template.dockerConfig writes a kubernetes.io/dockerconfigjson Secret: \
+             target.type must be unset or kubernetes.io/dockerconfigjson"
+        );
+    }
+}
