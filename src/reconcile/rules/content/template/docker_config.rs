@@ -11,15 +11,12 @@
 use base64::{Engine as _, engine::general_purpose::STANDARD};
 use serde_json::{Map, Value, json};
 
-use super::TemplateFailure;
+use super::{TemplateFailure, filters::Filter};
 use crate::{api::DockerConfigTemplate, reconcile::rules::content::SecretData};
 
 /// The JSON around the values: `{"auths":{"":{"auth":"","email":"","password":"","username":""}}}`
 /// is 67 bytes; 96 leaves room.
 const OVERHEAD: usize = 96;
-
-/// The longest JSON escape of one byte (`\u001f`).
-const JSON_GROWTH: usize = 6;
 
 /// A docker config's values, read and checked.
 pub(crate) struct DockerValues<'a> {
@@ -50,7 +47,8 @@ impl<'a> DockerValues<'a> {
         })
     }
 
-    /// The longest `.dockerconfigjson` these values make (saturating).
+    /// The longest `.dockerconfigjson` these values make (saturating): each text JSON-escaped,
+    /// and `auth` the base64 of `username:password`, with those filters' own worst cases.
     pub(crate) fn max_len(&self) -> usize {
         let escaped = [
             self.server,
@@ -59,14 +57,14 @@ impl<'a> DockerValues<'a> {
             self.email.unwrap_or(""),
         ]
         .iter()
-        .map(|text| text.len().saturating_mul(JSON_GROWTH))
+        .map(|text| Filter::Json.max_len(text.len()))
         .fold(OVERHEAD, usize::saturating_add);
         let auth = self
             .username
             .len()
             .saturating_add(1)
             .saturating_add(self.password.len());
-        escaped.saturating_add(auth.div_ceil(3).saturating_mul(4))
+        escaped.saturating_add(Filter::Base64.max_len(auth))
     }
 
     /// The `.dockerconfigjson`; at most [`DockerValues::max_len`] bytes.

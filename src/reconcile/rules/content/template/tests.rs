@@ -229,12 +229,12 @@ fn a_docker_config_should_have_the_shape_kubectl_writes() {
     );
 }
 
-/// Any bytes, biased to the language's own characters so values look like templates.
+/// Any bytes (mostly not UTF-8), or text of the language's own and JSON's special characters.
 fn bytes() -> impl Strategy<Value = Vec<u8>> {
-    prop::collection::vec(
-        prop_oneof![any::<u8>(), prop::sample::select(b"${}|\"\\ =\n".to_vec())],
-        0..64,
-    )
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..64),
+        "[a-zA-Z0-9 ${}|\"\\\\\n\t\x01=/+]{0,64}".prop_map(String::into_bytes),
+    ]
 }
 
 /// A template text from the language's pieces (valid or not).
@@ -287,13 +287,28 @@ proptest! {
         a in bytes(),
         b in bytes(),
         replace: bool,
+        with_docker: bool,
     ) {
         let data = values(&[("A", &a), ("B", &b)]);
         let policy = Some(if replace { TemplateMergePolicy::Replace } else { TemplateMergePolicy::Merge });
-        let spec = template(&[("OUT", &text), ("OTHER", "${A}")], policy);
+        let mut spec = template(&[("OUT", &text), ("OTHER", "${A}")], policy);
+        if with_docker {
+            spec.docker_config = docker(None).docker_config.map(|d| DockerConfigTemplate {
+                username_key: "A".into(),
+                password_key: "B".into(),
+                ..d
+            });
+        }
         match render_template(data.clone(), &spec) {
             Ok(out) => {
-                let expected: Vec<&str> = if replace { vec!["OTHER", "OUT"] } else { vec!["A", "B", "OTHER", "OUT"] };
+                let mut expected = vec!["OTHER", "OUT"];
+                if with_docker {
+                    expected.insert(0, DOCKER_CONFIG_KEY);
+                }
+                if !replace {
+                    expected.extend(["A", "B"]);
+                    expected.sort_unstable();
+                }
                 prop_assert_eq!(out.keys().map(String::as_str).collect::<Vec<_>>(), expected);
                 let bound = output_bound(&data, &spec).expect("it rendered, so it prepares");
                 prop_assert!(crate::reconcile::rules::content::payload_bytes(&out) <= bound);
