@@ -13,6 +13,7 @@
 mod audited_run;
 mod command_line;
 mod crds;
+mod docs;
 mod hardening;
 mod image;
 mod launch;

@@ -4,5 +4,6 @@ mod bounds;
 mod cel;
 mod drift;
 mod go_manifests;
+mod readme_manifests;
 mod samples;
 mod schema;

@@ -1,6 +1,6 @@
 //! No secret value or token in anything the operator process shows: every HTTP endpoint, its
 //! logs at debug level, the status of its resources and its Events — read while the demo's
-//! resources are synced. The same run holds README.md's Usage outputs to what the process shows.
+//! resources are synced. The same run holds the outputs docs/operations.md shows to what the process shows.
 
 use std::{process::Command, time::Duration};
 
@@ -48,8 +48,8 @@ async fn all_ready(client: &kube::Client) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events_and_match_the_readme_usage()
-{
+async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events_and_match_the_documented_outputs()
+ {
     let mut manifests = fixtures::manifests().expect("samples parse");
     let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
         .await
@@ -142,7 +142,7 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     if let Err(complaint) = promtool_check_metrics(scrape) {
         panic!("promtool check metrics on a synced run's scrape:\n{complaint}");
     }
-    readme_usage_should_match(&shown);
+    documented_outputs_should_match(&shown);
     debug_queue_should_show_keys_and_limiters(&shown);
 
     for needle in needles(&manifests) {
@@ -155,13 +155,14 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     }
 }
 
-/// The fenced block after `<!-- usage:NAME -->` in README.md, without `$ ` command lines.
-fn readme_block(name: &str) -> Vec<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+/// The fenced block after `<!-- usage:NAME -->` in docs/operations.md, without `$ ` command lines.
+fn documented_block(name: &str) -> Vec<String> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+        .expect("docs/operations.md");
     let marker = format!("<!-- usage:{name} -->");
-    let after = readme
+    let after = doc
         .split_once(&marker)
-        .unwrap_or_else(|| panic!("README has no {marker}"))
+        .unwrap_or_else(|| panic!("docs/operations.md has no {marker}"))
         .1;
     let block = after
         .split("```")
@@ -175,10 +176,10 @@ fn readme_block(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// The README's Usage outputs (captured from the demo) against this run of the same samples:
+/// The outputs docs/operations.md shows (captured from the demo) against this run of the same samples:
 /// every probe check, metric series name (and label set, where it names a sample resource) and
 /// actor exists.
-fn readme_usage_should_match(shown: &[(String, String)]) {
+fn documented_outputs_should_match(shown: &[(String, String)]) {
     let body = |suffix: &str| {
         shown
             .iter()
@@ -187,34 +188,34 @@ fn readme_usage_should_match(shown: &[(String, String)]) {
             .unwrap_or_else(|| panic!("{suffix} was scraped"))
     };
     let probes = format!("{}{}", body("/healthz?verbose"), body("/readyz?verbose"));
-    for line in readme_block("healthz") {
+    for line in documented_block("healthz") {
         let check = line.split_once(':').map_or(line.as_str(), |(check, _)| check);
         assert!(
             probes.contains(check),
-            "README shows {check:?}, the probes do not:\n{probes}"
+            "docs/operations.md shows {check:?}, the probes do not:\n{probes}"
         );
     }
     let scrape = body("/metrics");
-    for line in readme_block("metrics") {
+    for line in documented_block("metrics") {
         let series = line.split_whitespace().next().expect("a sample");
         let name = series.split('{').next().expect("a name");
         assert!(
             scrape.lines().any(|l| l.starts_with(name)),
-            "README shows metric {name}, /metrics does not have it"
+            "docs/operations.md shows metric {name}, /metrics does not have it"
         );
         if series.contains("namespace=\"demo\"") {
             assert!(
                 scrape.contains(series),
-                "README shows {series}, /metrics does not"
+                "docs/operations.md shows {series}, /metrics does not"
             );
         }
     }
     let tree = body("/debug/actors?format=text");
-    for line in readme_block("actors") {
+    for line in documented_block("actors") {
         let actor = line.split(" id=").next().expect("name and kind");
         assert!(
             tree.contains(actor),
-            "README shows actor {actor:?}, the tree does not:\n{tree}"
+            "docs/operations.md shows actor {actor:?}, the tree does not:\n{tree}"
         );
     }
 }

@@ -229,7 +229,8 @@ impl Cluster {
         wait_reason_of(&self.raw_fvc(), names, status, reason, within).await;
     }
 
-    /// Asserts that the target Secret `name` holds exactly the vault's two keys and values.
+    /// Asserts that the target Secret `name` holds exactly the vault's two keys and values: a
+    /// key the vault does not have (left over, or written by someone else) fails it too.
     pub async fn assert_synced_target(&self, name: &str) {
         let secret = self
             .secrets()
@@ -237,11 +238,14 @@ impl Cluster {
             .await
             .unwrap_or_else(|e| panic!("target {name}: {e}"));
         let data = secret.data.unwrap_or_default();
-        let value = |key: &str| data.get(key).map(|v| v.0.as_slice());
+        let held: BTreeMap<&str, &[u8]> = data.iter().map(|(k, v)| (k.as_str(), v.0.as_slice())).collect();
+        let vault = BTreeMap::from([("API_KEY", API_KEY.as_bytes()), ("DB_URL", DB_URL.as_bytes())]);
+        // Keys only in the message: the values are secrets.
         assert!(
-            value("DB_URL") == Some(DB_URL.as_bytes()) && value("API_KEY") == Some(API_KEY.as_bytes()),
-            "target {name} does not hold the vault's values (keys: {:?})",
-            data.keys().collect::<Vec<_>>()
+            held == vault,
+            "target {name} should hold exactly the vault's keys {:?} with its values; it holds {:?}",
+            vault.keys().collect::<Vec<_>>(),
+            held.keys().collect::<Vec<_>>()
         );
     }
 
