@@ -65,9 +65,10 @@ pub mod rules {
     pub use crate::reconcile::rules::{
         bounds::spec_bounds::{SpecBounds, connection_spec_problem, secret_spec_problem},
         content::{
-            MAX_SECRET_BYTES, SecretData,
+            MAX_SECRET_BYTES, RenderError, RenderedTarget, SecretData,
             content_hash::{ContentHashKey, content_hash, legacy_content_hash, separated_content_hash},
-            json_expand, payload_bytes,
+            json_expand, payload_bytes, render_target,
+            template::{ParseFailure, TemplateError, TemplateFailure, output_bound, render_template},
             transforms::{TransformError, TransformFailure, apply_transforms},
         },
         schedule::{

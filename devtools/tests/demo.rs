@@ -27,6 +27,8 @@ fn demo_with_exit_when_ready_should_reach_all_ready_print_the_endpoints_and_exit
         "demo/ferrlabs-cloud ",
         "demo/app-config ",
         "demo/api-key ",
+        "demo/app-dsn ",
+        "demo/registry-pull ",
     ] {
         assert!(
             output

@@ -8,6 +8,7 @@
 //! - [`exchange`]: the OIDC token-exchange answer (`oidc_exchange`).
 //! - [`retry_after`]: the `Retry-After` header (`retry_after`).
 //! - [`transforms`]: the `spec.transforms` pipeline (`transforms`).
+//! - [`template`]: the `target.template` language and `dockerConfig` (`template`).
 //! - [`lenient`]: custom resources read leniently, then the spec bounds check
 //!   (`lenient_secret`, `lenient_connection`).
 //! - `tree.rs`, `shape.rs`: the plain reading of JSON the decoders are compared with, and the
@@ -20,5 +21,6 @@ pub mod lenient;
 pub mod retry_after;
 pub mod reveal;
 mod shape;
+pub mod template;
 pub mod transforms;
 mod tree;

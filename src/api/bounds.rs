@@ -63,3 +63,12 @@ pub const MAX_ROLLOUT_TARGETS: usize = 32;
 /// longer value (annotations may hold 256 KiB) is kept as a fixed-length digest of itself, so it
 /// still forces a sync when it changes but never grows a store or a status.
 pub const MAX_FORCE_SYNC_VALUE: usize = 253;
+
+/// `target.template.data`: 100 keys, more than any templated configuration Secret needs (the
+/// template's output is bounded separately: computed before it is built, refused over a
+/// Secret's 1 MiB).
+pub const MAX_TEMPLATE_KEYS: usize = 100;
+
+/// One template of `target.template.data`: 32,768 characters, room for a whole configuration
+/// file with placeholders; its placeholders (at least 4 characters each) are then at most 8,192.
+pub const MAX_TEMPLATE_TEXT: usize = 32_768;

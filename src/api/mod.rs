@@ -4,7 +4,8 @@
 //! - `connection.rs`: [`FerrVaultConnection`] (`fvc`): where FerrVault is and which credential
 //!   to use.
 //! - `secret.rs`: [`FerrVaultSecret`] (`fvs`): which vault keys go into which target `Secret`;
-//!   `transform.rs`: [`Transform`], the steps of its `spec.transforms`.
+//!   `transform.rs`: [`Transform`], the steps of its `spec.transforms`; `template.rs`:
+//!   [`SecretTemplate`], its `target.template`.
 //! - [`target_shape`]: the target Secret's immutability, creation and deletion policies and
 //!   metadata (the types of `spec.target`'s fields beyond its name and type).
 //! - `common.rs`: references and the conditions list shared by both kinds.
@@ -36,6 +37,7 @@ pub mod samples;
 #[allow(unreachable_pub)]
 pub(crate) mod secret;
 pub mod target_shape;
+pub(crate) mod template;
 pub(crate) mod transform;
 
 pub use common::{ConnectionRef, SecretKeyRef};
@@ -50,4 +52,8 @@ pub use secret::{
     SecretSelector, SecretTarget, WorkloadKind,
 };
 pub use target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, TargetMetadata};
+pub use template::{
+    DOCKER_CONFIG_KEY, DOCKER_CONFIG_TYPE, DOCKER_CONFIG_TYPE_MESSAGE, DockerConfigTemplate, SecretTemplate,
+    TemplateMergePolicy,
+};
 pub use transform::{Transform, TransformType};

@@ -89,6 +89,10 @@ pub enum Reason {
     Unreachable,
     /// Secret Ready=False: a transform failed; the target was left untouched.
     TransformError,
+    /// Secret Ready=False: `target.template` failed (a missing key, an unknown filter, a value a
+    /// filter cannot take, a `target.type` conflicting with `dockerConfig`); the message names
+    /// the key and column, never a value. The target was left untouched.
+    TemplateError,
     /// Secret Ready=False: reading the existing target Secret failed.
     SecretReadFailed,
     /// Secret Ready=False: writing the target Secret failed.
@@ -197,6 +201,7 @@ impl Reason {
         Self::VaultNotFound,
         Self::Unreachable,
         Self::TransformError,
+        Self::TemplateError,
         Self::SecretReadFailed,
         Self::SecretWriteFailed,
         Self::InvalidRefreshInterval,
@@ -242,6 +247,7 @@ impl Reason {
             Self::VaultNotFound => "VaultNotFound",
             Self::Unreachable => "Unreachable",
             Self::TransformError => "TransformError",
+            Self::TemplateError => "TemplateError",
             Self::SecretReadFailed => "SecretReadFailed",
             Self::SecretWriteFailed => "SecretWriteFailed",
             Self::InvalidRefreshInterval => "InvalidRefreshInterval",

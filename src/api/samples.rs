@@ -12,3 +12,7 @@ pub const SECRET_WITH_TRANSFORMS: &str = include_str!("samples/secret-with-trans
 
 /// Refresh control (issue 36): a suspended FerrVaultSecret and a `CreatedOnce` one.
 pub const REFRESH_CONTROL: &str = include_str!("samples/refresh-control.yaml");
+
+/// Two FerrVaultSecrets with `target.template`: a connection string from three keys, and a
+/// docker config Secret (`kubernetes.io/dockerconfigjson`).
+pub const SECRET_WITH_TEMPLATE: &str = include_str!("samples/secret-with-template.yaml");

@@ -29,6 +29,7 @@ use super::{
     },
     common::{ConnectionRef, conditions_schema},
     target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, NO_METADATA, TargetMetadata},
+    template::{DOCKER_CONFIG_TYPE, DOCKER_CONFIG_TYPE_MESSAGE, DOCKER_CONFIG_TYPE_RULE, SecretTemplate},
     transform::Transform,
 };
 
@@ -196,13 +197,26 @@ impl FerrVaultSecretSpec {
             .unwrap_or(cr_name)
     }
 
-    /// The target Secret's `type`: `target.type`, or `Opaque`.
+    /// The target Secret's `type`: `target.type`, else `kubernetes.io/dockerconfigjson` when
+    /// `target.template.dockerConfig` is set, else `Opaque`. (A `target.type` conflicting with
+    /// `dockerConfig` is refused at admission and by the template's rendering.)
     pub fn target_type(&self) -> &str {
-        self.target
+        let explicit = self
+            .target
             .as_ref()
             .and_then(|t| t.type_.as_deref())
-            .filter(|t| !t.is_empty())
-            .unwrap_or(DEFAULT_TARGET_TYPE)
+            .filter(|t| !t.is_empty());
+        let docker_config = self.template().is_some_and(|t| t.docker_config.is_some());
+        explicit.unwrap_or(if docker_config {
+            DOCKER_CONFIG_TYPE
+        } else {
+            DEFAULT_TARGET_TYPE
+        })
+    }
+
+    /// `target.template`, if any.
+    pub fn template(&self) -> Option<&SecretTemplate> {
+        self.target.as_ref().and_then(|t| t.template.as_ref())
     }
 
     /// `spec.refreshPolicy`, or [`RefreshPolicy::Periodic`] when unset.
@@ -272,7 +286,10 @@ pub struct SecretSelector {
 
 /// The Secret the operator writes.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
-#[x_kube(validation = Rule::new(REFUSED_TARGET_TYPES_RULE).message(REFUSED_TARGET_TYPE_MESSAGE))]
+#[x_kube(
+    validation = Rule::new(REFUSED_TARGET_TYPES_RULE).message(REFUSED_TARGET_TYPE_MESSAGE),
+    validation = Rule::new(DOCKER_CONFIG_TYPE_RULE).message(DOCKER_CONFIG_TYPE_MESSAGE)
+)]
 pub struct SecretTarget {
     /// Name of the Secret; defaults to the FerrVaultSecret's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -299,6 +316,9 @@ pub struct SecretTarget {
     /// Labels and annotations to put on the Secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<TargetMetadata>,
+    /// Values built from the revealed keys, and a docker config (`docs/templates.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<SecretTemplate>,
 }
 
 /// A workload restarted when the synced content changes.

@@ -110,7 +110,9 @@ async fn samples_synced(client: &kube::Client) -> bool {
     let (Ok(secrets), Ok(connections)) = (secrets.list(&lp).await, connections.list(&lp).await) else {
         return false;
     };
-    let secrets_done = secrets.items.len() == 2
+    let samples = fixtures::manifests().expect("samples parse");
+    let sample_secrets = samples.iter().filter(|m| m["kind"] == "FerrVaultSecret").count();
+    let secrets_done = secrets.items.len() == sample_secrets
         && secrets.into_iter().all(|s| {
             let conditions = s.status.map(|s| s.conditions).unwrap_or_default();
             // The sample with a rollout target must also have restarted its Deployment.

@@ -117,6 +117,22 @@ fn secret_with_target(target: &str) -> Vec<String> {
 }
 
 #[test]
+fn a_docker_config_with_another_target_type_should_be_refused_at_admission_naming_both_fields() {
+    let docker = "template: {dockerConfig: {server: ghcr.io, usernameKey: U, passwordKey: P}}";
+    assert_eq!(
+        secret_with_target(&format!("{{type: Opaque, {docker}}}")),
+        [ferrvault_operator::api::DOCKER_CONFIG_TYPE_MESSAGE]
+    );
+    for allowed in [
+        format!("{{{docker}}}"),
+        format!("{{type: kubernetes.io/dockerconfigjson, {docker}}}"),
+        "{type: Opaque, template: {data: {DSN: x}}}".to_owned(),
+    ] {
+        assert_eq!(secret_with_target(&allowed), Vec::<String>::new(), "{allowed}");
+    }
+}
+
+#[test]
 fn a_target_type_kubernetes_turns_into_credentials_should_be_refused_at_admission() {
     for type_ in ferrvault_operator::api::REFUSED_TARGET_TYPES {
         assert_eq!(
@@ -140,13 +156,14 @@ fn a_target_type_kubernetes_turns_into_credentials_should_be_refused_at_admissio
 #[test]
 fn the_shipped_samples_should_pass_every_cel_rule() {
     use ferrvault_operator::api::samples::{
-        CLOUD_CONNECTION, FERRVAULT_CONNECTION, REFRESH_CONTROL, SECRET_WITH_TRANSFORMS,
+        CLOUD_CONNECTION, FERRVAULT_CONNECTION, REFRESH_CONTROL, SECRET_WITH_TEMPLATE, SECRET_WITH_TRANSFORMS,
     };
     for doc in [
         FERRVAULT_CONNECTION,
         CLOUD_CONNECTION,
         SECRET_WITH_TRANSFORMS,
         REFRESH_CONTROL,
+        SECRET_WITH_TEMPLATE,
     ]
     .iter()
     .flat_map(|f| f.split("\n---\n"))

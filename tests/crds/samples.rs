@@ -146,3 +146,42 @@ fn status_should_serialize_every_field_so_a_merge_patch_clears_stale_values() {
         })
     );
 }
+
+#[test]
+fn template_sample_should_render_a_dsn_and_a_docker_config_offline() {
+    use ferrvault_operator::{api::samples::SECRET_WITH_TEMPLATE, rules::render_target};
+    let values = |pairs: &[(&str, &str)]| -> ferrvault_operator::rules::SecretData {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.as_bytes().to_vec()))
+            .collect()
+    };
+    let mut docs = SECRET_WITH_TEMPLATE.split("\n---\n");
+    let dsn: FerrVaultSecret = serde_norway::from_str(docs.next().unwrap()).expect("app-dsn parses");
+    let rendered = render_target(
+        &dsn.spec,
+        values(&[
+            ("DATABASE", r#"{"host":"db","port":5432}"#),
+            ("DB_PASSWORD", "p@ss"),
+        ]),
+    )
+    .expect("renders");
+    assert_eq!(rendered.type_, "Opaque");
+    assert_eq!(
+        rendered.data.into_iter().collect::<Vec<_>>(),
+        [(
+            "DSN".to_owned(),
+            b"postgres://app:p%40ss@db:5432/shop?sslmode=require".to_vec()
+        )]
+    );
+    let pull: FerrVaultSecret = serde_norway::from_str(docs.next().unwrap()).expect("registry-pull parses");
+    let rendered = render_target(
+        &pull.spec,
+        values(&[("REGISTRY_USER", "bot"), ("REGISTRY_TOKEN", "t")]),
+    )
+    .expect("renders");
+    assert_eq!(rendered.type_, "kubernetes.io/dockerconfigjson");
+    let config: serde_json::Value =
+        serde_json::from_slice(&rendered.data[".dockerconfigjson"]).expect("JSON");
+    assert_eq!(config["auths"]["registry.demo.example"]["auth"], "Ym90OnQ=");
+}

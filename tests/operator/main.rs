@@ -23,4 +23,5 @@ mod spec_bounds;
 mod sync;
 mod target_shape;
 mod target_types;
+mod templates;
 mod transforms;

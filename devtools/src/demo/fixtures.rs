@@ -21,7 +21,7 @@ pub const NAMESPACE: &str = "demo";
 
 /// The secrets in the demo's `production` vault. The values are sample data, but the demo
 /// treats them as secret: no output of the demo or the operator shows them.
-pub const VAULT_SECRETS: [(&str, &str); 3] = [
+pub const VAULT_SECRETS: [(&str, &str); 6] = [
     ("DATABASE", r#"{"host":"db.demo.svc","port":5432}"#),
     // base64 of "-----BEGIN CERTIFICATE-----\ndemo-cert\n-----END CERTIFICATE-----\n"
     (
@@ -29,6 +29,10 @@ pub const VAULT_SECRETS: [(&str, &str); 3] = [
         "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmRlbW8tY2VydAotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg==",
     ),
     ("api_key", "demo-api-key-5f0c2a9e"),
+    // Read by the template sample (`samples::SECRET_WITH_TEMPLATE`).
+    ("DB_PASSWORD", "demo-db-p@ss-4b7e"),
+    ("REGISTRY_USER", "demo-bot"),
+    ("REGISTRY_TOKEN", "demo-registry-token-9c3d1f"),
 ];
 
 /// The vault the samples read.
@@ -77,6 +81,7 @@ pub fn manifests() -> Result<Vec<Value>, FixtureError> {
         samples::CLOUD_CONNECTION,
         samples::SECRET_WITH_TRANSFORMS,
         samples::REFRESH_CONTROL,
+        samples::SECRET_WITH_TEMPLATE,
         PLAIN_SECRET,
     ] {
         for document in serde_norway::Deserializer::from_str(text) {

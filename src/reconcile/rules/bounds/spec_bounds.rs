@@ -24,10 +24,10 @@ use kube::Resource;
 
 use crate::api::{
     FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec, InvalidObject,
-    SecretKeyRef, SpecProblem,
+    SecretKeyRef, SecretTemplate, SpecProblem,
     bounds::{
         MAX_CLUSTER_ID, MAX_DURATION, MAX_IDENTIFIER, MAX_KEY_NAMES, MAX_NAME, MAX_PATH, MAX_ROLLOUT_TARGETS,
-        MAX_SECRET_KEY, MAX_TRANSFORMS, MAX_URL,
+        MAX_SECRET_KEY, MAX_TEMPLATE_KEYS, MAX_TEMPLATE_TEXT, MAX_TRANSFORMS, MAX_URL,
     },
     target_shape::{
         KEY_SHAPE_MESSAGE, MAX_LABEL_VALUE, MAX_TARGET_ANNOTATION_VALUE, MAX_TARGET_ANNOTATIONS,
@@ -105,6 +105,9 @@ pub fn secret_spec_problem(spec: &FerrVaultSecretSpec) -> Result<(), SpecProblem
                 MAX_TARGET_ANNOTATION_VALUE,
             )?;
         }
+        if let Some(template) = &target.template {
+            template_bounds(template)?;
+        }
     }
     text(&"spec.refreshInterval", &spec.refresh_interval, MAX_DURATION)?;
     list(
@@ -149,6 +152,42 @@ pub fn connection_spec_problem(spec: &FerrVaultConnectionSpec) -> Result<(), Spe
         optional(&"spec.oidc.audience", oidc.audience.as_deref(), MAX_URL)?;
     }
     secret_key_ref("spec.caBundleSecretRef", spec.ca_bundle_secret_ref.as_ref())
+}
+
+/// `target.template`: its key count, each key and template, the docker config's fields.
+fn template_bounds(template: &SecretTemplate) -> Result<(), SpecProblem> {
+    if template.data.len() > MAX_TEMPLATE_KEYS {
+        return Err(problem(
+            &"spec.target.template.data",
+            format!("more than {MAX_TEMPLATE_KEYS} entries (the CRD's maxProperties)"),
+        ));
+    }
+    for (key, template_text) in &template.data {
+        // A key is not spelled into the path: it may be the field over its bound.
+        text(&"spec.target.template.data (a key)", key, MAX_SECRET_KEY)?;
+        text(
+            &format_args!("spec.target.template.data[{key:?}]"),
+            template_text,
+            MAX_TEMPLATE_TEXT,
+        )?;
+    }
+    let Some(docker) = &template.docker_config else {
+        return Ok(());
+    };
+    text(
+        &"spec.target.template.dockerConfig.server",
+        &docker.server,
+        MAX_URL,
+    )?;
+    for (name, value) in [
+        ("usernameKey", Some(&docker.username_key)),
+        ("passwordKey", Some(&docker.password_key)),
+        ("emailKey", docker.email_key.as_ref()),
+    ] {
+        let path = &format_args!("spec.target.template.dockerConfig.{name}");
+        optional(path, value.map(String::as_str), MAX_SECRET_KEY)?;
+    }
+    Ok(())
 }
 
 /// A list of Secret key names: at most [`MAX_KEY_NAMES`], each at most [`MAX_SECRET_KEY`].

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::{
-    api::{ConnectionRef, FerrVaultSecretSpec, TransformType, bounds::MAX_TRANSFORMS},
+    api::{ConnectionRef, FerrVaultSecretSpec, Transform, TransformType, bounds::MAX_TRANSFORMS},
     ferrvault::{MissingKeys, SecretValue},
 };
 

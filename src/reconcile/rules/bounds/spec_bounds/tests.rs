@@ -13,6 +13,10 @@ fn secret_spec() -> Value {
             "name": "t",
             "type": "Opaque",
             "metadata": { "labels": { "team": "a" }, "annotations": { "note": "n" } },
+            "template": {
+                "data": { "DSN": "${A}" },
+                "dockerConfig": { "server": "s", "usernameKey": "u", "passwordKey": "p", "emailKey": "e" },
+            },
         },
         "refreshInterval": "1h",
         "rolloutRestart": [{ "kind": "Deployment", "name": "w" }],
@@ -57,7 +61,7 @@ fn text_of(path: &str, len: usize) -> String {
 }
 
 /// Every string bound: (JSON pointer in the spec, path in the message, bound).
-const SECRET_TEXTS: [(&str, &str, usize); 15] = [
+const SECRET_TEXTS: [(&str, &str, usize); 20] = [
     ("/connectionRef/name", "spec.connectionRef.name", MAX_NAME),
     ("/project", "spec.project", MAX_IDENTIFIER),
     ("/vault", "spec.vault", MAX_IDENTIFIER),
@@ -73,6 +77,31 @@ const SECRET_TEXTS: [(&str, &str, usize); 15] = [
         "/target/metadata/annotations/note",
         "spec.target.metadata.annotations[note]",
         MAX_TARGET_ANNOTATION_VALUE,
+    ),
+    (
+        "/target/template/data/DSN",
+        "spec.target.template.data[\"DSN\"]",
+        MAX_TEMPLATE_TEXT,
+    ),
+    (
+        "/target/template/dockerConfig/server",
+        "spec.target.template.dockerConfig.server",
+        MAX_URL,
+    ),
+    (
+        "/target/template/dockerConfig/usernameKey",
+        "spec.target.template.dockerConfig.usernameKey",
+        MAX_SECRET_KEY,
+    ),
+    (
+        "/target/template/dockerConfig/passwordKey",
+        "spec.target.template.dockerConfig.passwordKey",
+        MAX_SECRET_KEY,
+    ),
+    (
+        "/target/template/dockerConfig/emailKey",
+        "spec.target.template.dockerConfig.emailKey",
+        MAX_SECRET_KEY,
     ),
     ("/refreshInterval", "spec.refreshInterval", MAX_DURATION),
     ("/rolloutRestart/0/name", "spec.rolloutRestart[0].name", MAX_NAME),
@@ -285,5 +314,31 @@ fn target_metadata_should_be_refused_past_its_entries_and_for_keys_the_schema_re
         secret_problem(with(secret_spec(), labels, json!({ long_key: "v" }))),
         Some(format!("spec.target.metadata.labels: {KEY_SHAPE_MESSAGE}")),
         "the key is not named: it is not a valid key"
+    );
+}
+
+#[test]
+fn template_keys_should_be_bounded_in_count_and_length_without_spelling_the_key() {
+    let keys = |count: usize| -> Value {
+        (0..count)
+            .map(|i| (format!("K{i}"), json!("x")))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let at = with(secret_spec(), "/target/template/data", keys(MAX_TEMPLATE_KEYS));
+    assert_eq!(secret_problem(at), None);
+    let over = with(
+        secret_spec(),
+        "/target/template/data",
+        keys(MAX_TEMPLATE_KEYS + 1),
+    );
+    assert_eq!(
+        secret_problem(over).as_deref(),
+        Some("spec.target.template.data: more than 100 entries (the CRD's maxProperties)")
+    );
+    let long_key = json!({ "k".repeat(MAX_SECRET_KEY + 1): "x" });
+    assert_eq!(
+        secret_problem(with(secret_spec(), "/target/template/data", long_key)).as_deref(),
+        Some("spec.target.template.data (a key): longer than 253 characters (the CRD's maxLength)")
     );
 }
