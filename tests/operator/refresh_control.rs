@@ -442,6 +442,9 @@ async fn a_connections_force_sync_should_reprobe_it_and_force_every_dependant() 
     h.finish().await;
 }
 
+// NOTE: for now this passes also when a forced pass takes its wave's kept answer (checked by
+// making `reveal::reveal` use `reveal_in_wave` when forced): the scenario leaves no kept answer
+// that would serve `old`. It still checks one request per forced pass; to be reworked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forced_sync_should_read_fresh_rather_than_take_its_waves_kept_answer() {
     let h = Harness::start().await;

@@ -4,13 +4,15 @@ use std::time::Duration;
 
 use controller_actors::Outcome;
 
-use super::quiet::Held;
 use crate::{
     api::Reason,
     ferrvault::{FerrVaultError, MissingKeys},
     reconcile::{
         connection::access,
-        rules::schedule::requeue::{RequeueCase, requeue_after},
+        rules::{
+            schedule::requeue::{RequeueCase, requeue_after},
+            status::secret_status::ForceSyncSeen,
+        },
         write::KubeFailure,
     },
 };
@@ -33,6 +35,21 @@ impl Failure {
             missing: None,
         }
     }
+}
+
+/// Why a pass that got past the rule synced nothing after all (what the stores could not show).
+pub(super) enum Held {
+    /// Suspended, with this reason (`Suspended` or `ConnectionSuspended`).
+    Suspended(Reason),
+    /// `CreatedOnce` and the target exists: kept.
+    Kept {
+        /// The target's name.
+        target: String,
+        /// Its `resourceVersion`.
+        version: Option<String>,
+        /// The force-sync values to record.
+        force_sync: ForceSyncSeen,
+    },
 }
 
 /// Why a pass stopped before its status write.

@@ -8,36 +8,18 @@ use controller_actors::Outcome;
 use jiff::Timestamp;
 use kube::{Api, Resource, ResourceExt};
 
-use super::{due, interval::correct_clamp, reconciler::SecretReconciler, status};
+use super::{due, failure::Held, interval::correct_clamp, reconciler::SecretReconciler, status};
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     reconcile::{
         report::SyncTimer,
         rules::{
             schedule::explain::Quiet,
-            status::{
-                refresh_control::{kept, suspend},
-                secret_status::ForceSyncSeen,
-            },
+            status::refresh_control::{kept, suspend},
         },
         write::{KubeAction, KubeFailure},
     },
 };
-
-/// Why a pass that got past the rule synced nothing after all (what the stores could not show).
-pub(super) enum Held {
-    /// Suspended, with this reason (`Suspended` or `ConnectionSuspended`).
-    Suspended(Reason),
-    /// `CreatedOnce` and the target exists: kept.
-    Kept {
-        /// The target's name.
-        target: String,
-        /// Its `resourceVersion`.
-        version: Option<String>,
-        /// The force-sync values to record.
-        force_sync: ForceSyncSeen,
-    },
-}
 
 impl SecretReconciler {
     /// A pass with nothing due (`why`), next due after `next_in`, refreshing every `refresh`.

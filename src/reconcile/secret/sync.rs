@@ -21,10 +21,9 @@ use kube::{Api, Resource, ResourceExt};
 use tracing::info;
 
 use super::{
-    failure::{Failure, Stop},
+    failure::{Failure, Held, Stop},
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
-    quiet::Held,
     recorded_inputs::recorded_inputs,
     reveal, rollout,
     target::{self, KnownTarget, Write},

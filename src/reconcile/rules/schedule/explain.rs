@@ -35,7 +35,7 @@ use super::{
     freshness::{Schedule, synced_here},
 };
 use crate::{
-    api::{ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, Reason, RefreshPolicy},
+    api::{ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, RefreshPolicy},
     reconcile::rules::status::conditions::find_condition,
 };
 
@@ -233,12 +233,6 @@ fn not_synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> T
     } else {
         Trigger::Spec
     }
-}
-
-/// Whether `reason` on a `Ready=True` condition means the target is as this object wants it:
-/// `Synced`, or `TargetKept` (a `CreatedOnce` target that exists).
-pub(crate) fn is_settled_reason(reason: &str) -> bool {
-    reason == Reason::Synced.as_str() || reason == Reason::TargetKept.as_str()
 }
 
 #[cfg(test)]

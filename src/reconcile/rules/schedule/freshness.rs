@@ -40,7 +40,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 
-use super::{explain::is_settled_reason, requeue::MIN_REQUEUE};
+use super::requeue::MIN_REQUEUE;
 use crate::{
     api::{
         ConditionStatus, ConditionType, FerrVaultConnectionStatus, FerrVaultSecret, FerrVaultSecretStatus,
@@ -124,6 +124,12 @@ pub fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> b
     let rollout_pending = find_condition(&status.conditions, ConditionType::RolloutRestarted)
         .is_some_and(|c| c.status != ConditionStatus::True.as_str());
     ready_here && !rollout_pending
+}
+
+/// Whether `reason` on a `Ready=True` condition means the target is as this object wants it:
+/// `Synced`, or `TargetKept` (a `CreatedOnce` target that exists).
+pub(crate) fn is_settled_reason(reason: &str) -> bool {
+    reason == Reason::Synced.as_str() || reason == Reason::TargetKept.as_str()
 }
 
 /// The first condition of [`probe_not_due`], which `status` alone decides: the last probe found

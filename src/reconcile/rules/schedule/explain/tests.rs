@@ -230,7 +230,7 @@ fn a_retried_failure_should_count_as_a_refresh_and_a_new_generation_as_a_spec_ch
         &mut failed.conditions,
         crate::reconcile::rules::status::conditions::ConditionUpdate::ready(
             ConditionStatus::False,
-            Reason::Unreachable,
+            crate::api::Reason::Unreachable,
             "down".into(),
             Some(1),
         ),
