@@ -3,12 +3,12 @@
 
 use std::{path::Path, process::Command, time::Duration};
 
-use ferrvault_dev::bench::proc_stats;
 use ferrvault_sim::testkit::{
     http::get,
     poll_until,
     process::{Addresses, Spawned},
 };
+use ferrvault_testkit::proc_stats;
 
 use super::{rbac::OPERATOR_NAMESPACE, world::World};
 
