@@ -7,7 +7,7 @@ use std::{process::Command, time::Duration};
 use crate::process_support::{Spawned, binary, get, promtool_check_metrics, wait_for_200};
 use base64::Engine;
 use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
-use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
+use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim, testkit::poll_until};
 use ferrvault_testkit::sample_world::{self, NAMESPACE, VAULT_SECRETS};
 use k8s_openapi::api::{core::v1::Secret, events::v1::Event};
 use kube::{Api, api::ListParams};
@@ -83,15 +83,14 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     let at = operator.addresses();
     let admin = at.admin.expect("admin enabled");
 
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !all_ready(&client).await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the samples did not all become Ready within 60s:\n{}",
-            operator.output()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    poll_until("the samples all Ready", Duration::from_secs(60), || async {
+        if all_ready(&client).await {
+            Ok(())
+        } else {
+            Err(operator.output())
+        }
+    })
+    .await;
     let target: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
     let synced = target.get("app-config").await.expect("target Secret written");
     assert!(
