@@ -9,6 +9,8 @@
 //! use too; [`process`] re-exports the parts the process tests use.
 //!
 //! # Layout
+//! - [`cluster`]: both simulators with the CRDs installed, a kubeconfig per identity: the one
+//!   cluster the in-process harness, the scenarios and the tenant attacks build on.
 //! - [`harness`]: both simulators and the operator on a real runtime in the test process.
 //! - [`fixtures`]: the namespace, FerrVault's distinctive values and tokens, spec builders,
 //!   condition reads.
@@ -25,6 +27,7 @@
 
 pub mod bench_world;
 pub mod chart;
+pub mod cluster;
 pub mod fixtures;
 pub mod harness;
 pub mod leaks;

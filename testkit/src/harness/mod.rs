@@ -15,31 +15,23 @@ use std::{io::Write, time::Duration};
 use controller_actors::{BackoffConfig, Runtime};
 use ferrvault_operator::{
     Operator, OperatorSettings,
-    api::{FerrVaultConnection, FerrVaultSecret, crdgen},
+    api::{FerrVaultConnection, FerrVaultSecret},
     ferrvault::{ClientConfig, ClusterIdentity, EgressPolicy, RetryPolicy},
-};
-use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
-use k8s_openapi::{
-    api::core::v1::Secret, apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-};
-use kube::{
-    Api, Resource,
-    api::{ApiResource, DynamicObject, PostParams},
 };
 use prometheus_client::registry::Registry;
 use tokio::sync::oneshot;
 
 use self::logs::logs;
-use crate::fixtures::{CLUSTER_ID, NS, OIDC_JWT, sensitive_strings, sim_config};
+use crate::{
+    cluster::Cluster,
+    fixtures::{CLUSTER_ID, OIDC_JWT, sensitive_strings, sim_config},
+};
 
 /// Both simulators and the operator, running.
 pub struct Harness {
-    /// The Kubernetes API simulator (CRDs installed).
-    pub kube: KubeSim,
-    /// The FerrVault simulator ([`crate::fixtures`]' vaults and tokens).
-    pub fv: FerrVaultSim,
-    /// The test's own client of [`Harness::kube`].
-    pub client: kube::Client,
+    /// Both simulators ([`crate::fixtures`]' vaults and tokens) and the test's client; the
+    /// harness dereferences to it (`h.kube`, `h.fv`, `h.secrets()`).
+    pub cluster: Cluster,
     /// The registry of the running operator and its runtime (replaced on a restart).
     pub registry: Registry,
     /// The operator's projected token file, holding [`OIDC_JWT`].
@@ -124,36 +116,23 @@ impl Harness {
     /// operator's cluster identity is [`CLUSTER_ID`], the harness's projected token file and
     /// the FerrVault simulator as the one trusted URL.
     pub async fn start_with(mut settings: OperatorSettings) -> Harness {
-        let _ = rustls::crypto::ring::default_provider().install_default(); // first caller wins
         logs();
-        let kube = KubeSim::start().await.expect("kube simulator starts");
-        let fv = FerrVaultSim::start(sim_config())
-            .await
-            .expect("FerrVault simulator starts");
-        let client = kube.client();
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        for crd in crdgen::crds() {
-            crds.create(&PostParams::default(), &crd)
-                .await
-                .expect("CRD installs");
-        }
+        let cluster = Cluster::start(sim_config()).await;
         let mut oidc_token_file = tempfile::NamedTempFile::new().expect("temp file");
         writeln!(oidc_token_file, "{OIDC_JWT}").expect("write projected token");
         if settings.ferrvault.cluster_identity.is_none() {
             let identity = ClusterIdentity::new(
                 CLUSTER_ID,
                 oidc_token_file.path().to_owned(),
-                &[fv.url()],
+                &[cluster.fv.url()],
                 settings.ferrvault.allow_insecure_http,
             )
             .expect("a valid cluster identity");
             settings.ferrvault.cluster_identity = Some(identity);
         }
-        let (registry, stop, run) = launch_operator(&client, settings.clone());
+        let (registry, stop, run) = launch_operator(&cluster.client, settings.clone());
         Harness {
-            kube,
-            fv,
-            client,
+            cluster,
             registry,
             oidc_token_file,
             settings,
@@ -182,26 +161,6 @@ impl Harness {
     pub async fn start_operator(&mut self) {
         let (registry, stop, run) = launch_operator(&self.client, self.settings.clone());
         (self.registry, self.stop, self.run) = (registry, Some(stop), run);
-    }
-
-    /// Secrets in [`NS`].
-    pub fn secrets(&self) -> Api<Secret> {
-        Api::namespaced(self.client.clone(), NS)
-    }
-
-    /// FerrVaultSecrets in [`NS`].
-    pub fn fvs(&self) -> Api<FerrVaultSecret> {
-        Api::namespaced(self.client.clone(), NS)
-    }
-
-    /// FerrVaultConnections in [`NS`].
-    pub fn fvc(&self) -> Api<FerrVaultConnection> {
-        Api::namespaced(self.client.clone(), NS)
-    }
-
-    /// An untyped API of kind `K`: reads and writes objects whatever their spec holds.
-    pub fn raw<K: Resource<DynamicType = ()>>(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), NS, &ApiResource::erase::<K>(&()))
     }
 
     /// Stops the operator, then scans captured logs, Events, statuses of every custom resource
@@ -248,5 +207,13 @@ impl Drop for Harness {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+    }
+}
+
+impl std::ops::Deref for Harness {
+    type Target = Cluster;
+
+    fn deref(&self) -> &Cluster {
+        &self.cluster
     }
 }

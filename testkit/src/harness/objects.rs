@@ -1,5 +1,5 @@
 //! The objects a test creates through the harness: Secrets, connections, FerrVaultSecrets,
-//! Deployments, and objects stored past the CRD schema.
+//! Deployments.
 
 use ferrvault_operator::api::{
     ConnectionMode, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec,
@@ -11,20 +11,14 @@ use k8s_openapi::{
     api::{apps::v1::Deployment, core::v1::Secret},
 };
 use kube::{
-    Api, Resource,
+    Api,
     api::{ObjectMeta, PostParams},
 };
 
 use super::Harness;
-use crate::fixtures::{NS, connection_spec, ready, store_unvalidated};
+use crate::fixtures::{NS, connection_spec, ready};
 
 impl Harness {
-    /// Stores `name` of kind `K` with `spec` exactly as given, past the CRD schema (see
-    /// [`store_unvalidated`]).
-    pub async fn create_raw<K: Resource<DynamicType = ()>>(&self, name: &str, spec: serde_json::Value) {
-        store_unvalidated::<K>(&self.kube, name, spec);
-    }
-
     /// Creates a Secret holding `data` (string values).
     pub async fn put_secret(&self, name: &str, data: &[(&str, &str)]) -> Secret {
         let secret = Secret {
