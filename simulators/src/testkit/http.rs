@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::poll::poll_until;
+use tokio::time::Instant;
 
 /// A plain-HTTP client with a 10 s timeout (reqwest needs a crypto provider even for http://).
 ///
@@ -45,18 +45,25 @@ pub async fn get(url: &str) -> (u16, String) {
 /// # Panics
 /// With the last answer when it never does.
 pub async fn wait_for_200(url: &str, within: Duration) -> String {
-    poll_until(&format!("{url} to answer 200"), within, || async {
-        match client().get(url).send().await {
-            Ok(response) if response.status() == 200 => Ok(response.text().await.expect("a text body")),
-            Ok(response) => Err(format!(
+    let deadline = Instant::now() + within;
+    loop {
+        let last = match client().get(url).send().await {
+            Ok(response) if response.status() == 200 => {
+                return response.text().await.expect("a text body");
+            }
+            Ok(response) => format!(
                 "{}: {}",
                 response.status(),
                 response.text().await.unwrap_or_default()
-            )),
-            Err(error) => Err(error.to_string()),
-        }
-    })
-    .await
+            ),
+            Err(error) => error.to_string(),
+        };
+        assert!(
+            Instant::now() < deadline,
+            "{url} did not answer 200 within {within:?}; last answer:\n{last}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// A currently free port on 127.0.0.1 (bound then released).
