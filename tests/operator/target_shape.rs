@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{fixtures::template_annotation, operator_support::*};
+use crate::operator_support::*;
 use ferrvault_operator::api::{
     CreationPolicy, DeletionPolicy, FerrVaultSecretSpec, ImmutableChange, RolloutTarget, SecretTarget,
     TargetMetadata, WorkloadKind,

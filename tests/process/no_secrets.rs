@@ -6,16 +6,16 @@ use std::{process::Command, time::Duration};
 
 use crate::process_support::{Spawned, binary, get, promtool_check_metrics, wait_for_200};
 use base64::Engine;
-use ferrvault_dev::demo::{NAMESPACE, VAULT_SECRETS, fixtures};
 use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
-use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
+use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim, testkit::poll_until};
+use ferrvault_testkit::sample_world::{self, NAMESPACE, VAULT_SECRETS};
 use k8s_openapi::api::{core::v1::Secret, events::v1::Event};
 use kube::{Api, api::ListParams};
 
 /// Everything that must never be shown: tokens, vault values, their base64 form (as in a
 /// Secret's `data`) and what the transforms make of them.
 fn needles(manifests: &[serde_json::Value]) -> Vec<String> {
-    let mut needles = fixtures::sample_tokens(manifests);
+    let mut needles = sample_world::sample_tokens(manifests);
     for (_, value) in VAULT_SECRETS {
         needles.push(value.to_owned());
         needles.push(base64::engine::general_purpose::STANDARD.encode(value));
@@ -50,14 +50,14 @@ async fn all_ready(client: &kube::Client) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events_and_match_the_documented_outputs()
  {
-    let mut manifests = fixtures::manifests().expect("samples parse");
-    let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
+    let mut manifests = sample_world::manifests().expect("samples parse");
+    let ferrvault = FerrVaultSim::start(sample_world::ferrvault_config(&manifests))
         .await
         .expect("FerrVault simulator starts");
     let kube = KubeSim::start().await.expect("Kubernetes simulator starts");
-    fixtures::point_connections_at(&mut manifests, &ferrvault.url());
+    sample_world::point_connections_at(&mut manifests, &ferrvault.url());
     let client = kube.client();
-    fixtures::apply(&client, &manifests)
+    sample_world::apply(&client, &manifests)
         .await
         .expect("samples applied");
     let dir = tempfile::tempdir().expect("temp dir");
@@ -83,15 +83,14 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     let at = operator.addresses();
     let admin = at.admin.expect("admin enabled");
 
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !all_ready(&client).await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the samples did not all become Ready within 60s:\n{}",
-            operator.output()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    poll_until("the samples all Ready", Duration::from_secs(60), || async {
+        if all_ready(&client).await {
+            Ok(())
+        } else {
+            Err(operator.output())
+        }
+    })
+    .await;
     let target: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
     let synced = target.get("app-config").await.expect("target Secret written");
     assert!(

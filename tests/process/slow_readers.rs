@@ -15,12 +15,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ferrvault_dev::bench::{
-    proc_stats,
-    world::{World, secret_name},
-};
 use ferrvault_operator::HttpLimits;
 use ferrvault_sim::testkit::poll_until;
+use ferrvault_testkit::{
+    bench_world::{World, secret_name},
+    proc_stats,
+};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::{

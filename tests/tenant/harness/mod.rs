@@ -27,13 +27,8 @@ pub mod tenant;
 pub mod tls_front;
 pub mod world;
 
-#[path = "../../scenarios/scenario_support/leaks.rs"]
-mod leaks;
 // The chart rendered by the real `helm`, as the chart tests render it.
-#[path = "../../chart/render.rs"]
-mod render;
-#[path = "../../chart/tools.rs"]
-mod tools;
+use ferrvault_testkit::{chart::render, leaks};
 
 use k8s_openapi::api::events::v1::Event;
 use kube::{Api, api::ListParams};

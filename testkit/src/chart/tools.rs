@@ -8,9 +8,11 @@ use std::{
     process::{Command, Output, Stdio},
 };
 
-/// The repository root (the root package's manifest directory).
+use ferrvault_sim::testkit::tools::workspace_root;
+
+/// The repository root (where `.tools/`, the chart and the Dockerfile live).
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    workspace_root()
 }
 
 /// Runs `.tools/bin/<tool>` with `args`, feeding `stdin` when given, and returns its output.

@@ -1,6 +1,5 @@
 //! A JSON reader that refuses duplicate keys at any depth, where `serde_json` silently keeps the
 //! last value: log pipelines differ on which one they keep, so a duplicate is a defect.
-#![allow(dead_code)] // each test crate that includes this module uses a different part of it
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -99,12 +98,17 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 }
 
-#[test]
-fn duplicate_keys_should_be_refused_at_any_depth_and_unique_ones_read() {
-    assert!(parse_strict(r#"{"a":1,"b":{"c":[1,{"d":2}]}}"#).is_ok());
-    let error = parse_strict(r#"{"target":"x","target":"y"}"#).expect_err("duplicate");
-    assert!(error.contains("duplicate key \"target\""), "{error}");
-    parse_strict(r#"{"a":[{"m":1,"m":2}]}"#).expect_err("nested duplicate");
-    let error = zap_log_lines("{\"ts\":1,\"level\":\"info\",\"logger\":\"x\"}\n").expect_err("no msg");
-    assert!(error.contains("\"msg\""), "{error}");
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_should_be_refused_at_any_depth_and_unique_ones_read() {
+        assert!(parse_strict(r#"{"a":1,"b":{"c":[1,{"d":2}]}}"#).is_ok());
+        let error = parse_strict(r#"{"target":"x","target":"y"}"#).expect_err("duplicate");
+        assert!(error.contains("duplicate key \"target\""), "{error}");
+        parse_strict(r#"{"a":[{"m":1,"m":2}]}"#).expect_err("nested duplicate");
+        let error = zap_log_lines("{\"ts\":1,\"level\":\"info\",\"logger\":\"x\"}\n").expect_err("no msg");
+        assert!(error.contains("\"msg\""), "{error}");
+    }
 }

@@ -58,15 +58,20 @@ impl Evidence {
     }
 }
 
-#[test]
-fn the_scanner_should_find_a_planted_value_and_name_its_source_without_printing_it() {
-    let mut evidence = Evidence::default();
-    evidence.add(
-        "operator-0.log",
-        "line one\n{\"msg\":\"token sk_live_PLANTED_value\"}",
-    );
-    evidence.add("metrics", "clean");
-    let found = evidence.find(&["sk_live_PLANTED_value", "absent"]);
-    assert_eq!(found, [("operator-0.log".to_owned(), "sk_live_…".to_owned())]);
-    evidence.assert_no_leaks(&["absent"]);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scanner_should_find_a_planted_value_and_name_its_source_without_printing_it() {
+        let mut evidence = Evidence::default();
+        evidence.add(
+            "operator-0.log",
+            "line one\n{\"msg\":\"token sk_live_PLANTED_value\"}",
+        );
+        evidence.add("metrics", "clean");
+        let found = evidence.find(&["sk_live_PLANTED_value", "absent"]);
+        assert_eq!(found, [("operator-0.log".to_owned(), "sk_live_…".to_owned())]);
+        evidence.assert_no_leaks(&["absent"]);
+    }
 }

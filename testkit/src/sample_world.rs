@@ -1,6 +1,6 @@
-//! What the demo puts in its simulated world: the FerrVault vault behind the samples, the
-//! namespace, the CRDs (from [`crdgen`]) and the sample manifests of [`samples`], with each
-//! connection's URL pointed at the in-process FerrVault simulator.
+//! The demo's sample world, also what the chart and process tests apply: the FerrVault vault
+//! behind the samples, the namespace, the CRDs (from [`crdgen`]) and the sample manifests of
+//! [`samples`], with each connection's URL pointed at the in-process FerrVault simulator.
 
 use k8s_openapi::api::{
     apps::v1::Deployment,
