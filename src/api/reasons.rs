@@ -162,6 +162,10 @@ pub enum Reason {
     /// names and values than any Secret can need. The message names the bound, never a byte of
     /// the answer; nothing of it was used. Retried on the failure timer.
     ResponseTooLarge,
+    /// Secret Ready=False: its ClusterFerrVaultConnection's `allowedNamespaces` does not let its
+    /// namespace in (or it names one of a kind it cannot use). Nothing is revealed or written;
+    /// retried when the namespace's labels or the connection change, never on a timer.
+    ConnectionNotAllowed,
 }
 
 impl Reason {
@@ -202,6 +206,7 @@ impl Reason {
         Self::BelowMinimum,
         Self::RateLimited,
         Self::ResponseTooLarge,
+        Self::ConnectionNotAllowed,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -242,6 +247,7 @@ impl Reason {
             Self::BelowMinimum => "BelowMinimum",
             Self::RateLimited => "RateLimited",
             Self::ResponseTooLarge => "ResponseTooLarge",
+            Self::ConnectionNotAllowed => "ConnectionNotAllowed",
         }
     }
 

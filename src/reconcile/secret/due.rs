@@ -7,9 +7,9 @@ use controller_actors::Outcome;
 use jiff::Timestamp;
 use kube::{Resource, ResourceExt};
 
-use super::{target::KnownTarget, target_access};
+use super::{cluster_connection::stored_cluster_connection, target::KnownTarget, target_access};
 use crate::{
-    api::{FerrVaultSecret, FerrVaultSecretStatus},
+    api::{ConnectionKind, FerrVaultSecret, FerrVaultSecretStatus},
     reconcile::{
         context::Context,
         read::{Reads, secret_inputs},
@@ -59,9 +59,20 @@ pub(super) async fn nothing_due(
     stores.connections.wait_until_listed().await.ok()?;
     stores.secret_metadata.wait_until_listed().await.ok()?;
     let namespace = cr.namespace().unwrap_or_default();
-    let connection = stores.connections.get(&namespace, &cr.spec.connection_ref.name)?;
+    let connection = match cr.spec.connection_ref.kind {
+        ConnectionKind::FerrVaultConnection => stores
+            .connections
+            .get(&namespace, &cr.spec.connection_ref.name)?
+            .valid()?
+            .clone(),
+        ConnectionKind::ClusterFerrVaultConnection => {
+            stores.cluster_connections.wait_until_listed().await.ok()?;
+            stores.namespaces.wait_until_listed().await.ok()?;
+            stored_cluster_connection(stores, cr)?
+        }
+    };
     let key = ctx.content_hash_key.get(&ctx.client).await.ok()?;
-    let inputs = secret_inputs(connection.valid()?, stores, key);
+    let inputs = secret_inputs(&connection, stores, key);
     let target = cr.spec.target_name(&cr.name_any()).to_owned();
     let stored = stores.secret_meta(&namespace, &target);
     let stored = stored.as_ref().map(|s| &s.metadata);
@@ -83,7 +94,7 @@ pub(super) async fn nothing_due(
     }
     // The rule checked the stored version against the recorded one.
     let as_left = KnownTarget::left(stored?, cr.spec.target_type());
-    target_access::judge(&stores.connections, cr, &target, as_left.secret())
+    target_access::judge(stores, cr, &target, as_left.secret())
         .await
         .ok()?;
     Some(next)

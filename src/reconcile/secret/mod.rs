@@ -46,10 +46,11 @@
 //!   `due.rs`: the pass with nothing due, and the refresh schedule.
 //! - `sync.rs`: the sync, one function per step, in the order of the steps:
 //!   `target_access.rs` (may the target be written), `reveal.rs` (connection, credential,
-//!   reveal), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
+//!   reveal; `cluster_connection.rs`: a ClusterFerrVaultConnection, allowed or refused), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
 //!   target Secret: as it must be, read, written), `rollout.rs` (workload restarts).
 //! - `status.rs`: the status write (what it says is `rules::status::secret_status`).
 
+mod cluster_connection;
 mod due;
 mod failure;
 mod finish;

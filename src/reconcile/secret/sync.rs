@@ -77,7 +77,7 @@ pub(super) async fn sync(
         .to_owned();
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
     let target = read_target(reads, (&secrets, &target_name), cr, previous, rc.attempt).await?;
-    target_access::judge(&reads.stores.connections, cr, &target_name, target.secret()).await?;
+    target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
     let connection = reveal::connection(ctx, reads, cr).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
@@ -172,7 +172,7 @@ async fn settle_target(
         return Ok((known, planned));
     }
     let read = KnownTarget::Read(get_target(secrets, target).await?);
-    target_access::judge(&reads.stores.connections, cr, target, read.secret()).await?;
+    target_access::judge(&reads.stores, cr, target, read.secret()).await?;
     guard_missing_keys(payload, read.secret(), target)?;
     let planned = plan::plan(cr, previous, &read, target, &payload.data, key);
     Ok((read, planned))

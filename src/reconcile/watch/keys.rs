@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta};
 
 use crate::{
-    api::{ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
+    api::{ConditionType, ConnectionKind, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     reconcile::{
         rules::access::target_access::connection_secrets,
         settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER},
@@ -22,6 +22,7 @@ pub(super) fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
     let mut keys = vec![ObjectKey::namespaced(SECRET_CONTROLLER, &ns, s.name_any())];
     if s.meta().deletion_timestamp.is_some()
         && let Some(valid) = s.valid()
+        && valid.spec.connection_ref.kind == ConnectionKind::FerrVaultConnection
     {
         keys.push(ObjectKey::namespaced(
             CONNECTION_CONTROLLER,
@@ -106,7 +107,7 @@ fn dependants_of(
     namespace: &str,
     name: &str,
 ) -> Vec<ObjectKey> {
-    secrets_in(secrets, namespace, |s| s.spec.connection_ref.name == name)
+    secrets_in(secrets, namespace, |s| s.spec.connection_ref.is_namespaced(name))
 }
 
 /// Keys of the valid FerrVaultSecrets in `namespace` whose target Secret is `name`.
