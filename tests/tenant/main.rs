@@ -35,9 +35,11 @@
 //! | `write_budget.rs` | `refreshInterval: 1s` on many objects against values changing every second: clamped, and the namespace's writes within its budget |
 //! | `cache_bounds.rs` | Secrets carrying 250 KiB of annotations, FerrVaultSecrets with maximal specs, connections reading a 1 MiB CA bundle: the stores keep a projection, values are bounded and shared |
 //! | `credential_opt_in.rs` | another principal's Secret named as a connection's token or CA bundle (the confused deputy), with and without `--require-credential-opt-in` |
+//! | `cluster_connections.rs` | a ClusterFerrVaultConnection named from a namespace it does not allow, a namespace relabelled out of its selection, a namespaced Role granting the cluster kinds or namespace labels |
 //! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names; forty waves answering 1.2 MB every second (the kept-answer budget) |
 
 mod cache_bounds;
+mod cluster_connections;
 mod connection_secrets;
 mod credential_opt_in;
 mod egress;
