@@ -28,8 +28,9 @@ use super::{
 
 /// The CEL rule keeping a CA bundle beside its token: both Secrets in one namespace (the
 /// platform's credentials namespace), and no tenant-chosen CA beside the cluster identity.
+/// (`namespace` is a CEL reserved word: Kubernetes spells the field `__namespace__` in rules.)
 const SAME_NAMESPACE_RULE: &str = "!has(self.caBundleSecretRef) || \
-     (has(self.tokenSecretRef) && self.caBundleSecretRef.namespace == self.tokenSecretRef.namespace)";
+     (has(self.tokenSecretRef) && self.caBundleSecretRef.__namespace__ == self.tokenSecretRef.__namespace__)";
 
 /// The message of [`SAME_NAMESPACE_RULE`].
 pub const SAME_NAMESPACE_MESSAGE: &str = "caBundleSecretRef needs a tokenSecretRef in the same namespace";
