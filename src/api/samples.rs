@@ -9,3 +9,8 @@ pub const CLOUD_CONNECTION: &str = include_str!("samples/cloud-connection.yaml")
 
 /// A FerrVaultSecret with transforms, a rollout target, and the Deployment it restarts.
 pub const SECRET_WITH_TRANSFORMS: &str = include_str!("samples/secret-with-transforms.yaml");
+
+/// A ClusterFerrVaultConnection lent to three team namespaces (selected by
+/// `kubernetes.io/metadata.name`), its token Secret, the namespaces, and a FerrVaultSecret in
+/// each using it.
+pub const CLUSTER_CONNECTION: &str = include_str!("samples/cluster-connection.yaml");

@@ -20,6 +20,7 @@ use crate::harness::{
     bounds::{Baseline, victim_keeps_syncing},
     finish,
     rbac::{OPERATOR_NAMESPACE, tenant_user},
+    tenant::Tenant,
     victim_syncs,
 };
 
@@ -94,7 +95,7 @@ async fn a_namespace_the_cluster_connection_does_not_allow_should_be_refused_wit
     let mut operator = Launch::new().insecure_http().start(&world);
     victim_syncs(&world, &world.fv.url()).await;
     let baseline = Baseline::take(&operator);
-    platform_connection(&world, json!({ "names": [VICTIM] })).await;
+    platform_connection(&world, json!({ "names": [VICTIM, OPERATOR_NAMESPACE] })).await;
 
     // Positive control: the allowed namespace syncs through the platform's credential.
     let victim = world.victim();
@@ -133,6 +134,23 @@ async fn a_namespace_the_cluster_connection_does_not_allow_should_be_refused_wit
     missing["connectionRef"]["name"] = json!("nobody");
     attacker.ferrvault_secret("missing", missing).await;
     attacker.wait_secret("missing", "ConnectionNotFound").await;
+    // Even from the allowed credentials namespace, its token Secret is never a target.
+    let token = world.secret(OPERATOR_NAMESPACE, "platform-token").await;
+    let platform = Tenant::new(world.admin.clone(), OPERATOR_NAMESPACE);
+    let mut overwrite = through_platform();
+    overwrite["target"] = json!({ "name": "platform-token" });
+    platform.ferrvault_secret("overwrite", overwrite).await;
+    let refused = platform
+        .wait_secret("overwrite", "TargetIsConnectionSecret")
+        .await;
+    assert!(
+        refused
+            .message
+            .contains(r#"token Secret of FerrVaultConnection "ClusterFerrVaultConnection/platform""#),
+        "{}",
+        refused.message
+    );
+    world.assert_unchanged(&token).await;
     baseline.assert_held(&mut operator).await;
     finish(&world, &operator, &[]).await;
 }
