@@ -2,12 +2,14 @@
 //! `allowedNamespaces` lets in, and to no other. The attacker names it from its own namespace
 //! (not allowed): refused `ConnectionNotAllowed`, and FerrVault never sees the platform's token
 //! for it. A namespace relabelled out of the selection is refused at the relabel event (its
-//! refresh is an hour away), its copy kept (`revocation: Keep`). And no namespaced Role can give
+//! refresh is an hour away), its copy kept (`revocation: Keep`) or deleted (`revocation:
+//! Delete`, only the copy it controls). And no namespaced Role can give
 //! a tenant the cluster kinds, nor the right to relabel its own namespace into a selection.
 
 use std::time::Duration;
 
 use ferrvault_operator::api::ClusterFerrVaultConnection;
+use ferrvault_sim::testkit::poll_until;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{
     Api,
@@ -38,8 +40,13 @@ fn cluster_connections(client: kube::Client) -> Api<DynamicObject> {
 }
 
 /// The admin's cluster connection [`PLATFORM`] to FerrVault with [`PLATFORM_TOKEN`] (a Secret in
-/// the operator's namespace), letting in `allowed`.
+/// the operator's namespace), letting in `allowed`, with `revocation: Keep` (the default).
 async fn platform_connection(world: &World, allowed: Value) {
+    platform_connection_revoking(world, allowed, "Keep").await;
+}
+
+/// [`platform_connection`] with `revocation`.
+async fn platform_connection_revoking(world: &World, allowed: Value, revocation: &str) {
     let token: Secret = serde_json::from_value(json!({
         "metadata": { "name": "platform-token" },
         "stringData": { "token": PLATFORM_TOKEN },
@@ -57,6 +64,7 @@ async fn platform_connection(world: &World, allowed: Value) {
             "url": world.fv.url(),
             "tokenSecretRef": { "namespace": OPERATOR_NAMESPACE, "name": "platform-token", "key": "token" },
             "allowedNamespaces": allowed,
+            "revocation": revocation,
         },
     }))
     .expect("a ClusterFerrVaultConnection");
@@ -199,6 +207,46 @@ async fn a_namespace_relabelled_out_should_be_refused_at_that_event_and_keep_its
         .wait_secret_within("via-platform", ("Ready", "Synced"), REFUSED_WITHIN)
         .await;
     victim_keeps_syncing(&world, "after-relabel").await;
+    baseline.assert_held(&mut operator).await;
+    finish(&world, &operator, &[]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn revocation_delete_should_remove_the_copy_of_a_namespace_relabelled_out_and_only_its_own() {
+    let world = World::start().await;
+    let mut operator = Launch::new().insecure_http().start(&world);
+    victim_syncs(&world, &world.fv.url()).await;
+    let baseline = Baseline::take(&operator);
+    label_namespace(&world, VICTIM, Some("yes")).await;
+    let served = json!({ "selector": { "matchLabels": { SERVED: "yes" } } });
+    platform_connection_revoking(&world, served, "Delete").await;
+    let victim = world.victim();
+    victim.ferrvault_secret("via-platform", through_platform()).await;
+    victim.wait_secret("via-platform", "Synced").await;
+    assert!(victim.target("via-platform").await.is_some(), "the copy");
+    // A Secret of the namespace's own, that the operator never controlled.
+    victim.put_secret("unrelated", &[("k", "v")]).await;
+
+    label_namespace(&world, VICTIM, None).await;
+    victim
+        .wait_secret_within("via-platform", ("Ready", "ConnectionNotAllowed"), REFUSED_WITHIN)
+        .await;
+    poll_until("the copy is deleted", REFUSED_WITHIN, || async {
+        match victim.target("via-platform").await {
+            None => Ok(()),
+            Some(_) => Err("still there".to_owned()),
+        }
+    })
+    .await;
+    assert!(
+        victim.target("unrelated").await.is_some(),
+        "only its own copy goes"
+    );
+    assert!(
+        victim.target("db").await.is_some(),
+        "the victim's other target stays"
+    );
+    victim_keeps_syncing(&world, "after-revocation").await;
     baseline.assert_held(&mut operator).await;
     finish(&world, &operator, &[]).await;
 }

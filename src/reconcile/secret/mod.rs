@@ -46,7 +46,7 @@
 //!   `due.rs`: the pass with nothing due, and the refresh schedule.
 //! - `sync.rs`: the sync, one function per step, in the order of the steps:
 //!   `target_access.rs` (may the target be written), `reveal.rs` (connection, credential,
-//!   reveal; `cluster_connection.rs`: a ClusterFerrVaultConnection, allowed or refused), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
+//!   reveal; `cluster_connection.rs`: a ClusterFerrVaultConnection, allowed or refused; `revocation.rs`: its `revocation: Delete`), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
 //!   target Secret: as it must be, read, written), `rollout.rs` (workload restarts).
 //! - `status.rs`: the status write (what it says is `rules::status::secret_status`).
 
@@ -60,6 +60,7 @@ mod plan;
 mod reconciler;
 mod recorded_inputs;
 mod reveal;
+mod revocation;
 mod rollout;
 mod status;
 mod sync;

@@ -3,8 +3,8 @@
 //!
 //! [`read_target`] (the store's metadata when it shows the target as the last sync left it, or
 //! its silence on a first sync, else a GET) → [`target_access::judge`] (ownership, refused types,
-//! connections' Secrets: nothing is revealed for a refused target) → the connection and its
-//! inputs' versions → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
+//! connections' Secrets: nothing is revealed for a refused target) → the connection (a namespace
+//! a cluster connection no longer allows: [`revocation::revoke`]) and its inputs' versions → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
 //! [`payload::guard_missing_keys`] → [`plan::plan`] (keyed content hash, desired target; a target
 //! known only as left is read before it is written) → [`rollout::record_pending_rollout`] →
 //! [`write_target`] → [`announce`] → [`rollout::restart_workloads`].
@@ -24,7 +24,7 @@ use super::{
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
     recorded_inputs::recorded_inputs,
-    reveal, rollout,
+    reveal, revocation, rollout,
     target::{self, KnownTarget},
     target_access,
 };
@@ -78,7 +78,13 @@ pub(super) async fn sync(
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
     let target = read_target(reads, (&secrets, &target_name), cr, previous, rc.attempt).await?;
     target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
-    let connection = reveal::connection(ctx, reads, cr).await?;
+    let connection = match reveal::connection(ctx, reads, cr).await {
+        Err(Stop::Fail(refused)) if refused.reason == Reason::ConnectionNotAllowed => {
+            revocation::revoke(reads, cr, &secrets, &target).await?;
+            return Err(Stop::Fail(refused));
+        }
+        connection => connection?,
+    };
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
     let revealed = reveal::reveal(ctx, reads, cr, &connection, rc.deadline).await?;
