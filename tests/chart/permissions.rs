@@ -219,7 +219,7 @@ const CLUSTER_KINDS_ROLES: [&str; 2] = [
 ];
 
 #[test]
-fn the_cluster_kinds_should_be_read_only_for_the_operator_and_managed_only_by_a_cluster_role_for_admins() {
+fn the_cluster_kinds_should_be_read_for_the_operator_and_managed_only_by_a_cluster_role_for_admins() {
     for sets in [DEFAULTS, WATCH_NAMESPACE] {
         let permissions = permissions(sets);
         for resource in [
@@ -239,6 +239,13 @@ fn the_cluster_kinds_should_be_read_only_for_the_operator_and_managed_only_by_a_
                 );
             }
         }
+        let status = request(
+            "patch",
+            "ferrvault.com",
+            "clusterferrvaultconnections/status",
+            None,
+        );
+        assert!(permissions.allows(&status), "its status");
         let rendering = Rendering::new(sets);
         let admin = rendering
             .of_kind("ClusterRole")

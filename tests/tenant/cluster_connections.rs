@@ -22,7 +22,7 @@ use crate::harness::{
     bounds::{Baseline, victim_keeps_syncing},
     finish,
     rbac::{OPERATOR_NAMESPACE, tenant_user},
-    tenant::Tenant,
+    tenant::{SHOWS_WITHIN, Tenant},
     victim_syncs,
 };
 
@@ -159,6 +159,33 @@ async fn a_namespace_the_cluster_connection_does_not_allow_should_be_refused_wit
         refused.message
     );
     world.assert_unchanged(&token).await;
+    // The platform team sees who it refuses: in the connection's status and its gauge.
+    let admin_view = cluster_connections(world.admin.clone());
+    poll_until("the cluster connection's status counts", SHOWS_WITHIN, || async {
+        let status = admin_view.get(PLATFORM).await.map_err(|e| e.to_string())?.data["status"].clone();
+        let expected = json!({
+            "allowedNamespaces": 2,
+            "referencingNamespaces": 3,
+            "refusedNamespaces": 1,
+            "refusedReferences": ["tenant-evil/loot"],
+        });
+        let counted = [
+            "allowedNamespaces",
+            "referencingNamespaces",
+            "refusedNamespaces",
+            "refusedReferences",
+        ]
+        .iter()
+        .all(|field| status[field] == expected[field]);
+        if counted { Ok(()) } else { Err(status.to_string()) }
+    })
+    .await;
+    let gauge = r#"ferrvault_connection_refused_references{connection="platform"} 1"#;
+    let scrapes = operator.scrapes().await;
+    assert!(
+        scrapes.iter().any(|(_, text)| text.contains(gauge)),
+        "{gauge} in /metrics"
+    );
     baseline.assert_held(&mut operator).await;
     finish(&world, &operator, &[]).await;
 }

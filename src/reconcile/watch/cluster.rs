@@ -4,8 +4,9 @@
 //!
 //! | watch | kind | enqueues |
 //! |---|---|---|
-//! | `clusterferrvaultconnection` | ClusterFerrVaultConnection | the FerrVaultSecrets referencing it, on a new generation, deletion or first sighting |
-//! | `namespace-metadata` | Namespace, metadata only | the FerrVaultSecrets of that namespace referencing any ClusterFerrVaultConnection, when its labels change (or it appears) |
+//! | `clusterferrvaultconnection` | ClusterFerrVaultConnection | itself and the FerrVaultSecrets referencing it, on a new generation, deletion or first sighting |
+//! | `namespace-metadata` | Namespace, metadata only | the FerrVaultSecrets of that namespace referencing any ClusterFerrVaultConnection, and every ClusterFerrVaultConnection (their status counts), when its labels change (or it appears) |
+//! | `ferrvaultsecret` (in `keys.rs`) | FerrVaultSecret | the ClusterFerrVaultConnection it references (its status counts) |
 //! | `secret-metadata` (a route added to it) | Secret | the FerrVaultSecrets whose cluster connection reads that Secret (token rotation) |
 //!
 //! # Guarantees
@@ -23,7 +24,7 @@ use kube::{Api, Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta,
 
 use crate::{
     api::{ClusterFerrVaultConnection, ConnectionKind, FerrVaultSecret, Lenient},
-    reconcile::{read::Scoped, settings::SECRET_CONTROLLER},
+    reconcile::{connection::cluster_connection_key, read::Scoped, settings::SECRET_CONTROLLER},
 };
 
 /// The two cluster-wide watches before their routes, and their stores.
@@ -63,19 +64,37 @@ impl ClusterWatches {
     /// (every watched scope's store).
     pub(super) fn routed(self, secrets: &Scoped<Lenient<FerrVaultSecret>>) -> Vec<Box<dyn WatchSource>> {
         let by_connection = secrets.clone();
+        let itself =
+            Route::map(|c: &Lenient<ClusterFerrVaultConnection>| vec![cluster_connection_key(&c.name_any())])
+                .matters(|old, new| connection_matters(old.map(Resource::meta), new.meta()));
         let connection_watch = self
             .connection_watch
             .trim(trim_connection)
             .matters(|old, new| connection_matters(old.map(Resource::meta), new.meta()))
-            .map(move |c: &Lenient<ClusterFerrVaultConnection>| users_of(&by_connection, &c.name_any()));
+            .map(move |c: &Lenient<ClusterFerrVaultConnection>| users_of(&by_connection, &c.name_any()))
+            .route(itself);
         let by_namespace = secrets.clone();
+        let connections = self.connections.clone();
+        let labels_changed = |old: Option<&PartialObjectMeta<Namespace>>,
+                              new: &PartialObjectMeta<Namespace>| {
+            old.is_none_or(|old| old.metadata.labels != new.metadata.labels)
+        };
+        let every_connection = Route::map(move |_: &PartialObjectMeta<Namespace>| {
+            connections
+                .state()
+                .iter()
+                .map(|c| cluster_connection_key(&c.name_any()))
+                .collect()
+        })
+        .matters(labels_changed);
         let namespace_watch = self
             .namespace_watch
             .trim(trim_namespace)
-            .matters(|old, new| old.is_none_or(|old| old.metadata.labels != new.metadata.labels))
+            .matters(labels_changed)
             .map(move |n: &PartialObjectMeta<Namespace>| {
                 cluster_users_in(&by_namespace, n.metadata.name.as_deref().unwrap_or_default())
-            });
+            })
+            .route(every_connection);
         vec![Box::new(connection_watch), Box::new(namespace_watch)]
     }
 }

@@ -9,17 +9,25 @@ use kube::{Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta};
 use crate::{
     api::{ConditionType, ConnectionKind, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     reconcile::{
+        connection::cluster_connection_key,
         rules::access::target_access::connection_secrets,
         settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER},
     },
 };
 
 /// The keys a FerrVaultSecret change enqueues: itself (valid or not, so an invalid one is
-/// reconciled and marked); while it is being deleted, also its connection (to unblock the
-/// connection's deletion), when the reference is readable.
+/// reconciled and marked); its ClusterFerrVaultConnection, if it names one (its status counts
+/// references); while it is being deleted, also its connection (to unblock the connection's
+/// deletion), when the reference is readable.
 pub(super) fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
     let ns = s.namespace().unwrap_or_default();
     let mut keys = vec![ObjectKey::namespaced(SECRET_CONTROLLER, &ns, s.name_any())];
+    if let Some(valid) = s.valid()
+        && valid.spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection
+    {
+        // Its cluster connection's status counts the namespaces referencing it.
+        keys.push(cluster_connection_key(&valid.spec.connection_ref.name));
+    }
     if s.meta().deletion_timestamp.is_some()
         && let Some(valid) = s.valid()
         && valid.spec.connection_ref.kind == ConnectionKind::FerrVaultConnection
