@@ -99,8 +99,10 @@ mod tests {
 
     #[test]
     fn a_selection_over_its_bounds_should_be_named_without_its_values() {
-        let mut selection = NamespaceSelection::default();
-        selection.names = vec!["n".into(); MAX_NAMESPACE_NAMES];
+        let mut selection = NamespaceSelection {
+            names: vec!["n".into(); MAX_NAMESPACE_NAMES],
+            selector: None,
+        };
         assert_eq!(selection_problem("spec.allowedNamespaces", &selection), Ok(()));
         selection.names.push("n".into());
         let problem = selection_problem("spec.allowedNamespaces", &selection).unwrap_err();
