@@ -29,6 +29,10 @@ fn demo_with_exit_when_ready_should_reach_all_ready_print_the_endpoints_and_exit
         "demo/api-key ",
         "demo/app-dsn ",
         "demo/registry-pull ",
+        // The cluster connection's sample: one connection, fanned out to three namespaces.
+        "team-a/app-db ",
+        "team-b/app-db ",
+        "team-c/app-db ",
     ] {
         assert!(
             output

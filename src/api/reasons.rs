@@ -186,6 +186,10 @@ pub enum Reason {
     /// operator for a FerrVaultSecret of this name, or opted in): it is never overwritten; only
     /// `ferrvault.com/force-sync` does.
     TargetKept,
+    /// Secret Ready=False: its ClusterFerrVaultConnection's `allowedNamespaces` does not let its
+    /// namespace in (or it names one of a kind it cannot use). Nothing is revealed or written;
+    /// retried when the namespace's labels or the connection change, never on a timer.
+    ConnectionNotAllowed,
 }
 
 impl Reason {
@@ -232,6 +236,7 @@ impl Reason {
         Self::Suspended,
         Self::ConnectionSuspended,
         Self::TargetKept,
+        Self::ConnectionNotAllowed,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -278,6 +283,7 @@ impl Reason {
             Self::Suspended => "Suspended",
             Self::ConnectionSuspended => "ConnectionSuspended",
             Self::TargetKept => "TargetKept",
+            Self::ConnectionNotAllowed => "ConnectionNotAllowed",
         }
     }
 

@@ -16,3 +16,8 @@ pub const REFRESH_CONTROL: &str = include_str!("samples/refresh-control.yaml");
 /// Two FerrVaultSecrets with `target.template`: a connection string from three keys, and a
 /// docker config Secret (`kubernetes.io/dockerconfigjson`).
 pub const SECRET_WITH_TEMPLATE: &str = include_str!("samples/secret-with-template.yaml");
+
+/// A ClusterFerrVaultConnection lent to three team namespaces (selected by
+/// `kubernetes.io/metadata.name`), its token Secret, the namespaces, and a FerrVaultSecret in
+/// each using it.
+pub const CLUSTER_CONNECTION: &str = include_str!("samples/cluster-connection.yaml");

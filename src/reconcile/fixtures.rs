@@ -50,7 +50,7 @@ pub(super) fn secret(generation: i64, policy: Option<RefreshPolicy>) -> FerrVaul
     let mut cr = FerrVaultSecret::new(
         "app",
         FerrVaultSecretSpec {
-            connection_ref: ConnectionRef { name: "conn".into() },
+            connection_ref: ConnectionRef::namespaced("conn"),
             project: None,
             vault: "prod".into(),
             selector: None,

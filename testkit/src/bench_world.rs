@@ -273,9 +273,7 @@ pub fn secret_name(prefix: &str, i: usize) -> String {
 /// A FerrVaultSecret reading every key of connection `connection`'s vault every `refresh`.
 pub fn secret_spec(connection: usize, refresh: &str) -> FerrVaultSecretSpec {
     FerrVaultSecretSpec {
-        connection_ref: ConnectionRef {
-            name: connection_name(connection),
-        },
+        connection_ref: ConnectionRef::namespaced(connection_name(connection)),
         project: None,
         vault: vault(connection),
         selector: None,

@@ -118,7 +118,7 @@ pub fn connection_spec(url: &str, token_secret: &str) -> FerrVaultConnectionSpec
 /// A FerrVaultSecret spec reading `vault` through connection `conn`.
 pub fn secret_spec(conn: &str, vault: &str) -> FerrVaultSecretSpec {
     FerrVaultSecretSpec {
-        connection_ref: ConnectionRef { name: conn.into() },
+        connection_ref: ConnectionRef::namespaced(conn),
         project: None,
         vault: vault.into(),
         selector: None,

@@ -13,7 +13,9 @@ use kube::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret, crdgen, samples};
+use ferrvault_operator::api::{
+    ClusterFerrVaultConnection, FerrVaultConnection, FerrVaultSecret, crdgen, samples,
+};
 use ferrvault_sim::ferrvault::SimConfig;
 
 /// The namespace of every sample.
@@ -83,6 +85,7 @@ pub fn manifests() -> Result<Vec<Value>, FixtureError> {
         samples::REFRESH_CONTROL,
         samples::SECRET_WITH_TEMPLATE,
         PLAIN_SECRET,
+        samples::CLUSTER_CONNECTION,
     ] {
         for document in serde_norway::Deserializer::from_str(text) {
             let value = Value::deserialize(document).map_err(|e| FixtureError::Manifest(e.to_string()))?;
@@ -117,11 +120,11 @@ pub fn ferrvault_config(manifests: &[Value]) -> SimConfig {
     config
 }
 
-/// Points every FerrVaultConnection at `url`.
+/// Points every FerrVaultConnection and ClusterFerrVaultConnection at `url`.
 pub fn point_connections_at(manifests: &mut [Value], url: &str) {
     for manifest in manifests
         .iter_mut()
-        .filter(|m| m["kind"] == "FerrVaultConnection")
+        .filter(|m| m["kind"] == "FerrVaultConnection" || m["kind"] == "ClusterFerrVaultConnection")
     {
         manifest["spec"]["url"] = json!(url);
     }
@@ -144,28 +147,31 @@ pub async fn apply(client: &Client, manifests: &[Value]) -> Result<(), FixtureEr
 }
 
 /// Creates the samples' namespace (unless it exists, e.g. made by a chart watching it) and every
-/// manifest (the CRDs must exist).
+/// manifest (the CRDs must exist): namespaced ones in their namespace (the samples' by default),
+/// Namespaces and ClusterFerrVaultConnections cluster-wide.
 ///
 /// # Errors
 /// The first create the API server refused.
 pub async fn apply_samples(client: &Client, manifests: &[Value]) -> Result<(), FixtureError> {
-    let namespace: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": NAMESPACE}})).expect("a Namespace literal");
-    match create(
-        &Api::all(client.clone()),
-        &namespace,
-        format!("Namespace {NAMESPACE}"),
-    )
-    .await
-    {
-        Err(FixtureError::Create {
-            source: kube::Error::Api(status),
-            ..
-        }) if status.code == 409 => {}
-        other => other?,
-    }
+    create_namespace(client, NAMESPACE).await?;
     for manifest in manifests {
         let kind = manifest["kind"].as_str().unwrap_or_default();
+        let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
+        match kind {
+            "Namespace" => {
+                create_namespace(client, name).await?;
+                continue;
+            }
+            "ClusterFerrVaultConnection" => {
+                let object: DynamicObject = serde_json::from_value(manifest.clone())
+                    .map_err(|e| FixtureError::Manifest(e.to_string()))?;
+                let resource = ApiResource::erase::<ClusterFerrVaultConnection>(&());
+                let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+                create(&api, &object, format!("{kind} {name}")).await?;
+                continue;
+            }
+            _ => {}
+        }
         let resource = match kind {
             "Secret" => ApiResource::erase::<Secret>(&()),
             "Deployment" => ApiResource::erase::<Deployment>(&()),
@@ -188,6 +194,19 @@ pub async fn apply_samples(client: &Client, manifests: &[Value]) -> Result<(), F
         create(&api, &object, what).await?;
     }
     Ok(())
+}
+
+/// Creates Namespace `name` unless it exists (e.g. made by a chart watching it).
+async fn create_namespace(client: &Client, name: &str) -> Result<(), FixtureError> {
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": name}})).expect("a Namespace literal");
+    match create(&Api::all(client.clone()), &namespace, format!("Namespace {name}")).await {
+        Err(FixtureError::Create {
+            source: kube::Error::Api(status),
+            ..
+        }) if status.code == 409 => Ok(()),
+        other => other,
+    }
 }
 
 async fn create<K>(api: &Api<K>, object: &K, what: String) -> Result<(), FixtureError>

@@ -2,6 +2,7 @@
 
 mod bounds;
 mod cel;
+mod cluster_cel;
 mod drift;
 mod go_manifests;
 mod readme_manifests;

@@ -114,7 +114,11 @@ async fn run_should_serve_probes_metrics_and_debug_endpoints_then_exit_zero_on_s
         .collect();
     assert_eq!(
         controllers,
-        ["ferrvaultsecret", "ferrvaultconnection"],
+        [
+            "ferrvaultsecret",
+            "ferrvaultconnection",
+            "clusterferrvaultconnection"
+        ],
         "{queue:#}"
     );
 

@@ -216,7 +216,8 @@ async fn read_states(client: &Client) -> Vec<ResourceState> {
     };
     let mut states = Vec::new();
     let connections: Api<FerrVaultConnection> = Api::namespaced(client.clone(), NAMESPACE);
-    let secrets: Api<FerrVaultSecret> = Api::namespaced(client.clone(), NAMESPACE);
+    // Every namespace: the cluster connection's sample fans out to three team namespaces.
+    let secrets: Api<FerrVaultSecret> = Api::all(client.clone());
     let (Ok(connections), Ok(secrets)) = (
         connections.list(&ListParams::default()).await,
         secrets.list(&ListParams::default()).await,

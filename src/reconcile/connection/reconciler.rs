@@ -230,7 +230,10 @@ impl ConnectionReconciler {
             .map_err(KubeFailure::during(KubeAction::ListDependants))?
             .items
             .iter()
-            .filter(|s| s.valid().is_some_and(|s| s.spec.connection_ref.name == name))
+            .filter(|s| {
+                s.valid()
+                    .is_some_and(|s| s.spec.connection_ref.is_namespaced(&name))
+            })
             .map(ResourceExt::name_any)
             .collect();
         dependants.sort();

@@ -7,9 +7,9 @@ use controller_actors::Outcome;
 use jiff::Timestamp;
 use kube::ResourceExt;
 
-use super::{target::KnownTarget, target_access};
+use super::{cluster_connection::stored_cluster_connection, target::KnownTarget, target_access};
 use crate::{
-    api::{FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus},
+    api::{ConnectionKind, FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus},
     reconcile::{
         context::Context,
         read::{Reads, secret_inputs},
@@ -70,10 +70,20 @@ async fn judge_from_stores(
     stores.connections.wait_until_listed().await.ok()?;
     stores.secret_metadata.wait_until_listed().await.ok()?;
     let namespace = cr.namespace().unwrap_or_default();
-    let connection = stores.connections.get(&namespace, &cr.spec.connection_ref.name)?;
-    let connection = connection.valid()?;
+    let connection = match cr.spec.connection_ref.kind {
+        ConnectionKind::FerrVaultConnection => stores
+            .connections
+            .get(&namespace, &cr.spec.connection_ref.name)?
+            .valid()?
+            .clone(),
+        ConnectionKind::ClusterFerrVaultConnection => {
+            stores.cluster_connections.wait_until_listed().await.ok()?;
+            stores.namespaces.wait_until_listed().await.ok()?;
+            stored_cluster_connection(stores, cr)?
+        }
+    };
     let key = ctx.content_hash_key.get(&ctx.client).await.ok()?;
-    let inputs = secret_inputs(connection, stores, key);
+    let inputs = secret_inputs(&connection, stores, key);
     let target = cr.spec.target_name(&cr.name_any()).to_owned();
     let stored = stores.secret_meta(&namespace, &target);
     let stored = stored.as_ref().map(|s| &s.metadata);
@@ -88,7 +98,7 @@ async fn judge_from_stores(
     let explanation = explain(
         cr,
         previous,
-        connection_seen(Some(connection)),
+        connection_seen(Some(&connection)),
         seen,
         schedule,
         Timestamp::now(),
@@ -106,7 +116,7 @@ async fn judge_from_stores(
         // The rule checked the stored version against the recorded one. A kept target is never
         // written, so its access needs no judging.
         let as_left = KnownTarget::left(stored?, &cr.spec);
-        target_access::judge(&stores.connections, cr, &target, as_left.secret())
+        target_access::judge(stores, cr, &target, as_left.secret())
             .await
             .ok()?;
     }

@@ -5,9 +5,12 @@
 use kube::{Api, ResourceExt};
 use tokio::time::Instant;
 
-use super::failure::{Failure, Stop, reveal_failure};
+use super::{
+    cluster_connection,
+    failure::{Failure, Stop, reveal_failure},
+};
 use crate::{
-    api::{ConnectionMode, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
+    api::{ConnectionKind, ConnectionMode, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     ferrvault::{KeySelector, RevealRequest, RevealScope, Revealed},
     reconcile::{
         connection::access,
@@ -22,16 +25,20 @@ use crate::{
 };
 
 /// `cr`'s connection, from the store of the watch that enqueues `cr` for its changes (read with a
-/// GET when that store does not hold it).
+/// GET when that store does not hold it); a ClusterFerrVaultConnection as the view
+/// [`cluster_connection`] makes of it.
 ///
 /// # Errors
-/// `ConnectionNotFound`, or `InvalidConnection` when the connection does not match its type or
+/// `ConnectionNotFound`, `ConnectionNotAllowed` (a cluster connection), or `InvalidConnection` when the connection does not match its type or
 /// exceeds a bound of its schema (it bypassed the CRD schema).
 pub(super) async fn connection(
     ctx: &Context,
     reads: &Reads,
     cr: &FerrVaultSecret,
 ) -> Result<FerrVaultConnection, Stop> {
+    if cr.spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection {
+        return cluster_connection::cluster_connection(reads, cr).await;
+    }
     let namespace = cr.namespace().unwrap_or_default();
     let connection_name = &cr.spec.connection_ref.name;
     let api = Api::<Lenient<FerrVaultConnection>>::namespaced(ctx.client.clone(), &namespace);

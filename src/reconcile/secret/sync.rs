@@ -2,7 +2,8 @@
 //! step, each returning a typed result or the [`Stop`] that ends the pass:
 //!
 //! [`read_target`] (the store's metadata when it shows the target as the last sync left it, or
-//! its silence on a first sync, else a GET) → the connection (suspended: stop) → a `CreatedOnce`
+//! its silence on a first sync, else a GET) → the connection (suspended: stop; a namespace a cluster
+//! connection no longer allows: [`revocation::revoke`]) → a `CreatedOnce`
 //! target that exists is kept unless forced (stop) → [`target_access::judge`] (ownership, refused
 //! types, connections' Secrets: nothing is revealed for a refused target) → the inputs' versions
 //! → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
@@ -25,7 +26,7 @@ use super::{
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
     recorded_inputs::recorded_inputs,
-    reveal, rollout,
+    reveal, revocation, rollout,
     target::{self, KnownTarget, Write},
     target_access,
 };
@@ -81,7 +82,14 @@ pub(super) async fn sync(
         .to_owned();
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
     let target = read_target(reads, (&secrets, &target_name), cr, previous, rc.attempt).await?;
-    let connection = reveal::connection(ctx, reads, cr).await?;
+    let connection = match reveal::connection(ctx, reads, cr).await {
+        Err(Stop::Fail(refused)) if refused.reason == Reason::ConnectionNotAllowed => {
+            target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
+            revocation::revoke(reads, cr, &secrets, &target).await?;
+            return Err(Stop::Fail(refused));
+        }
+        connection => connection?,
+    };
     let force_sync = ForceSyncSeen {
         own: force_token(cr.metadata.annotations.as_ref()),
         connection: connection
@@ -93,14 +101,14 @@ pub(super) async fn sync(
         return Err(Stop::Quiet(Held::Suspended(Reason::ConnectionSuspended)));
     }
     if let (RefreshPolicy::CreatedOnce, false, Some(existing)) = (cr.spec.policy(), forced, target.secret()) {
-        target_access::judge_kept(&reads.stores.connections, cr, &target_name, existing).await?;
+        target_access::judge_kept(&reads.stores, cr, &target_name, existing).await?;
         return Err(Stop::Quiet(Held::Kept {
             target: target_name,
             version: target.version(),
             force_sync,
         }));
     }
-    target_access::judge(&reads.stores.connections, cr, &target_name, target.secret()).await?;
+    target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
     let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, forced)).await?;
@@ -206,7 +214,7 @@ async fn settle_target(
         return Ok((known, planned));
     }
     let read = KnownTarget::Read(get_target(secrets, target).await?);
-    target_access::judge(&reads.stores.connections, cr, target, read.secret()).await?;
+    target_access::judge(&reads.stores, cr, target, read.secret()).await?;
     guard_missing_keys(payload, read.secret(), target)?;
     let planned = plan::plan(cr, previous, &read, target, &payload.data, key);
     Ok((read, planned))

@@ -320,7 +320,7 @@ mod tests {
         let mut cr = FerrVaultSecret::new(
             "app",
             FerrVaultSecretSpec {
-                connection_ref: ConnectionRef { name: "conn".into() },
+                connection_ref: ConnectionRef::namespaced("conn"),
                 project: None,
                 vault: "prod".into(),
                 selector: None,

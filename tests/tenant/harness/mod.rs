@@ -35,7 +35,7 @@ use kube::{Api, api::ListParams};
 
 pub use listener::{Answer, Listener};
 pub use operator::{Launch, Operator, PEAK_RSS_LIMIT_MIB};
-pub use world::{ATTACKER_TOKEN, VICTIM_TOKEN, World};
+pub use world::{ATTACKER_TOKEN, PLATFORM_TOKEN, VICTIM_TOKEN, World};
 
 /// The attacker's namespace.
 pub const ATTACKER: &str = "tenant-evil";
@@ -65,6 +65,7 @@ pub fn sensitive() -> Vec<&'static str> {
         CLUSTER_TOKEN_PREFIX,
         VICTIM_TOKEN,
         ATTACKER_TOKEN,
+        PLATFORM_TOKEN,
         VICTIM_DB_URL,
         "TENANTCHECK-victim-pass",
     ]

@@ -20,6 +20,9 @@ use super::{
 pub const ATTACKER_TOKEN: &str = "fvsat_TENANTCHECK_attacker_token";
 /// The victim's FerrVault token (reads [`VICTIM_VAULT`]).
 pub const VICTIM_TOKEN: &str = "fvsat_TENANTCHECK_victim_token";
+/// The platform team's FerrVault token, lent by a ClusterFerrVaultConnection (reads
+/// [`VICTIM_VAULT`]); FerrVault counts its requests under the label `platform`.
+pub const PLATFORM_TOKEN: &str = "fvsat_TENANTCHECK_platform_token";
 
 /// Where the Kubernetes simulator listens: on loopback, apart from FerrVault's 127.0.0.1.
 pub const KUBE_ADDRESS: ([u8; 4], u16) = ([127, 0, 0, 3], 0);
@@ -59,6 +62,8 @@ impl World {
             .token_label(VICTIM_TOKEN, "victim")
             .service_account_token(ATTACKER_TOKEN, PLAYGROUND_VAULT)
             .token_label(ATTACKER_TOKEN, "attacker")
+            .service_account_token(PLATFORM_TOKEN, VICTIM_VAULT)
+            .token_label(PLATFORM_TOKEN, "platform")
             .oidc_cluster(CLUSTER_ID, SA_TOKEN, ORG)
             .rate_limit(1000.0, 1000);
         config.oidc_clusters[0].namespaces = vec![VICTIM.to_owned()];

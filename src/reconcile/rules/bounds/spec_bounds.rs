@@ -239,7 +239,7 @@ fn optional(path: &dyn Display, value: Option<&str>, max: usize) -> Result<(), S
 }
 
 /// `value` is at most `max` characters (counting stops one past `max`).
-fn text(path: &dyn Display, value: &str, max: usize) -> Result<(), SpecProblem> {
+pub(super) fn text(path: &dyn Display, value: &str, max: usize) -> Result<(), SpecProblem> {
     // A character is at least one byte: a string of at most `max` bytes needs no counting.
     if value.len() <= max || value.chars().take(max + 1).count() <= max {
         return Ok(());
@@ -250,7 +250,7 @@ fn text(path: &dyn Display, value: &str, max: usize) -> Result<(), SpecProblem> 
     ))
 }
 
-fn list(path: &dyn Display, len: usize, max: usize) -> Result<(), SpecProblem> {
+pub(super) fn list(path: &dyn Display, len: usize, max: usize) -> Result<(), SpecProblem> {
     if len <= max {
         return Ok(());
     }
@@ -260,7 +260,7 @@ fn list(path: &dyn Display, len: usize, max: usize) -> Result<(), SpecProblem> {
     ))
 }
 
-fn problem(path: &dyn Display, expected: String) -> SpecProblem {
+pub(super) fn problem(path: &dyn Display, expected: String) -> SpecProblem {
     SpecProblem {
         path: path.to_string(),
         expected,

@@ -97,7 +97,7 @@ mod tests {
 
     fn spec(type_: Option<&str>) -> FerrVaultSecretSpec {
         FerrVaultSecretSpec {
-            connection_ref: ConnectionRef { name: "c".into() },
+            connection_ref: ConnectionRef::namespaced("c"),
             project: None,
             vault: "v".into(),
             selector: None,

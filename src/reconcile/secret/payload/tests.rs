@@ -23,7 +23,7 @@ fn costliest_cr() -> FerrVaultSecret {
     FerrVaultSecret::new(
         "heavy",
         FerrVaultSecretSpec {
-            connection_ref: ConnectionRef { name: "conn".into() },
+            connection_ref: ConnectionRef::namespaced("conn"),
             project: None,
             vault: "v".into(),
             selector: None,
