@@ -111,13 +111,18 @@ async fn samples_synced(client: &kube::Client) -> bool {
         return false;
     };
     let samples = sample_world::manifests().expect("samples parse");
-    let sample_secrets = samples.iter().filter(|m| m["kind"] == "FerrVaultSecret").count();
+    let sample_secrets = samples
+        .iter()
+        .filter(|m| m["kind"] == "FerrVaultSecret" && m["metadata"]["namespace"] == SAMPLES)
+        .count();
     let secrets_done = secrets.items.len() == sample_secrets
         && secrets.into_iter().all(|s| {
             let conditions = s.status.map(|s| s.conditions).unwrap_or_default();
-            // The sample with a rollout target must also have restarted its Deployment.
-            ready(&conditions, "Ready")
-                && (s.spec.rollout_restart.is_empty() || ready(&conditions, "RolloutRestarted"))
+            // A suspended sample is settled once it says so; the sample with a rollout target must
+            // also have restarted its Deployment.
+            ready(&conditions, "Suspended")
+                || (ready(&conditions, "Ready")
+                    && (s.spec.rollout_restart.is_empty() || ready(&conditions, "RolloutRestarted")))
         });
     secrets_done
         && connections.items.len() == 2
