@@ -1,6 +1,6 @@
 //! `render (NAME | -f FILE) --values FILE [-o json|yaml]`: the target Secret a FerrVaultSecret
-//! would produce from local values, offline: its selector, its transforms (the operator's own
-//! pipeline, [`apply_transforms`]), its target name and type.
+//! would produce from local values, offline: its selector, then the operator's own whole render
+//! ([`render_target`]: transforms, template and docker config, size, type), its target name.
 //!
 //! # Guarantees
 //! - No Secret is read: the values come from the user's file; the cluster is asked for the
@@ -12,8 +12,8 @@
 use std::{collections::BTreeMap, io::Read, path::Path};
 
 use ferrvault_operator::{
-    api::{FerrVaultSecret, Lenient},
-    rules::{SecretData, apply_transforms},
+    api::{FerrVaultSecret, Lenient, Reason},
+    rules::{SecretData, render_target, secret_spec_problem},
 };
 use k8s_openapi::{ByteString, api::core::v1::Secret};
 use kube::api::ObjectMeta;
@@ -69,7 +69,8 @@ pub async fn run(cluster_args: &ClusterArgs, args: RenderArgs) -> Result<(), Plu
 /// The target Secret `cr` produces from `values`, in `namespace`.
 ///
 /// # Errors
-/// [`PluginError::Object`] naming the selected keys without a value, or the failing transform
+/// [`PluginError::Object`] naming the spec's problem (a bound or a conflict, as the operator's
+/// `InvalidSpec`), the selected keys without a value, or the failing transform, template or size
 /// (with the condition reason the operator would write).
 pub fn render(
     cr: &FerrVaultSecret,
@@ -77,6 +78,12 @@ pub fn render(
     values: SecretData,
 ) -> Result<Secret, PluginError> {
     let name = cr.metadata.name.clone().unwrap_or_default();
+    if let Err(problem) = secret_spec_problem(&cr.spec) {
+        return Err(PluginError::Object(format!(
+            "ferrvaultsecret {name}: {problem} (the operator would report {})",
+            Reason::InvalidSpec.as_str()
+        )));
+    }
     let selected = cr.spec.selected_names();
     let input: SecretData = if selected.is_empty() {
         values
@@ -98,7 +105,7 @@ pub fn render(
             .filter(|(key, _)| selected.contains(key))
             .collect()
     };
-    let data = apply_transforms(&input, &cr.spec.transforms).map_err(|e| {
+    let target = render_target(&cr.spec, input).map_err(|e| {
         PluginError::Object(format!("{e} (the operator would report {})", e.reason().as_str()))
     })?;
     Ok(Secret {
@@ -107,8 +114,8 @@ pub fn render(
             namespace,
             ..ObjectMeta::default()
         },
-        type_: Some(cr.spec.target_type().to_owned()),
-        data: Some(data.into_iter().map(|(k, v)| (k, ByteString(v))).collect()),
+        type_: Some(target.type_),
+        data: Some(target.data.into_iter().map(|(k, v)| (k, ByteString(v))).collect()),
         ..Secret::default()
     })
 }

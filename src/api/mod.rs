@@ -28,6 +28,7 @@ pub mod bounds;
 #[allow(unreachable_pub)]
 pub(crate) mod cluster_connection;
 pub(crate) mod common;
+pub(crate) mod conflicts;
 // kube's `KubeSchema` derive copies the `pub` of `FerrVaultConnectionSpec` and `SecretTarget`
 // onto a schema struct it generates inside a function for their `x_kube` validation rules, where
 // no attribute of ours reaches it: the lint is allowed on their two files.
@@ -51,6 +52,7 @@ pub use cluster_connection::{
     NamespacedSecretKeyRef, ReferenceNamespaces, SAME_NAMESPACE_MESSAGE,
 };
 pub use common::{ConnectionKind, ConnectionRef, SecretKeyRef};
+pub use conflicts::{CREATED_ONCE_REPLACE_MESSAGE, MERGE_REPLACE_MESSAGE};
 pub use connection::{
     ConnectionMode, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultConnectionStatus, OidcSpec,
 };

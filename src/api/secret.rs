@@ -9,6 +9,9 @@
 //! - `target.type` is none of [`REFUSED_TARGET_TYPES`]: the one rule stricter than Go's, because
 //!   Kubernetes turns such Secrets into credentials (the reconciler refuses them again, for objects
 //!   stored without this validation).
+//! - Contradicting settings (`refreshPolicy: CreatedOnce` with `target.immutableChange: Replace`,
+//!   `target.creationPolicy: Merge` with `target.template.mergePolicy: Replace`) are refused with a
+//!   message naming both fields ([`conflicts`](super::conflicts)).
 //! - Every string and list has a `maxLength`/`maxItems` from [`bounds`](super::bounds) (issue 34),
 //!   far above what the Go operator's manifests use; the reconciler checks them again.
 //!
@@ -28,6 +31,9 @@ use super::{
         MAX_TRANSFORMS,
     },
     common::{ConnectionRef, conditions_schema},
+    conflicts::{
+        CREATED_ONCE_REPLACE_MESSAGE, CREATED_ONCE_REPLACE_RULE, MERGE_REPLACE_MESSAGE, MERGE_REPLACE_RULE,
+    },
     target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, NO_METADATA, TargetMetadata},
     template::{DOCKER_CONFIG_TYPE, DOCKER_CONFIG_TYPE_MESSAGE, DOCKER_CONFIG_TYPE_RULE, SecretTemplate},
     transform::Transform,
@@ -80,7 +86,7 @@ fn default_refresh_interval() -> String {
 /// Desired state of a FerrVaultSecret.
 // Each `printcolumn(...)` repeats `type_ = "string"`; clippy reads that as a duplicated attribute.
 #[allow(clippy::duplicated_attributes)]
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[kube(
     group = "ferrvault.com",
     version = "v1alpha1",
@@ -116,6 +122,7 @@ fn default_refresh_interval() -> String {
     printcolumn(name = "LastSynced", type_ = "date", json_path = ".status.lastSyncedAt"),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
+#[x_kube(validation = Rule::new(CREATED_ONCE_REPLACE_RULE).message(CREATED_ONCE_REPLACE_MESSAGE))]
 #[serde(rename_all = "camelCase")]
 pub struct FerrVaultSecretSpec {
     /// The FerrVaultConnection to use, in the same namespace.
@@ -288,7 +295,8 @@ pub struct SecretSelector {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 #[x_kube(
     validation = Rule::new(REFUSED_TARGET_TYPES_RULE).message(REFUSED_TARGET_TYPE_MESSAGE),
-    validation = Rule::new(DOCKER_CONFIG_TYPE_RULE).message(DOCKER_CONFIG_TYPE_MESSAGE)
+    validation = Rule::new(DOCKER_CONFIG_TYPE_RULE).message(DOCKER_CONFIG_TYPE_MESSAGE),
+    validation = Rule::new(MERGE_REPLACE_RULE).message(MERGE_REPLACE_MESSAGE)
 )]
 pub struct SecretTarget {
     /// Name of the Secret; defaults to the FerrVaultSecret's name.

@@ -217,3 +217,49 @@ fn the_new_target_fields_should_be_admitted_without_being_defaulted() {
         Vec::<String>::new()
     );
 }
+
+fn secret_with(spec: &str) -> Vec<String> {
+    let yaml = format!(
+        "apiVersion: ferrvault.com/v1alpha1\nkind: FerrVaultSecret\nmetadata: {{name: s, namespace: n}}\n\
+         spec:\n  connectionRef: {{name: c}}\n  vault: v\n{spec}"
+    );
+    violations::<FerrVaultSecret>(&yaml)
+}
+
+#[test]
+fn created_once_with_an_immutable_replace_should_be_refused_at_admission_naming_both_fields() {
+    use ferrvault_operator::api::CREATED_ONCE_REPLACE_MESSAGE;
+    assert!(CREATED_ONCE_REPLACE_MESSAGE.contains("refreshPolicy"));
+    assert!(CREATED_ONCE_REPLACE_MESSAGE.contains("target.immutableChange"));
+    assert_eq!(
+        secret_with("  refreshPolicy: CreatedOnce\n  target: {immutable: true, immutableChange: Replace}\n"),
+        [CREATED_ONCE_REPLACE_MESSAGE]
+    );
+    for alone in [
+        "  refreshPolicy: CreatedOnce\n",
+        "  refreshPolicy: CreatedOnce\n  target: {immutable: true, immutableChange: Refuse}\n",
+        "  refreshPolicy: OnChange\n  target: {immutable: true, immutableChange: Replace}\n",
+        "  target: {immutable: true, immutableChange: Replace}\n",
+    ] {
+        assert_eq!(secret_with(alone), Vec::<String>::new(), "{alone}");
+    }
+}
+
+#[test]
+fn a_merged_target_with_a_replacing_template_should_be_refused_at_admission_naming_both_fields() {
+    use ferrvault_operator::api::MERGE_REPLACE_MESSAGE;
+    assert!(MERGE_REPLACE_MESSAGE.contains("target.creationPolicy"));
+    assert!(MERGE_REPLACE_MESSAGE.contains("target.template.mergePolicy"));
+    assert_eq!(
+        secret_with_target("{creationPolicy: Merge, template: {mergePolicy: Replace, data: {DSN: x}}}"),
+        [MERGE_REPLACE_MESSAGE]
+    );
+    for alone in [
+        "{creationPolicy: Merge}",
+        "{creationPolicy: Merge, template: {mergePolicy: Merge, data: {DSN: x}}}",
+        "{creationPolicy: Orphan, template: {mergePolicy: Replace, data: {DSN: x}}}",
+        "{template: {mergePolicy: Replace, data: {DSN: x}}}",
+    ] {
+        assert_eq!(secret_with_target(alone), Vec::<String>::new(), "{alone}");
+    }
+}

@@ -9,7 +9,7 @@ use std::{collections::BTreeMap, time::Duration};
 
 use crate::operator_support::*;
 use ferrvault_operator::api::{
-    FerrVaultSecretSpec, FerrVaultSecretStatus, RefreshPolicy, names::FORCE_SYNC_ANNOTATION,
+    FerrVaultSecretSpec, FerrVaultSecretStatus, RefreshPolicy, SecretSelector, names::FORCE_SYNC_ANNOTATION,
 };
 use ferrvault_sim::{kube::audit::AuditEntry, testkit::poll::poll_until};
 use kube::{
@@ -442,23 +442,37 @@ async fn a_connections_force_sync_should_reprobe_it_and_force_every_dependant() 
     h.finish().await;
 }
 
-// NOTE: for now this passes also when a forced pass takes its wave's kept answer (checked by
-// making `reveal::reveal` use `reveal_in_wave` when forced): the scenario leaves no kept answer
-// that would serve `old`. It still checks one request per forced pass; to be reworked.
+/// Two objects of one vault and credential: `peer`'s pass keeps its answer (every key) for the
+/// rest of its wave (up to 2s after it served anyone), which an unforced pass of `forced` would
+/// take without a request. (`forced` selects one key, so its own earlier answer, kept for its
+/// wave, does not cover `peer`'s keys and cannot serve `peer` instead.) The value changes in
+/// FerrVault between `peer`'s pass and the forced pass of `forced`: only a fresh read writes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forced_sync_should_read_fresh_rather_than_take_its_waves_kept_answer() {
+    const ROTATED: &str = "sk_live_LEAKCHECK_apikey_rotated";
     let h = Harness::start().await;
     h.connection("conn", "conn-token", PROD_TOKEN).await;
-    h.create_secret("old", secret_spec("conn", "prod")).await;
-    h.wait_secret_reason("old", "Synced").await;
+    let mut one_key = secret_spec("conn", "prod");
+    one_key.selector = Some(SecretSelector {
+        names: vec!["API_KEY".to_owned()],
+    });
+    h.create_secret("forced", one_key).await;
+    h.wait_secret_reason("forced", "Synced").await;
     idle(&h).await;
-    // A new object's sync keeps its answer for the rest of its wave (up to 2s after it served
-    // anyone): an unforced pass of `old` now would be served by it without a request.
-    h.create_secret("new", secret_spec("conn", "prod")).await;
-    h.wait_secret_reason("new", "Synced").await;
+    h.create_secret("peer", secret_spec("conn", "prod")).await;
+    h.wait_secret_reason("peer", "Synced").await;
+    h.fv.put_secret("prod", "API_KEY", ROTATED);
     h.fv.reset_stats();
-    force(&h, "old", "1").await;
-    wait_forced(&h, "old", "1").await;
+    force(&h, "forced", "1").await;
+    wait_forced(&h, "forced", "1").await;
+    let target = h.secrets().get("forced").await.expect("target Secret");
+    assert_eq!(
+        data_of(&target)
+            .get("API_KEY")
+            .map(|value| String::from_utf8_lossy(value).into_owned()),
+        Some(ROTATED.to_owned()),
+        "the forced pass wrote what FerrVault holds now, not its wave's kept answer"
+    );
     assert_eq!(h.reveals(), 1, "the forced pass read FerrVault itself");
     h.finish().await;
 }

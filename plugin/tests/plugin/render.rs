@@ -161,6 +161,22 @@ async fn render_should_fail_naming_keys_and_transforms_never_values() {
             "not valid base64 (the operator would report TransformError)",
         ),
         (
+            manifest(
+                "template",
+                json!({ "target": { "template": { "data": { "DSN": "x${A}${NOPE}" } } } }),
+            ),
+            values.clone(),
+            "(the operator would report TemplateError)",
+        ),
+        (
+            manifest(
+                "conflict",
+                json!({ "target": { "creationPolicy": "Merge", "template": { "mergePolicy": "Replace" } } }),
+            ),
+            values.clone(),
+            "(the operator would report InvalidSpec)",
+        ),
+        (
             manifest("nested", json!({})),
             write(dir.path(), "nested.yaml", "A: { inner: LEAKCHECK-a }\n"),
             "the value of \"A\" is not a string, a number or a boolean",
@@ -207,4 +223,61 @@ async fn render_should_refuse_a_values_file_over_its_bound() {
         run.stderr
     );
     assert!(run.stdout.is_empty());
+}
+
+/// Values for the shipped template sample's two objects.
+const TEMPLATE_VALUES: &str = r#"
+DATABASE: '{"host":"db","port":5432}'
+DB_PASSWORD: "p@ss w/rd"
+REGISTRY_USER: robot
+REGISTRY_TOKEN: "LEAKCHECK-token"
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn render_should_apply_the_template_and_the_docker_config_as_the_operator_writes_them() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let nowhere = dir.path().join("no-such-kubeconfig");
+    let values = write(dir.path(), "values.yaml", TEMPLATE_VALUES);
+    let docs: Vec<&str> = ferrvault_operator::api::samples::SECRET_WITH_TEMPLATE
+        .split("\n---\n")
+        .collect();
+    let [dsn, registry] = docs[..] else {
+        panic!("the sample holds two objects")
+    };
+
+    let dsn = write(dir.path(), "dsn.yaml", dsn);
+    let run = plugin_with(&nowhere, &["render", "-f", &dsn, "--values", &values]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let (secret, data) = rendered(&run.stdout);
+    assert_eq!(secret.type_.as_deref(), Some("Opaque"));
+    assert_eq!(
+        data,
+        BTreeMap::from([(
+            "DSN".to_owned(),
+            b"postgres://app:p%40ss%20w%2Frd@db:5432/shop?sslmode=require".to_vec()
+        )]),
+        "mergePolicy Replace writes the template's keys only"
+    );
+
+    let registry = write(dir.path(), "registry.yaml", registry);
+    let run = plugin_with(
+        &nowhere,
+        &["render", "-f", &registry, "--values", &values, "-o", "json"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let secret: Secret = serde_json::from_str(&run.stdout).expect("a Secret in JSON");
+    assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/dockerconfigjson"));
+    let data = secret.data.expect("data");
+    assert_eq!(data.keys().collect::<Vec<_>>(), [".dockerconfigjson"]);
+    let config: serde_json::Value =
+        serde_json::from_slice(&data[".dockerconfigjson"].0).expect(".dockerconfigjson is JSON");
+    let auth = base64::engine::general_purpose::STANDARD.encode("robot:LEAKCHECK-token");
+    assert_eq!(
+        config,
+        json!({ "auths": { "registry.demo.example": {
+            "username": "robot", "password": "LEAKCHECK-token", "auth": auth,
+        } } })
+    );
 }

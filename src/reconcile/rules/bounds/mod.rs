@@ -3,6 +3,7 @@
 //!
 //! - [`bounded_text`]: the 1 KiB bound of condition messages and log fields.
 //! - [`spec_bounds`]: the CRD schema's length bounds, checked again for objects stored past it.
+//! - [`spec_conflicts`]: the schema's cross-field rules, checked again the same way.
 //! - [`cluster_bounds`]: the same for a ClusterFerrVaultConnection (its `allowedNamespaces`).
 //! - [`token_bucket`]: a token bucket over instants the caller passes (write budget, Event spam
 //!   filter).
@@ -13,4 +14,5 @@ pub(crate) mod bounded_text;
 pub(crate) mod cluster_bounds;
 pub(crate) mod pruned_map;
 pub(crate) mod spec_bounds;
+pub(crate) mod spec_conflicts;
 pub(crate) mod token_bucket;

@@ -22,6 +22,7 @@ use std::{collections::BTreeMap, fmt::Display};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::Resource;
 
+use super::spec_conflicts::secret_spec_conflict;
 use crate::api::{
     FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec, InvalidObject,
     SecretKeyRef, SecretTemplate, SpecProblem,
@@ -80,7 +81,8 @@ impl SpecBounds for FerrVaultConnection {
     }
 }
 
-/// The first bound a FerrVaultSecret's `spec` exceeds.
+/// The first bound a FerrVaultSecret's `spec` exceeds, then the first pair of its settings that
+/// contradict each other (the schema's cross-field rules).
 ///
 /// # Errors
 /// The [`SpecProblem`] naming the field and its bound.
@@ -135,7 +137,7 @@ pub fn secret_spec_problem(spec: &FerrVaultSecretSpec) -> Result<(), SpecProblem
         }
         names(&format_args!("spec.transforms[{index}].keys"), &step.keys)?;
     }
-    Ok(())
+    secret_spec_conflict(spec)
 }
 
 /// The first bound a FerrVaultConnection's `spec` exceeds.

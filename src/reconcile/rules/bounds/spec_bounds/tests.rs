@@ -342,3 +342,48 @@ fn template_keys_should_be_bounded_in_count_and_length_without_spelling_the_key(
         Some("spec.target.template.data (a key): longer than 253 characters (the CRD's maxLength)")
     );
 }
+
+#[test]
+fn contradicting_settings_should_be_refused_naming_both_fields_and_each_alone_admitted() {
+    let created_once = |spec| with(spec, "/refreshPolicy", json!("CreatedOnce"));
+    let replace_target = |spec| with(spec, "/target/immutableChange", json!("Replace"));
+    let merge_target = |spec| with(spec, "/target/creationPolicy", json!("Merge"));
+    let replace_template = |spec| with(spec, "/target/template/mergePolicy", json!("Replace"));
+    let base = || {
+        let mut spec = secret_spec();
+        spec["refreshPolicy"] = json!("Periodic");
+        spec["target"]["immutableChange"] = json!("Refuse");
+        spec["target"]["creationPolicy"] = json!("Owner");
+        spec["target"]["template"]["mergePolicy"] = json!("Merge");
+        spec
+    };
+    let conflict = |message: &str| Some(format!("spec: {message}"));
+    assert_eq!(
+        secret_problem(created_once(replace_target(base()))),
+        conflict(crate::api::CREATED_ONCE_REPLACE_MESSAGE)
+    );
+    assert_eq!(
+        secret_problem(merge_target(replace_template(base()))),
+        conflict(crate::api::MERGE_REPLACE_MESSAGE)
+    );
+    for alone in [
+        created_once(base()),
+        replace_target(base()),
+        merge_target(base()),
+        replace_template(base()),
+    ] {
+        assert_eq!(secret_problem(alone.clone()), None, "{alone}");
+    }
+    for (message, fields) in [
+        (
+            crate::api::CREATED_ONCE_REPLACE_MESSAGE,
+            ["refreshPolicy", "target.immutableChange"],
+        ),
+        (
+            crate::api::MERGE_REPLACE_MESSAGE,
+            ["target.creationPolicy", "target.template.mergePolicy"],
+        ),
+    ] {
+        assert!(fields.iter().all(|f| message.contains(f)), "{message}");
+    }
+}
