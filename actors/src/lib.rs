@@ -53,6 +53,7 @@
 //!   Lease calls, each under a deadline.
 //! - `runtime`: the builder, `run`, the handles and `RuntimeError`.
 //! - `watch_spec`: `WatchSpec` (full or metadata-only), turned into a watcher by `watcher`;
+//!   `watch_route`: `Route`, one way a watch's changes become keys (a spec has one or more);
 //!   `watch_store`: the store each watch keeps, which the reconcilers read.
 //!
 //! # Layout
@@ -155,6 +156,7 @@ mod supervisor;
 #[cfg(test)]
 mod test_support;
 mod watch_filter;
+mod watch_route;
 mod watch_spec;
 mod watch_state;
 mod watch_store;
@@ -179,6 +181,7 @@ pub use crate::{
     runtime::{LeaderElection, QueueHandle, Runtime, RuntimeBuilder, RuntimeError},
     seams::{KeySink, LeadershipHooks, LeadershipSource, LeaseStatus, Role, WatchSource},
     spawn::{Spawned, Spawner},
+    watch_route::Route,
     watch_spec::WatchSpec,
     watch_state::{WatchReporter, WatchState},
     watch_store::{Applied, WatchGone, WatchStore, WatchStoreWriter, watch_store},

@@ -1,7 +1,7 @@
-//! Watch specs: what one watcher actor watches, how its events map to keys, and which changes
-//! matter. Both kinds of watch (full objects, metadata only) are one generic [`WatchSpec`]; both
-//! implement [`WatchSource`](crate::seams::WatchSource) (in `watcher.rs`, which turns a spec
-//! into a watcher actor) so the runtime keeps them in one list.
+//! Watch specs: what one watcher actor watches, how its events map to keys (its
+//! [`Route`]s), and which changes matter. Both kinds of watch (full objects, metadata only) are
+//! one generic [`WatchSpec`]; both implement [`WatchSource`](crate::seams::WatchSource) (in
+//! `watcher.rs`, which turns a spec into a watcher actor) so the runtime keeps them in one list.
 //!
 //! # Guarantees
 //! - The [`WatchStore`] returned by the constructors stays valid across watcher restarts:
@@ -11,6 +11,8 @@
 //!   their store holds metadata only and memory does not grow with object size.
 //! - A spec with a projection ([`WatchSpec::trim`]) stores, filters and maps only what the
 //!   projection keeps: the store does not grow with the fields it drops.
+//! - A spec with several routes ([`WatchSpec::route`]) lists, watches and stores its kind once:
+//!   each route judges and maps every change after the store took it (see `watch_route.rs`).
 
 use std::{fmt::Debug, sync::Arc};
 
@@ -19,7 +21,7 @@ use serde::de::DeserializeOwned;
 
 use crate::{
     key::ObjectKey,
-    watch_filter,
+    watch_route::Route,
     watch_store::{WatchStore, WatchStoreWriter, watch_store},
 };
 
@@ -35,19 +37,12 @@ impl<K> Watched for K where
 {
 }
 
-/// Maps a watched object to the keys it affects (e.g. a token Secret to the connections using it).
-pub(crate) type Mapper<K> = Arc<dyn Fn(&K) -> Vec<ObjectKey> + Send + Sync>;
-
-/// Says whether a change from the previous version (`None`: first sighting) to `new` matters.
-pub(crate) type Matters<K> = Arc<dyn Fn(Option<&K>, &K) -> bool + Send + Sync>;
-
-/// Says whether a listed object needs a pass whatever the stores hold.
-pub(crate) type Unsettled<K> = Arc<dyn Fn(&K) -> bool + Send + Sync>;
-
-/// One watch: kind, scope and selectors (via `api` and `config`), key mapper and change filter.
+/// One watch: kind, scope and selectors (via `api` and `config`), and the routes from its
+/// changes to keys (key mapper and change filter).
 ///
 /// Build with [`WatchSpec::full`] or [`WatchSpec::metadata`], then `.map(..)` and optionally
-/// `.matters(..)`. Without `.map`, an object maps to nothing (the store is still kept current).
+/// `.matters(..)` (the first route), and `.route(..)` for each further mapping of the same
+/// kind. Without `.map`, an object maps to nothing (the store is still kept current).
 #[must_use]
 pub struct WatchSpec<K: Watched> {
     shared: Arc<SpecShared<K>>,
@@ -63,12 +58,9 @@ pub(crate) struct SpecShared<K: Watched> {
     pub(crate) config: watcher::Config,
     /// The store's only writer; a stream task holds the lock for its whole life.
     pub(crate) writer: Arc<tokio::sync::Mutex<WatchStoreWriter<K>>>,
-    /// Object → keys.
-    pub(crate) mapper: Mapper<K>,
-    /// (previous, new) → enqueue?
-    pub(crate) matters: Matters<K>,
-    /// A listed object → queue it as a change rather than a refresh?
-    pub(crate) unsettled: Unsettled<K>,
+    /// Where changes go, in order; never empty: the first is the one `.map`, `.matters` and
+    /// `.listed_as_change` configure.
+    pub(crate) routes: Vec<Route<K>>,
     /// Drops what nobody reads before the object reaches the filter and the store.
     pub(crate) trim: fn(&mut K),
 }
@@ -84,11 +76,7 @@ impl<K: Watched> WatchSpec<K> {
             api,
             config,
             writer: Arc::new(tokio::sync::Mutex::new(writer)),
-            mapper: Arc::new(|_: &K| Vec::new()),
-            matters: Arc::new(|old: Option<&K>, new: &K| {
-                watch_filter::metadata_change_matters(old.map(Resource::meta), new.meta())
-            }),
-            unsettled: Arc::new(|_: &K| false),
+            routes: vec![Route::default()],
             trim: |_| {},
         };
         (
@@ -105,14 +93,14 @@ impl<K: Watched> WatchSpec<K> {
     /// supervisor restarts it (the event is lost; the re-list after the restart repeats it only
     /// if the object changed meanwhile).
     pub fn map(self, mapper: impl Fn(&K) -> Vec<ObjectKey> + Send + Sync + 'static) -> Self {
-        self.with(|s| s.mapper = Arc::new(mapper))
+        self.with(|s| s.first_route().mapper = Arc::new(mapper))
     }
 
     /// Replace the default filter (`watch_filter::metadata_change_matters`: generation, labels,
     /// annotations, owners, finalizers, deletion); deletions and objects that vanished during
     /// a re-list always matter.
     pub fn matters(self, matters: impl Fn(Option<&K>, &K) -> bool + Send + Sync + 'static) -> Self {
-        self.with(|s| s.matters = Arc::new(matters))
+        self.with(|s| s.first_route().matters = Arc::new(matters))
     }
 
     /// Queue a listed object for which `unsettled` holds as a change (the `Changed` lane)
@@ -120,7 +108,15 @@ impl<K: Watched> WatchSpec<K> {
     /// generation, being deleted …), so it neither waits for the other watches' first lists nor
     /// queues behind a start's backlog. By default every listed object is a refresh.
     pub fn listed_as_change(self, unsettled: impl Fn(&K) -> bool + Send + Sync + 'static) -> Self {
-        self.with(|s| s.unsettled = Arc::new(unsettled))
+        self.with(|s| s.first_route().unsettled = Arc::new(unsettled))
+    }
+
+    /// Map every change of this watch a further way: `route` judges each change with its own
+    /// filter and maps it with its own mapper, after the store took it, like the first route.
+    /// One watch per kind can so feed every key mapping that needs the kind (one list, one
+    /// stream, one store), and a key any route queues always finds its cause in the store.
+    pub fn route(self, route: Route<K>) -> Self {
+        self.with(|s| s.routes.push(route))
     }
 
     /// Keep only a projection of each object: `trim` runs on every listed or watched object
@@ -145,6 +141,15 @@ impl<K: Watched> WatchSpec<K> {
         Self {
             shared: Arc::new(shared),
         }
+    }
+}
+
+impl<K: Watched> SpecShared<K> {
+    /// The route `.map`, `.matters` and `.listed_as_change` configure.
+    fn first_route(&mut self) -> &mut Route<K> {
+        self.routes
+            .first_mut()
+            .expect("a spec's routes are never empty: the constructors add the first")
     }
 }
 

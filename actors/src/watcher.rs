@@ -12,8 +12,9 @@
 //! - Bookmarks and `default_backoff()`: errors are retried with exponential backoff; a 410
 //!   re-lists, and objects missing from the re-list are treated as deleted (their keys are
 //!   enqueued: the deletion event was lost).
-//! - A change is enqueued exactly when the spec's filter says it matters (deletions always);
-//!   the filter sees the previous version from the store, read before the event is applied.
+//! - A change is enqueued exactly when a route's filter says it matters to that route
+//!   (deletions always, to every route); the filters see the previous version from the store,
+//!   read before the event is applied.
 //! - Objects reach neither the filter, the mapper nor the store with `metadata.managedFields`:
 //!   they are dropped from every listed, applied and deleted object as it leaves the watch
 //!   stream (as kube-rs recommends: a real API server sends one entry per field manager on
@@ -233,8 +234,10 @@ impl<K: Watched> State<K> {
     fn on_item(&mut self, item: StreamItem) {
         let urgent = record(&mut self.watch, &item, std::time::SystemTime::now());
         match item {
-            StreamItem::Object { keys, listed } => {
-                self.enqueue(keys, if listed { Cause::Listed } else { Cause::Event });
+            StreamItem::Object { keys } => {
+                for (key, cause) in keys {
+                    self.sink.enqueue(key, cause);
+                }
             }
             StreamItem::Listed { vanished } => self.enqueue(vanished, Cause::Event),
             StreamItem::Relisting | StreamItem::Failed(_) => {}

@@ -5,7 +5,7 @@
 use controller_actors::{KeyInfo, NamespaceShare, QueueStats};
 use serde_json::{Value, json};
 
-use crate::{ferrvault::LimiterSnapshot, reconcile::rules::messages::redact_userinfo};
+use crate::{ferrvault::LimiterSnapshot, reconcile::rules::status::messages::redact_userinfo};
 
 /// One controller's queue as collected by the route.
 pub struct QueueReport {

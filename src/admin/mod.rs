@@ -14,7 +14,8 @@
 //!   `slots.rs`: the connection budget, which evicts the longest-idle connection when full;
 //!   `listener/write_deadline.rs`: the time a client has to take a response.
 //! - [`secure`]: `--metrics-secure` (HTTPS, TokenReview and SubjectAccessReview, caches).
-//! - [`server`]: binds every listener first, then serves each on a thread of its own.
+//! - [`server`]: binds every listener first, then serves each on a thread of its own;
+//!   `address.rs`: [`BindAddress`], each server's address as its flag gives it.
 //!
 //! # Guarantees
 //! - Only GET and HEAD; any other method gets 405 with an `Allow` header.
@@ -35,6 +36,7 @@
 //!   labels are bounded enums or fingerprints. Tests scrape every endpoint during a synced run
 //!   and search for the values and tokens.
 
+mod address;
 mod debug_queue;
 pub mod exposition;
 #[cfg(test)]
@@ -50,6 +52,7 @@ mod slots;
 
 use std::sync::Arc;
 
+pub use address::{AddressError, BindAddress};
 use controller_actors::{HealthHandle, QueueHandle, TreeHandle};
 use prometheus_client::registry::Registry;
 

@@ -20,6 +20,7 @@ use std::{
 
 use tokio_util::sync::CancellationToken;
 
+use super::BindAddress;
 use super::{
     Sources,
     limits::HttpLimits,
@@ -27,7 +28,6 @@ use super::{
     routes,
     secure::{CertError, MetricsGuard, SecureMetrics, ServingCert},
 };
-use crate::cli::BindAddress;
 
 /// Where each server is asked to listen (`None` = disabled), under which limits, and whether
 /// `/metrics` is secure.

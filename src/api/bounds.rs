@@ -1,6 +1,6 @@
 //! The size bound of every string and list in both custom resources' specs (issue 34, point 2):
 //! the CRD schema declares them (`maxLength`, `maxItems`) and the reconcilers check them again
-//! ([`spec_bounds`](crate::reconcile::rules::spec_bounds)) for objects stored past the schema.
+//! ([`spec_bounds`](crate::reconcile::rules::bounds::spec_bounds)) for objects stored past the schema.
 //! Both use these constants, so the two can never disagree.
 //!
 //! # Guarantees

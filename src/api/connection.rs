@@ -28,10 +28,10 @@ use super::{
 };
 
 /// Pattern of `spec.url`: an absolute http(s) URL.
-pub const URL_PATTERN: &str = "^https?://";
+pub(crate) const URL_PATTERN: &str = "^https?://";
 
 /// Pattern of `spec.oidc.clusterID`.
-pub const CLUSTER_ID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";
+pub(crate) const CLUSTER_ID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";
 
 /// Desired state of a FerrVaultConnection.
 // Each `printcolumn(...)` repeats `type_ = "string"`; clippy reads that as a duplicated attribute.

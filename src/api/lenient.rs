@@ -106,7 +106,7 @@ const KINDS: [&str; 5] = [
 ];
 
 /// Rebuilds serde's `message` for `path` without the offending value (see the guarantees).
-pub fn problem(path: &str, message: &str) -> SpecProblem {
+pub(crate) fn problem(path: &str, message: &str) -> SpecProblem {
     let path = match path.trim_end_matches('.') {
         "" => "the object".to_owned(),
         path => path.to_owned(),

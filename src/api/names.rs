@@ -17,8 +17,9 @@ pub const MANAGED_BY_ANNOTATION: &str = "ferrvault.com/managed-by";
 /// The value of [`MANAGED_BY_ANNOTATION`].
 pub const MANAGED_BY_VALUE: &str = "ferrvault-operator";
 
-/// Annotation on a target Secret: the content hash (see `reconcile::rules::content_hash`) of the data
-/// the operator last wrote. A mismatch with the data means someone edited the Secret (drift).
+/// Annotation on a target Secret: the content hash (see `reconcile::rules::content::content_hash`)
+/// of the data the operator last wrote. A mismatch with the data means someone edited the Secret
+/// (drift).
 pub const CONTENT_HASH_ANNOTATION: &str = "ferrvault.com/content-hash";
 
 /// Annotation on a Secret, set by whoever controls it, letting one FerrVaultSecret of the same

@@ -1,5 +1,6 @@
 //! `FerrVaultSecret` (`fvs`): which vault keys go into which target `Secret`, how they are
-//! transformed, and which workloads restart when the content changes.
+//! transformed (the steps are in [`transform`](super::transform)), and which workloads restart
+//! when the content changes.
 //!
 //! # Guarantees (enforced by the CRD schema: the Go CRD's rules, reference §1.2, plus one)
 //! - `vault` is non-empty; `project`, when set, is non-empty; `connectionRef.name` is set.
@@ -27,20 +28,21 @@ use super::{
         MAX_TRANSFORMS,
     },
     common::{ConnectionRef, conditions_schema},
+    transform::Transform,
 };
 
 /// The language of a valid `spec.refreshInterval`: Go `time.Duration` syntax without a sign (a
 /// sequence of decimal numbers each with a unit `ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`; or
-/// a bare `0`). `reconcile::rules::duration::parse_go_duration` accepts exactly this language. Not a
+/// a bare `0`). `rules::schedule::duration::parse_go_duration` accepts exactly this language. Not a
 /// schema pattern: the Go CRD admitted any string, so other values are reported as
 /// `InvalidRefreshInterval` instead of refused.
 pub const GO_DURATION_PATTERN: &str = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
 
 /// The CRD default of `spec.refreshInterval`.
-pub const DEFAULT_REFRESH_INTERVAL: &str = "1h";
+pub(crate) const DEFAULT_REFRESH_INTERVAL: &str = "1h";
 
 /// Secret `type` written when `target.type` is unset.
-pub const DEFAULT_TARGET_TYPE: &str = "Opaque";
+pub(crate) const DEFAULT_TARGET_TYPE: &str = "Opaque";
 
 /// Secret types never written: Kubernetes acts on Secrets of these types, so writing one would
 /// turn a vault's content into cluster credentials. The token controller mints a long-lived
@@ -229,87 +231,6 @@ impl WorkloadKind {
     }
 }
 
-/// One transform step. Which fields matter depends on `type`: `prefix`/`suffix` use `value` (none
-/// is a no-op), `rename` needs `from` and `to`, `jsonExpand` needs `key`, `base64Decode` takes
-/// optional `keys`. As in the Go CRD the schema does not require them: a missing one fails the
-/// sync with `TransformError` naming it.
-#[derive(JsonSchema, Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-pub struct Transform {
-    /// What the step does: `prefix`, `suffix`, `rename`, `base64Decode` or `jsonExpand`.
-    #[serde(rename = "type")]
-    pub type_: TransformType,
-    /// `prefix`/`suffix`: the text added to every key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_SECRET_KEY))]
-    pub value: Option<String>,
-    /// `rename`: the key to move.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_SECRET_KEY))]
-    pub from: Option<String>,
-    /// `rename`: its new name; must not exist yet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_SECRET_KEY))]
-    pub to: Option<String>,
-    /// `jsonExpand`: the key whose JSON object value is flattened into `KEY_SUBKEY` keys.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = MAX_SECRET_KEY))]
-    pub key: Option<String>,
-    /// `base64Decode`: the keys to decode; empty means every key.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = MAX_KEY_NAMES), inner(length(max = MAX_SECRET_KEY)))]
-    pub keys: Vec<String>,
-}
-
-impl Transform {
-    /// A step of `type_` with every parameter unset, as a manifest naming only its type reads.
-    pub fn of_type(type_: TransformType) -> Self {
-        Self {
-            type_,
-            value: None,
-            from: None,
-            to: None,
-            key: None,
-            keys: Vec::new(),
-        }
-    }
-}
-
-/// The transform types.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum TransformType {
-    /// Prepend `value` to every key.
-    Prefix,
-    /// Append `value` to every key.
-    Suffix,
-    /// Move key `from` to `to`.
-    Rename,
-    /// Base64-decode the values of `keys` (or all keys), standard then URL-safe alphabet.
-    Base64Decode,
-    /// Flatten the JSON object at `key` into upper-cased `KEY_SUBKEY` entries.
-    JsonExpand,
-    /// Any other `type`, stored by an API server that did not validate the schema. Read as this
-    /// variant (not refused) so one such object fails alone with `TransformError` instead of
-    /// failing the typed list of every FerrVaultSecret. Not part of the CRD schema.
-    #[serde(other)]
-    #[schemars(skip)]
-    Unknown,
-}
-
-impl TransformType {
-    /// The spelling used in the CRD, and in transform error messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Prefix => "prefix",
-            Self::Suffix => "suffix",
-            Self::Rename => "rename",
-            Self::Base64Decode => "base64Decode",
-            Self::JsonExpand => "jsonExpand",
-            Self::Unknown => "unknown",
-        }
-    }
-}
-
 /// Observed state of a FerrVaultSecret.
 ///
 /// # Guarantees
@@ -354,6 +275,7 @@ pub struct FerrVaultSecretStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::TransformType;
 
     #[test]
     fn objects_stored_without_schema_validation_should_still_deserialize_so_they_fail_alone() {

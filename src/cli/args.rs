@@ -5,8 +5,8 @@
 //! Every flag can also come from the environment variable `FERRVAULT_<FLAG_IN_UPPER_SNAKE>`
 //! (`--reconcile-timeout` ↔ `FERRVAULT_RECONCILE_TIMEOUT`); a flag on the command line wins.
 //! Durations use Go syntax (`90s`, `1h30m`), parsed by
-//! [`parse_go_duration`](crate::reconcile::rules::duration::parse_go_duration), so the chart's values
-//! mean the same here as in the Go operator. Cross-flag rules are checked by
+//! [`parse_go_duration`](crate::reconcile::rules::schedule::duration::parse_go_duration), so the
+//! chart's values mean the same here as in the Go operator. Cross-flag rules are checked by
 //! [`super::settings::RunSettings::from_args`], not here.
 //!
 //! Go's `flag` syntax is accepted besides clap's: `-flag` is rewritten to `--flag` before clap
@@ -21,7 +21,7 @@ use super::{
 };
 use crate::{
     ferrvault::DEFAULT_TOKEN_PATH,
-    reconcile::{rules::duration::parse_go_duration, write_budget},
+    reconcile::{rules::schedule::duration::parse_go_duration, write_budget},
 };
 
 /// Flags of `ferrvault-operator run`.

@@ -15,7 +15,7 @@ use std::io::IsTerminal;
 
 use tracing_subscriber::{EnvFilter, fmt::format::JsonFields};
 
-pub use self::{bounded_fields::BoundedFields, zap_json::ZapJson};
+pub(crate) use self::{bounded_fields::BoundedFields, zap_json::ZapJson};
 use super::zap::TimeEncoding;
 
 /// How log lines are written.
@@ -70,7 +70,7 @@ pub enum LoggingError {
 ///
 /// # Errors
 /// [`LoggingError::Level`] for text that is neither.
-pub fn filter(level: &str) -> Result<EnvFilter, LoggingError> {
+pub(crate) fn filter(level: &str) -> Result<EnvFilter, LoggingError> {
     EnvFilter::builder()
         .parse(level)
         .map_err(|source| LoggingError::Level {

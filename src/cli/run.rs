@@ -7,72 +7,33 @@
 //! join the egress policy) →
 //! the content-hash key read, or created, in the Lease's namespace (exit 1 without it) →
 //! the runtime runs until SIGTERM or SIGINT, then stops gracefully within
-//! `--shutdown-grace-period` (exit 0), or exits with [`RuntimeError::exit_code`] when it
-//! escalates.
+//! `--shutdown-grace-period` (exit 0), or exits with
+//! [`RuntimeError::exit_code`](controller_actors::RuntimeError::exit_code) when it escalates.
 //!
 //! [`OperatorProcess::start`] is shared with `demo`, which runs the same process in-process against
-//! the simulators.
+//! the simulators. `run/error.rs`: [`RunError`] and its exit codes; `run/kube_client.rs`: the
+//! process's Kubernetes client.
 
-use std::{future::Future, net::SocketAddr, path::Path, sync::Arc};
+use std::{future::Future, net::SocketAddr, sync::Arc};
 
 use controller_actors::{
-    Fence, FenceLayer, HealthHandle, LeaderElection, LeaderElectionConfig, Runtime, RuntimeError, identity,
+    Fence, FenceLayer, HealthHandle, LeaderElection, LeaderElectionConfig, Runtime, identity,
 };
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use prometheus_client::registry::Registry;
 
-use super::{args::RunArgs, logging, settings::ConfigError, settings::ProcessEnv, settings::RunSettings};
+use self::kube_client::{kube_client_for, kube_config};
+pub use self::{error::RunError, kube_client::kube_client};
+use super::{args::RunArgs, logging, settings::ProcessEnv, settings::RunSettings};
 use crate::{
     admin::{
         Sources,
         secure::SecureMetrics,
-        server::{Addresses, Requested, ServeError, Servers},
+        server::{Addresses, Requested, Servers},
     },
     ferrvault::host_facts,
-    reconcile::{content_hash_key::KeyError, operator, settings::OperatorSettings},
+    reconcile::{Operator, OperatorSettings},
     telemetry::{self, rest_client::RestClientMetrics},
 };
-
-/// Why `run` stopped with an error; each maps to an exit code.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// A flag was refused.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// Logging could not be set up.
-    #[error(transparent)]
-    Logging(#[from] logging::LoggingError),
-    /// No Kubernetes configuration could be loaded.
-    #[error("cannot load the Kubernetes configuration: {0}")]
-    KubeConfig(String),
-    /// The HTTP servers could not start.
-    #[error(transparent)]
-    Serve(#[from] ServeError),
-    /// The runtime refused its configuration or stopped abnormally.
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
-    /// The process runtime or signal handlers could not be set up.
-    #[error("cannot start: {0}")]
-    Process(#[source] std::io::Error),
-    /// The content-hash key could not be read or created.
-    #[error(transparent)]
-    ContentHashKey(#[from] KeyError),
-}
-
-impl RunError {
-    /// The process exit code: 2 for refused configuration (like a usage error), the runtime's
-    /// own code for runtime failures, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            RunError::Config(_) | RunError::Logging(_) => 2,
-            RunError::Runtime(error) => error.exit_code(),
-            RunError::KubeConfig(_)
-            | RunError::Serve(_)
-            | RunError::Process(_)
-            | RunError::ContentHashKey(_) => 1,
-        }
-    }
-}
 
 /// Runs `ferrvault-operator run` to completion and returns the process exit code. Errors are
 /// logged (or printed, before logging exists).
@@ -109,7 +70,7 @@ fn run(args: RunArgs) -> Result<(), RunError> {
 
 /// A started operator process: the runtime built and the HTTP servers listening.
 pub struct OperatorProcess {
-    operator: operator::Operator,
+    operator: Operator,
     /// The client before the write fence, for the content-hash key only.
     unfenced: kube::Client,
     runtime: Runtime,
@@ -135,7 +96,7 @@ impl OperatorProcess {
         let mut registry = Registry::default();
         telemetry::process::register(&mut registry);
         RestClientMetrics::process_wide().register(&mut registry);
-        let reconcilers = operator::Operator::new(
+        let reconcilers = Operator::new(
             client.clone(),
             OperatorSettings {
                 default_refresh_interval: settings.default_refresh_interval,
@@ -162,7 +123,7 @@ impl OperatorProcess {
                 lease_namespace: settings.lease_namespace.clone(),
                 lease_name: settings.lease_name.clone(),
                 identity: identity(&settings.pod_name),
-                field_manager: crate::reconcile::field_manager::FIELD_MANAGER.to_owned(),
+                field_manager: crate::reconcile::FIELD_MANAGER.to_owned(),
                 timings: settings.timings,
             }))
             .registry(&mut registry);
@@ -241,7 +202,7 @@ impl OperatorProcess {
     ///
     /// # Errors
     /// `ContentHashKey` before anything runs; the runtime's error (see
-    /// [`RuntimeError::exit_code`]).
+    /// [`RuntimeError::exit_code`](controller_actors::RuntimeError::exit_code)).
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), RunError> {
         if let Err(error) = self.operator.load_content_hash_key(&self.unfenced).await {
             self.servers.stop();
@@ -280,45 +241,6 @@ fn cluster_identity_summary(settings: &RunSettings) -> String {
     }
 }
 
-/// `--kubeconfig` when given, else kube's inference (in-cluster, `$KUBECONFIG`, `~/.kube/config`).
-///
-/// # Errors
-/// [`RunError::KubeConfig`] with kube's reason (no file content is included).
-pub async fn kube_client(kubeconfig: Option<&Path>) -> Result<kube::Client, RunError> {
-    kube_client_for(kube_config(kubeconfig).await?)
-}
-
-/// The Kubernetes configuration of [`kube_client`].
-///
-/// # Errors
-/// [`RunError::KubeConfig`] with kube's reason (no file content is included).
-async fn kube_config(kubeconfig: Option<&Path>) -> Result<kube::Config, RunError> {
-    let _ = rustls::crypto::ring::default_provider().install_default(); // see OperatorProcess::start
-    let fail = |error: &dyn std::fmt::Display| RunError::KubeConfig(error.to_string());
-    Ok(match kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| fail(&e))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                .await
-                .map_err(|e| fail(&e))?
-        }
-        None => kube::Config::infer().await.map_err(|e| fail(&e))?,
-    })
-}
-
-/// A client of `config` counting its requests (`rest_client_*` metrics).
-///
-/// # Errors
-/// [`RunError::KubeConfig`] when kube cannot build it.
-fn kube_client_for(config: kube::Config) -> Result<kube::Client, RunError> {
-    let fail = |error: &dyn std::fmt::Display| RunError::KubeConfig(error.to_string());
-    let requests = RestClientMetrics::process_wide().layer(telemetry::rest_client::host_label(&config));
-    Ok(kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| fail(&e))?
-        .with_layer(&requests)
-        .build())
-}
-
 /// Resolves on the first SIGTERM or SIGINT. Handlers are installed now, so a signal that
 /// arrives during startup is not lost.
 ///
@@ -335,3 +257,6 @@ pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
         }
     })
 }
+
+mod error;
+mod kube_client;

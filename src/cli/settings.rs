@@ -17,25 +17,29 @@
 //!   label); repeated names count once.
 //! - The namespace write budget is a finite rate of at least 0 (0: unlimited) with a burst of at
 //!   least 1.
+//!
+//! # Layout
+//! Here: [`ProcessEnv`] and [`RunSettings::from_args`]; `settings/checks.rs`: the rule of each
+//! group of flags; `settings/error.rs`: [`ConfigError`].
 
 use std::time::Duration;
 
-use controller_actors::{Timings, TimingsError};
+use controller_actors::Timings;
 
-use super::{
-    address::{AddressError, BindAddress},
-    args::RunArgs,
-    logging::{LogFormat, LogSettings},
-    zap::{ZapEncoder, ZapLevel},
+pub(crate) use self::checks::check_reconcile_timeout;
+use self::checks::{
+    cluster_identity, http_limits, log_settings, metrics_cert, namespace_write_budget, watch_namespaces,
 };
+pub(crate) use self::error::ConfigError;
+use super::{args::RunArgs, logging::LogSettings};
 use crate::{
-    admin::{limits::HttpLimits, secure::CertSource},
-    ferrvault::{ClientConfig, ClusterIdentity, EgressPolicy, FerrVault},
-    reconcile::rules::{duration::format_go_duration, token_bucket::Rate},
+    admin::{BindAddress, limits::HttpLimits, secure::CertSource},
+    ferrvault::{ClientConfig, EgressPolicy},
+    reconcile::rules::{bounds::token_bucket::Rate, schedule::duration::format_go_duration},
 };
 
 /// Where the in-cluster namespace of the pod's ServiceAccount is mounted.
-pub const IN_CLUSTER_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+pub(crate) const IN_CLUSTER_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
 /// What `run` reads from its surroundings besides flags (passed in, so rules stay pure).
 #[derive(Debug, Clone, Default)]
@@ -60,81 +64,6 @@ impl ProcessEnv {
                 .and_then(non_empty),
         }
     }
-}
-
-/// A flag value `run` refuses. The message names the flag and the rule broken.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// A bind address that is neither `:port`, `ip:port` nor `localhost:port`.
-    #[error("invalid --{flag}: {source}")]
-    Address {
-        /// The flag.
-        flag: &'static str,
-        /// What is wrong.
-        #[source]
-        source: AddressError,
-    },
-    /// The reconcile deadline would cancel healthy FerrVault calls.
-    #[error(
-        "invalid --reconcile-timeout: {value} is below {floor}, the longest one FerrVault API call can \
-         legitimately take with its retries; 0 would disable the guardrail and anything shorter cancels \
-         healthy reveals"
-    )]
-    ReconcileTimeoutBelowFloor {
-        /// The value given, Go syntax.
-        value: String,
-        /// The floor, Go syntax.
-        floor: String,
-    },
-    /// The stall threshold would fail liveness while a healthy reconcile still runs.
-    #[error(
-        "invalid --stall-threshold: {value} must be longer than --reconcile-timeout ({timeout}), or \
-         liveness fails while a reconcile is still allowed to run"
-    )]
-    StallThresholdTooShort {
-        /// The value given, Go syntax.
-        value: String,
-        /// `--reconcile-timeout`, Go syntax.
-        timeout: String,
-    },
-    /// Lease timings that break client-go's constraints or leave the write fence no margin.
-    #[error(
-        "invalid --leader-elect-lease-duration/--leader-elect-renew-deadline/--leader-elect-retry-period: \
-         {0}"
-    )]
-    LeaseTimings(#[source] TimingsError),
-    /// `--ferrvault-rate` or `--ferrvault-burst` out of range.
-    #[error("invalid --ferrvault-rate/--ferrvault-burst: {0}")]
-    FerrVault(String),
-    /// No worker would ever run.
-    #[error("invalid --max-concurrent-reconciles: must be at least 1")]
-    NoWorkers,
-    /// A refresh or probe interval of zero would spin.
-    #[error("invalid --{0}: must be positive")]
-    ZeroInterval(&'static str),
-    /// An empty Lease name.
-    #[error("invalid --leader-elect-id: must not be empty")]
-    EmptyLeaseName,
-    /// Cluster identity settings that are incomplete or invalid.
-    #[error("invalid --oidc-cluster-id/--oidc-token-path/--oidc-trusted-urls: {0}")]
-    ClusterIdentity(String),
-    /// An HTTP limit that would refuse every client.
-    #[error("invalid --{0}: must be positive")]
-    HttpLimit(&'static str),
-    /// A `--watch-namespace` entry that cannot be a namespace.
-    #[error(
-        "invalid --watch-namespace: {0:?} is not a namespace name (lower-case letters, digits and '-', at most 63)"
-    )]
-    WatchNamespace(String),
-    /// `--namespace-write-qps` or `--namespace-write-burst` out of range.
-    #[error("invalid --namespace-write-qps/--namespace-write-burst: {0}")]
-    WriteBudget(String),
-    /// A `--ferrvault-allowed-cidrs` or `--ferrvault-denied-cidrs` entry that is not a CIDR.
-    #[error("invalid {0}")]
-    EgressCidrs(String),
-    /// `--metrics-cert-name` or `--metrics-cert-key` empty with a certificate directory.
-    #[error("invalid --metrics-cert-name/--metrics-cert-key: must name files in --metrics-cert-path")]
-    MetricsCertFiles,
 }
 
 /// The checked configuration of `run`.
@@ -289,183 +218,7 @@ impl RunSettings {
     }
 }
 
-/// `--namespace-write-qps`/`--namespace-write-burst` as each namespace's rate; `None` (unlimited)
-/// for a rate of 0.
-///
-/// # Errors
-/// [`ConfigError::WriteBudget`] for a negative or non-finite rate, or a burst of 0 with a rate.
-fn namespace_write_budget(args: &RunArgs) -> Result<Option<Rate>, ConfigError> {
-    let (qps, burst) = (args.namespace_write_qps, args.namespace_write_burst);
-    if !qps.is_finite() || qps < 0.0 {
-        return Err(ConfigError::WriteBudget(format!(
-            "the rate must be a number of at least 0 (0 = unlimited), got {qps}"
-        )));
-    }
-    if qps == 0.0 {
-        return Ok(None);
-    }
-    if burst == 0 {
-        return Err(ConfigError::WriteBudget(
-            "the burst must be at least 1 (no write could ever be made)".into(),
-        ));
-    }
-    Ok(Some(Rate {
-        per_second: qps,
-        burst: f64::from(burst),
-    }))
-}
-
-/// `--http-*`, each positive.
-///
-/// # Errors
-/// [`ConfigError::HttpLimit`] naming the flag.
-fn http_limits(args: &RunArgs) -> Result<HttpLimits, ConfigError> {
-    for (flag, zero) in [
-        (
-            "http-read-header-timeout",
-            args.http_read_header_timeout.is_zero(),
-        ),
-        ("http-idle-timeout", args.http_idle_timeout.is_zero()),
-        ("http-max-connections", args.http_max_connections == 0),
-    ] {
-        if zero {
-            return Err(ConfigError::HttpLimit(flag));
-        }
-    }
-    Ok(HttpLimits {
-        header_read_timeout: args.http_read_header_timeout,
-        idle_timeout: args.http_idle_timeout,
-        max_connections: args.http_max_connections,
-    })
-}
-
-/// The serving certificate of `--metrics-secure`: files in `--metrics-cert-path`, else
-/// self-signed; `None` without `--metrics-secure`.
-///
-/// # Errors
-/// [`ConfigError::MetricsCertFiles`] for an empty file name with a directory.
-fn metrics_cert(args: &RunArgs) -> Result<Option<CertSource>, ConfigError> {
-    if !args.metrics_secure {
-        return Ok(None);
-    }
-    let dir = args.metrics_cert_path.trim();
-    if dir.is_empty() {
-        return Ok(Some(CertSource::SelfSigned));
-    }
-    let (cert, key) = (args.metrics_cert_name.trim(), args.metrics_cert_key.trim());
-    if cert.is_empty() || key.is_empty() {
-        return Err(ConfigError::MetricsCertFiles);
-    }
-    let dir = std::path::Path::new(dir);
-    Ok(Some(CertSource::Files {
-        cert: dir.join(cert),
-        key: dir.join(key),
-    }))
-}
-
-/// `--watch-namespace` entries trimmed, empty ones dropped, repeats counted once, each a
-/// namespace name (an RFC 1123 label, as the API server requires).
-///
-/// # Errors
-/// [`ConfigError::WatchNamespace`] naming the first entry that cannot be a namespace.
-fn watch_namespaces(given: &[String]) -> Result<Vec<String>, ConfigError> {
-    let mut namespaces: Vec<String> = Vec::new();
-    for name in given
-        .iter()
-        .map(|name| name.trim())
-        .filter(|name| !name.is_empty())
-    {
-        let label = name.len() <= 63
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !name.starts_with('-')
-            && !name.ends_with('-');
-        if !label {
-            return Err(ConfigError::WatchNamespace(name.to_owned()));
-        }
-        if !namespaces.iter().any(|known| known == name) {
-            namespaces.push(name.to_owned());
-        }
-    }
-    Ok(namespaces)
-}
-
-/// The operator's cluster identity, when `--oidc-cluster-id` is set.
-///
-/// # Errors
-/// [`ConfigError::ClusterIdentity`] when only one of the cluster ID and the trusted URLs is
-/// given, or [`ClusterIdentity::new`] refuses them.
-fn cluster_identity(args: &RunArgs) -> Result<Option<ClusterIdentity>, ConfigError> {
-    let cluster_id = args
-        .oidc_cluster_id
-        .as_deref()
-        .map(str::trim)
-        .filter(|id| !id.is_empty());
-    let urls: Vec<String> = args
-        .oidc_trusted_urls
-        .iter()
-        .map(|url| url.trim().to_owned())
-        .filter(|url| !url.is_empty())
-        .collect();
-    match (cluster_id, urls.is_empty()) {
-        (None, true) => Ok(None),
-        (None, false) => Err(ConfigError::ClusterIdentity(
-            "--oidc-trusted-urls needs --oidc-cluster-id".into(),
-        )),
-        (Some(_), true) => Err(ConfigError::ClusterIdentity(
-            "--oidc-cluster-id needs at least one --oidc-trusted-urls: the cluster identity is only sent there".into(),
-        )),
-        (Some(id), false) => ClusterIdentity::new(
-            id,
-            args.oidc_token_path.clone(),
-            &urls,
-            args.allow_insecure_http,
-        )
-        .map(Some)
-        .map_err(ConfigError::ClusterIdentity),
-    }
-}
-
-/// Logging from `--log-level`/`--log-format` and controller-runtime's zap flags: a zap flag
-/// given wins, and `--zap-devel` means console lines at debug level unless a zap flag says
-/// otherwise (controller-runtime's development defaults).
-fn log_settings(args: &RunArgs) -> LogSettings {
-    let filter = match (args.zap_log_level, args.zap_devel) {
-        (Some(level), _) => level.tracing_filter().to_owned(),
-        (None, true) => "debug".to_owned(),
-        // zap's names and verbosities (the Go chart's `logLevel`) mean the same here.
-        (None, false) => ZapLevel::parse(&args.log_level).map_or_else(
-            |_| args.log_level.clone(),
-            |level| level.tracing_filter().to_owned(),
-        ),
-    };
-    let format = match (args.zap_encoder, args.zap_devel) {
-        (Some(ZapEncoder::Json), _) => LogFormat::Json,
-        (Some(ZapEncoder::Console), _) | (None, true) => LogFormat::Text,
-        (None, false) => args.log_format,
-    };
-    LogSettings {
-        filter,
-        format,
-        time: args.zap_time_encoding.unwrap_or_default(),
-    }
-}
-
-/// Refuses a reconcile deadline below the longest legitimate FerrVault call.
-///
-/// # Errors
-/// [`ConfigError::ReconcileTimeoutBelowFloor`] with both values in Go syntax.
-pub fn check_reconcile_timeout(timeout: Duration, ferrvault: &ClientConfig) -> Result<(), ConfigError> {
-    let floor = FerrVault::new(ferrvault.clone()).longest_call();
-    if timeout < floor {
-        return Err(ConfigError::ReconcileTimeoutBelowFloor {
-            value: format_go_duration(timeout),
-            floor: format_go_duration(floor),
-        });
-    }
-    Ok(())
-}
-
+mod checks;
+mod error;
 #[cfg(test)]
 mod tests;

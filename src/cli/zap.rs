@@ -124,7 +124,7 @@ impl TimeEncoding {
 ///
 /// # Errors
 /// Anything else, naming the value.
-pub fn go_bool(value: &str) -> Result<bool, String> {
+pub(crate) fn go_bool(value: &str) -> Result<bool, String> {
     match value {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),

@@ -285,7 +285,7 @@ fn canonical(to: SocketAddr) -> SocketAddr {
 ///
 /// # Errors
 /// A message naming `flag` and the first entry that is neither.
-pub fn parse_cidrs(flag: &str, entries: &[String]) -> Result<Vec<IpNet>, String> {
+pub(super) fn parse_cidrs(flag: &str, entries: &[String]) -> Result<Vec<IpNet>, String> {
     entries
         .iter()
         .map(|entry| entry.trim())

@@ -206,6 +206,15 @@ pub enum FerrVaultError {
     },
 }
 
+/// What a non-2xx answer of `status` with `body` becomes after a request that carried `sent` (a
+/// token the server may echo): the mapped error, redacted as the client redacts it; `None` for a
+/// status code outside 100..=999. A pure function of the answer (a fuzzing entry point).
+#[doc(hidden)]
+pub fn status_error(status: u16, body: &[u8], sent: &str) -> Option<FerrVaultError> {
+    let status = StatusCode::from_u16(status).ok()?;
+    Some(FerrVaultError::from_status(status, body, None, 1).redact(sent))
+}
+
 fn retry_hint(retry_after: &Option<Duration>) -> String {
     retry_after
         .map(|d| format!(", retry after {:.3}s", d.as_secs_f64()))

@@ -82,5 +82,9 @@ pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};
 /// points for the fuzz targets (issue 34), not an API.
 #[doc(hidden)]
 pub mod decoders {
-    pub use super::{error::server_message, oidc::decode_exchange, reveal::decode::decode as decode_reveal};
+    pub use super::{
+        error::{server_message, status_error},
+        oidc::decode_exchange,
+        reveal::decode::decode as decode_reveal,
+    };
 }

@@ -2,13 +2,19 @@
 
 use std::time::{Duration, SystemTime};
 
-/// The delay a `Retry-After` value asks for, measured from `now`.
+/// The delay a `Retry-After` value asks for, measured from `now`, at most [`MAX_RETRY_AFTER`].
 ///
-/// Accepts a non-negative number of seconds (fractions tolerated, since simulators and some
-/// proxies send them) or an HTTP-date; a date in the past means "now" (zero). Anything else is
-/// `None`: the caller then falls back to its own pacing.
+/// Accepts a non-negative number of seconds (any number of digits, as RFC 9110's `1*DIGIT`;
+/// fractions tolerated, since simulators and some proxies send them) or an HTTP-date; a date in
+/// the past means "now" (zero). Anything else is `None`: the caller then falls back to its own
+/// pacing.
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        // Digits only: the parse fails only for a number past u64::MAX, the longest wait there is.
+        let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
+        return Some(Duration::from_secs(seconds).min(MAX_RETRY_AFTER));
+    }
     if let Ok(seconds) = value.parse::<f64>() {
         return (seconds.is_finite() && seconds >= 0.0)
             .then(|| Duration::from_secs_f64(seconds.min(MAX_RETRY_AFTER.as_secs_f64())));
@@ -38,6 +44,27 @@ mod tests {
         assert_eq!(parse_retry_after("-1", now), None);
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("99999", now), Some(MAX_RETRY_AFTER));
+    }
+
+    /// Found by the `retry_after` fuzz target (issue 34): more digits than an `f64` holds
+    /// parsed as infinity, refused as not finite, and the server's "wait a very long time" was
+    /// read as no hint at all, so the client came back at its own, faster pace.
+    #[test]
+    fn retry_after_should_cap_delay_seconds_of_any_length() {
+        let now = SystemTime::now();
+        for digits in [20, 400] {
+            let value = "9".repeat(digits);
+            assert_eq!(
+                parse_retry_after(&value, now),
+                Some(MAX_RETRY_AFTER),
+                "{digits} digits"
+            );
+        }
+        assert_eq!(
+            parse_retry_after("00000000000000000000000000007", now),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(parse_retry_after("inf", now), None);
     }
 
     #[test]

@@ -26,10 +26,10 @@ use tokio::time::Instant;
 use super::FerrVaultError;
 
 /// Largest token file read. A projected ServiceAccount token (a JWT) is 1–2 KiB.
-pub const MAX_TOKEN_BYTES: u64 = 64 * 1024;
+pub(super) const MAX_TOKEN_BYTES: u64 = 64 * 1024;
 
 /// Longest one read may take; a local or tmpfs file takes microseconds.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(2);
+pub(super) const READ_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The trimmed content of the token file at `path`.
 ///

@@ -1,4 +1,4 @@
-//! The operator-held key of the content hash ([`content_hash`](super::rules::content_hash)): 32
+//! The operator-held key of the content hash ([`content_hash`](super::rules::content::content_hash)): 32
 //! random bytes in the Secret [`CONTENT_HASH_KEY_SECRET`] of the operator's own namespace.
 //!
 //! # Guarantees
@@ -22,7 +22,10 @@ use kube::{Api, api::ObjectMeta};
 use ring::rand::{SecureRandom, SystemRandom};
 use tokio::sync::OnceCell;
 
-use super::{field_manager::post_params, kube_errors::kube_error_text, rules::content_hash::ContentHashKey};
+use super::{
+    rules::content::content_hash::ContentHashKey,
+    write::{kube_error_text, post_params},
+};
 use crate::ferrvault::use_fingerprint_key;
 
 /// Name of the Secret holding the key, in the operator's own namespace (the Lease's).

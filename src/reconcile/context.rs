@@ -6,8 +6,11 @@ use std::sync::Arc;
 use crate::ferrvault::FerrVault;
 
 use super::{
-    content_hash_key::ContentHashKeySource, events::EventSink, metrics::SyncMetrics, own_writes::OwnWrites,
-    settings::OperatorSettings, write_budget::WriteBudget,
+    content_hash_key::ContentHashKeySource,
+    read::OwnWrites,
+    report::{EventSink, SyncMetrics},
+    settings::OperatorSettings,
+    write::WriteBudget,
 };
 
 /// The shared context of both reconcilers (controller-rs's `Context`).

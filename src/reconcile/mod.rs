@@ -1,47 +1,59 @@
-//! The two reconcilers and everything around them, in two halves:
+//! The two reconcilers (FerrVaultSecret, FerrVaultConnection) and everything around them,
+//! grouped by role. Not "pure": the [`rules`] are, everything else does I/O, each file one job.
 //!
-//! - [`rules`]: pure rules (transforms, content hash, conditions, durations, guards, rollout rules,
-//!   messages): values in, values out, unit- and property-tested without a server.
-//! - Everything else does I/O, each file one job:
-//!   - [`operator`]: the seam the process uses (`Operator::new`, `install`); [`settings`]: what the
-//!     flags decide and the controller names; [`context`]: what both reconcilers share.
-//!   - [`secret`]: the FerrVaultSecret controller; [`connection`]: the FerrVaultConnection controller;
-//!     [`prologue`]: the first steps both share (read, finalizer, invalid spec).
-//!   - [`watches`] (+ [`own_writes`]): which changes enqueue which keys, and what their stores
-//!     keep of each object (`watches::projection`).
-//!   - [`content_hash_key`]: the operator-held key of the content hash.
-//!   - Reads: [`reads`] (the watches' [`stores`], per watched scope ([`scoped_store`]), first, a GET only where a store cannot be
-//!     trusted: the rule is written there), [`secret_values`] (token and CA bundle values kept per
-//!     `resourceVersion`, bounded, shared, opted in), [`inputs`] (the versions `status.observedInputs` records).
-//!   - Writes and reads: [`finalizer`], [`token`] (credentials and CA bundles of a connection),
-//!     [`invalid_spec`] (Ready=False/`InvalidSpec`), [`field_manager`] (the `fieldManager` of every
-//!     write), [`kube_errors`] (Kubernetes failures, typed).
-//!   - Reporting: [`events`], [`metrics`].
-//!   - Limits: [`write_budget`] (how many writes each namespace's objects may cost).
+//! # Modules
+//! - `operator.rs`: [`Operator`], the seam the process uses (`Operator::new`, `install`);
+//!   `settings.rs`: what the flags decide ([`OperatorSettings`]) and the controllers' names;
+//!   `context.rs`: what both reconcilers share ([`Context`]); `content_hash_key.rs`: the
+//!   operator-held key of the content hash.
+//! - `secret/`: the FerrVaultSecret reconciler ([`SecretReconciler`]) and its steps, one file
+//!   each (target access, reveal, payload, plan, target, rollout, status).
+//! - `connection/`: the FerrVaultConnection reconciler, and connection access (`access.rs`: a
+//!   connection's endpoint and credential, which the FerrVaultSecret reveal uses too).
+//! - `prologue.rs`: the first steps both reconcilers share (read, finalizer, invalid spec).
+//! - `watch/`: the watches, one per kind and scope, and their routes: which changes matter
+//!   (`filters.rs`) and which keys they enqueue (`keys.rs`).
+//! - `read/`: the read side — the watches' stores, what they keep (`projection.rs`), reads from
+//!   a store or a GET where a store cannot be trusted (the rules are in `read/mod.rs`), our own
+//!   writes not stored yet, credential values, the inputs a status records.
+//! - `write/`: the finalizer, the field manager, the `InvalidSpec` report, Kubernetes failures
+//!   typed, and the per-namespace write budget.
+//! - `report/`: Events (deduplicated, rate-limited) and metrics.
+//! - [`rules`]: pure rules, values in, values out, grouped by what they decide (`content/`,
+//!   `status/`, `schedule/`, `access/`, `bounds/`, `rollout.rs`).
+//!
+//! # Layout
+//! ```text
+//! Operator::install ──▶ watch::build ──routes (filters, keys)──▶ the runtime's queues
+//!        │                    └── fills ──▶ read::Stores ◀── read (CrStore, find, SecretValues)
+//!        └──▶ SecretReconciler, ConnectionReconciler ── prologue ──▶ read, write
+//!                 │ secret steps ──▶ connection::access ──▶ ferrvault (the client)
+//!                 └──▶ report (Events, metrics), write (status, target, budget)
+//! rules ◀── everything above (no arrow leaves rules but to api)
+//! ```
 
-pub mod connection;
-pub mod content_hash_key;
-pub mod context;
-pub mod events;
-pub mod field_manager;
-pub mod finalizer;
-pub mod inputs;
-pub mod invalid_spec;
-pub mod kube_errors;
-pub mod metrics;
-pub mod operator;
-pub mod own_writes;
-pub mod prologue;
-pub mod pruned_map;
-pub mod reads;
-pub mod rules;
-pub mod scoped_store;
-pub mod secret;
-pub mod secret_values;
-pub mod settings;
-pub mod stores;
+mod connection;
+mod content_hash_key;
+mod context;
 #[cfg(test)]
-mod test_connection;
-pub mod token;
-pub mod watches;
-pub mod write_budget;
+mod fixtures;
+mod operator;
+mod prologue;
+mod read;
+mod report;
+pub(crate) mod rules;
+mod secret;
+mod settings;
+mod watch;
+mod write;
+
+pub(crate) use self::{content_hash_key::KeyError, write::write_budget};
+pub use self::{
+    content_hash_key::{CONTENT_HASH_KEY_SECRET, ContentHashKeySource},
+    context::Context,
+    operator::Operator,
+    report::{COMBINED_PREFIX, EventSink, REPORTING_CONTROLLER, SyncMetrics},
+    secret::SecretReconciler,
+    settings::{OperatorSettings, SECRET_CONTROLLER},
+    write::{FIELD_MANAGER, WriteBudget},
+};

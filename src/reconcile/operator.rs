@@ -19,13 +19,12 @@ use super::{
     connection::ConnectionReconciler,
     content_hash_key::{ContentHashKeySource, KeyError},
     context::Context,
-    events::EventSink,
-    metrics::SyncMetrics,
-    reads::Reads,
+    read::Reads,
+    report::{EventSink, SyncMetrics},
     secret::SecretReconciler,
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
-    watches,
-    write_budget::WriteBudget,
+    watch,
+    write::WriteBudget,
 };
 use crate::ferrvault::{self, FerrVault};
 
@@ -42,7 +41,7 @@ impl Operator {
     /// `registry`.
     ///
     /// # Panics
-    /// When `settings.ferrvault` fails [`ClientConfig::validate`]; validate flags first.
+    /// When `settings.ferrvault` fails [`ClientConfig::validate`](crate::ferrvault::ClientConfig::validate); validate flags first.
     pub fn new(client: kube::Client, settings: OperatorSettings, registry: &mut Registry) -> Operator {
         let ferrvault = FerrVault::new(settings.ferrvault.clone());
         ferrvault::metrics::register(registry, &ferrvault);
@@ -81,7 +80,7 @@ impl Operator {
 
     /// Adds both reconcilers (`ferrvaultsecret`, `ferrvaultconnection`) and all their watches.
     pub fn install(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
-        let watches = watches::build(
+        let watches = watch::build(
             &self.ctx.client,
             &self.ctx.settings.watch_namespaces,
             self.ctx.own_writes.clone(),

@@ -4,14 +4,14 @@
 //!
 //! # Guarantees
 //! - A missing object is [`Start::Gone`]: nothing is written.
-//! - Every write here is recorded in the kind's [`WrittenVersions`](super::reads::WrittenVersions),
+//! - Every write here is recorded in the kind's [`WrittenVersions`](super::read::WrittenVersions),
 //!   so the next pass does not start from a store that has not seen it yet.
 //! - An object being deleted is handed back untouched as [`Start::Deleting`] (each controller
 //!   has its own cleanup), and [`release`] completes it.
 //! - Only a [`Start::Valid`] object carries our finalizer for sure: the finalizer is added before
 //!   anything else is written, so no target outlives its FerrVaultSecret.
 //! - An object that bypassed the CRD schema (a field of the wrong type, or a spec beyond one of
-//!   the schema's bounds, see [`spec_bounds`](super::rules::spec_bounds)) is [`Start::Invalid`]:
+//!   the schema's bounds, see [`spec_bounds`](super::rules::bounds::spec_bounds)) is [`Start::Invalid`]:
 //!   its finalizer is added too, so its deletion runs the same cleanup, and it never blocks its
 //!   own deletion. Nothing else is read or built from such a spec.
 
@@ -22,15 +22,14 @@ use serde::de::DeserializeOwned;
 
 use super::{
     context::Context,
-    finalizer,
-    kube_errors::{KubeAction, KubeFailure},
-    reads::CrStore,
-    rules::spec_bounds::SpecBounds,
+    read::CrStore,
+    rules::bounds::spec_bounds::SpecBounds,
+    write::{KubeAction, KubeFailure, finalizer},
 };
 use crate::api::{InvalidObject, Lenient};
 
 /// Where the shared first steps leave a pass.
-pub enum Start<K> {
+pub(crate) enum Start<K> {
     /// The object no longer exists.
     Gone,
     /// Its deletion was requested; our finalizer still holds it.
@@ -47,7 +46,7 @@ pub enum Start<K> {
 ///
 /// # Errors
 /// The read or the finalizer patch failed (a 409 when the object changed meanwhile).
-pub async fn start<K>(
+pub(crate) async fn start<K>(
     objects: &CrStore<K>,
     api: &Api<Lenient<K>>,
     (kind, namespace, name): (&'static str, &str, &str),
@@ -89,7 +88,7 @@ where
 ///
 /// # Errors
 /// The finalizer patch failed.
-pub async fn release<K>(
+pub(crate) async fn release<K>(
     ctx: &Context,
     api: &Api<Lenient<K>>,
     object: &Lenient<K>,

@@ -4,15 +4,18 @@
 use std::time::Duration;
 
 use super::{
-    rules::{guards::DEFAULT_CONNECTION_PROBE_INTERVAL, rollout_rules::ROLLOUT_FLOOR, token_bucket::Rate},
-    write_budget,
+    rules::{
+        bounds::token_bucket::Rate, rollout::ROLLOUT_FLOOR,
+        schedule::requeue::DEFAULT_CONNECTION_PROBE_INTERVAL,
+    },
+    write::write_budget,
 };
 use crate::ferrvault::ClientConfig;
 
 /// Controller name of the FerrVaultSecret reconciler (keys, metric labels).
 pub const SECRET_CONTROLLER: &str = "ferrvaultsecret";
 /// Controller name of the FerrVaultConnection reconciler (keys, metric labels).
-pub const CONNECTION_CONTROLLER: &str = "ferrvaultconnection";
+pub(crate) const CONNECTION_CONTROLLER: &str = "ferrvaultconnection";
 
 /// What the `run` flags decide for the reconcilers.
 #[derive(Clone, Debug)]
@@ -31,18 +34,18 @@ pub struct OperatorSettings {
     /// The least time between two restarts of one workload ([`ROLLOUT_FLOOR`]).
     pub rollout_floor: Duration,
     /// `--min-refresh-interval` ([`DEFAULT_MIN_REFRESH_INTERVAL`]): the floor under every
-    /// interval a tenant sets (see [`duration_floor`](super::rules::duration_floor)).
+    /// interval a tenant sets (see [`duration_floor`](super::rules::schedule::duration_floor)).
     pub min_refresh_interval: Duration,
     /// `--namespace-write-qps`/`--namespace-write-burst`: each namespace's write budget (see
     /// [`write_budget`]); `None` is unlimited.
     pub namespace_write_budget: Option<Rate>,
     /// `--require-credential-opt-in`: a connection uses a Secret as its token or CA bundle only
-    /// when the Secret opted in ([`credential_opt_in`](super::rules::credential_opt_in)).
+    /// when the Secret opted in ([`credential_opt_in`](super::rules::access::credential_opt_in)).
     pub require_credential_opt_in: bool,
 }
 
 /// `--min-refresh-interval` default.
-pub const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(30);
 
 impl Default for OperatorSettings {
     fn default() -> Self {

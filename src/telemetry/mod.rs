@@ -2,5 +2,5 @@
 //! and alerts find them: the process collector of client_golang ([`process`]) and client-go's
 //! REST client metrics ([`rest_client`]), a tower layer on the kube client.
 
-pub mod process;
-pub mod rest_client;
+pub(crate) mod process;
+pub(crate) mod rest_client;

@@ -15,13 +15,13 @@ use prometheus_client::{
 };
 
 /// Registers the collector in `registry`.
-pub fn register(registry: &mut Registry) {
+pub(crate) fn register(registry: &mut Registry) {
     registry.register_collector(Box::new(ProcessCollector));
 }
 
 /// Reads `/proc/self` on every scrape.
 #[derive(Debug)]
-pub struct ProcessCollector;
+pub(crate) struct ProcessCollector;
 
 /// What one scrape found; `None` where `/proc` did not answer.
 #[derive(Debug, Default, PartialEq)]

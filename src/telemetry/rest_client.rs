@@ -46,7 +46,7 @@ struct LatencyLabels {
 
 /// The REST client families. Cheap to clone (clones share the series).
 #[derive(Clone, Debug)]
-pub struct RestClientMetrics {
+pub(crate) struct RestClientMetrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<LatencyLabels, Histogram, fn() -> Histogram>,
 }
@@ -62,12 +62,12 @@ impl RestClientMetrics {
     }
 
     /// The process-wide families (client-go keeps them global too).
-    pub fn process_wide() -> &'static Self {
+    pub(crate) fn process_wide() -> &'static Self {
         &PROCESS_WIDE
     }
 
     /// Registers both families in `registry`.
-    pub fn register(&self, registry: &mut Registry) {
+    pub(crate) fn register(&self, registry: &mut Registry) {
         registry.register(
             "rest_client_requests",
             "Number of HTTP requests, partitioned by status code, method, and host.",
@@ -81,7 +81,7 @@ impl RestClientMetrics {
     }
 
     /// A layer recording the requests sent to the API server at `host` (`host:port`).
-    pub fn layer(&self, host: impl Into<String>) -> RestClientMetricsLayer {
+    pub(crate) fn layer(&self, host: impl Into<String>) -> RestClientMetricsLayer {
         RestClientMetricsLayer {
             metrics: self.clone(),
             host: host.into(),
@@ -106,7 +106,7 @@ impl RestClientMetrics {
 }
 
 /// The `host` label of a kube client: its cluster URL's `host:port`, as client-go's base URL.
-pub fn host_label(config: &kube::Config) -> String {
+pub(crate) fn host_label(config: &kube::Config) -> String {
     config
         .cluster_url
         .authority()
@@ -115,7 +115,7 @@ pub fn host_label(config: &kube::Config) -> String {
 
 /// See [`RestClientMetrics::layer`].
 #[derive(Clone, Debug)]
-pub struct RestClientMetricsLayer {
+pub(crate) struct RestClientMetricsLayer {
     metrics: RestClientMetrics,
     host: String,
 }
@@ -134,7 +134,7 @@ impl<S> Layer<S> for RestClientMetricsLayer {
 
 /// The service [`RestClientMetricsLayer`] wraps around the kube client's stack.
 #[derive(Clone, Debug)]
-pub struct RestClientMetricsService<S> {
+pub(crate) struct RestClientMetricsService<S> {
     inner: S,
     metrics: RestClientMetrics,
     host: String,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use ferrvault_operator::reconcile::content_hash_key::CONTENT_HASH_KEY_SECRET;
+use ferrvault_operator::CONTENT_HASH_KEY_SECRET;
 
 use crate::{
     audited_run::{AuditedRun, SCRAPER_SETS, audited_run, resource_of},

@@ -248,7 +248,7 @@ fn watch_namespace_should_grant_a_role_in_that_namespace_and_no_cluster_role() {
 
 #[test]
 fn the_content_hash_key_secret_should_be_readable_by_name_and_creatable_in_the_release_namespace_only() {
-    const KEY: &str = ferrvault_operator::reconcile::content_hash_key::CONTENT_HASH_KEY_SECRET;
+    const KEY: &str = ferrvault_operator::CONTENT_HASH_KEY_SECRET;
     // With watchNamespace no other rule grants Secrets in the release namespace: these are the
     // key Secret's own.
     let namespaced = permissions(WATCH_NAMESPACE);

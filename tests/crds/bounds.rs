@@ -5,7 +5,7 @@
 
 use ferrvault_operator::{
     api::{FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec},
-    reconcile::rules::spec_bounds::{connection_spec_problem, secret_spec_problem},
+    rules::{connection_spec_problem, secret_spec_problem},
 };
 use jsonschema::error::ValidationErrorKind;
 use kube::CustomResourceExt;

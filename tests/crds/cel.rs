@@ -118,10 +118,10 @@ fn secret_with_target(target: &str) -> Vec<String> {
 
 #[test]
 fn a_target_type_kubernetes_turns_into_credentials_should_be_refused_at_admission() {
-    for type_ in ferrvault_operator::api::secret::REFUSED_TARGET_TYPES {
+    for type_ in ferrvault_operator::api::REFUSED_TARGET_TYPES {
         assert_eq!(
             secret_with_target(&format!("{{name: t, type: {type_}}}")),
-            [ferrvault_operator::api::secret::REFUSED_TARGET_TYPE_MESSAGE],
+            [ferrvault_operator::api::REFUSED_TARGET_TYPE_MESSAGE],
             "{type_}"
         );
     }

@@ -3,12 +3,11 @@
 
 use ferrvault_operator::{
     api::{
-        ConnectionMode, FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, TransformType,
-        WorkloadKind,
+        ConnectionMode, FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, GO_DURATION_PATTERN,
+        TransformType, WorkloadKind,
         samples::{CLOUD_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TRANSFORMS},
-        secret::GO_DURATION_PATTERN,
     },
-    reconcile::rules::duration::parse_go_duration,
+    rules::parse_go_duration,
 };
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
 use serde::de::DeserializeOwned;

@@ -7,14 +7,12 @@ use std::collections::BTreeMap;
 
 use crate::{fixtures::template_annotation, operator_support::*};
 use ferrvault_operator::{
+    CONTENT_HASH_KEY_SECRET,
     api::{
         FerrVaultSecretSpec, RolloutTarget, WorkloadKind,
         names::{CONTENT_HASH_ANNOTATION, workload_content_hash_annotation},
     },
-    reconcile::{
-        content_hash_key::CONTENT_HASH_KEY_SECRET,
-        rules::content_hash::{legacy_content_hash, separated_content_hash},
-    },
+    rules::{legacy_content_hash, separated_content_hash},
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::{

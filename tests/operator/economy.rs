@@ -8,7 +8,7 @@
 use std::{collections::BTreeMap, time::Duration};
 
 use crate::operator_support::*;
-use ferrvault_operator::{api::FerrVaultSecretSpec, reconcile::rules::freshness::WAVE_SPREAD};
+use ferrvault_operator::{api::FerrVaultSecretSpec, rules::WAVE_SPREAD};
 use ferrvault_sim::{
     ferrvault::{Endpoint, FaultSpec},
     kube::audit::AuditEntry,

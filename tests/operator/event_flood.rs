@@ -7,10 +7,7 @@
 use std::collections::BTreeSet;
 
 use crate::operator_support::*;
-use ferrvault_operator::{
-    api::SecretSelector,
-    reconcile::events::{COMBINED_PREFIX, REPORTING_CONTROLLER},
-};
+use ferrvault_operator::{COMBINED_PREFIX, REPORTING_CONTROLLER, api::SecretSelector};
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 

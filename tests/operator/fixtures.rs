@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::operator_support::{Harness, NS};
-use ferrvault_operator::reconcile::{
-    content_hash_key::CONTENT_HASH_KEY_SECRET,
-    rules::content_hash::{ContentHashKey, content_hash},
+use ferrvault_operator::{
+    CONTENT_HASH_KEY_SECRET,
+    rules::{ContentHashKey, content_hash},
 };
 use k8s_openapi::api::{apps::v1::Deployment, core::v1::Secret};
 use kube::{Api, api::PostParams};

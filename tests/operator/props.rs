@@ -5,12 +5,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use ferrvault_operator::{
-    api::{Transform, TransformType, secret::GO_DURATION_PATTERN},
-    reconcile::rules::{
-        SecretData,
-        duration::{DurationProblem, format_go_duration, parse_go_duration},
-        transforms::apply_transforms,
-    },
+    api::{GO_DURATION_PATTERN, Transform, TransformType},
+    rules::{DurationProblem, SecretData, apply_transforms, format_go_duration, parse_go_duration},
 };
 use proptest::{collection, prelude::*};
 

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 
 use crate::operator_support::*;
 use ferrvault_operator::{
+    FIELD_MANAGER,
     api::{
         FerrVaultSecretSpec, SecretSelector,
         names::{ADOPTABLE_BY_ANNOTATION, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER},
     },
-    reconcile::{field_manager::FIELD_MANAGER, rules::content_hash::legacy_content_hash},
+    rules::legacy_content_hash,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
 use kube::{

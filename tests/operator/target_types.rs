@@ -5,7 +5,7 @@
 
 use crate::operator_support::*;
 use ferrvault_operator::api::{
-    FerrVaultSecret, SecretTarget, names::ADOPTABLE_BY_ANNOTATION, secret::REFUSED_TARGET_TYPES,
+    FerrVaultSecret, REFUSED_TARGET_TYPES, SecretTarget, names::ADOPTABLE_BY_ANNOTATION,
 };
 use k8s_openapi::{ByteString, api::core::v1::Secret};
 use kube::{

@@ -8,11 +8,7 @@ use std::{
 };
 
 use clap::Parser;
-use ferrvault_operator::cli::{
-    RunArgs,
-    run::OperatorProcess,
-    settings::{ProcessEnv, RunSettings},
-};
+use ferrvault_operator::{OperatorProcess, ProcessEnv, RunArgs, RunSettings};
 
 #[derive(Parser)]
 struct Flags {

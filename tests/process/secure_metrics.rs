@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ferrvault_operator::admin::secure::guard::{REVIEW_BURST, REVIEWS_PER_SECOND, TOKEN_TTL};
+use ferrvault_operator::secure_metrics::{REVIEW_BURST, REVIEWS_PER_SECOND, TOKEN_TTL};
 use ferrvault_sim::kube::KubeSim;
 use futures::{StreamExt, stream};
 use k8s_openapi::api::{
@@ -365,7 +365,7 @@ async fn made_up_tokens_from_many_addresses_should_not_push_out_prometheus_s_cac
     );
     assert_eq!(secured.token_reviews() - before, made_up);
     assert!(
-        made_up > ferrvault_operator::admin::secure::guard::CACHE_ENTRIES,
+        made_up > ferrvault_operator::secure_metrics::CACHE_ENTRIES,
         "enough to fill a cache shared by both answers"
     );
 

@@ -19,7 +19,7 @@ use ferrvault_dev::bench::{
     proc_stats,
     world::{World, secret_name},
 };
-use ferrvault_operator::admin::limits::HttpLimits;
+use ferrvault_operator::HttpLimits;
 use ferrvault_sim::testkit::poll_until;
 use socket2::{Domain, Protocol, Socket, Type};
 

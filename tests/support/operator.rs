@@ -13,12 +13,12 @@ use std::{
 
 use controller_actors::{BackoffConfig, Runtime};
 use ferrvault_operator::{
+    Operator, OperatorSettings,
     api::{
         ConnectionRef, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec,
         SecretKeyRef, crdgen,
     },
     ferrvault::{ClientConfig, ClusterIdentity, EgressPolicy, RetryPolicy},
-    reconcile::{operator::Operator, settings::OperatorSettings},
 };
 use ferrvault_sim::{
     ferrvault::{FerrVaultSim, SimConfig},

@@ -4,8 +4,8 @@
 //! request of the operator that RBAC refused.
 
 use ferrvault_operator::{
+    CONTENT_HASH_KEY_SECRET,
     api::{FerrVaultSecret, names::ADOPTABLE_BY_ANNOTATION},
-    reconcile::content_hash_key::CONTENT_HASH_KEY_SECRET,
 };
 use k8s_openapi::api::{
     apps::v1::Deployment,

@@ -9,8 +9,7 @@
 //! the CRD's CEL rule, as a real server does.
 
 use ferrvault_operator::api::{
-    names::ADOPTABLE_BY_ANNOTATION,
-    secret::{REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES},
+    REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, names::ADOPTABLE_BY_ANNOTATION,
 };
 use serde_json::{Value, json};
 

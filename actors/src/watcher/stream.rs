@@ -1,5 +1,5 @@
 //! The stream task of a watcher actor: runs the `kube_runtime::watcher` stream, keeps the
-//! spec's store current, judges each change against the version it replaced,
+//! spec's store current, judges each change against the version it replaced (once per route),
 //! maps the changes that matter to keys and forwards every item to the actor through
 //! [`Forward`]. Items carry keys, not objects: the store already holds each object, and a list
 //! of 10,000 objects waiting in the actor's mailbox would otherwise be a second copy of them.
@@ -14,7 +14,7 @@ use kube::runtime::{
 };
 
 use crate::{
-    key::ObjectKey,
+    key::{Cause, ObjectKey},
     watch_spec::{SpecShared, Watched},
     watch_store::{Applied, WatchStoreWriter},
 };
@@ -31,12 +31,11 @@ pub(crate) enum StreamItem {
     },
     /// An object was listed, applied or deleted.
     Object {
-        /// The keys to queue: the mapper's, or none when the filter says the change does not
-        /// matter (a deletion always does).
-        keys: Vec<ObjectKey>,
-        /// It came from a (re-)list, not from a watch event, and the spec does not call it
-        /// unsettled: queue it as a refresh.
-        listed: bool,
+        /// The keys to queue, route after route: each route's mapper's, or none when its filter
+        /// says the change does not matter (a deletion always does). Each with its cause:
+        /// [`Cause::Listed`] (a refresh) when the object came from a (re-)list, not from a
+        /// watch event, and the route does not call it unsettled.
+        keys: Vec<(ObjectKey, Cause)>,
     },
     /// The stream failed; it retries after a backoff. Secret-free description.
     Failed(String),
@@ -103,9 +102,9 @@ fn drop_bookkeeping<K: kube::Resource>(object: &mut K) {
 }
 
 /// Apply `event` to the store, judge the change against the version it replaced, then map what
-/// matters to keys. Mapping comes after storing: should the mapper panic on an object, the store
-/// already holds it, so the next incarnation's re-list finds it unchanged and does not map it
-/// again.
+/// matters to keys, route after route. Mapping comes after storing: should a mapper panic on an
+/// object, the store already holds it, so the next incarnation's re-list finds it unchanged and
+/// does not map it again.
 fn observe<K: Watched>(
     spec: &SpecShared<K>,
     writer: &mut WatchStoreWriter<K>,
@@ -114,23 +113,37 @@ fn observe<K: Watched>(
     match writer.apply(event) {
         Applied::Relisting => StreamItem::Relisting,
         Applied::Listed { vanished } => StreamItem::Listed {
-            vanished: vanished.iter().flat_map(|object| (spec.mapper)(object)).collect(),
+            vanished: vanished
+                .iter()
+                .flat_map(|object| spec.routes.iter().flat_map(|route| (route.mapper)(object)))
+                .collect(),
         },
         Applied::Stored {
             object,
             previous,
             listed,
         } => StreamItem::Object {
-            keys: if (spec.matters)(previous.as_deref(), &object) {
-                (spec.mapper)(&object)
-            } else {
-                Vec::new()
-            },
-            listed: listed && !(spec.unsettled)(&object),
+            keys: spec
+                .routes
+                .iter()
+                .filter(|route| (route.matters)(previous.as_deref(), &object))
+                .flat_map(|route| {
+                    let cause = if listed && !(route.unsettled)(&object) {
+                        Cause::Listed
+                    } else {
+                        Cause::Event
+                    };
+                    (route.mapper)(&object).into_iter().map(move |key| (key, cause))
+                })
+                .collect(),
         },
         Applied::Deleted(object) => StreamItem::Object {
-            keys: (spec.mapper)(&object),
-            listed: false,
+            keys: spec
+                .routes
+                .iter()
+                .flat_map(|route| (route.mapper)(&object))
+                .map(|key| (key, Cause::Event))
+                .collect(),
         },
     }
 }

@@ -7,10 +7,7 @@ fn fresh() -> WatchState {
 }
 
 fn object() -> StreamItem {
-    StreamItem::Object {
-        keys: Vec::new(),
-        listed: false,
-    }
+    StreamItem::Object { keys: Vec::new() }
 }
 
 #[test]

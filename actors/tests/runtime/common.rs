@@ -29,6 +29,11 @@ pub struct RecordingSink {
 }
 
 impl RecordingSink {
+    /// Every key enqueued so far, with its cause, in order.
+    pub fn entries(&self) -> Vec<(ObjectKey, Cause)> {
+        self.keys.lock().expect("sink lock").clone()
+    }
+
     /// Every key enqueued so far.
     pub fn keys(&self) -> Vec<ObjectKey> {
         let keys = self.keys.lock().expect("sink lock");

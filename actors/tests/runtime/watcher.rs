@@ -3,7 +3,10 @@
 
 use std::{
     collections::BTreeMap,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
@@ -11,7 +14,7 @@ use crate::common::{
     ChildEvent, RecordingReporter, RecordingSink, eventually, init_tracing, recording_supervisor,
 };
 use controller_actors::{
-    Cause, KeySink, ObjectKey, Spawner, WatchReporter, WatchSource, WatchSpec, WatchStore,
+    Cause, KeySink, ObjectKey, Route, Spawner, WatchReporter, WatchSource, WatchSpec, WatchStore,
 };
 use ferrvault_sim::kube::KubeSim;
 use k8s_openapi::{
@@ -236,6 +239,105 @@ async fn typed_watcher_should_enqueue_exactly_the_changes_its_filter_lets_throug
     })
     .await;
     assert!(state.connected && state.errors == 0, "{state:?}");
+}
+
+/// Polls until `sink` has recorded `count` keys.
+async fn wait_entries(sink: &RecordingSink, count: usize) {
+    eventually(SOON, &format!("{count} keys enqueued"), || {
+        (sink.entries().len() >= count).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn every_route_of_one_watch_should_map_the_changes_its_own_filter_lets_through_once_stored() {
+    let (sim, ns, api) = fresh_namespace().await;
+    create(&api, "listed", "v1").await;
+    let (spec, store) = WatchSpec::full("Secret", secrets(&sim, &ns), watcher::Config::default());
+    // The watch events a route mapped before the store showed them: a key queued before its
+    // cause is stored would start a pass that cannot read that cause. (A listed object shows
+    // when its list completes, which readers wait for; a deletion is mapped once the store has
+    // forgotten the object.)
+    let unstored = Arc::new(Mutex::new(Vec::<String>::new()));
+    let deleting = Arc::new(AtomicBool::new(false));
+    let (stored, unstored_log, deleted) = (store.clone(), unstored.clone(), deleting.clone());
+    let spec = spec
+        .map(|s: &Secret| key_of(&s.metadata))
+        .matters(|old: Option<&Secret>, new: &Secret| old.is_none_or(|old| old.data != new.data))
+        .route(
+            Route::map(move |s: &Secret| {
+                let (namespace, name) = (s.namespace().unwrap_or_default(), s.name_any());
+                let shown = stored.get(&namespace, &name).and_then(|o| o.resource_version());
+                if stored.is_listed() && shown != s.resource_version() && !deleted.load(Ordering::SeqCst) {
+                    unstored_log
+                        .lock()
+                        .expect("log lock")
+                        .push(format!("{name} {shown:?}"));
+                }
+                vec![ObjectKey::namespaced("labels", namespace, name)]
+            })
+            .matters(|old: Option<&Secret>, new: &Secret| {
+                old.is_none_or(|old| old.metadata.labels != new.metadata.labels)
+            })
+            .listed_as_change(|s: &Secret| s.name_any() == "listed"),
+        );
+    let w = Running::start(&spec).await;
+    wait_entries(&w.sink, 2).await;
+
+    create(&api, "a", "v1").await;
+    wait_entries(&w.sink, 4).await;
+    edit(&api, "a", |s| {
+        s.labels_mut().insert("touched".into(), "yes".into());
+    })
+    .await;
+    wait_entries(&w.sink, 5).await;
+    edit(&api, "a", |s| {
+        s.data
+            .get_or_insert_default()
+            .insert("k".into(), ByteString(b"v2".to_vec()));
+    })
+    .await;
+    wait_entries(&w.sink, 6).await;
+    assert_eq!(
+        *unstored.lock().expect("log lock"),
+        Vec::<String>::new(),
+        "a route mapped a version its watch's store did not hold yet"
+    );
+    deleting.store(true, Ordering::SeqCst);
+    delete(&api, "a").await;
+    wait_entries(&w.sink, 8).await;
+
+    let entries: Vec<(&str, String, Cause)> = w
+        .sink
+        .entries()
+        .into_iter()
+        .map(|(key, cause)| (key.controller, key.name, cause))
+        .collect();
+    let entry = |controller, name: &str, cause| (controller, name.to_owned(), cause);
+    assert_eq!(
+        entries,
+        [
+            // The list: a refresh for the first route, a change for the second (its
+            // `listed_as_change` holds), one stored object for both.
+            entry("test", "listed", Cause::Listed),
+            entry("labels", "listed", Cause::Event),
+            // A create matters to both, route after route.
+            entry("test", "a", Cause::Event),
+            entry("labels", "a", Cause::Event),
+            // A label change only to the second route, a data change only to the first.
+            entry("labels", "a", Cause::Event),
+            entry("test", "a", Cause::Event),
+            // A deletion to every route.
+            entry("test", "a", Cause::Event),
+            entry("labels", "a", Cause::Event),
+        ]
+    );
+    assert_eq!(
+        store.state().len(),
+        1,
+        "one store for both routes: {:?}",
+        store.state()
+    );
 }
 
 #[tokio::test]

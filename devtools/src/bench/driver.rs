@@ -12,7 +12,7 @@ use super::{
     metrics_text,
     plain_controller::{RECONCILES_PREFIX, STARTED_LINE, Style, UNLIMITED_BURST, UNLIMITED_RATE},
 };
-use ferrvault_operator::reconcile::settings::SECRET_CONTROLLER;
+use ferrvault_operator::SECRET_CONTROLLER;
 
 /// How long a child may take to start.
 const STARTUP: Duration = Duration::from_secs(30);

@@ -9,7 +9,7 @@ use kube::ResourceExt;
 
 use ferrvault_operator::{
     api::{FerrVaultSecret, names::SECRET_FINALIZER},
-    reconcile::rules::guards::resolve_refresh_interval,
+    rules::resolve_refresh_interval,
 };
 
 /// What the early exit decided.

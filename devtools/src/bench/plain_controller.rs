@@ -44,17 +44,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::early_exit::{self, Decision};
 use ferrvault_operator::{
+    ContentHashKeySource, Context, EventSink, OperatorSettings, SECRET_CONTROLLER, SecretReconciler,
+    SyncMetrics, WriteBudget,
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
     ferrvault::{ClientConfig, EgressPolicy, FerrVault},
-    reconcile::{
-        content_hash_key::ContentHashKeySource,
-        context::Context,
-        events::EventSink,
-        metrics::SyncMetrics,
-        secret::SecretReconciler,
-        settings::{OperatorSettings, SECRET_CONTROLLER},
-        write_budget::WriteBudget,
-    },
 };
 
 /// Printed once the Controller is about to start (the benchmark waits for it).
@@ -211,7 +204,7 @@ fn report_reconciles(count: Arc<AtomicU64>) {
 /// # Errors
 /// The kubeconfig cannot be loaded.
 pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
-    let client = ferrvault_operator::cli::run::kube_client(Some(&args.kubeconfig))
+    let client = ferrvault_operator::kube_client(Some(&args.kubeconfig))
         .await
         .map_err(|e| e.to_string())?;
     let ferrvault_config = ClientConfig {

@@ -28,13 +28,9 @@ pub use fixtures::{NAMESPACE, VAULT, VAULT_SECRETS};
 use progress::{Progress, ResourceState, all_ready};
 
 use ferrvault_operator::{
+    OperatorProcess, ProcessEnv, RunArgs, RunError, RunSettings,
     api::{FerrVaultConnection, FerrVaultSecret},
-    cli::{
-        args::RunArgs,
-        run::{OperatorProcess, RunError},
-        settings::{ProcessEnv, RunSettings},
-    },
-    reconcile::rules::duration::parse_go_duration,
+    rules::parse_go_duration,
 };
 use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
 
@@ -93,8 +89,8 @@ pub fn main(args: DemoArgs) -> i32 {
 
 async fn run(args: DemoArgs) -> Result<(), DemoError> {
     let settings = operator_settings(&args)?;
-    ferrvault_operator::cli::logging::init(&settings.log).map_err(RunError::from)?;
-    let shutdown = ferrvault_operator::cli::run::shutdown_signal().map_err(RunError::Process)?;
+    ferrvault_operator::init_logging(&settings.log).map_err(RunError::from)?;
+    let shutdown = ferrvault_operator::shutdown_signal().map_err(RunError::Process)?;
     let mut manifests = fixtures::manifests()?;
     let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
         .await

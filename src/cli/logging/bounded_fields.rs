@@ -17,11 +17,11 @@ use tracing_subscriber::{
     fmt::format::{DefaultVisitor, Writer},
 };
 
-use crate::reconcile::rules::bounded_text::{Bounded, MAX_MESSAGE_BYTES};
+use crate::reconcile::rules::bounds::bounded_text::{Bounded, MAX_MESSAGE_BYTES};
 
 /// The text field formatter (use with `fmt_fields`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct BoundedFields;
+pub(crate) struct BoundedFields;
 
 impl<'a> MakeVisitor<Writer<'a>> for BoundedFields {
     type Visitor = BoundedVisitor<'a>;
@@ -32,7 +32,7 @@ impl<'a> MakeVisitor<Writer<'a>> for BoundedFields {
 }
 
 /// The default visitor, handed every value through [`Bounded`].
-pub struct BoundedVisitor<'a>(DefaultVisitor<'a>);
+pub(crate) struct BoundedVisitor<'a>(DefaultVisitor<'a>);
 
 impl Visit for BoundedVisitor<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {

@@ -6,11 +6,11 @@ use tracing_subscriber::fmt::MakeWriter;
 
 /// The bytes written so far (clones share them).
 #[derive(Clone, Default)]
-pub struct Captured(Arc<Mutex<Vec<u8>>>);
+pub(super) struct Captured(Arc<Mutex<Vec<u8>>>);
 
 impl Captured {
     /// What was written, as text.
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         String::from_utf8(self.0.lock().expect("buffer").clone()).expect("utf-8")
     }
 }

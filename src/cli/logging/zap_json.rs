@@ -8,8 +8,9 @@
 //!   value in place; a field named like a header key is written as `field.<name>`.
 //! - Only what the log call passed is written (no span names, no file paths).
 //! - `msg` and every field value are at most [`MAX_MESSAGE_BYTES`] (1 KiB): a longer one is cut
-//!   with a marker naming its length ([`bounded_text`](crate::reconcile::rules::bounded_text)),
-//!   an event's own values while they are formatted.
+//!   with a marker naming its length
+//!   ([`bounded_text`](crate::reconcile::rules::bounds::bounded_text)), an event's own values
+//!   while they are formatted.
 
 use std::fmt;
 
@@ -26,7 +27,7 @@ use tracing_subscriber::{
 
 use crate::{
     cli::zap::TimeEncoding,
-    reconcile::rules::bounded_text::{Bounded, MAX_MESSAGE_BYTES, cut},
+    reconcile::rules::bounds::bounded_text::{Bounded, MAX_MESSAGE_BYTES, cut},
 };
 
 /// Keys the line starts with, in this order.
@@ -34,13 +35,13 @@ const HEADER: [&str; 4] = ["ts", "level", "logger", "msg"];
 
 /// The event formatter (use with [`JsonFields`] as the span field formatter).
 #[derive(Debug, Clone, Copy)]
-pub struct ZapJson {
+pub(crate) struct ZapJson {
     time: TimeEncoding,
 }
 
 impl ZapJson {
     /// A formatter writing `ts` with `time`.
-    pub fn new(time: TimeEncoding) -> Self {
+    pub(crate) fn new(time: TimeEncoding) -> Self {
         Self { time }
     }
 }

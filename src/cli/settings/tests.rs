@@ -1,6 +1,7 @@
 use clap::Parser;
 
 use super::*;
+use crate::cli::logging::LogFormat;
 
 #[derive(Debug, Parser)]
 struct Harness {

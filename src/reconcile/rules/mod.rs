@@ -1,65 +1,27 @@
 //! Pure reconcile rules: values in, values out. Nothing here does I/O or reads the clock (callers
-//! pass `now`), so every rule is unit- and property-tested without a server.
+//! pass `now`), so every rule is unit- and property-tested without a server. Grouped by what
+//! they decide:
 //!
-//! - [`transforms`] (+ [`json_expand`]): the `spec.transforms` pipeline over byte values.
-//! - [`content_hash`]: the keyed hash stamped on target Secrets and pod templates.
-//! - [`conditions`]: condition upsert with transition-time and `observedGeneration` rules.
-//! - [`duration`]: Go `time.Duration` parsing and formatting (`refreshInterval`, flags).
-//! - [`duration_floor`]: the operator's floor under every interval a tenant sets, and its
-//!   condition.
-//! - [`token_bucket`]: a token bucket over instants the caller passes (write budget, Event spam
-//!   filter).
-//! - [`rollout_rules`]: when workloads must be restarted (and the rollout floor), and the patch
-//!   that restarts them.
-//! - [`target_access`]: whether a FerrVaultSecret may write its target Secret (ownership,
-//!   refused types, connections' Secrets).
-//! - [`credential_opt_in`]: which Secrets a connection may use as its credential
-//!   (`--require-credential-opt-in`).
-//! - [`guards`]: missing-keys and cloud-scope guards; requeue policy.
-//! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
-//! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
-//! - [`messages`]: the human-readable condition messages, in one place.
-//! - [`bounded_text`]: the 1 KiB bound of condition messages and log fields.
-//! - [`spec_bounds`]: the CRD schema's length bounds, checked again for objects stored past it.
+//! - [`content`]: what a target Secret holds — [`SecretData`](content::SecretData), the
+//!   `spec.transforms` pipeline (`transforms`, `json_expand`), the keyed content hash
+//!   (`content_hash`).
+//! - [`status`]: what status says — condition upserts (`conditions`), a FerrVaultSecret's status
+//!   after each outcome (`secret_status`), the human-readable messages (`messages`).
+//! - [`schedule`]: when a pass runs — Go durations (`duration`), the floor under tenants'
+//!   intervals (`duration_floor`), whether anything is due and when the next refresh is
+//!   (`freshness`), the requeue policy after each outcome (`requeue`).
+//! - [`access`]: what may be used or written — whether a FerrVaultSecret may write its target
+//!   (`target_access`), which Secrets may be a credential (`credential_opt_in`), the missing-keys
+//!   and cloud-scope guards (`guards`).
+//! - [`bounds`]: what keeps tenant-controlled sizes and rates bounded — text cut to 1 KiB
+//!   (`bounded_text`), the CRD schema's bounds checked again (`spec_bounds`), token buckets
+//!   (`token_bucket`), maps pruned in amortized constant time (`pruned_map`).
+//! - [`rollout`]: when workloads must be restarted (and the rollout floor), and the patch that
+//!   restarts them.
 
-use std::collections::BTreeMap;
-
-pub mod bounded_text;
-pub mod conditions;
-pub mod content_hash;
-pub mod credential_opt_in;
-pub mod duration;
-pub mod duration_floor;
-pub mod freshness;
-pub mod guards;
-pub mod json_expand;
-pub mod messages;
-pub mod rollout_rules;
-pub mod secret_status;
-pub mod spec_bounds;
-pub mod target_access;
-pub mod token_bucket;
-pub mod transforms;
-
-/// Secret content as the operator handles it: key to raw bytes, sorted by key.
-///
-/// Values are bytes, not strings, so binary results of `base64Decode` reach the target Secret's
-/// `data` unchanged; the sorted map makes hashing and listing keys deterministic.
-pub type SecretData = BTreeMap<String, Vec<u8>>;
-
-/// Largest content a Secret may hold: the API server refuses Secrets over 1 MiB. No transform
-/// step builds more (see [`transforms`]), and no larger content is written.
-pub const MAX_SECRET_BYTES: usize = 1024 * 1024;
-
-/// Total size of keys and values, as the API server counts a Secret's data.
-pub fn payload_bytes(data: &SecretData) -> usize {
-    data.iter().map(|(k, v)| k.len() + v.len()).sum()
-}
-
-/// Converts revealed string values (as FerrVault returns them) into [`SecretData`].
-pub fn secret_data_from_strings(values: impl IntoIterator<Item = (String, String)>) -> SecretData {
-    values
-        .into_iter()
-        .map(|(key, value)| (key, value.into_bytes()))
-        .collect()
-}
+pub(crate) mod access;
+pub(crate) mod bounds;
+pub(crate) mod content;
+pub(crate) mod rollout;
+pub(crate) mod schedule;
+pub(crate) mod status;

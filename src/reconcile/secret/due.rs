@@ -3,19 +3,19 @@
 
 use std::time::{Duration, Instant};
 
+use controller_actors::Outcome;
 use jiff::Timestamp;
 use kube::{Resource, ResourceExt};
 
-use super::{access, target::KnownTarget};
+use super::{target::KnownTarget, target_access};
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus},
     reconcile::{
         context::Context,
-        inputs::secret_inputs,
-        reads::Reads,
-        rules::{
+        read::{Reads, secret_inputs},
+        rules::schedule::{
             freshness::{self as freshness, Freshness, Observed, Schedule, wave_factor},
-            guards::MIN_REQUEUE,
+            requeue::MIN_REQUEUE,
         },
     },
 };
@@ -41,7 +41,7 @@ pub(super) fn schedule(cr: &FerrVaultSecret, refresh: Duration) -> Schedule {
 /// when it must sync (including whenever a store cannot tell: the sync reads and reports).
 ///
 /// A pass queued behind the sync that wrote the target can run before the Secret store shows
-/// that write ([`OwnWrites::arriving`](crate::reconcile::own_writes::OwnWrites::arriving)):
+/// that write ([`OwnWrites::arriving`](crate::reconcile::read::OwnWrites::arriving)):
 /// the target is then as left, and the pass looks again after [`MIN_REQUEUE`] to judge it
 /// from the store, rather than syncing again (a GET, a reveal and a status write).
 pub(super) async fn nothing_due(
@@ -56,12 +56,10 @@ pub(super) async fn nothing_due(
         return None;
     }
     let stores = &reads.stores;
-    stores.connections_for_dependants.wait_until_listed().await.ok()?;
+    stores.connections.wait_until_listed().await.ok()?;
     stores.secret_metadata.wait_until_listed().await.ok()?;
     let namespace = cr.namespace().unwrap_or_default();
-    let connection = stores
-        .connections_for_dependants
-        .get(&namespace, &cr.spec.connection_ref.name)?;
+    let connection = stores.connections.get(&namespace, &cr.spec.connection_ref.name)?;
     let key = ctx.content_hash_key.get(&ctx.client).await.ok()?;
     let inputs = secret_inputs(connection.valid()?, stores, key);
     let target = cr.spec.target_name(&cr.name_any()).to_owned();
@@ -85,8 +83,15 @@ pub(super) async fn nothing_due(
     }
     // The rule checked the stored version against the recorded one.
     let as_left = KnownTarget::left(stored?, cr.spec.target_type());
-    access::judge(&stores.connections_for_dependants, cr, &target, as_left.secret())
+    target_access::judge(&stores.connections, cr, &target, as_left.secret())
         .await
         .ok()?;
     Some(next)
+}
+
+/// The outcome of a pass that leaves the object synced: its next refresh exactly when due
+/// (`None`: refreshes disabled, wait for a change). Exact, not jittered by the runtime: the wave
+/// factor already spreads the waves of different vaults, and jitter would scatter a wave.
+pub(super) fn refresh_in(next: Option<Duration>) -> Outcome {
+    next.map_or_else(Outcome::done, Outcome::RequeueAfter)
 }

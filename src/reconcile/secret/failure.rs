@@ -8,9 +8,9 @@ use crate::{
     api::Reason,
     ferrvault::{FerrVaultError, MissingKeys},
     reconcile::{
-        kube_errors::KubeFailure,
-        rules::guards::{RequeueCase, requeue_after},
-        token,
+        connection::access,
+        rules::schedule::requeue::{RequeueCase, requeue_after},
+        write::KubeFailure,
     },
 };
 
@@ -69,7 +69,7 @@ pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
     if error.is_rate_limited() {
         return Stop::RateLimited(error.retry_after());
     }
-    if let Some(refused) = token::refusal(&error, "reveal") {
+    if let Some(refused) = access::refusal(&error, "reveal") {
         return Failure::new(refused.reason, refused.message, RequeueCase::Failed).into();
     }
     let (reason, case) = if error.is_auth() {
@@ -84,8 +84,8 @@ pub(super) fn reveal_failure(error: FerrVaultError) -> Stop {
     Failure::new(reason, error.to_string(), case).into()
 }
 
-/// The outcome of a pass that ended with `case` (never [`RequeueCase::Synced`], which
-/// follows the refresh schedule): a timed requeue, or done, waiting for a change.
+/// The outcome of a pass that ended with `case` (a synced pass follows the refresh schedule
+/// instead): a timed requeue, or done, waiting for a change.
 pub(super) fn requeue(case: RequeueCase, refresh: Duration) -> Outcome {
     requeue_after(case, refresh).map_or_else(Outcome::done, Outcome::RequeueAfter)
 }

@@ -1,6 +1,6 @@
 //! The refresh interval of a FerrVaultSecret as the operator uses it: `spec.refreshInterval`
 //! under `--min-refresh-interval`
-//! ([`duration_floor`](crate::reconcile::rules::duration_floor)), and the condition that says
+//! ([`duration_floor`](crate::reconcile::rules::schedule::duration_floor)), and the condition that says
 //! when it is clamped.
 
 use jiff::Timestamp;
@@ -10,14 +10,14 @@ use super::status;
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
     reconcile::{
-        kube_errors::{KubeAction, KubeFailure},
-        reads::WrittenVersions,
-        rules::{
+        read::WrittenVersions,
+        rules::schedule::{
             duration::DurationError,
             duration_floor::{Floored, REFRESH_INTERVAL, floor_interval, record_clamp},
-            guards::resolve_refresh_interval,
+            requeue::resolve_refresh_interval,
         },
         settings::OperatorSettings,
+        write::{KubeAction, KubeFailure},
     },
 };
 

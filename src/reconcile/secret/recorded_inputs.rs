@@ -1,5 +1,5 @@
-//! The inputs' versions a sync records ([`inputs`](crate::reconcile::inputs)), read before the
-//! values they version: a change after this makes the next pass sync again.
+//! The inputs' versions a sync records ([`secret_inputs`](crate::reconcile::read::secret_inputs)),
+//! read before the values they version: a change after this makes the next pass sync again.
 //!
 //! From the Secret metadata store once it has completed its first list. Before that (a start, in
 //! a cluster of many Secrets), from GETs of the metadata of the connection's own Secrets: a new
@@ -14,9 +14,8 @@ use kube::{Api, ResourceExt};
 use crate::{
     api::FerrVaultConnection,
     reconcile::{
-        inputs::{connection_secret_names, secret_inputs, secret_inputs_by},
-        rules::content_hash::ContentHashKey,
-        stores::Stores,
+        read::{Stores, connection_secret_names, secret_inputs, secret_inputs_by},
+        rules::content::content_hash::ContentHashKey,
     },
 };
 

@@ -10,13 +10,14 @@ use crate::{
     api::{ConnectionMode, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     ferrvault::{KeySelector, RevealRequest, RevealScope, Revealed},
     reconcile::{
+        connection::access,
         context::Context,
-        kube_errors::kube_error_text,
-        reads::{self, Reads},
-        rules::guards::{RequeueCase, missing_cloud_scope},
-        rules::messages,
-        rules::spec_bounds::connection_spec_problem,
-        token,
+        read::{self, Reads},
+        rules::{
+            access::guards::missing_cloud_scope, bounds::spec_bounds::connection_spec_problem,
+            schedule::requeue::RequeueCase, status::messages,
+        },
+        write::kube_error_text,
     },
 };
 
@@ -41,15 +42,10 @@ pub(super) async fn connection(
             RequeueCase::Failed,
         )
     };
-    let connection = reads::find(
-        &reads.stores.connections_for_dependants,
-        &api,
-        &namespace,
-        connection_name,
-    )
-    .await
-    .map_err(|e| not_found(kube_error_text(&e)))?
-    .ok_or_else(|| not_found(NOT_FOUND.to_owned()))?;
+    let connection = read::find(&reads.stores.connections, &api, &namespace, connection_name)
+        .await
+        .map_err(|e| not_found(kube_error_text(&e)))?
+        .ok_or_else(|| not_found(NOT_FOUND.to_owned()))?;
     let problem = match connection {
         Lenient::Valid(connection) => match connection_spec_problem(&connection.spec) {
             Ok(()) => return Ok(connection),
@@ -82,7 +78,7 @@ pub(super) async fn reveal(
     deadline: Instant,
 ) -> Result<Revealed, Stop> {
     let namespace = cr.namespace().unwrap_or_default();
-    let access = |e: token::AccessError| {
+    let refused = |e: access::AccessError| {
         let case = if e.is_spec_refusal() {
             RequeueCase::InvalidSpec
         } else {
@@ -90,12 +86,12 @@ pub(super) async fn reveal(
         };
         Failure::new(e.reason, e.message, case)
     };
-    let endpoint = token::endpoint(&reads.values, &ctx.ferrvault, connection)
+    let endpoint = access::endpoint(&reads.values, &ctx.ferrvault, connection)
         .await
-        .map_err(access)?;
-    let credential = token::credential(&reads.values, &ctx.ferrvault, connection, &endpoint, deadline)
+        .map_err(refused)?;
+    let credential = access::credential(&reads.values, &ctx.ferrvault, connection, &endpoint, deadline)
         .await
-        .map_err(access)?;
+        .map_err(refused)?;
     let mode = connection.spec.mode;
     let organization = connection.spec.organization.clone();
     if missing_cloud_scope(mode, organization.as_deref(), cr.spec.project.as_deref()) {

@@ -1,6 +1,10 @@
-//! Rollout restarts of the workloads listed in `spec.rolloutRestart` (reference §3.5).
+//! Rollout restarts of the workloads listed in `spec.rolloutRestart` (reference §3.5): the two
+//! steps of a sync ([`record_pending_rollout`] before the target is written,
+//! [`restart_workloads`] after), and the restart of each workload.
 //!
 //! # Guarantees
+//! - The hash the workloads must run is recorded in status before the target changes, so a
+//!   crash between the write and the restart still restarts them on the next pass.
 //! - Each workload is read uncached (`get`) and restarted by a JSON merge patch of its pod
 //!   template's annotations only (`patch` RBAC; no full update).
 //! - A workload whose per-CR annotation already records the content hash is skipped, so a retry
@@ -10,34 +14,121 @@
 //!   deferred and the report says until when (the earliest of all), so the pass is requeued then.
 //! - A restart also removes the stamps on the workload no FerrVaultSecret of the namespace owns
 //!   any more ([`stale_stamps`]), judged from the FerrVaultSecret store ([`listers_in`]); nothing
-//!   is ever patched only to remove them (see [`rollout_rules`]).
+//!   is ever patched only to remove them (see [`rules::rollout`]).
 //!
-//! [`rollout_rules`]: crate::reconcile::rules::rollout_rules
+//! [`rules::rollout`]: crate::reconcile::rules::rollout
 
 use std::time::Duration;
 
 use jiff::Timestamp;
 use kube::{
-    Api, Resource,
+    Api, Resource, ResourceExt,
     api::{ApiResource, DynamicObject, GroupVersionKind, Patch},
 };
+use tracing::warn;
 
-use crate::reconcile::field_manager::patch_params;
+use super::{failure::Stop, plan::Plan, status};
 use crate::{
-    api::{FerrVaultSecret, Lenient, RolloutTarget, WorkloadKind},
+    api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, RolloutTarget, WorkloadKind},
     reconcile::{
-        kube_errors::{is_not_found, kube_error_text},
-        rules::rollout_rules::{
-            RolloutListers, last_restart, restart_deferred_until, restart_patch, stale_stamps,
-            workload_needs_restart,
+        context::Context,
+        read::{Reads, Scoped},
+        report::EventKind,
+        rules::{
+            rollout::{
+                RolloutListers, last_restart, pending_rollout_hash, restart_deferred_until, restart_patch,
+                rollout_due, stale_stamps, workload_needs_restart,
+            },
+            status::{messages, secret_status::RolloutState},
         },
-        scoped_store::Scoped,
+        write::{KubeAction, KubeFailure, is_not_found, kube_error_text, patch_params},
     },
 };
 
+/// Records the hash the workloads must be restarted for *before* the target changes, so a crash
+/// between the write and the restart still restarts them on the next pass; returns
+/// `status.lastRolloutHash` as it now stands.
+pub(super) async fn record_pending_rollout(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    plan: &Plan,
+) -> Result<Option<String>, Stop> {
+    let recorded = plan.last_rolled_out.clone();
+    let Some(pending) = pending_rollout_hash(
+        !cr.spec.rollout_restart.is_empty(),
+        recorded.as_deref(),
+        plan.previous_hash.as_deref(),
+        &plan.hash,
+    ) else {
+        return Ok(recorded);
+    };
+    let mut status = previous.clone();
+    status.last_rollout_hash = Some(pending.clone());
+    let api =
+        Api::<Lenient<FerrVaultSecret>>::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
+    status::write((&api, reads.secrets.written()), &cr.name_any(), previous, &status)
+        .await
+        .map_err(KubeFailure::during(KubeAction::WriteStatus("pending rollout")))?;
+    Ok(Some(pending))
+}
+
+/// Restarts the workloads of `spec.rolloutRestart` that do not run this content yet, when a
+/// rollout is due and the rollout floor allows it. `None` without rollout targets; else how the
+/// rollout ended and, when the floor deferred a restart, how long until it is due.
+pub(super) async fn restart_workloads(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &FerrVaultSecret,
+    plan: &Plan,
+    recorded: Option<&str>,
+) -> Option<(RolloutState, Option<Duration>)> {
+    if cr.spec.rollout_restart.is_empty() {
+        return None;
+    }
+    if !rollout_due(recorded, plan.previous_hash.as_deref(), &plan.hash) {
+        return Some((RolloutState::UpToDate, None));
+    }
+    let (namespace, uid) = (cr.namespace().unwrap_or_default(), cr.uid().unwrap_or_default());
+    let floor = ctx.settings.rollout_floor;
+    let request = Rollout {
+        namespace: &namespace,
+        cr_uid: &uid,
+        content_hash: &plan.hash,
+        floor,
+        secrets: &reads.stores.secrets,
+    };
+    let report = restart_each(&ctx.client, &request, &cr.spec.rollout_restart).await;
+    let reference = cr.object_ref(&());
+    for workload in &report.restarted {
+        let note = format!("restarted {workload} for content hash {}", plan.short_hash());
+        ctx.events
+            .publish(&reference, EventKind::RolloutTriggered, note)
+            .await;
+    }
+    let due_in = report
+        .deferred_until
+        .map(|until| Duration::try_from(until.duration_since(Timestamp::now())).unwrap_or_default());
+    if let Some(error) = report.first_error {
+        warn!(error = %error, "rollout restart failed, will retry");
+        ctx.events
+            .publish(&reference, EventKind::RolloutFailed, error.clone())
+            .await;
+        return Some((RolloutState::Failed(error), due_in));
+    }
+    Some(match report.deferred_until {
+        Some(until) => (
+            RolloutState::Deferred(messages::rollout_deferred(until, floor)),
+            due_in,
+        ),
+        None => (RolloutState::UpToDate, None),
+    })
+}
+
 /// What a rollout pass did.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct RolloutReport {
+pub(super) struct RolloutReport {
     /// `Kind/name` of each workload restarted in this pass.
     pub restarted: Vec<String>,
     /// The first failure, for the `RolloutRestarted` condition (names only).
@@ -47,7 +138,7 @@ pub struct RolloutReport {
 }
 
 /// What a rollout pass asks of every workload.
-pub struct Rollout<'a> {
+pub(super) struct Rollout<'a> {
     /// The FerrVaultSecret's namespace (the workloads').
     pub namespace: &'a str,
     /// The FerrVaultSecret's UID (its per-CR pod-template annotation).
@@ -63,7 +154,7 @@ pub struct Rollout<'a> {
 
 /// Which FerrVaultSecrets of `namespace` restart which workloads, from the FerrVaultSecret
 /// store; [`RolloutListers::unknown`] while the store does not hold the namespace, listed.
-pub fn listers_in(store: &Scoped<Lenient<FerrVaultSecret>>, namespace: &str) -> RolloutListers {
+pub(super) fn listers_in(store: &Scoped<Lenient<FerrVaultSecret>>, namespace: &str) -> RolloutListers {
     let Some(scope) = store.of(namespace).filter(|scope| scope.is_listed()) else {
         return RolloutListers::unknown();
     };
@@ -95,7 +186,7 @@ fn api_for(client: &kube::Client, namespace: &str, kind: WorkloadKind) -> Api<Dy
 
 /// Restarts every workload of `targets` that does not run the content yet, unless the floor
 /// defers it.
-pub async fn restart_workloads(
+async fn restart_each(
     client: &kube::Client,
     rollout: &Rollout<'_>,
     targets: &[RolloutTarget],

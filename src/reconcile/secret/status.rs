@@ -1,14 +1,14 @@
 //! Writing FerrVaultSecret status: a JSON merge patch to the `/status` subresource (never a full
 //! update, so it cannot conflict with spec edits). Every field is sent, so the patch replaces the
 //! previous status exactly; an unchanged status is not written. What the status becomes is
-//! decided by [`rules::secret_status`](crate::reconcile::rules::secret_status).
+//! decided by [`rules::secret_status`](crate::reconcile::rules::status::secret_status).
 
 use kube::{Api, Resource, api::Patch};
 use serde_json::json;
 
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient},
-    reconcile::{field_manager::patch_params, reads::WrittenVersions},
+    reconcile::{read::WrittenVersions, write::patch_params},
 };
 
 /// Writes `status` to `/status` unless it equals `previous`, and records the version it
@@ -17,7 +17,7 @@ use crate::{
 ///
 /// # Errors
 /// The API error.
-pub async fn write(
+pub(super) async fn write(
     (api, written): (&Api<Lenient<FerrVaultSecret>>, &WrittenVersions),
     name: &str,
     previous: &FerrVaultSecretStatus,

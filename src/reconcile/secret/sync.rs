@@ -2,12 +2,12 @@
 //! step, each returning a typed result or the [`Stop`] that ends the pass:
 //!
 //! [`read_target`] (the store's metadata when it shows the target as the last sync left it, or
-//! its silence on a first sync, else a GET) → [`access::judge`] (ownership, refused types,
+//! its silence on a first sync, else a GET) → [`target_access::judge`] (ownership, refused types,
 //! connections' Secrets: nothing is revealed for a refused target) → the connection and its
-//! inputs' versions → reveal ([`reveal::reveal`]) → [`payload`] (transforms, size) →
-//! [`guard_missing_keys`] → [`plan`] (keyed content hash, desired target; a target known only as
-//! left is read before it is written) → [`record_pending_rollout`] → [`write_target`] →
-//! [`announce`] → [`restart_workloads`].
+//! inputs' versions → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
+//! [`payload::guard_missing_keys`] → [`plan::plan`] (keyed content hash, desired target; a target
+//! known only as left is read before it is written) → [`rollout::record_pending_rollout`] →
+//! [`write_target`] → [`announce`] → [`rollout::restart_workloads`].
 //!
 //! Any stop before [`write_target`] leaves the target as it was: workloads keep the last good
 //! values. An unchanged refresh reads nothing but the stores and writes nothing but the status.
@@ -15,44 +15,37 @@
 use std::time::Duration;
 
 use controller_actors::ReconcileContext;
-use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Resource, ResourceExt};
-use tracing::{info, warn};
+use tracing::info;
 
 use super::{
-    access,
     failure::{Failure, Stop},
+    payload::{self, Payload, guard_missing_keys},
+    plan::{self, Plan, content_hash_key},
     recorded_inputs::recorded_inputs,
-    reveal, rollout, status,
+    reveal, rollout,
     target::{self, KnownTarget},
+    target_access,
 };
 use crate::{
-    api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason, Transform},
-    ferrvault::{MissingKeys, Revealed},
+    api::{FerrVaultSecret, FerrVaultSecretStatus, Reason},
     reconcile::{
         context::Context,
-        events::EventKind,
-        kube_errors::{KubeAction, KubeFailure, kube_error_text},
-        reads::Reads,
+        read::Reads,
+        report::EventKind,
         rules::{
-            MAX_SECRET_BYTES, SecretData,
-            content_hash::{ContentHashKey, content_hash, stamp, upgraded},
-            guards::{MissingKeysDecision, RequeueCase, missing_keys_decision},
-            messages, payload_bytes,
-            rollout_rules::{last_rollout_hash_after, pending_rollout_hash, rollout_due},
-            secret_data_from_strings,
-            secret_status::{RolloutState, SyncedState},
-            transforms::apply_transforms_owned,
+            content::content_hash::ContentHashKey,
+            rollout::last_rollout_hash_after,
+            schedule::requeue::RequeueCase,
+            status::{
+                messages,
+                secret_status::{RolloutState, SyncedState},
+            },
         },
+        write::{KubeAction, KubeFailure, kube_error_text},
     },
 };
-
-/// `Outcome::Error` reason while the content-hash key cannot be had.
-const KEY_UNAVAILABLE: &str = "ContentHashKeyUnavailable";
-
-/// `Outcome::Error` reason when the runtime shut down before the payload was computed.
-const SHUTTING_DOWN: &str = "ShuttingDown";
 
 /// What a sync that wrote (or confirmed) the target leaves for the status and the outcome.
 pub(super) struct Synced {
@@ -64,25 +57,6 @@ pub(super) struct Synced {
     pub(super) rollout_failed: bool,
     /// A restart deferred by the rollout floor is due after this long.
     pub(super) rollout_due_in: Option<Duration>,
-}
-
-/// The values to write: transformed, and the keys FerrVault did not have.
-struct Payload {
-    data: SecretData,
-    missing: MissingKeys,
-}
-
-/// What the write will do.
-struct Plan {
-    /// The content hash of [`Payload::data`].
-    hash: String,
-    /// The content hash recorded on the target before this sync (a legacy unkeyed hash of the
-    /// same content read as [`Plan::hash`]).
-    previous_hash: Option<String>,
-    /// `status.lastRolloutHash` as recorded, read the same way.
-    last_rolled_out: Option<String>,
-    /// The target as it must be.
-    desired: Secret,
 }
 
 /// Syncs `cr` (with `previous`, its status as read) before the reconcile's deadline, reading
@@ -103,18 +77,12 @@ pub(super) async fn sync(
         .to_owned();
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
     let target = read_target(reads, (&secrets, &target_name), cr, previous, rc.attempt).await?;
-    access::judge(
-        &reads.stores.connections_for_dependants,
-        cr,
-        &target_name,
-        target.secret(),
-    )
-    .await?;
+    target_access::judge(&reads.stores.connections, cr, &target_name, target.secret()).await?;
     let connection = reveal::connection(ctx, reads, cr).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
     let revealed = reveal::reveal(ctx, reads, cr, &connection, rc.deadline).await?;
-    let payload = payload(cr, revealed, &target_name).await?;
+    let payload = payload::payload(cr, revealed, &target_name).await?;
     let (target, plan) = settle_target(
         reads,
         (&secrets, &target_name),
@@ -125,10 +93,10 @@ pub(super) async fn sync(
         key,
     )
     .await?;
-    let recorded = record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
+    let recorded = rollout::record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
     let (look_again, target_version) = write_target(ctx, &secrets, &target, &plan.desired).await?;
     announce(ctx, cr, &payload, &plan, &target_name).await;
-    let rollout = restart_workloads(ctx, reads, cr, &plan, recorded.as_deref()).await;
+    let rollout = rollout::restart_workloads(ctx, reads, cr, &plan, recorded.as_deref()).await;
     let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
     let rollout_due_in = rollout.as_ref().and_then(|(_, due)| *due);
     let has_rollout = rollout.is_some();
@@ -199,70 +167,15 @@ async fn settle_target(
     key: &ContentHashKey,
 ) -> Result<(KnownTarget, Plan), Stop> {
     guard_missing_keys(payload, known.secret(), target)?;
-    let planned = plan(cr, previous, &known, target, &payload.data, key);
+    let planned = plan::plan(cr, previous, &known, target, &payload.data, key);
     if !matches!(known, KnownTarget::AsLeft(_)) || !target::needs_write(&known, &planned.desired) {
         return Ok((known, planned));
     }
     let read = KnownTarget::Read(get_target(secrets, target).await?);
-    access::judge(
-        &reads.stores.connections_for_dependants,
-        cr,
-        target,
-        read.secret(),
-    )
-    .await?;
+    target_access::judge(&reads.stores.connections, cr, target, read.secret()).await?;
     guard_missing_keys(payload, read.secret(), target)?;
-    let planned = plan(cr, previous, &read, target, &payload.data, key);
+    let planned = plan::plan(cr, previous, &read, target, &payload.data, key);
     Ok((read, planned))
-}
-
-/// The revealed values through `spec.transforms`, no larger than a Secret may be, computed on a
-/// blocking thread ([`tokio::task::spawn_blocking`]) rather than the async runtime's: the work
-/// is bounded (no transform step builds more than [`MAX_SECRET_BYTES`], jsonExpand is capped,
-/// the reveal has its own caps) but it is CPU work proportional to what a tenant's FerrVault
-/// answers, so it never delays Lease renewal, probes or another tenant's reconcile.
-///
-/// The worst case the bounds allow (test `rules::transforms::tests::
-/// the_worst_pipeline_the_bounds_allow_should_stay_bounded`: 32 `base64Decode` steps over a
-/// 1 MiB content of 160,000 keys) took 0.85 s optimised (4.7 s in the test build) on a shared
-/// 2-core machine under load. The content hashes [`plan`] computes from the result stay on the
-/// runtime: bounded by the 1 MiB checked here, the same test's two (that content, and one 1 MiB
-/// value) took 28 ms together, optimised and under the same load.
-///
-/// # Panics
-/// Re-raises a panic of the computation, as if it had run inline.
-async fn payload(cr: &FerrVaultSecret, revealed: Revealed, target: &str) -> Result<Payload, Stop> {
-    let transforms = cr.spec.transforms.clone();
-    let target = target.to_owned();
-    let computed = tokio::task::spawn_blocking(move || transformed(revealed, &transforms, &target)).await;
-    match computed {
-        Ok(payload) => payload,
-        Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-        Err(_) => Err(Stop::Unavailable {
-            reason: SHUTTING_DOWN,
-            message: "the runtime shut down before the payload was computed".to_owned(),
-        }),
-    }
-}
-
-/// [`payload`]'s computation: transforms, then the size check.
-fn transformed(revealed: Revealed, transforms: &[Transform], target: &str) -> Result<Payload, Stop> {
-    let raw = secret_data_from_strings(revealed.secrets.into_iter().map(|(k, v)| (k, v.into_exposed())));
-    let data = apply_transforms_owned(raw, transforms)
-        .map_err(|e| Failure::new(e.reason(), e.to_string(), RequeueCase::Failed))?;
-    let size = payload_bytes(&data);
-    if size > MAX_SECRET_BYTES {
-        return Err(Failure::new(
-            Reason::SecretTooLarge,
-            messages::secret_too_large(size, MAX_SECRET_BYTES, target),
-            RequeueCase::Failed,
-        )
-        .into());
-    }
-    Ok(Payload {
-        data,
-        missing: revealed.missing,
-    })
 }
 
 /// The target as the API server has it now, if it exists.
@@ -275,87 +188,6 @@ async fn get_target(secrets: &Api<Secret>, target: &str) -> Result<Option<Secret
         )
         .into()
     })
-}
-
-/// Missing keys never overwrite an existing target (reference §3.2 guard): the pass stops with
-/// `MissingKeys` and the keys recorded.
-fn guard_missing_keys(payload: &Payload, existing: Option<&Secret>, target: &str) -> Result<(), Stop> {
-    if missing_keys_decision(payload.missing.names(), existing.is_some(), &payload.data)
-        != MissingKeysDecision::LeaveTargetUnchanged
-    {
-        return Ok(());
-    }
-    let mut failure = Failure::new(
-        Reason::MissingKeys,
-        messages::missing_keys_target_unchanged(&payload.missing, target),
-        RequeueCase::KeysMissing,
-    );
-    failure.missing = Some(payload.missing.clone());
-    Err(failure.into())
-}
-
-/// The content-hash key (loaded on the first pass unless the process loaded it at start).
-async fn content_hash_key(ctx: &Context) -> Result<&ContentHashKey, Stop> {
-    ctx.content_hash_key
-        .get(&ctx.client)
-        .await
-        .map_err(|e| Stop::Unavailable {
-            reason: KEY_UNAVAILABLE,
-            message: e.to_string(),
-        })
-}
-
-/// The content hash and the target as it must be after this sync. Hashes recorded in an earlier
-/// encoding of the same content are read as today's ([`upgraded`]), so an upgrade restarts
-/// nothing; the target keeps a keyed stamp of an earlier encoding ([`stamp`]), so it rewrites
-/// nothing either.
-fn plan(
-    cr: &FerrVaultSecret,
-    previous: &FerrVaultSecretStatus,
-    known: &KnownTarget,
-    target: &str,
-    data: &SecretData,
-    key: &ContentHashKey,
-) -> Plan {
-    let existing = known.secret();
-    let hash = content_hash(key, data);
-    let recorded = target::recorded_hash(existing);
-    let stamp = stamp(recorded.as_deref(), key, data, &hash);
-    Plan {
-        previous_hash: upgraded(recorded.as_deref(), key, data, &hash),
-        last_rolled_out: upgraded(previous.last_rollout_hash.as_deref(), key, data, &hash),
-        desired: target::desired_target(existing, cr, target, cr.spec.target_type(), data, &stamp),
-        hash,
-    }
-}
-
-/// Records the hash the workloads must be restarted for *before* the target changes, so a crash
-/// between the write and the restart still restarts them on the next pass; returns
-/// `status.lastRolloutHash` as it now stands.
-async fn record_pending_rollout(
-    ctx: &Context,
-    reads: &Reads,
-    cr: &FerrVaultSecret,
-    previous: &FerrVaultSecretStatus,
-    plan: &Plan,
-) -> Result<Option<String>, Stop> {
-    let recorded = plan.last_rolled_out.clone();
-    let Some(pending) = pending_rollout_hash(
-        !cr.spec.rollout_restart.is_empty(),
-        recorded.as_deref(),
-        plan.previous_hash.as_deref(),
-        &plan.hash,
-    ) else {
-        return Ok(recorded);
-    };
-    let mut status = previous.clone();
-    status.last_rollout_hash = Some(pending.clone());
-    let api =
-        Api::<Lenient<FerrVaultSecret>>::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
-    status::write((&api, reads.secrets.written()), &cr.name_any(), previous, &status)
-        .await
-        .map_err(KubeFailure::during(KubeAction::WriteStatus("pending rollout")))?;
-    Ok(Some(pending))
 }
 
 /// Writes the target when it differs from `desired`; returns whether someone else changed it
@@ -412,70 +244,10 @@ async fn announce(ctx: &Context, cr: &FerrVaultSecret, payload: &Payload, plan: 
         let note = format!(
             "{} (content hash {})",
             messages::synced(payload.data.len(), target),
-            short(&plan.hash)
+            plan.short_hash()
         );
         ctx.events
             .publish(&cr.object_ref(&()), EventKind::Synced, note)
             .await;
     }
 }
-
-/// Restarts the workloads of `spec.rolloutRestart` that do not run this content yet, when a
-/// rollout is due and the rollout floor allows it. `None` without rollout targets; else how the
-/// rollout ended and, when the floor deferred a restart, how long until it is due.
-async fn restart_workloads(
-    ctx: &Context,
-    reads: &Reads,
-    cr: &FerrVaultSecret,
-    plan: &Plan,
-    recorded: Option<&str>,
-) -> Option<(RolloutState, Option<Duration>)> {
-    if cr.spec.rollout_restart.is_empty() {
-        return None;
-    }
-    if !rollout_due(recorded, plan.previous_hash.as_deref(), &plan.hash) {
-        return Some((RolloutState::UpToDate, None));
-    }
-    let (namespace, uid) = (cr.namespace().unwrap_or_default(), cr.uid().unwrap_or_default());
-    let floor = ctx.settings.rollout_floor;
-    let request = rollout::Rollout {
-        namespace: &namespace,
-        cr_uid: &uid,
-        content_hash: &plan.hash,
-        floor,
-        secrets: &reads.stores.secrets,
-    };
-    let report = rollout::restart_workloads(&ctx.client, &request, &cr.spec.rollout_restart).await;
-    let reference = cr.object_ref(&());
-    for workload in &report.restarted {
-        let note = format!("restarted {workload} for content hash {}", short(&plan.hash));
-        ctx.events
-            .publish(&reference, EventKind::RolloutTriggered, note)
-            .await;
-    }
-    let due_in = report
-        .deferred_until
-        .map(|until| Duration::try_from(until.duration_since(Timestamp::now())).unwrap_or_default());
-    if let Some(error) = report.first_error {
-        warn!(error = %error, "rollout restart failed, will retry");
-        ctx.events
-            .publish(&reference, EventKind::RolloutFailed, error.clone())
-            .await;
-        return Some((RolloutState::Failed(error), due_in));
-    }
-    Some(match report.deferred_until {
-        Some(until) => (
-            RolloutState::Deferred(messages::rollout_deferred(until, floor)),
-            due_in,
-        ),
-        None => (RolloutState::UpToDate, None),
-    })
-}
-
-/// The first 12 hex digits of a content hash, for Events.
-fn short(hash: &str) -> &str {
-    &hash[..hash.len().min(12)]
-}
-
-#[cfg(test)]
-mod tests;

@@ -1,6 +1,6 @@
 //! The target Secret: what it must look like after a sync (pure), and the read and write. Whether
 //! it may be written at all is decided before, by
-//! [`target_access`](crate::reconcile::rules::target_access).
+//! [`target_access`](crate::reconcile::rules::access::target_access).
 //!
 //! # Guarantees
 //! - The content is replaced, not merged: stale keys disappear. Values go to `data` as bytes,
@@ -26,13 +26,13 @@ use kube::{
     api::{DeleteParams, Preconditions},
 };
 
-use crate::reconcile::field_manager::post_params;
+use crate::reconcile::write::post_params;
 use crate::{
     api::{
         FerrVaultSecret, FerrVaultSecretStatus,
         names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
     },
-    reconcile::rules::SecretData,
+    reconcile::rules::content::SecretData,
 };
 
 /// The type the API server gives a Secret stored without one.
@@ -40,7 +40,7 @@ const IMPLICIT_TYPE: &str = "Opaque";
 
 /// The target as it must be after this sync, starting from `existing` (or a new Secret named
 /// `target` in the CR's namespace), controlled by `cr`. Ownership was judged before.
-pub fn desired_target(
+pub(crate) fn desired_target(
     existing: Option<&Secret>,
     cr: &FerrVaultSecret,
     target: &str,
@@ -82,7 +82,7 @@ pub fn desired_target(
 
 /// The target as a pass knows it.
 #[derive(Debug, Clone)]
-pub enum KnownTarget {
+pub(crate) enum KnownTarget {
     /// Read with a GET; `None`: it does not exist.
     Read(Option<Secret>),
     /// Not read: the Secret store shows it at the version the last sync left it
@@ -100,7 +100,7 @@ impl KnownTarget {
     /// The target as the last sync left it, when the Secret store's `stored` metadata shows the
     /// version that sync recorded (`status.targetResourceVersion`) and `status` was written at
     /// this `generation` (so the spec, hence the type, is the one that sync wrote); else `None`.
-    pub fn as_left(
+    pub(crate) fn as_left(
         stored: Option<&ObjectMeta>,
         status: &FerrVaultSecretStatus,
         generation: Option<i64>,
@@ -114,7 +114,7 @@ impl KnownTarget {
 
     /// The target as the last sync left it, from `stored` metadata whose version the caller has
     /// checked against `status.targetResourceVersion` (see [`KnownTarget::as_left`]).
-    pub fn left(stored: &ObjectMeta, type_: &str) -> Self {
+    pub(crate) fn left(stored: &ObjectMeta, type_: &str) -> Self {
         Self::AsLeft(Secret {
             metadata: stored.clone(),
             type_: Some(type_.to_owned()),
@@ -123,7 +123,7 @@ impl KnownTarget {
     }
 
     /// The target as the pass judges it (`data` absent for [`KnownTarget::AsLeft`]).
-    pub fn secret(&self) -> Option<&Secret> {
+    pub(crate) fn secret(&self) -> Option<&Secret> {
         match self {
             Self::Read(secret) => secret.as_ref(),
             Self::AsLeft(secret) => Some(secret),
@@ -132,7 +132,7 @@ impl KnownTarget {
     }
 
     /// Its `resourceVersion`.
-    pub fn version(&self) -> Option<String> {
+    pub(crate) fn version(&self) -> Option<String> {
         self.secret()?.metadata.resource_version.clone()
     }
 }
@@ -140,7 +140,7 @@ impl KnownTarget {
 /// Whether writing `desired` over the target as known would change anything. For a target
 /// [`KnownTarget::AsLeft`] the content is compared through its content-hash annotation: the
 /// keyed hash names exactly one content.
-pub fn needs_write(known: &KnownTarget, desired: &Secret) -> bool {
+pub(crate) fn needs_write(known: &KnownTarget, desired: &Secret) -> bool {
     let (existing, data_known) = match known {
         KnownTarget::Read(None) | KnownTarget::Unlisted => return true,
         KnownTarget::Read(Some(existing)) => (existing, true),
@@ -160,7 +160,7 @@ fn type_changes(existing: &Secret, desired: &Secret) -> bool {
 }
 
 /// The content-hash annotation of an existing target.
-pub fn recorded_hash(existing: Option<&Secret>) -> Option<String> {
+pub(crate) fn recorded_hash(existing: Option<&Secret>) -> Option<String> {
     existing?
         .metadata
         .annotations
@@ -174,7 +174,7 @@ pub fn recorded_hash(existing: Option<&Secret>) -> Option<String> {
 ///
 /// # Errors
 /// The API error: a 409 when the Secret changed since it was read (or was recreated meanwhile).
-pub async fn write(
+pub(crate) async fn write(
     api: &Api<Secret>,
     existing: Option<&Secret>,
     desired: &Secret,

@@ -1,0 +1,8 @@
+//! `lenient_connection`: see `ferrvault_fuzz::lenient` for what it checks.
+#![no_main]
+
+use ferrvault_fuzz::lenient;
+use ferrvault_operator::api::FerrVaultConnection;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| lenient::check::<FerrVaultConnection>(data));

@@ -1,0 +1,24 @@
+//! The checks behind the fuzz targets of `fuzz_targets/`: one module per parser of untrusted
+//! input, each stating the properties its target asserts (not only "no panic"). See README.md.
+//!
+//! # Layout
+//! - [`reveal`]: the reveal answer decoder, both wire formats (`reveal_ferrvault`,
+//!   `reveal_cloud`).
+//! - [`error_body`]: a non-2xx body's message and the redacted error carrying it (`error_body`).
+//! - [`exchange`]: the OIDC token-exchange answer (`oidc_exchange`).
+//! - [`retry_after`]: the `Retry-After` header (`retry_after`).
+//! - [`transforms`]: the `spec.transforms` pipeline (`transforms`).
+//! - [`lenient`]: custom resources read leniently, then the spec bounds check
+//!   (`lenient_secret`, `lenient_connection`).
+//! - `tree.rs`, `shape.rs`: the plain reading of JSON the decoders are compared with, and the
+//!   exact shape of a decode error.
+#![deny(missing_docs)]
+
+pub mod error_body;
+pub mod exchange;
+pub mod lenient;
+pub mod retry_after;
+pub mod reveal;
+mod shape;
+pub mod transforms;
+mod tree;

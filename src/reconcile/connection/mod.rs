@@ -1,0 +1,15 @@
+//! The FerrVaultConnection side: its reconciler, and connection access — how anything reaches
+//! FerrVault through a connection (its endpoint with its CA bundle, its credential), which the
+//! FerrVaultSecret reconciler's reveal uses too.
+//!
+//! # Layout
+//! - `reconciler.rs`: [`ConnectionReconciler`], one pass per connection (deletion blocked by
+//!   dependants, finalizer, probe when due, status).
+//! - [`access`]: the endpoint and credential of a connection, and the spec refusals that need
+//!   an edit (not to be confused with *target* access, whether a FerrVaultSecret may write its
+//!   target Secret: `secret/target_access.rs`).
+
+pub(crate) mod access;
+mod reconciler;
+
+pub(crate) use self::reconciler::ConnectionReconciler;

@@ -1,0 +1,13 @@
+//! What may be used or written, decided from names, types, annotations and owner references
+//! before anything is revealed or written.
+//!
+//! - [`target_access`]: whether a FerrVaultSecret may write its target Secret (ownership,
+//!   refused types, connections' Secrets).
+//! - [`credential_opt_in`]: which Secrets a connection may use as its credential
+//!   (`--require-credential-opt-in`).
+//! - [`guards`]: the missing-keys guard (an existing target is never overwritten while keys are
+//!   missing) and the cloud-scope guard (no reveal without one).
+
+pub(crate) mod credential_opt_in;
+pub(crate) mod guards;
+pub(crate) mod target_access;

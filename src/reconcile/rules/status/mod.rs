@@ -1,0 +1,10 @@
+//! What status says: condition upserts, a FerrVaultSecret's status after each outcome of a
+//! pass, and the human-readable condition messages.
+//!
+//! - [`conditions`]: condition upsert with transition-time and `observedGeneration` rules.
+//! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
+//! - [`messages`]: the human-readable condition messages, in one place.
+
+pub(crate) mod conditions;
+pub(crate) mod messages;
+pub(crate) mod secret_status;
