@@ -15,6 +15,11 @@ pub enum ConditionType {
     /// On `FerrVaultSecret` only, and only while `spec.refreshInterval` is below the operator's
     /// `--min-refresh-interval`: the interval is admitted but clamped to that minimum.
     RefreshIntervalClamped,
+    /// On `FerrVaultConnection` only, in ferrvault mode with a service-account token, once the
+    /// server answered `GET /operator/me`: whether the token stays valid for more than 7 days
+    /// (`TokenValid`), expires within them (`TokenExpiresSoon`), or cannot be asked (Unknown,
+    /// `Unsupported`: a server without `me`).
+    TokenHealthy,
 }
 
 impl ConditionType {
@@ -24,6 +29,7 @@ impl ConditionType {
             Self::Ready => "Ready",
             Self::RolloutRestarted => "RolloutRestarted",
             Self::RefreshIntervalClamped => "RefreshIntervalClamped",
+            Self::TokenHealthy => "TokenHealthy",
         }
     }
 }
@@ -162,6 +168,16 @@ pub enum Reason {
     /// names and values than any Secret can need. The message names the bound, never a byte of
     /// the answer; nothing of it was used. Retried on the failure timer.
     ResponseTooLarge,
+    /// Connection TokenHealthy=True: the service-account token never expires, or not within
+    /// the next 7 days (`GET /operator/me`).
+    TokenValid,
+    /// Connection TokenHealthy=False: the service-account token expires within 7 days; a
+    /// Warning Event says so too, and `ferrvault_connection_token_expiry_timestamp_seconds`
+    /// lets an alert fire before syncs fail.
+    TokenExpiresSoon,
+    /// Connection TokenHealthy=Unknown: the server does not serve `GET /operator/me` (it
+    /// answered 404 or 405, an older FerrVault); not asked again until the spec changes.
+    Unsupported,
 }
 
 impl Reason {
@@ -202,6 +218,9 @@ impl Reason {
         Self::BelowMinimum,
         Self::RateLimited,
         Self::ResponseTooLarge,
+        Self::TokenValid,
+        Self::TokenExpiresSoon,
+        Self::Unsupported,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -242,6 +261,9 @@ impl Reason {
             Self::BelowMinimum => "BelowMinimum",
             Self::RateLimited => "RateLimited",
             Self::ResponseTooLarge => "ResponseTooLarge",
+            Self::TokenValid => "TokenValid",
+            Self::TokenExpiresSoon => "TokenExpiresSoon",
+            Self::Unsupported => "Unsupported",
         }
     }
 

@@ -65,15 +65,33 @@ struct Wire {
     expires_at: Option<jiff::Timestamp>,
 }
 
-/// The role field, read without keeping an unknown role's text.
-#[derive(Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Role {
-    Viewer,
-    Writer,
-    Admin,
-    #[serde(other)]
-    Other,
+/// The role field: a string, read without keeping an unknown role's text (a derived enum
+/// would also take `{"viewer": null}`).
+struct Role(TokenRole);
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(RoleVisitor)
+    }
+}
+
+struct RoleVisitor;
+
+impl serde::de::Visitor<'_> for RoleVisitor {
+    type Value = Role;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a role")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, role: &str) -> Result<Role, E> {
+        Ok(Role(match role {
+            "viewer" => TokenRole::Viewer,
+            "writer" => TokenRole::Writer,
+            "admin" => TokenRole::Admin,
+            _ => TokenRole::Other,
+        }))
+    }
 }
 
 /// Decodes a 2xx `me` body. A pure function of the body (a fuzzing entry point).
@@ -83,15 +101,9 @@ enum Role {
 /// string `role` and an optional RFC 3339 `expires_at`.
 pub fn decode(body: &[u8]) -> Result<TokenInfo, FerrVaultError> {
     let wire: Wire = serde_json::from_slice(body).map_err(|error| FerrVaultError::decode("me", &error))?;
-    let role = match wire.role {
-        Role::Viewer => TokenRole::Viewer,
-        Role::Writer => TokenRole::Writer,
-        Role::Admin => TokenRole::Admin,
-        Role::Other => TokenRole::Other,
-    };
     Ok(TokenInfo {
         vault_slug: wire.vault_slug,
-        role,
+        role: wire.role.0,
         expires_at: wire.expires_at,
     })
 }
@@ -117,6 +129,7 @@ mod tests {
         for body in [
             &br#"{"role":"viewer"}"#[..],
             br#"{"vault_slug":"prod","role":"viewer","expires_at":"hunter2"}"#,
+            br#"{"vault_slug":"prod","role":{"viewer":null}}"#,
             b"hunter2",
         ] {
             let error = decode(body).expect_err("refused");

@@ -21,4 +21,5 @@ mod secret_deletes;
 mod spec_bounds;
 mod sync;
 mod target_types;
+mod token_health;
 mod transforms;

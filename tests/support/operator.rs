@@ -71,7 +71,8 @@ pub fn sensitive_strings() -> Vec<&'static str> {
     ]
 }
 
-fn sim_config() -> SimConfig {
+/// The FerrVault simulator's vaults and tokens every harness starts with.
+pub fn sim_config() -> SimConfig {
     let yaml = format!(
         r#"
 rate_limit: {{ per_second: 100.0, burst: 100 }}
@@ -224,11 +225,17 @@ impl Harness {
     /// Starts both simulators and the operator with `settings`; unless they set one, the
     /// operator's cluster identity is [`CLUSTER_ID`], the harness's projected token file and
     /// the FerrVault simulator as the one trusted URL.
-    pub async fn start_with(mut settings: OperatorSettings) -> Harness {
+    pub async fn start_with(settings: OperatorSettings) -> Harness {
+        Self::start_with_fv(settings, sim_config()).await
+    }
+
+    /// [`Harness::start_with`] against a FerrVault simulator configured as `fv_config` (usually
+    /// [`sim_config`] with a change).
+    pub async fn start_with_fv(mut settings: OperatorSettings, fv_config: SimConfig) -> Harness {
         let _ = rustls::crypto::ring::default_provider().install_default(); // first caller wins
         logs();
         let kube = KubeSim::start().await.expect("kube simulator starts");
-        let fv = FerrVaultSim::start(sim_config())
+        let fv = FerrVaultSim::start(fv_config)
             .await
             .expect("FerrVault simulator starts");
         let client = kube.client();

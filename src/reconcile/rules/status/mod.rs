@@ -4,7 +4,9 @@
 //! - [`conditions`]: condition upsert with transition-time and `observedGeneration` rules.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
 //! - [`messages`]: the human-readable condition messages, in one place.
+//! - [`token_health`]: what a connection's status says about its token, from `GET /operator/me`.
 
 pub(crate) mod conditions;
 pub(crate) mod messages;
 pub(crate) mod secret_status;
+pub(crate) mod token_health;
