@@ -308,7 +308,11 @@ async fn every_operator_endpoint_should_spend_the_tokens_one_budget_and_be_count
     let stats = fx.sim.stats();
     let writer = stats.token("writer");
     assert_eq!((writer.requests, writer.accepted, writer.rate_limited), (4, 3, 1));
-    assert_eq!(writer.vaults.get("prod"), Some(&4));
+    assert_eq!(
+        writer.vaults.get("prod"),
+        Some(&1),
+        "list and me name no vault: the update only"
+    );
     let endpoints = &stats.total.endpoints;
     assert_eq!(
         (

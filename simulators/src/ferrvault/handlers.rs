@@ -145,22 +145,16 @@ impl Call {
         }
     }
 
-    /// The vault the request is about, for per-vault counts: the one it names, or for `list`
-    /// and `me` (which name none) the vault of the service-account token calling.
-    fn vault<'a>(&'a self, caller: &'a Caller) -> Option<&'a str> {
+    /// The vault the request names, for per-vault counts (`list` and `me` name none: they
+    /// are not counted per vault, so per-vault counts stay the reads and writes of secrets).
+    fn vault(&self) -> Option<&str> {
         match self {
             Self::Reveal { request, .. } => request.as_ref().map(|r| r.vault.as_str()),
             Self::Create { request, .. } => request.as_ref().map(|r| r.vault.as_str()),
             Self::Update { request, .. } => request.as_ref().map(|r| r.vault.as_str()),
             Self::Delete { vault, .. } => vault.as_deref(),
             Self::CloudReveal { vault, .. } => Some(vault),
-            Self::List { .. } | Self::Me { .. } => match caller {
-                Caller::ServiceAccount { vault, .. } => Some(vault),
-                Caller::Anonymous | Caller::Unknown { .. } | Caller::Org { .. } | Caller::Cluster { .. } => {
-                    None
-                }
-            },
-            Self::Healthz | Self::OidcExchange { .. } => None,
+            Self::List { .. } | Self::Me { .. } | Self::Healthz | Self::OidcExchange { .. } => None,
         }
     }
 }
@@ -171,7 +165,7 @@ pub async fn handle(state: Arc<SimState>, call: Call) -> warp::reply::Response {
     let caller = state.tokens.identify(call.bearer(), Instant::now());
     let mut request = state
         .accounting
-        .begin(&call.accounting_key(&caller), endpoint, call.vault(&caller));
+        .begin(&call.accounting_key(&caller), endpoint, call.vault());
     let plan = state.faults.plan(endpoint, caller.key());
     state.faults.delay(endpoint, &plan).await;
     let reply = answer(&state, &call, &caller, &request, plan.disruption);
