@@ -15,7 +15,7 @@ use std::{fmt::Debug, sync::OnceLock};
 
 use ferrvault_operator::{
     api::{FerrVaultConnection, FerrVaultSecret, Lenient, SpecProblem, crdgen},
-    reconcile::rules::spec_bounds::SpecBounds,
+    rules::SpecBounds,
 };
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value};

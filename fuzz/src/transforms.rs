@@ -13,10 +13,9 @@
 
 use ferrvault_operator::{
     api::{ConnectionRef, FerrVaultSecretSpec, Reason, Transform},
-    reconcile::rules::{
-        MAX_SECRET_BYTES, SecretData, payload_bytes,
-        spec_bounds::secret_spec_problem,
-        transforms::{TransformError, TransformFailure, apply_transforms},
+    rules::{
+        MAX_SECRET_BYTES, SecretData, TransformError, TransformFailure, apply_transforms, payload_bytes,
+        secret_spec_problem,
     },
 };
 

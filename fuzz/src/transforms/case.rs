@@ -13,7 +13,7 @@ use base64::{Engine as _, engine::general_purpose};
 use ferrvault_operator::{
     api::{Transform, TransformType},
     ferrvault::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS},
-    reconcile::rules::SecretData,
+    rules::SecretData,
 };
 
 use super::{MARKER, fixtures::fixture};

@@ -5,7 +5,7 @@
 use base64::{Engine as _, engine::general_purpose};
 use ferrvault_operator::{
     api::{Transform, TransformType},
-    reconcile::rules::json_expand::{MAX_DEPTH, MAX_VALUES},
+    rules::json_expand::{MAX_DEPTH, MAX_VALUES},
 };
 
 use super::MARKER;

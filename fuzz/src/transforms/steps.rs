@@ -3,11 +3,10 @@
 
 use ferrvault_operator::{
     api::{Transform, TransformType},
-    reconcile::rules::{
-        MAX_SECRET_BYTES, SecretData,
+    rules::{
+        MAX_SECRET_BYTES, SecretData, TransformFailure,
         json_expand::{ExpandFailure, MAX_LEAVES},
         payload_bytes,
-        transforms::TransformFailure,
     },
 };
 
