@@ -135,3 +135,14 @@ fn assert_within_bounds(inventory: &Inventory) {
         inventory.entries.len()
     );
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn seeds_should_hold_the_properties() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/list");
+        for seed in std::fs::read_dir(dir).expect("the seeds") {
+            super::check(&std::fs::read(seed.expect("a seed").path()).expect("a readable seed"));
+        }
+    }
+}

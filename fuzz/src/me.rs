@@ -68,3 +68,14 @@ fn read_answer(fields: &[(String, Tree)]) -> Result<TokenInfo, ()> {
         expires_at,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn seeds_should_hold_the_properties() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/me");
+        for seed in std::fs::read_dir(dir).expect("the seeds") {
+            super::check(&std::fs::read(seed.expect("a seed").path()).expect("a readable seed"));
+        }
+    }
+}
