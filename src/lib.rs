@@ -51,29 +51,37 @@ pub use crate::{
         kube_client, run, shutdown_signal,
     },
     reconcile::{
-        COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ContentHashKeySource, Context, EventSink, FIELD_MANAGER,
-        Operator, OperatorSettings, REPORTING_CONTROLLER, SECRET_CONTROLLER, SecretReconciler, SyncMetrics,
-        WriteBudget,
+        COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ContentHashKeySource, Context,
+        DEFAULT_MIN_REFRESH_INTERVAL, EventSink, FIELD_MANAGER, Operator, OperatorSettings,
+        REPORTING_CONTROLLER, SECRET_CONTROLLER, SecretReconciler, SyncMetrics, WriteBudget,
     },
 };
 
-/// The pure rules that tests, fuzz targets and benchmark drivers call directly: values in,
-/// values out, no I/O (the rest of them stay inside the reconcilers).
+/// The pure rules that tests, fuzz targets, benchmark drivers and the kubectl plugin call
+/// directly: values in, values out, no I/O (the rest of them stay inside the reconcilers).
+/// [`explain`](rules::explain) is whether a FerrVaultSecret's pass is due, why, and when the next
+/// one is: the reconciler acts on it and `kubectl ferrvault explain` prints it.
 pub mod rules {
     pub use crate::reconcile::rules::{
         bounds::spec_bounds::{SpecBounds, connection_spec_problem, secret_spec_problem},
         content::{
-            MAX_SECRET_BYTES, SecretData,
+            MAX_SECRET_BYTES, RenderError, RenderedTarget, SecretData,
             content_hash::{ContentHashKey, content_hash, legacy_content_hash, separated_content_hash},
-            json_expand, payload_bytes,
+            json_expand, payload_bytes, render_target,
+            template::{ParseFailure, TemplateError, TemplateFailure, output_bound, render_template},
             transforms::{TransformError, TransformFailure, apply_transforms},
         },
         schedule::{
             duration::{DurationProblem, format_go_duration, parse_go_duration},
-            freshness::WAVE_SPREAD,
+            duration_floor::{Floored, floor_interval},
+            explain::{ConnectionSeen, Explanation, Quiet, Seen, Trigger, explain, explain_early, is_forced},
+            force_sync::force_token,
+            freshness::{Schedule, WAVE_SPREAD, synced_here, wave_factor},
             requeue::resolve_refresh_interval,
         },
+        status::conditions::find_condition,
     };
+    pub use crate::reconcile::{connection_secret_names, secret_inputs_by};
 }
 
 /// How far the secure metrics endpoint lets a client go with its reviews (what the process

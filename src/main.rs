@@ -6,7 +6,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use ferrvault_operator::{RunArgs, api::crdgen, go_flag_syntax};
 
 /// jemalloc rather than glibc's malloc: at 10,000 objects glibc's arenas kept about 7 MiB more
-/// resident for the same live heap (mimalloc kept more than glibc). See README, Performance.
+/// resident for the same live heap (mimalloc kept more than glibc). See bench-results/HISTORY.md.
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -3,8 +3,8 @@
 
 use std::{process::Command, time::Duration};
 
-use ferrvault_dev::demo::{VAULT_SECRETS, fixtures};
 use ferrvault_sim::testkit::process::Spawned;
+use ferrvault_testkit::sample_world::{self, VAULT_SECRETS};
 
 #[test]
 fn demo_with_exit_when_ready_should_reach_all_ready_print_the_endpoints_and_exit_zero() {
@@ -27,6 +27,12 @@ fn demo_with_exit_when_ready_should_reach_all_ready_print_the_endpoints_and_exit
         "demo/ferrlabs-cloud ",
         "demo/app-config ",
         "demo/api-key ",
+        "demo/app-dsn ",
+        "demo/registry-pull ",
+        // The cluster connection's sample: one connection, fanned out to three namespaces.
+        "team-a/app-db ",
+        "team-b/app-db ",
+        "team-c/app-db ",
     ] {
         assert!(
             output
@@ -48,8 +54,8 @@ fn demo_with_exit_when_ready_should_reach_all_ready_print_the_endpoints_and_exit
         );
     }
     assert!(kubeconfig.exists(), "the kubeconfig is written");
-    let manifests = fixtures::manifests().expect("samples parse");
-    let mut secrets: Vec<String> = fixtures::sample_tokens(&manifests);
+    let manifests = sample_world::manifests().expect("samples parse");
+    let mut secrets: Vec<String> = sample_world::sample_tokens(&manifests);
     secrets.extend(VAULT_SECRETS.iter().map(|(_, value)| (*value).to_owned()));
     for secret in secrets {
         assert!(!output.contains(&secret), "the demo printed a secret:\n{output}");

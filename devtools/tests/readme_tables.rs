@@ -1,6 +1,6 @@
-//! The README's Performance tables say what the committed report measured: the tables between
-//! the `bench-tables` markers are read back from the README and compared, cell by cell, with
-//! the tables rendered from `bench-results/published/report.json`.
+//! The tables of `docs/performance.md` say what the committed report measured: the tables
+//! between the `bench-tables` markers are read back from that page and compared, cell by cell,
+//! with the tables rendered from `bench-results/published/report.json`.
 
 use std::path::PathBuf;
 
@@ -17,16 +17,19 @@ fn workspace_file(path: &str) -> String {
     std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()))
 }
 
-fn readme_tables() -> Vec<Table> {
-    let readme = workspace_file("README.md");
-    let start = readme
+/// The page that shows the published results.
+const PERFORMANCE: &str = "docs/performance.md";
+
+fn documented_tables() -> Vec<Table> {
+    let page = workspace_file(PERFORMANCE);
+    let start = page
         .find(START)
-        .expect("README has the bench-tables start marker")
+        .expect("docs/performance.md has the bench-tables start marker")
         + START.len();
-    let end = readme[start..]
+    let end = page[start..]
         .find(END)
-        .expect("README has the bench-tables end marker");
-    tables::parse_markdown(&readme[start..start + end])
+        .expect("docs/performance.md has the bench-tables end marker");
+    tables::parse_markdown(&page[start..start + end])
 }
 
 fn published_tables() -> Vec<Table> {
@@ -37,32 +40,38 @@ fn published_tables() -> Vec<Table> {
 }
 
 #[test]
-fn readme_performance_tables_should_match_the_published_report() {
-    let readme = readme_tables();
+fn performance_tables_should_match_the_published_report() {
+    let documented = documented_tables();
     let published = published_tables();
     let titles = |t: &[Table]| t.iter().map(|t| t.title.clone()).collect::<Vec<_>>();
     assert_eq!(
-        titles(&readme),
+        titles(&documented),
         titles(&published),
-        "the README should show every table of the report, in order"
+        "docs/performance.md should show every table of the report, in order"
     );
-    for (ours, theirs) in readme.iter().zip(&published) {
+    for (ours, theirs) in documented.iter().zip(&published) {
         assert_eq!(ours.header, theirs.header, "columns of {:?}", ours.title);
         assert_eq!(ours.rows.len(), theirs.rows.len(), "rows of {:?}", ours.title);
         for (i, (a, b)) in ours.rows.iter().zip(&theirs.rows).enumerate() {
-            assert_eq!(a, b, "row {} of {:?}: README vs report.json", i + 1, ours.title);
+            assert_eq!(
+                a,
+                b,
+                "row {} of {:?}: docs/performance.md vs report.json",
+                i + 1,
+                ours.title
+            );
         }
     }
 }
 
 #[test]
-fn the_readme_should_quote_the_command_of_the_published_report() {
+fn the_performance_page_should_quote_the_command_of_the_published_report() {
     let json = workspace_file("bench-results/published/report.json");
     let report: AllReport = serde_json::from_str(&json).expect("the published report parses");
-    let readme = workspace_file("README.md");
+    let page = workspace_file(PERFORMANCE);
     assert!(
-        readme.contains(&format!("`{}`", report.command)),
-        "the README should quote the command that produced the published report: {}",
+        page.contains(&format!("`{}`", report.command)),
+        "docs/performance.md should quote the command that produced the published report: {}",
         report.command
     );
 }

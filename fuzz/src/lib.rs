@@ -9,6 +9,7 @@
 //! - [`list`], [`me`]: the `list` and `me` answers (`list`, `me`).
 //! - [`retry_after`]: the `Retry-After` header (`retry_after`).
 //! - [`transforms`]: the `spec.transforms` pipeline (`transforms`).
+//! - [`template`]: the `target.template` language and `dockerConfig` (`template`).
 //! - [`lenient`]: custom resources read leniently, then the spec bounds check
 //!   (`lenient_secret`, `lenient_connection`).
 //! - `tree.rs`, `shape.rs`: the plain reading of JSON the decoders are compared with, and the
@@ -23,5 +24,6 @@ pub mod me;
 pub mod retry_after;
 pub mod reveal;
 mod shape;
+pub mod template;
 pub mod transforms;
 mod tree;

@@ -448,24 +448,48 @@ async fn oidc_exchange_should_mint_a_cluster_token_only_for_the_configured_jwt()
 }
 
 #[tokio::test]
-async fn minted_cluster_tokens_should_stop_working_after_their_ttl() {
-    let fx = Fixture::start(config().cluster_token_ttl(Duration::from_secs(2))).await;
-    let (_, body) = status_and_json(fx.exchange("cluster-1", JWT).await).await;
+async fn minted_cluster_tokens_should_work_for_their_whole_ttl_and_stop_after_it() {
+    const TTL: Duration = Duration::from_secs(2);
+    /// Often enough that a token expiring a tenth of its TTL early meets a request in that tenth.
+    const POLL: Duration = Duration::from_millis(50);
+    // A bucket no poll can empty: every answer is about the token, never a 429.
+    let fx = Fixture::start(config().cluster_token_ttl(TTL).rate_limit(1000.0, 1000)).await;
+    let asked = tokio::time::Instant::now();
+    let (status, body) = status_and_json(fx.exchange("cluster-1", JWT).await).await;
+    let minted = tokio::time::Instant::now();
+    assert_eq!(status, 200, "exchange: {body}");
     let token = body["access_token"].as_str().expect("access_token").to_owned();
-    assert_eq!(fx.cloud(&token, Some("ns"), CLOUD_PATH).await.status(), 200);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    // The simulator minted the token between `asked` and `minted` (its clock is this process's
+    // tokio clock), so it expires between `asked + TTL` and `minted + TTL`: an answer that came
+    // back before `asked + TTL` was judged before the expiry and must be 200 (the lower bound);
+    // a request sent after `minted + TTL` was judged after it and must be 401 (the upper bound).
+    let mut answered_200 = 0;
     loop {
-        // Wait out the refill too: this test is about expiry, not 429s.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        let sent = tokio::time::Instant::now();
         let status = fx.cloud(&token, Some("ns"), CLOUD_PATH).await.status().as_u16();
-        if status == 401 {
-            break;
+        let answered = tokio::time::Instant::now();
+        match status {
+            200 => {
+                answered_200 += 1;
+                assert!(
+                    sent <= minted + TTL,
+                    "the token still answered 200 to a request sent {:?} after it was minted (TTL {TTL:?})",
+                    sent - minted
+                );
+            }
+            401 => {
+                assert!(
+                    answered >= asked + TTL,
+                    "the token expired early: 401 answered {:?} after the exchange was asked (TTL {TTL:?})",
+                    answered - asked
+                );
+                break;
+            }
+            other => panic!("a minted token's reveal answered {other}, not 200 or 401"),
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "token still answered {status} 10s after a 2s TTL"
-        );
+        tokio::time::sleep(POLL).await;
     }
+    assert!(answered_200 > 0, "the token never answered 200 before it expired");
 }
 
 // === faults ===

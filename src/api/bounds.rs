@@ -57,3 +57,37 @@ pub const MAX_KEY_NAMES: usize = 1000;
 
 /// `rolloutRestart`: 32 workloads restarted by one Secret, more than any application has.
 pub const MAX_ROLLOUT_TARGETS: usize = 32;
+
+/// The value of the `ferrvault.com/force-sync` annotation the operator keeps and records in
+/// `status.observedForceSync`: at most 253 bytes (a timestamp or a counter is a few dozen). A
+/// longer value (annotations may hold 256 KiB) is kept as a fixed-length digest of itself, so it
+/// still forces a sync when it changes but never grows a store or a status.
+pub const MAX_FORCE_SYNC_VALUE: usize = 253;
+
+/// `target.template.data`: 100 keys, more than any templated configuration Secret needs (the
+/// template's output is bounded separately: computed before it is built, refused over a
+/// Secret's 1 MiB).
+pub const MAX_TEMPLATE_KEYS: usize = 100;
+
+/// One template of `target.template.data`: 32,768 characters, room for a whole configuration
+/// file with placeholders; its placeholders (at least 4 characters each) are then at most 8,192.
+pub const MAX_TEMPLATE_TEXT: usize = 32_768;
+
+/// Namespace names (`allowedNamespaces.names[]`, `namespaces.names[]`, a reference's
+/// `namespace`): a namespace name is a DNS label, at most 63 characters.
+pub const MAX_NAMESPACE_NAME: usize = 63;
+
+/// `allowedNamespaces.names` and a ClusterFerrVaultSecret's `namespaces.names`: 1,000 names, five
+/// times the largest shared cluster the issue describes (200 namespaces); more is a selector's job.
+pub const MAX_NAMESPACE_NAMES: usize = 1000;
+
+/// A namespace selector's `matchLabels` entries and `matchExpressions` terms: 16 each, as many as
+/// any platform's labelling scheme combines; each term's `values` list is bounded by
+/// [`MAX_SELECTOR_VALUES`] and each key and value by [`MAX_LABEL_TEXT`].
+pub const MAX_SELECTOR_TERMS: usize = 16;
+
+/// The `values` of one `matchExpressions` term: 64.
+pub const MAX_SELECTOR_VALUES: usize = 64;
+
+/// A label key (prefix `/` name: 253 + 1 + 63 characters) or value (63) in a selector: 317.
+pub const MAX_LABEL_TEXT: usize = 317;

@@ -20,14 +20,58 @@ pub struct SecretKeyRef {
     pub key: String,
 }
 
-/// Names a `FerrVaultConnection` in the same namespace; there is deliberately no namespace field,
-/// so a FerrVaultSecret can never borrow another namespace's credential.
+/// Names a `FerrVaultConnection` in the same namespace, or a `ClusterFerrVaultConnection` that
+/// allows this namespace; there is deliberately no namespace field, so a FerrVaultSecret can never
+/// borrow another namespace's credential.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct ConnectionRef {
-    /// Name of the FerrVaultConnection, in the same namespace (an empty one is reported as
-    /// `ConnectionNotFound`, as the Go CRD admitted it).
+    /// Name of the connection (an empty one is reported as `ConnectionNotFound`, as the Go CRD
+    /// admitted it).
     #[schemars(length(max = MAX_NAME))]
     pub name: String,
+    /// `FerrVaultConnection` (the default: in the same namespace) or `ClusterFerrVaultConnection`
+    /// (cluster-scoped; used only when its `allowedNamespaces` lets this namespace in).
+    #[serde(default, skip_serializing_if = "ConnectionKind::is_default")]
+    pub kind: ConnectionKind,
+}
+
+impl ConnectionRef {
+    /// A reference to FerrVaultConnection `name` in the same namespace.
+    pub fn namespaced(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            kind: ConnectionKind::FerrVaultConnection,
+        }
+    }
+
+    /// Whether this names a FerrVaultConnection `name` (the namespaced kind).
+    pub fn is_namespaced(&self, name: &str) -> bool {
+        self.kind == ConnectionKind::FerrVaultConnection && self.name == name
+    }
+}
+
+/// The kinds a [`ConnectionRef`] may name.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum ConnectionKind {
+    /// A FerrVaultConnection in the FerrVaultSecret's namespace.
+    #[default]
+    FerrVaultConnection,
+    /// A ClusterFerrVaultConnection.
+    ClusterFerrVaultConnection,
+}
+
+impl ConnectionKind {
+    /// The kind's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FerrVaultConnection => "FerrVaultConnection",
+            Self::ClusterFerrVaultConnection => "ClusterFerrVaultConnection",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The statuses a `metav1.Condition` may carry, as the API server's schema enum.

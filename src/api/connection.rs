@@ -94,6 +94,18 @@ pub struct FerrVaultConnectionSpec {
     /// namespace. Added to the system roots; unset means system roots only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_bundle_secret_ref: Option<SecretKeyRef>,
+    /// `true` pauses this connection: no probe, and no FerrVault request by any FerrVaultSecret
+    /// using it (they show `Suspended=True/ConnectionSuspended`); deletion still runs its
+    /// cleanup. Unset means `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
+}
+
+impl FerrVaultConnectionSpec {
+    /// Whether `spec.suspend` is `true`.
+    pub fn is_suspended(&self) -> bool {
+        self.suspend == Some(true)
+    }
 }
 
 /// The API flavour of a connection.
@@ -172,4 +184,9 @@ pub struct FerrVaultConnectionStatus {
     /// `other` for one the operator does not know.
     #[serde(default)]
     pub token_role: Option<String>,
+    /// The `ferrvault.com/force-sync` annotation's value the last probe ran with (a value over
+    /// 253 bytes as its digest). Another value on the object means a probe is due; a new value
+    /// here forces every FerrVaultSecret using this connection.
+    #[serde(default)]
+    pub observed_force_sync: Option<String>,
 }

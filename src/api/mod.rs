@@ -4,7 +4,12 @@
 //! - `connection.rs`: [`FerrVaultConnection`] (`fvc`): where FerrVault is and which credential
 //!   to use.
 //! - `secret.rs`: [`FerrVaultSecret`] (`fvs`): which vault keys go into which target `Secret`;
-//!   `transform.rs`: [`Transform`], the steps of its `spec.transforms`.
+//!   `transform.rs`: [`Transform`], the steps of its `spec.transforms`; `template.rs`:
+//!   [`SecretTemplate`], its `target.template`.
+//! - [`target_shape`]: the target Secret's immutability, creation and deletion policies and
+//!   metadata (the types of `spec.target`'s fields beyond its name and type).
+//! - `cluster_connection.rs`: [`ClusterFerrVaultConnection`] (`cfvc`): one connection for the
+//!   namespaces its `allowedNamespaces` lets in; `namespaces.rs`: [`NamespaceSelection`].
 //! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -20,6 +25,8 @@
 //! [`Lenient`] and reported alone (`InvalidSpec`) instead of failing every object of its kind.
 
 pub mod bounds;
+#[allow(unreachable_pub)]
+pub(crate) mod cluster_connection;
 pub(crate) mod common;
 // kube's `KubeSchema` derive copies the `pub` of `FerrVaultConnectionSpec` and `SecretTarget`
 // onto a schema struct it generates inside a function for their `x_kube` validation rules, where
@@ -29,21 +36,37 @@ pub(crate) mod connection;
 pub mod crdgen;
 pub(crate) mod lenient;
 pub mod names;
+#[allow(unreachable_pub)]
+pub(crate) mod namespaces;
 pub(crate) mod reasons;
 pub mod samples;
 #[allow(unreachable_pub)]
 pub(crate) mod secret;
+pub mod target_shape;
+pub(crate) mod template;
 pub(crate) mod transform;
 
-pub use common::{ConnectionRef, SecretKeyRef};
+pub use cluster_connection::{
+    ClusterFerrVaultConnection, ClusterFerrVaultConnectionSpec, ClusterFerrVaultConnectionStatus,
+    NamespacedSecretKeyRef, ReferenceNamespaces, SAME_NAMESPACE_MESSAGE,
+};
+pub use common::{ConnectionKind, ConnectionRef, SecretKeyRef};
 pub use connection::{
     ConnectionMode, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultConnectionStatus, OidcSpec,
 };
 pub use lenient::{InvalidObject, Lenient, SpecProblem};
+pub use namespaces::{
+    EVERY_NAMESPACE, LabelOperator, LabelRequirement, NamespaceLabelSelector, NamespaceSelection, Revocation,
+};
 pub use reasons::{ConditionStatus, ConditionType, Reason};
 pub use secret::{
-    FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus, GO_DURATION_PATTERN,
-    REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RolloutTarget, SecretSelector, SecretTarget,
-    WorkloadKind,
+    DEFAULT_REFRESH_INTERVAL, FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus,
+    GO_DURATION_PATTERN, REFUSED_TARGET_TYPE_MESSAGE, REFUSED_TARGET_TYPES, RefreshPolicy, RolloutTarget,
+    SecretSelector, SecretTarget, WorkloadKind,
+};
+pub use target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, TargetMetadata};
+pub use template::{
+    DOCKER_CONFIG_KEY, DOCKER_CONFIG_TYPE, DOCKER_CONFIG_TYPE_MESSAGE, DockerConfigTemplate, SecretTemplate,
+    TemplateMergePolicy,
 };
 pub use transform::{Transform, TransformType};

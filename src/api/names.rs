@@ -27,6 +27,11 @@ pub const CONTENT_HASH_ANNOTATION: &str = "ferrvault.com/content-hash";
 /// exists without the FerrVaultSecret's controller owner reference is never written.
 pub const ADOPTABLE_BY_ANNOTATION: &str = "ferrvault.com/adoptable-by";
 
+/// Annotation on a FerrVaultSecret or FerrVaultConnection asking for a sync now: a pass is due
+/// while its value differs from `status.observedForceSync` (any value; a new one forces again).
+/// The only annotation of the custom resources the operator reads.
+pub const FORCE_SYNC_ANNOTATION: &str = "ferrvault.com/force-sync";
+
 /// Pod-template annotation set on a rollout restart: UTC time of the restart, RFC 3339 with
 /// nanoseconds. Changing the pod template is what makes the workload controller roll the pods.
 pub const RESTARTED_AT_ANNOTATION: &str = "ferrvault.com/restarted-at";

@@ -20,6 +20,9 @@ pub enum ConditionType {
     /// (`TokenValid`), expires within them (`TokenExpiresSoon`), or cannot be asked (Unknown,
     /// `Unsupported`: a server without `me`).
     TokenHealthy,
+    /// On both kinds, only while `spec.suspend` is `true` (or, on a FerrVaultSecret, its
+    /// connection's): `True`, nothing is requested or written but the status.
+    Suspended,
 }
 
 impl ConditionType {
@@ -30,6 +33,7 @@ impl ConditionType {
             Self::RolloutRestarted => "RolloutRestarted",
             Self::RefreshIntervalClamped => "RefreshIntervalClamped",
             Self::TokenHealthy => "TokenHealthy",
+            Self::Suspended => "Suspended",
         }
     }
 }
@@ -91,6 +95,10 @@ pub enum Reason {
     Unreachable,
     /// Secret Ready=False: a transform failed; the target was left untouched.
     TransformError,
+    /// Secret Ready=False: `target.template` failed (a missing key, an unknown filter, a value a
+    /// filter cannot take, a `target.type` conflicting with `dockerConfig`); the message names
+    /// the key and column, never a value. The target was left untouched.
+    TemplateError,
     /// Secret Ready=False: reading the existing target Secret failed.
     SecretReadFailed,
     /// Secret Ready=False: writing the target Secret failed.
@@ -105,6 +113,10 @@ pub enum Reason {
     /// Secret Ready=False: the transformed content is over the 1 MiB limit of a Secret; the
     /// target was left unchanged.
     SecretTooLarge,
+    /// Secret Ready=False: the target is immutable, its content (or type, or flag) must change,
+    /// and `target.immutableChange` is `Refuse` (its default); the target was left unchanged.
+    /// Retried on a timer: the content may come back.
+    TargetImmutable,
     // Target refusals and the rollout floor (new): decided before anything is revealed, retried
     // when the objects involved change, never on a timer.
     /// Secret Ready=False: the target type is one Kubernetes turns into credentials
@@ -119,6 +131,9 @@ pub enum Reason {
     TargetNotOwned,
     /// Secret Ready=False: a FerrVaultConnection reads the target Secret (token or CA bundle).
     TargetIsConnectionSecret,
+    /// Secret Ready=False: `target.creationPolicy: Merge` and the target Secret does not exist
+    /// (Merge never creates one).
+    TargetMissing,
     /// Secret RolloutRestarted=False: a restart is due but the workload was restarted less than
     /// the rollout floor ago; it is deferred, not dropped.
     RolloutDeferred,
@@ -178,6 +193,19 @@ pub enum Reason {
     /// Connection TokenHealthy=Unknown: the server does not serve `GET /operator/me` (it
     /// answered 404 or 405, an older FerrVault); not asked again until the spec changes.
     Unsupported,
+    // Refresh control (issue 36).
+    /// Suspended=True: `spec.suspend` is `true`; no FerrVault request, no write but the status.
+    Suspended,
+    /// Secret Suspended=True: its FerrVaultConnection has `spec.suspend: true`.
+    ConnectionSuspended,
+    /// Secret Ready=True: `refreshPolicy: CreatedOnce` and the target exists (created by this
+    /// operator for a FerrVaultSecret of this name, or opted in): it is never overwritten; only
+    /// `ferrvault.com/force-sync` does.
+    TargetKept,
+    /// Secret Ready=False: its ClusterFerrVaultConnection's `allowedNamespaces` does not let its
+    /// namespace in (or it names one of a kind it cannot use). Nothing is revealed or written;
+    /// retried when the namespace's labels or the connection change, never on a timer.
+    ConnectionNotAllowed,
 }
 
 impl Reason {
@@ -193,15 +221,18 @@ impl Reason {
         Self::VaultNotFound,
         Self::Unreachable,
         Self::TransformError,
+        Self::TemplateError,
         Self::SecretReadFailed,
         Self::SecretWriteFailed,
         Self::InvalidRefreshInterval,
         Self::InvalidSpec,
         Self::SecretTooLarge,
+        Self::TargetImmutable,
         Self::TargetTypeRefused,
         Self::TargetControlledByOther,
         Self::TargetNotOwned,
         Self::TargetIsConnectionSecret,
+        Self::TargetMissing,
         Self::RolloutDeferred,
         Self::CaBundleUnreadable,
         Self::InsecureUrl,
@@ -221,6 +252,10 @@ impl Reason {
         Self::TokenValid,
         Self::TokenExpiresSoon,
         Self::Unsupported,
+        Self::Suspended,
+        Self::ConnectionSuspended,
+        Self::TargetKept,
+        Self::ConnectionNotAllowed,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -236,15 +271,18 @@ impl Reason {
             Self::VaultNotFound => "VaultNotFound",
             Self::Unreachable => "Unreachable",
             Self::TransformError => "TransformError",
+            Self::TemplateError => "TemplateError",
             Self::SecretReadFailed => "SecretReadFailed",
             Self::SecretWriteFailed => "SecretWriteFailed",
             Self::InvalidRefreshInterval => "InvalidRefreshInterval",
             Self::InvalidSpec => "InvalidSpec",
             Self::SecretTooLarge => "SecretTooLarge",
+            Self::TargetImmutable => "TargetImmutable",
             Self::TargetTypeRefused => "TargetTypeRefused",
             Self::TargetControlledByOther => "TargetControlledByOther",
             Self::TargetNotOwned => "TargetNotOwned",
             Self::TargetIsConnectionSecret => "TargetIsConnectionSecret",
+            Self::TargetMissing => "TargetMissing",
             Self::RolloutDeferred => "RolloutDeferred",
             Self::CaBundleUnreadable => "CaBundleUnreadable",
             Self::InsecureUrl => "InsecureUrl",
@@ -264,6 +302,10 @@ impl Reason {
             Self::TokenValid => "TokenValid",
             Self::TokenExpiresSoon => "TokenExpiresSoon",
             Self::Unsupported => "Unsupported",
+            Self::Suspended => "Suspended",
+            Self::ConnectionSuspended => "ConnectionSuspended",
+            Self::TargetKept => "TargetKept",
+            Self::ConnectionNotAllowed => "ConnectionNotAllowed",
         }
     }
 

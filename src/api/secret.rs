@@ -28,6 +28,8 @@ use super::{
         MAX_TRANSFORMS,
     },
     common::{ConnectionRef, conditions_schema},
+    target_shape::{CreationPolicy, DeletionPolicy, ImmutableChange, NO_METADATA, TargetMetadata},
+    template::{DOCKER_CONFIG_TYPE, DOCKER_CONFIG_TYPE_MESSAGE, DOCKER_CONFIG_TYPE_RULE, SecretTemplate},
     transform::Transform,
 };
 
@@ -39,7 +41,7 @@ use super::{
 pub const GO_DURATION_PATTERN: &str = r"^(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$";
 
 /// The CRD default of `spec.refreshInterval`.
-pub(crate) const DEFAULT_REFRESH_INTERVAL: &str = "1h";
+pub const DEFAULT_REFRESH_INTERVAL: &str = "1h";
 
 /// Secret `type` written when `target.type` is unset.
 pub(crate) const DEFAULT_TARGET_TYPE: &str = "Opaque";
@@ -144,6 +146,45 @@ pub struct FerrVaultSecretSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = MAX_TRANSFORMS))]
     pub transforms: Vec<Transform>,
+    /// `true` pauses this object: no FerrVault request, no write but its status (condition
+    /// `Suspended`), no timer; deletion still runs its cleanup. Unset means `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
+    /// When the vault is read again: `Periodic` (every `refreshInterval`, the default when
+    /// unset), `OnChange` (only on a change of this spec, its connection or token, or the
+    /// target), `CreatedOnce` (create the target when it is missing, never overwrite it). The
+    /// annotation `ferrvault.com/force-sync` syncs under every policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_policy: Option<RefreshPolicy>,
+}
+
+/// When the vault is read again: `Periodic` (every `refreshInterval`; the meaning of unset, never
+/// defaulted into stored objects so GitOps tools see no drift), `OnChange` (only on a change of
+/// this spec, its connection or token, or the target), `CreatedOnce` (create the target when it
+/// is missing, never overwrite it). `ferrvault.com/force-sync` syncs under every policy.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+pub enum RefreshPolicy {
+    /// Every `refreshInterval` (`0s`: never on a timer), and on every change.
+    #[default]
+    Periodic,
+    /// Only on a change: this spec, its connection or token Secret, the content-hash key, or
+    /// the target edited or deleted. No timer.
+    OnChange,
+    /// Once per target: a missing target is created; an existing one is never overwritten, even
+    /// for a recreated FerrVaultSecret of the same name. Only `ferrvault.com/force-sync`
+    /// overrides it.
+    CreatedOnce,
+}
+
+impl RefreshPolicy {
+    /// The policy's name as the spec spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Periodic => "Periodic",
+            Self::OnChange => "OnChange",
+            Self::CreatedOnce => "CreatedOnce",
+        }
+    }
 }
 
 impl FerrVaultSecretSpec {
@@ -156,13 +197,36 @@ impl FerrVaultSecretSpec {
             .unwrap_or(cr_name)
     }
 
-    /// The target Secret's `type`: `target.type`, or `Opaque`.
+    /// The target Secret's `type`: `target.type`, else `kubernetes.io/dockerconfigjson` when
+    /// `target.template.dockerConfig` is set, else `Opaque`. (A `target.type` conflicting with
+    /// `dockerConfig` is refused at admission and by the template's rendering.)
     pub fn target_type(&self) -> &str {
-        self.target
+        let explicit = self
+            .target
             .as_ref()
             .and_then(|t| t.type_.as_deref())
-            .filter(|t| !t.is_empty())
-            .unwrap_or(DEFAULT_TARGET_TYPE)
+            .filter(|t| !t.is_empty());
+        let docker_config = self.template().is_some_and(|t| t.docker_config.is_some());
+        explicit.unwrap_or(if docker_config {
+            DOCKER_CONFIG_TYPE
+        } else {
+            DEFAULT_TARGET_TYPE
+        })
+    }
+
+    /// `target.template`, if any.
+    pub fn template(&self) -> Option<&SecretTemplate> {
+        self.target.as_ref().and_then(|t| t.template.as_ref())
+    }
+
+    /// `spec.refreshPolicy`, or [`RefreshPolicy::Periodic`] when unset.
+    pub fn policy(&self) -> RefreshPolicy {
+        self.refresh_policy.unwrap_or_default()
+    }
+
+    /// Whether `spec.suspend` is `true`.
+    pub fn is_suspended(&self) -> bool {
+        self.suspend == Some(true)
     }
 
     /// The explicitly selected key names; empty means "every key".
@@ -171,6 +235,43 @@ impl FerrVaultSecretSpec {
             .as_ref()
             .map(|s| s.names.as_slice())
             .unwrap_or_default()
+    }
+
+    /// `target.immutable`, `false` when absent.
+    pub fn target_immutable(&self) -> bool {
+        self.target.as_ref().and_then(|t| t.immutable) == Some(true)
+    }
+
+    /// `target.immutableChange`, [`ImmutableChange::Refuse`] when absent.
+    pub fn immutable_change(&self) -> ImmutableChange {
+        self.target
+            .as_ref()
+            .and_then(|t| t.immutable_change)
+            .unwrap_or_default()
+    }
+
+    /// `target.creationPolicy`, [`CreationPolicy::Owner`] when absent.
+    pub fn creation_policy(&self) -> CreationPolicy {
+        self.target
+            .as_ref()
+            .and_then(|t| t.creation_policy)
+            .unwrap_or_default()
+    }
+
+    /// `target.deletionPolicy`, [`DeletionPolicy::Delete`] when absent.
+    pub fn deletion_policy(&self) -> DeletionPolicy {
+        self.target
+            .as_ref()
+            .and_then(|t| t.deletion_policy)
+            .unwrap_or_default()
+    }
+
+    /// `target.metadata`, empty when absent.
+    pub fn target_metadata(&self) -> &TargetMetadata {
+        self.target
+            .as_ref()
+            .and_then(|t| t.metadata.as_ref())
+            .unwrap_or(&NO_METADATA)
     }
 }
 
@@ -185,7 +286,10 @@ pub struct SecretSelector {
 
 /// The Secret the operator writes.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
-#[x_kube(validation = Rule::new(REFUSED_TARGET_TYPES_RULE).message(REFUSED_TARGET_TYPE_MESSAGE))]
+#[x_kube(
+    validation = Rule::new(REFUSED_TARGET_TYPES_RULE).message(REFUSED_TARGET_TYPE_MESSAGE),
+    validation = Rule::new(DOCKER_CONFIG_TYPE_RULE).message(DOCKER_CONFIG_TYPE_MESSAGE)
+)]
 pub struct SecretTarget {
     /// Name of the Secret; defaults to the FerrVaultSecret's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +301,24 @@ pub struct SecretTarget {
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = MAX_IDENTIFIER))]
     pub type_: Option<String>,
+    /// Write the Secret `immutable: true` (see `docs/target-shaping.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub immutable: Option<bool>,
+    /// What a change to an immutable target does: `Refuse` (absent) or `Replace`.
+    #[serde(rename = "immutableChange", default, skip_serializing_if = "Option::is_none")]
+    pub immutable_change: Option<ImmutableChange>,
+    /// Who owns the Secret: `Owner` (absent), `Orphan` or `Merge`.
+    #[serde(rename = "creationPolicy", default, skip_serializing_if = "Option::is_none")]
+    pub creation_policy: Option<CreationPolicy>,
+    /// What this object's deletion does to the Secret: `Delete` (absent) or `Retain`.
+    #[serde(rename = "deletionPolicy", default, skip_serializing_if = "Option::is_none")]
+    pub deletion_policy: Option<DeletionPolicy>,
+    /// Labels and annotations to put on the Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<TargetMetadata>,
+    /// Values built from the revealed keys, and a docker config (`docs/templates.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<SecretTemplate>,
 }
 
 /// A workload restarted when the synced content changes.
@@ -270,6 +392,23 @@ pub struct FerrVaultSecretStatus {
     /// is due.
     #[serde(default)]
     pub observed_inputs: Option<String>,
+    /// The `ferrvault.com/force-sync` annotation's value the last sync ran with (a value over
+    /// 253 bytes as its digest). Another value on the object means a sync is due.
+    #[serde(default)]
+    pub observed_force_sync: Option<String>,
+    /// The connection's `status.observedForceSync` when this object last synced: a connection
+    /// forced since forces this object too.
+    #[serde(default)]
+    pub observed_connection_force_sync: Option<String>,
+    /// The label keys the last sync set on the target from `target.metadata.labels`, sorted: a
+    /// key listed here and gone from the spec is removed from the target; other keys are never
+    /// touched.
+    #[serde(default)]
+    pub owned_labels: Vec<String>,
+    /// The annotation keys the last sync set from `target.metadata.annotations`, sorted (as
+    /// `ownedLabels`).
+    #[serde(default)]
+    pub owned_annotations: Vec<String>,
 }
 
 #[cfg(test)]

@@ -52,8 +52,9 @@ pub use self::{
     content_hash_key::{CONTENT_HASH_KEY_SECRET, ContentHashKeySource},
     context::Context,
     operator::Operator,
+    read::{connection_secret_names, secret_inputs_by},
     report::{COMBINED_PREFIX, EventSink, REPORTING_CONTROLLER, SyncMetrics},
     secret::SecretReconciler,
-    settings::{OperatorSettings, SECRET_CONTROLLER},
+    settings::{DEFAULT_MIN_REFRESH_INTERVAL, OperatorSettings, SECRET_CONTROLLER},
     write::{FIELD_MANAGER, WriteBudget},
 };

@@ -16,7 +16,10 @@ use controller_actors::RuntimeBuilder;
 use prometheus_client::registry::Registry;
 
 use super::{
-    connection::ConnectionReconciler,
+    connection::{
+        CLUSTER_CONNECTION_CONTROLLER, ClusterConnectionReconciler, ConnectionReconciler, RefusedGauge,
+        register_refused_gauge,
+    },
     content_hash_key::{ContentHashKeySource, KeyError},
     context::Context,
     read::Reads,
@@ -32,6 +35,9 @@ use crate::ferrvault::{self, FerrVault};
 #[derive(Clone)]
 pub struct Operator {
     ctx: Arc<Context>,
+    /// The ClusterFerrVaultConnection reconciler's gauge (registered by [`Operator::new`], set by
+    /// the reconciler [`Operator::install`] adds).
+    cluster_refused: RefusedGauge,
 }
 
 impl Operator {
@@ -54,7 +60,9 @@ impl Operator {
         let client = writes.charging(client);
         let events = EventSink::new(client.clone());
         let content_hash_key = ContentHashKeySource::new(settings.content_hash_key_namespace.clone());
+        let cluster_refused = register_refused_gauge(registry);
         Operator {
+            cluster_refused,
             ctx: Arc::new(Context {
                 client,
                 ferrvault,
@@ -78,7 +86,8 @@ impl Operator {
         self.ctx.content_hash_key.get(client).await.map(|_| ())
     }
 
-    /// Adds both reconcilers (`ferrvaultsecret`, `ferrvaultconnection`) and all their watches.
+    /// Adds the reconcilers (`ferrvaultsecret`, `ferrvaultconnection`,
+    /// `clusterferrvaultconnection`) and all their watches.
     pub fn install(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
         let watches = watch::build(
             &self.ctx.client,
@@ -91,10 +100,16 @@ impl Operator {
             &self.ctx.settings,
         ));
         let secrets = Arc::new(SecretReconciler::reading(self.ctx.clone(), reads.clone()));
+        let cluster = Arc::new(ClusterConnectionReconciler::new(
+            self.ctx.clone(),
+            reads.clone(),
+            self.cluster_refused.clone(),
+        ));
         let connections = Arc::new(ConnectionReconciler::new(self.ctx.clone(), reads));
         let builder = builder
             .reconciler(SECRET_CONTROLLER, secrets)
-            .reconciler(CONNECTION_CONTROLLER, connections);
+            .reconciler(CONNECTION_CONTROLLER, connections)
+            .reconciler(CLUSTER_CONNECTION_CONTROLLER, cluster);
         watches.sources.into_iter().fold(builder, |b, w| b.watch(w))
     }
 

@@ -45,7 +45,7 @@ pub struct OperatorSettings {
 }
 
 /// `--min-refresh-interval` default.
-pub(crate) const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(30);
+pub const DEFAULT_MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(30);
 
 impl Default for OperatorSettings {
     fn default() -> Self {

@@ -15,12 +15,12 @@
 
 use std::{collections::BTreeSet, process::Command, time::Duration};
 
-use ferrvault_dev::demo::{NAMESPACE as SAMPLES, fixtures};
 use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
 use ferrvault_sim::{
     ferrvault::FerrVaultSim,
     kube::{AuditEntry, KubeSim},
 };
+use ferrvault_testkit::sample_world::{self, NAMESPACE as SAMPLES};
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::Condition};
 use kube::{
     Api,
@@ -110,7 +110,9 @@ async fn samples_synced(client: &kube::Client) -> bool {
     let (Ok(secrets), Ok(connections)) = (secrets.list(&lp).await, connections.list(&lp).await) else {
         return false;
     };
-    let secrets_done = secrets.items.len() == 2
+    let samples = sample_world::manifests().expect("samples parse");
+    let sample_secrets = samples.iter().filter(|m| m["kind"] == "FerrVaultSecret").count();
+    let secrets_done = secrets.items.len() == sample_secrets
         && secrets.into_iter().all(|s| {
             let conditions = s.status.map(|s| s.conditions).unwrap_or_default();
             // The sample with a rollout target must also have restarted its Deployment.
@@ -219,13 +221,13 @@ pub async fn audited_run(sets: &[&str]) -> AuditedRun {
     }
 
     // The samples of the demo, against a FerrVault simulator.
-    let mut manifests = fixtures::manifests().expect("samples parse");
-    let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
+    let mut manifests = sample_world::manifests().expect("samples parse");
+    let ferrvault = FerrVaultSim::start(sample_world::ferrvault_config(&manifests))
         .await
         .expect("FerrVault simulator starts");
-    fixtures::point_connections_at(&mut manifests, &ferrvault.url());
+    sample_world::point_connections_at(&mut manifests, &ferrvault.url());
     let admin = sim.client();
-    fixtures::apply_samples(&admin, &manifests)
+    sample_world::apply_samples(&admin, &manifests)
         .await
         .expect("samples applied");
     more_workloads(&admin).await;
@@ -290,7 +292,7 @@ pub async fn audited_run(sets: &[&str]) -> AuditedRun {
     // A content change: every rollout target is restarted (apps get + patch).
     let rollout_hash = |s: FerrVaultSecret| s.status.and_then(|s| s.last_rollout_hash);
     let before = rollout_hash(secrets.get("app-config").await.expect("app-config"));
-    assert!(ferrvault.put_secret(fixtures::VAULT, "api_key", "rotated-api-key"));
+    assert!(ferrvault.put_secret(sample_world::VAULT, "api_key", "rotated-api-key"));
     let restart_all = json!({"spec": {"refreshInterval": "29m", "rolloutRestart": [
         {"kind": "Deployment", "name": "web"},
         {"kind": "StatefulSet", "name": "cache"},
@@ -308,12 +310,12 @@ pub async fn audited_run(sets: &[&str]) -> AuditedRun {
 
     // The first content back: its `Synced` Event recurs after another one, and folds into the
     // Event already written (a patch of its `series`).
-    let original = fixtures::VAULT_SECRETS
+    let original = sample_world::VAULT_SECRETS
         .iter()
         .find(|(key, _)| *key == "api_key")
         .map(|(_, value)| *value)
         .expect("the sample vault holds api_key");
-    assert!(ferrvault.put_secret(fixtures::VAULT, "api_key", original));
+    assert!(ferrvault.put_secret(sample_world::VAULT, "api_key", original));
     secrets
         .patch(
             "app-config",
@@ -340,7 +342,7 @@ pub async fn audited_run(sets: &[&str]) -> AuditedRun {
         "apiVersion": "ferrvault.com/v1alpha1",
         "kind": "FerrVaultSecret",
         "metadata": {"name": "orphan"},
-        "spec": {"connectionRef": {"name": "not-there"}, "vault": fixtures::VAULT},
+        "spec": {"connectionRef": {"name": "not-there"}, "vault": sample_world::VAULT},
     }))
     .expect("a FerrVaultSecret");
     secrets

@@ -3,11 +3,12 @@
 use crate::*;
 
 #[test]
-fn crds_should_render_both_kinds_labelled_and_kept_on_uninstall() {
+fn crds_should_render_every_kind_labelled_and_kept_on_uninstall() {
     let rendering = Rendering::new(DEFAULTS);
     assert_eq!(
         rendering.names_of("CustomResourceDefinition"),
         [
+            "clusterferrvaultconnections.ferrvault.com",
             "ferrvaultconnections.ferrvault.com",
             "ferrvaultsecrets.ferrvault.com"
         ]

@@ -13,6 +13,7 @@
 mod audited_run;
 mod command_line;
 mod crds;
+mod docs;
 mod hardening;
 mod image;
 mod launch;
@@ -26,13 +27,11 @@ mod pod;
 mod promql;
 mod rbac;
 mod readme;
-mod render;
-mod tools;
 
-#[path = "../support/process.rs"]
-mod process_support;
-#[path = "../support/strict_json.rs"]
-mod strict_json;
+use ferrvault_testkit::{
+    chart::{render, tools},
+    process as process_support, strict_json,
+};
 
 use k8s_openapi::api::{
     apps::v1::Deployment,

@@ -5,8 +5,8 @@
 
 use std::{process::Command, time::Duration};
 
-use ferrvault_dev::demo::fixtures;
-use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
+use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim, testkit::poll_until};
+use ferrvault_testkit::sample_world;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -73,7 +73,7 @@ fn the_go_charts_values_should_install_our_chart_with_each_key_reaching_its_sett
             launch.argv
         );
     }
-    assert_eq!(rendering.of_kind("CustomResourceDefinition").len(), 2);
+    assert_eq!(rendering.of_kind("CustomResourceDefinition").len(), 3);
     assert_eq!(rendering.of_kind("PrometheusRule").len(), 1);
     let container = manager(&deployment(&rendering));
     assert_eq!(
@@ -105,11 +105,11 @@ async fn a_go_operator_deployment_should_start_sync_go_manifests_and_satisfy_bot
     let mut manifests: Vec<Value> = serde_norway::Deserializer::from_str(GO_SAMPLES)
         .map(|document| Value::deserialize(document).expect("a sample"))
         .collect();
-    let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
+    let ferrvault = FerrVaultSim::start(sample_world::ferrvault_config(&manifests))
         .await
         .expect("the FerrVault simulator starts");
-    fixtures::point_connections_at(&mut manifests, &ferrvault.url());
-    fixtures::apply_samples(&kube.client(), &manifests)
+    sample_world::point_connections_at(&mut manifests, &ferrvault.url());
+    sample_world::apply_samples(&kube.client(), &manifests)
         .await
         .expect("the CRDs admit the Go-era manifests");
     let dir = tempfile::tempdir().expect("temp dir");
@@ -198,27 +198,30 @@ async fn a_go_operator_deployment_should_start_sync_go_manifests_and_satisfy_bot
 /// Waits until every FerrVaultSecret is Ready=True; returns how many there are.
 async fn all_synced(kube: &KubeSim, operator: &Spawned) -> usize {
     let api: kube::Api<ferrvault_operator::api::FerrVaultSecret> =
-        kube::Api::namespaced(kube.client(), fixtures::NAMESPACE);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let items = api.list(&Default::default()).await.expect("list").items;
-        let ready = items.iter().all(|fvs| {
-            fvs.status
-                .as_ref()
-                .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"))
-                .is_some_and(|c| c.status == "True")
-        });
-        if ready && !items.is_empty() {
-            return items.len();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not all Go-era FerrVaultSecrets synced: {:?}\n{}",
-            items.iter().map(|i| &i.status).collect::<Vec<_>>(),
-            operator.output()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        kube::Api::namespaced(kube.client(), sample_world::NAMESPACE);
+    poll_until(
+        "all Go-era FerrVaultSecrets synced",
+        Duration::from_secs(60),
+        || async {
+            let items = api.list(&Default::default()).await.expect("list").items;
+            let ready = items.iter().all(|fvs| {
+                fvs.status
+                    .as_ref()
+                    .and_then(|s| s.conditions.iter().find(|c| c.type_ == "Ready"))
+                    .is_some_and(|c| c.status == "True")
+            });
+            if ready && !items.is_empty() {
+                Ok(items.len())
+            } else {
+                Err(format!(
+                    "{:?}\n{}",
+                    items.iter().map(|i| &i.status).collect::<Vec<_>>(),
+                    operator.output()
+                ))
+            }
+        },
+    )
+    .await
 }
 
 /// What a series must show.

@@ -98,7 +98,16 @@ async fn every_api_call_the_operator_makes_under_the_rendered_service_account_sh
 async fn with_watch_namespaces_every_api_call_should_be_allowed_by_the_roles_of_each_namespace() {
     let sets = &["watchNamespaces={demo,other}"];
     let run = audited_run(sets).await;
-    assert!(run.rendering.of_kind("ClusterRole").is_empty());
+    // Only the cluster kinds are cluster-wide (docs/cluster-scope.md): the operator's read-only
+    // role for them and the admins' role.
+    assert!(
+        run.rendering
+            .names_of("ClusterRole")
+            .iter()
+            .all(|name| name.ends_with("-cluster-kinds") || name.ends_with("-cluster-kinds-admin")),
+        "{:?}",
+        run.rendering.names_of("ClusterRole")
+    );
     let roles: BTreeSet<&str> = run
         .rendering
         .of_kind("Role")
@@ -115,12 +124,21 @@ async fn with_watch_namespaces_every_api_call_should_be_allowed_by_the_roles_of_
             "the operator watches {namespace}"
         );
     }
+    let cluster_kinds = ["clusterferrvaultconnections", "namespaces"];
     assert!(
-        !run.requests
-            .iter()
-            .any(|e| e.verb == "watch" && e.namespace.is_empty()),
-        "nothing is watched cluster-wide"
+        !run.requests.iter().any(|e| e.verb == "watch"
+            && e.namespace.is_empty()
+            && !cluster_kinds.contains(&e.resource.as_str())),
+        "nothing but the cluster kinds is watched cluster-wide"
     );
+    for resource in cluster_kinds {
+        assert!(
+            run.requests
+                .iter()
+                .any(|e| e.verb == "watch" && e.resource == resource),
+            "the operator watches {resource}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

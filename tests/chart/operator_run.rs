@@ -3,7 +3,7 @@
 
 use std::{process::Command, time::Duration};
 
-use ferrvault_sim::kube::KubeSim;
+use ferrvault_sim::{kube::KubeSim, testkit::poll_until};
 use k8s_openapi::{
     api::core::v1::{Container, Namespace, Probe},
     apimachinery::pkg::util::intstr::IntOrString,
@@ -117,19 +117,15 @@ async fn the_rendered_deployment_should_start_the_binary_serve_its_probes_and_ex
         let base = format!("http://127.0.0.1:{probes}");
         wait_for_200(&format!("{base}{readiness_path}"), Duration::from_secs(30)).await;
         // Ready as a standby first when competing for the Lease; alone, it must then lead.
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
+        poll_until(&format!("{sets:?}: leads"), Duration::from_secs(30), || async {
             let (status, body) = get(&format!("{base}{readiness_path}?verbose")).await;
             if status == 200 && body.contains("[+]role ok: leader") {
-                break;
+                Ok(())
+            } else {
+                Err(format!("{status}\n{body}\n{}", operator.output()))
             }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{sets:?}: never led: {status}\n{body}\n{}",
-                operator.output()
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        })
+        .await;
         let (status, live) = get(&format!("{base}{liveness_path}")).await;
         assert_eq!(status, 200, "{sets:?}: {live}");
 

@@ -211,15 +211,68 @@ fn secure_metrics_should_grant_reviews_to_the_operator_and_a_reader_role_for_scr
     );
 }
 
+/// The ClusterRoles of the cluster kinds (docs/cluster-scope.md), rendered in both modes: the
+/// operator's read-only one, and the one for cluster admins.
+const CLUSTER_KINDS_ROLES: [&str; 2] = [
+    "fv-ferrvault-operator-cluster-kinds",
+    "fv-ferrvault-operator-cluster-kinds-admin",
+];
+
 #[test]
-fn watch_namespace_should_grant_a_role_in_that_namespace_and_no_cluster_role() {
+fn the_cluster_kinds_should_be_read_for_the_operator_and_managed_only_by_a_cluster_role_for_admins() {
+    for sets in [DEFAULTS, WATCH_NAMESPACE] {
+        let permissions = permissions(sets);
+        for resource in [
+            ("ferrvault.com", "clusterferrvaultconnections"),
+            ("", "namespaces"),
+        ] {
+            for verb in ["list", "watch"] {
+                assert!(
+                    permissions.allows(&request(verb, resource.0, resource.1, None)),
+                    "{verb} {resource:?}"
+                );
+            }
+            for verb in ["get", "create", "update", "patch", "delete"] {
+                assert!(
+                    !permissions.allows(&request(verb, resource.0, resource.1, None)),
+                    "{verb} {resource:?}"
+                );
+            }
+        }
+        let status = request(
+            "patch",
+            "ferrvault.com",
+            "clusterferrvaultconnections/status",
+            None,
+        );
+        assert!(permissions.allows(&status), "its status");
+        let rendering = Rendering::new(sets);
+        let admin = rendering
+            .of_kind("ClusterRole")
+            .into_iter()
+            .find(|role| role["metadata"]["name"] == CLUSTER_KINDS_ROLES[1])
+            .expect("the admins' ClusterRole");
+        assert_eq!(
+            admin["rules"][0]["resources"],
+            serde_json::json!(["clusterferrvaultconnections"]),
+            "{admin}"
+        );
+    }
+}
+
+#[test]
+fn watch_namespace_should_grant_a_role_in_that_namespace_and_only_the_cluster_kinds_cluster_wide() {
     let rendering = Rendering::new(WATCH_NAMESPACE);
-    assert!(
-        rendering.of_kind("ClusterRole").is_empty(),
-        "{:?}",
-        rendering.names_of("ClusterRole")
+    assert_eq!(
+        rendering.names_of("ClusterRole"),
+        CLUSTER_KINDS_ROLES,
+        "only the cluster kinds' roles are cluster-wide"
     );
-    assert!(rendering.of_kind("ClusterRoleBinding").is_empty());
+    assert_eq!(
+        rendering.names_of("ClusterRoleBinding"),
+        ["fv-ferrvault-operator-cluster-kinds"],
+        "the admin role is bound to nobody"
+    );
     let permissions = permissions(WATCH_NAMESPACE);
     for request in operator_requests(Some("apps")) {
         assert!(

@@ -1,5 +1,5 @@
 //! The size bounds (issue 34, point 2): every string and list of both specs has a `maxLength` or
-//! `maxItems`, and the reconciler's own check ([`spec_bounds`]) refuses exactly what the schema
+//! `maxItems` (a string map `maxProperties` and values' `maxLength`), and the reconciler's own check ([`spec_bounds`]) refuses exactly what the schema
 //! refuses, field by field, found by walking the generated schema (so a field added without a
 //! bound, or with a schema bound the reconciler does not share, fails here).
 
@@ -50,6 +50,17 @@ fn bounds(schema: &Value, pointer: &str, found: &mut Vec<Bound>, unbounded: &mut
             }
             bounds(&schema["items"], &format!("{pointer}/0"), found, unbounded);
         }
+        // A string map (`target.metadata`): bounded in entries and values. Its agreement with the
+        // reconciler is tested by the `spec_bounds` unit tests (a map has no item to size here).
+        Some("object") if schema.get("additionalProperties").is_some() => {
+            if max("maxProperties").is_none() {
+                unbounded.push(format!("{pointer} (maxProperties)"));
+            }
+            let values = &schema["additionalProperties"];
+            if values["type"] == "string" && values.get("maxLength").is_none() {
+                unbounded.push(format!("{pointer}/* (maxLength)"));
+            }
+        }
         _ => {}
     }
     for (name, property) in schema["properties"].as_object().into_iter().flatten() {
@@ -72,7 +83,14 @@ fn full_secret_spec() -> Value {
         "project": "p",
         "vault": "v",
         "selector": { "names": ["A"] },
-        "target": { "name": "t", "type": "Opaque" },
+        "target": {
+            "name": "t",
+            "type": "kubernetes.io/dockerconfigjson",
+            "template": {
+                "data": { "DSN": "${A}" },
+                "dockerConfig": { "server": "s", "usernameKey": "u", "passwordKey": "p", "emailKey": "e" },
+            },
+        },
         "refreshInterval": "1h",
         "rolloutRestart": [{ "kind": "Deployment", "name": "w" }],
         "transforms": [{ "type": "prefix", "value": "P", "from": "a", "to": "b", "key": "k", "keys": ["K"] }],
@@ -192,6 +210,10 @@ fn every_string_and_list_of_both_specs_should_have_a_bound() {
             "/selector/names",
             "/selector/names/0",
             "/target/name",
+            "/target/template/dockerConfig/emailKey",
+            "/target/template/dockerConfig/passwordKey",
+            "/target/template/dockerConfig/server",
+            "/target/template/dockerConfig/usernameKey",
             "/target/type",
             "/transforms",
             "/transforms/0/from",

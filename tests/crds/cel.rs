@@ -117,6 +117,22 @@ fn secret_with_target(target: &str) -> Vec<String> {
 }
 
 #[test]
+fn a_docker_config_with_another_target_type_should_be_refused_at_admission_naming_both_fields() {
+    let docker = "template: {dockerConfig: {server: ghcr.io, usernameKey: U, passwordKey: P}}";
+    assert_eq!(
+        secret_with_target(&format!("{{type: Opaque, {docker}}}")),
+        [ferrvault_operator::api::DOCKER_CONFIG_TYPE_MESSAGE]
+    );
+    for allowed in [
+        format!("{{{docker}}}"),
+        format!("{{type: kubernetes.io/dockerconfigjson, {docker}}}"),
+        "{type: Opaque, template: {data: {DSN: x}}}".to_owned(),
+    ] {
+        assert_eq!(secret_with_target(&allowed), Vec::<String>::new(), "{allowed}");
+    }
+}
+
+#[test]
 fn a_target_type_kubernetes_turns_into_credentials_should_be_refused_at_admission() {
     for type_ in ferrvault_operator::api::REFUSED_TARGET_TYPES {
         assert_eq!(
@@ -139,10 +155,18 @@ fn a_target_type_kubernetes_turns_into_credentials_should_be_refused_at_admissio
 
 #[test]
 fn the_shipped_samples_should_pass_every_cel_rule() {
-    use ferrvault_operator::api::samples::{CLOUD_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TRANSFORMS};
-    for doc in [FERRVAULT_CONNECTION, CLOUD_CONNECTION, SECRET_WITH_TRANSFORMS]
-        .iter()
-        .flat_map(|f| f.split("\n---\n"))
+    use ferrvault_operator::api::samples::{
+        CLOUD_CONNECTION, FERRVAULT_CONNECTION, REFRESH_CONTROL, SECRET_WITH_TEMPLATE, SECRET_WITH_TRANSFORMS,
+    };
+    for doc in [
+        FERRVAULT_CONNECTION,
+        CLOUD_CONNECTION,
+        SECRET_WITH_TRANSFORMS,
+        REFRESH_CONTROL,
+        SECRET_WITH_TEMPLATE,
+    ]
+    .iter()
+    .flat_map(|f| f.split("\n---\n"))
     {
         if doc.contains("kind: FerrVaultConnection") {
             assert_eq!(
@@ -154,4 +178,42 @@ fn the_shipped_samples_should_pass_every_cel_rule() {
             assert_eq!(violations::<FerrVaultSecret>(doc), Vec::<String>::new(), "{doc}");
         }
     }
+}
+
+#[test]
+fn target_metadata_keys_under_the_reserved_prefixes_should_be_refused_at_admission() {
+    use ferrvault_operator::api::target_shape::{KEY_SHAPE_MESSAGE, RESERVED_MESSAGE};
+    for (key, expected) in [
+        ("team", vec![]),
+        ("app.kubernetes.io/name", vec![]),
+        ("example.com/owner", vec![]),
+        ("sub.ferrvault.com/x", vec![]),
+        ("ferrvault.com/content-hash", vec![RESERVED_MESSAGE]),
+        ("kubernetes.io/service-account.name", vec![RESERVED_MESSAGE]),
+        ("k8s.io/x", vec![RESERVED_MESSAGE]),
+        ("a/b/c", vec![KEY_SHAPE_MESSAGE]),
+    ] {
+        for field in ["labels", "annotations"] {
+            assert_eq!(
+                secret_with_target(&format!("{{metadata: {{{field}: {{'{key}': v}}}}}}")),
+                expected,
+                "{field} {key}"
+            );
+        }
+    }
+    let long_name = "n".repeat(64);
+    assert_eq!(
+        secret_with_target(&format!("{{metadata: {{labels: {{'{long_name}': v}}}}}}")),
+        [KEY_SHAPE_MESSAGE]
+    );
+}
+
+#[test]
+fn the_new_target_fields_should_be_admitted_without_being_defaulted() {
+    assert_eq!(
+        secret_with_target(
+            "{immutable: true, immutableChange: Replace, creationPolicy: Orphan, deletionPolicy: Retain}"
+        ),
+        Vec::<String>::new()
+    );
 }

@@ -52,7 +52,7 @@ fn chart_crd_dir_should_hold_no_stale_crd_files() {
 }
 
 #[test]
-fn crdgen_subcommand_should_print_both_crds_as_a_multi_document_stream() {
+fn crdgen_subcommand_should_print_every_crd_as_a_multi_document_stream() {
     let output = Command::new(env!("CARGO_BIN_EXE_ferrvault-operator"))
         .arg("crdgen")
         .output()
@@ -76,6 +76,7 @@ fn crdgen_subcommand_should_print_both_crds_as_a_multi_document_stream() {
     assert_eq!(
         names,
         [
+            "clusterferrvaultconnections.ferrvault.com",
             "ferrvaultconnections.ferrvault.com",
             "ferrvaultsecrets.ferrvault.com"
         ]

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// Why the API server would refuse `yaml` (schema errors, then CEL messages); empty if admitted.
-fn refusals<K>(yaml: &str) -> Vec<String>
+pub(crate) fn refusals<K>(yaml: &str) -> Vec<String>
 where
     K: CustomResourceExt + serde::Serialize + DeserializeOwned,
 {

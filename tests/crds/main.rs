@@ -2,7 +2,9 @@
 
 mod bounds;
 mod cel;
+mod cluster_cel;
 mod drift;
 mod go_manifests;
+mod readme_manifests;
 mod samples;
 mod schema;

@@ -5,7 +5,7 @@ use ferrvault_operator::{
     api::{
         ConnectionMode, FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus, GO_DURATION_PATTERN,
         TransformType, WorkloadKind,
-        samples::{CLOUD_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TRANSFORMS},
+        samples::{CLOUD_CONNECTION, CLUSTER_CONNECTION, FERRVAULT_CONNECTION, SECRET_WITH_TRANSFORMS},
     },
     rules::parse_go_duration,
 };
@@ -45,6 +45,52 @@ fn ferrvault_sample_should_be_a_ferrvault_mode_connection_with_a_sat_token_secre
     assert!(token_of(&token, &reference.key).starts_with("fvsat_"));
     assert_eq!(connection.metadata.namespace, token.metadata.namespace);
     assert!(connection.spec.oidc.is_none());
+}
+
+#[test]
+fn cluster_sample_should_lend_its_connection_to_exactly_the_three_team_namespaces_that_use_it() {
+    use ferrvault_operator::api::{ClusterFerrVaultConnection, ConnectionKind};
+    let connection: ClusterFerrVaultConnection = document(CLUSTER_CONNECTION, "ClusterFerrVaultConnection");
+    let token: Secret = document(CLUSTER_CONNECTION, "Secret");
+    let reference = connection
+        .spec
+        .token_secret_ref
+        .as_ref()
+        .expect("token reference");
+    assert_eq!(
+        (Some(reference.namespace.as_str()), Some(reference.name.as_str())),
+        (
+            token.metadata.namespace.as_deref(),
+            token.metadata.name.as_deref()
+        )
+    );
+    assert!(token_of(&token, &reference.key).starts_with("fvsat_"));
+    let selector = connection
+        .spec
+        .allowed_namespaces
+        .selector
+        .as_ref()
+        .expect("a selector");
+    let term = &selector.match_expressions[0];
+    assert_eq!(term.key, "kubernetes.io/metadata.name", "a label nobody can set");
+    assert_eq!(term.values, ["team-a", "team-b", "team-c"]);
+    let users: Vec<FerrVaultSecret> = CLUSTER_CONNECTION
+        .split("\n---\n")
+        .filter(|doc| doc.lines().any(|line| line == "kind: FerrVaultSecret"))
+        .map(|doc| serde_norway::from_str(doc).expect("a FerrVaultSecret"))
+        .collect();
+    let namespaces: Vec<&str> = users
+        .iter()
+        .filter_map(|s| s.metadata.namespace.as_deref())
+        .collect();
+    assert_eq!(namespaces, ["team-a", "team-b", "team-c"]);
+    for user in &users {
+        assert_eq!(
+            user.spec.connection_ref.kind,
+            ConnectionKind::ClusterFerrVaultConnection
+        );
+        assert_eq!(user.spec.connection_ref.name, "platform");
+    }
 }
 
 #[test]
@@ -139,6 +185,49 @@ fn status_should_serialize_every_field_so_a_merge_patch_clears_stale_values() {
             "observedGeneration": null,
             "targetResourceVersion": null,
             "observedInputs": null,
+            "observedForceSync": null,
+            "observedConnectionForceSync": null,
+            "ownedLabels": [],
+            "ownedAnnotations": [],
         })
     );
+}
+
+#[test]
+fn template_sample_should_render_a_dsn_and_a_docker_config_offline() {
+    use ferrvault_operator::{api::samples::SECRET_WITH_TEMPLATE, rules::render_target};
+    let values = |pairs: &[(&str, &str)]| -> ferrvault_operator::rules::SecretData {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.as_bytes().to_vec()))
+            .collect()
+    };
+    let mut docs = SECRET_WITH_TEMPLATE.split("\n---\n");
+    let dsn: FerrVaultSecret = serde_norway::from_str(docs.next().unwrap()).expect("app-dsn parses");
+    let rendered = render_target(
+        &dsn.spec,
+        values(&[
+            ("DATABASE", r#"{"host":"db","port":5432}"#),
+            ("DB_PASSWORD", "p@ss"),
+        ]),
+    )
+    .expect("renders");
+    assert_eq!(rendered.type_, "Opaque");
+    assert_eq!(
+        rendered.data.into_iter().collect::<Vec<_>>(),
+        [(
+            "DSN".to_owned(),
+            b"postgres://app:p%40ss@db:5432/shop?sslmode=require".to_vec()
+        )]
+    );
+    let pull: FerrVaultSecret = serde_norway::from_str(docs.next().unwrap()).expect("registry-pull parses");
+    let rendered = render_target(
+        &pull.spec,
+        values(&[("REGISTRY_USER", "bot"), ("REGISTRY_TOKEN", "t")]),
+    )
+    .expect("renders");
+    assert_eq!(rendered.type_, "kubernetes.io/dockerconfigjson");
+    let config: serde_json::Value =
+        serde_json::from_slice(&rendered.data[".dockerconfigjson"]).expect("JSON");
+    assert_eq!(config["auths"]["registry.demo.example"]["auth"], "Ym90OnQ=");
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{fixtures::template_annotation, operator_support::*};
+use crate::operator_support::*;
 use ferrvault_operator::{
     CONTENT_HASH_KEY_SECRET,
     api::{

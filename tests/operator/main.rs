@@ -6,20 +6,26 @@ mod content_hash;
 mod economy;
 mod event_flood;
 mod events;
-mod fixtures;
 mod go_era_values;
 mod invalid_spec;
-#[path = "../support/operator.rs"]
-mod operator_support;
 mod ownership;
 mod props;
 mod reasons;
+mod refresh_control;
 mod rollout;
 mod rollout_floor;
 mod rollout_stamps;
 mod secret_deletes;
 mod spec_bounds;
 mod sync;
+mod target_shape;
 mod target_types;
+mod templates;
 mod token_health;
 mod transforms;
+
+/// The in-process harness and its fixtures ([`ferrvault_testkit`]), under the name the tests use.
+mod operator_support {
+    pub use ferrvault_sim::testkit::eventually;
+    pub use ferrvault_testkit::{fixtures::*, harness::*};
+}

@@ -39,6 +39,7 @@ fn aimed_at(target: &str) -> FerrVaultSecretSpec {
     spec.target = Some(SecretTarget {
         name: Some(target.into()),
         type_: None,
+        ..SecretTarget::default()
     });
     spec
 }

@@ -180,6 +180,7 @@ async fn the_connections_token_secret_as_target_should_be_refused_and_keep_the_t
     spec.target = Some(SecretTarget {
         name: Some("conn-token".into()),
         type_: None,
+        ..SecretTarget::default()
     });
     let message = expect_reason(&h, spec, "TargetIsConnectionSecret").await;
     assert_eq!(
@@ -204,6 +205,7 @@ async fn the_token_secret_should_stay_refused_even_when_the_vault_holds_the_toke
     spec.target = Some(SecretTarget {
         name: Some("conn-token".into()),
         type_: None,
+        ..SecretTarget::default()
     });
     expect_reason(&h, spec, "TargetIsConnectionSecret").await;
     assert_eq!(

@@ -1,7 +1,7 @@
 //! End-to-end: rollout restarts happen once per content change, are retried after a failure
 //! until they succeed, and never loop.
 
-use crate::{fixtures::template_annotation, operator_support::*};
+use crate::operator_support::*;
 use ferrvault_operator::api::{
     RolloutTarget, WorkloadKind,
     names::{RESTARTED_AT_ANNOTATION, workload_content_hash_annotation},

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::{fixtures::template_annotation, operator_support::*};
+use crate::operator_support::*;
 use ferrvault_operator::api::{
     FerrVaultSecretSpec, RolloutTarget, WorkloadKind,
     names::{CONTENT_HASH_ANNOTATION, RESTARTED_AT_ANNOTATION, workload_content_hash_annotation},

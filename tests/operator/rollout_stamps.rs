@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{fixtures::template_annotation, operator_support::*};
+use crate::operator_support::*;
 use ferrvault_operator::api::{
     FerrVaultSecretSpec, RolloutTarget, WorkloadKind, names::workload_content_hash_annotation,
 };

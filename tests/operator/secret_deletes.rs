@@ -31,6 +31,7 @@ async fn a_whole_lifecycle_should_delete_a_secret_only_to_change_its_type() {
     let target = SecretTarget {
         name: None,
         type_: Some("example.com/app-config".into()),
+        ..SecretTarget::default()
     };
     h.fvs()
         .patch(

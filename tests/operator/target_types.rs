@@ -114,6 +114,7 @@ async fn a_changed_target_type_should_replace_the_owned_target() {
     let target = SecretTarget {
         name: None,
         type_: Some("example.com/app-config".into()),
+        ..SecretTarget::default()
     };
     let patch = json!({"spec": {"target": target}});
     h.fvs()

@@ -13,6 +13,7 @@ use crate::{
     process_support::{Addresses, Spawned, wait_for_200},
     run::{cluster, run_command},
 };
+use ferrvault_sim::testkit::poll_until;
 
 /// How long a probe may take to answer while the servers are under attack.
 const PROBE_BOUND: Duration = Duration::from_secs(1);
@@ -138,19 +139,20 @@ async fn connections_beyond_the_cap_should_be_closed_longest_idle_first_while_pr
         start(&["--http-max-connections=4", "--http-read-header-timeout=60s"]).await;
     let mut flood: Vec<TcpStream> = (0..40).map(|_| idle_connection(at.metrics)).collect();
     // Each newcomer took the place of the longest idle connection: only the last four are left.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let closed: Vec<bool> = flood.iter_mut().map(closed_by_server).collect();
-        let expected: Vec<bool> = (0..40).map(|i| i < 36).collect();
-        if closed == expected {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "closed by the server: {closed:?}\nexpected the first 36 only"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let expected: Vec<bool> = (0..40).map(|i| i < 36).collect();
+    poll_until(
+        "the server to close the first 36 connections only",
+        Duration::from_secs(5),
+        || {
+            let closed: Vec<bool> = flood.iter_mut().map(closed_by_server).collect();
+            std::future::ready(if closed == expected {
+                Ok(())
+            } else {
+                Err(format!("closed by the server: {closed:?}"))
+            })
+        },
+    )
+    .await;
     // The probes have their own budget: untouched by the metrics flood.
     assert_probes_answer(&at);
     // A flood of the probes port itself cannot keep a probe out: the probe takes an idle one's place.

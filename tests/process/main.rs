@@ -5,9 +5,9 @@ mod go_command_line;
 mod hostile_clients;
 mod no_secrets;
 mod probe_isolation;
-#[path = "../support/process.rs"]
-mod process_support;
 mod product;
 mod run;
 mod secure_metrics;
 mod slow_readers;
+
+use ferrvault_testkit::process as process_support;

@@ -1,21 +1,21 @@
 //! No secret value or token in anything the operator process shows: every HTTP endpoint, its
 //! logs at debug level, the status of its resources and its Events — read while the demo's
-//! resources are synced. The same run holds README.md's Usage outputs to what the process shows.
+//! resources are synced. The same run holds the outputs docs/operations.md shows to what the process shows.
 
 use std::{process::Command, time::Duration};
 
 use crate::process_support::{Spawned, binary, get, promtool_check_metrics, wait_for_200};
 use base64::Engine;
-use ferrvault_dev::demo::{NAMESPACE, VAULT_SECRETS, fixtures};
 use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
-use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
+use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim, testkit::poll_until};
+use ferrvault_testkit::sample_world::{self, NAMESPACE, VAULT_SECRETS};
 use k8s_openapi::api::{core::v1::Secret, events::v1::Event};
 use kube::{Api, api::ListParams};
 
 /// Everything that must never be shown: tokens, vault values, their base64 form (as in a
 /// Secret's `data`) and what the transforms make of them.
 fn needles(manifests: &[serde_json::Value]) -> Vec<String> {
-    let mut needles = fixtures::sample_tokens(manifests);
+    let mut needles = sample_world::sample_tokens(manifests);
     for (_, value) in VAULT_SECRETS {
         needles.push(value.to_owned());
         needles.push(base64::engine::general_purpose::STANDARD.encode(value));
@@ -48,16 +48,16 @@ async fn all_ready(client: &kube::Client) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events_and_match_the_readme_usage()
-{
-    let mut manifests = fixtures::manifests().expect("samples parse");
-    let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
+async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events_and_match_the_documented_outputs()
+ {
+    let mut manifests = sample_world::manifests().expect("samples parse");
+    let ferrvault = FerrVaultSim::start(sample_world::ferrvault_config(&manifests))
         .await
         .expect("FerrVault simulator starts");
     let kube = KubeSim::start().await.expect("Kubernetes simulator starts");
-    fixtures::point_connections_at(&mut manifests, &ferrvault.url());
+    sample_world::point_connections_at(&mut manifests, &ferrvault.url());
     let client = kube.client();
-    fixtures::apply(&client, &manifests)
+    sample_world::apply(&client, &manifests)
         .await
         .expect("samples applied");
     let dir = tempfile::tempdir().expect("temp dir");
@@ -83,15 +83,14 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     let at = operator.addresses();
     let admin = at.admin.expect("admin enabled");
 
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !all_ready(&client).await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the samples did not all become Ready within 60s:\n{}",
-            operator.output()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    poll_until("the samples all Ready", Duration::from_secs(60), || async {
+        if all_ready(&client).await {
+            Ok(())
+        } else {
+            Err(operator.output())
+        }
+    })
+    .await;
     let target: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
     let synced = target.get("app-config").await.expect("target Secret written");
     assert!(
@@ -142,7 +141,7 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     if let Err(complaint) = promtool_check_metrics(scrape) {
         panic!("promtool check metrics on a synced run's scrape:\n{complaint}");
     }
-    readme_usage_should_match(&shown);
+    documented_outputs_should_match(&shown);
     debug_queue_should_show_keys_and_limiters(&shown);
 
     for needle in needles(&manifests) {
@@ -155,13 +154,14 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
     }
 }
 
-/// The fenced block after `<!-- usage:NAME -->` in README.md, without `$ ` command lines.
-fn readme_block(name: &str) -> Vec<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+/// The fenced block after `<!-- usage:NAME -->` in docs/operations.md, without `$ ` command lines.
+fn documented_block(name: &str) -> Vec<String> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+        .expect("docs/operations.md");
     let marker = format!("<!-- usage:{name} -->");
-    let after = readme
+    let after = doc
         .split_once(&marker)
-        .unwrap_or_else(|| panic!("README has no {marker}"))
+        .unwrap_or_else(|| panic!("docs/operations.md has no {marker}"))
         .1;
     let block = after
         .split("```")
@@ -175,10 +175,10 @@ fn readme_block(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// The README's Usage outputs (captured from the demo) against this run of the same samples:
+/// The outputs docs/operations.md shows (captured from the demo) against this run of the same samples:
 /// every probe check, metric series name (and label set, where it names a sample resource) and
 /// actor exists.
-fn readme_usage_should_match(shown: &[(String, String)]) {
+fn documented_outputs_should_match(shown: &[(String, String)]) {
     let body = |suffix: &str| {
         shown
             .iter()
@@ -187,34 +187,34 @@ fn readme_usage_should_match(shown: &[(String, String)]) {
             .unwrap_or_else(|| panic!("{suffix} was scraped"))
     };
     let probes = format!("{}{}", body("/healthz?verbose"), body("/readyz?verbose"));
-    for line in readme_block("healthz") {
+    for line in documented_block("healthz") {
         let check = line.split_once(':').map_or(line.as_str(), |(check, _)| check);
         assert!(
             probes.contains(check),
-            "README shows {check:?}, the probes do not:\n{probes}"
+            "docs/operations.md shows {check:?}, the probes do not:\n{probes}"
         );
     }
     let scrape = body("/metrics");
-    for line in readme_block("metrics") {
+    for line in documented_block("metrics") {
         let series = line.split_whitespace().next().expect("a sample");
         let name = series.split('{').next().expect("a name");
         assert!(
             scrape.lines().any(|l| l.starts_with(name)),
-            "README shows metric {name}, /metrics does not have it"
+            "docs/operations.md shows metric {name}, /metrics does not have it"
         );
         if series.contains("namespace=\"demo\"") {
             assert!(
                 scrape.contains(series),
-                "README shows {series}, /metrics does not"
+                "docs/operations.md shows {series}, /metrics does not"
             );
         }
     }
     let tree = body("/debug/actors?format=text");
-    for line in readme_block("actors") {
+    for line in documented_block("actors") {
         let actor = line.split(" id=").next().expect("name and kind");
         assert!(
             tree.contains(actor),
-            "README shows actor {actor:?}, the tree does not:\n{tree}"
+            "docs/operations.md shows actor {actor:?}, the tree does not:\n{tree}"
         );
     }
 }

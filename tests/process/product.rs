@@ -1,6 +1,7 @@
 //! What ships: the operator binary does `run` and `crdgen` only, and its crate's normal
 //! dependency tree carries none of the development tools (simulators, benchmarks, plots, fonts)
-//! and no dependency its code does not call.
+//! and no dependency its code does not call; its tests compile the test kit, never the
+//! devtools' plots and font.
 
 use std::{path::Path, process::Command};
 
@@ -35,17 +36,38 @@ fn the_operator_crate_should_depend_on_no_development_tool() {
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     assert!(crates.contains(&"kube"), "the tree was read: {tree}");
-    for tool in [
-        "ferrvault-sim",
-        "ferrvault-dev",
-        "plotters",
-        "plotters-bitmap",
-        "image",
-        "png",
-        "ab_glyph",
-        "ttf-noto-sans",
-    ] {
-        assert!(!crates.contains(&tool), "the operator depends on {tool}:\n{tree}");
+    for tool in ["ferrvault-sim", "ferrvault-testkit"]
+        .iter()
+        .chain(PLOTS_AND_DEVTOOLS)
+    {
+        assert!(!crates.contains(tool), "the operator depends on {tool}:\n{tree}");
+    }
+}
+
+/// The devtools crate and what its benchmark plots pull in (plotters, an image codec, a font).
+const PLOTS_AND_DEVTOOLS: &[&str] = &[
+    "ferrvault-dev",
+    "plotters",
+    "plotters-bitmap",
+    "image",
+    "png",
+    "ab_glyph",
+    "ttf-noto-sans",
+];
+
+#[test]
+fn the_operator_tests_should_compile_no_development_tool_nor_plot() {
+    let tree = cargo_tree("normal,dev", &[]);
+    let crates: Vec<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(crates.contains(&"ferrvault-testkit"), "the tree was read: {tree}");
+    for tool in PLOTS_AND_DEVTOOLS {
+        assert!(
+            !crates.contains(tool),
+            "`cargo test -p ferrvault-operator` compiles {tool}:\n{tree}"
+        );
     }
 }
 
@@ -76,13 +98,18 @@ fn every_dependency_of_the_operator_crate_should_be_called_by_its_code() {
 /// `cargo tree` of the operator crate, normal edges only, one package a line, with `extra`
 /// arguments.
 fn normal_tree(extra: &[&str]) -> String {
+    cargo_tree("normal", extra)
+}
+
+/// `cargo tree` of the operator crate along `edges`, one package a line, with `extra` arguments.
+fn cargo_tree(edges: &str, extra: &[&str]) -> String {
     let output = Command::new(env!("CARGO"))
         .args([
             "tree",
             "--package",
             "ferrvault-operator",
             "--edges",
-            "normal",
+            edges,
             "--prefix",
             "none",
             "--locked",

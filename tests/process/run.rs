@@ -3,9 +3,10 @@
 
 use std::{process::Command, time::Duration};
 
+pub(crate) use crate::process_support::run_command;
 use crate::process_support::{Spawned, binary, call, get, promtool_check_metrics, wait_for_200};
 use ferrvault_operator::api::crdgen;
-use ferrvault_sim::kube::KubeSim;
+use ferrvault_sim::{kube::KubeSim, testkit::poll_until};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{Api, api::PostParams};
 use tempfile::TempDir;
@@ -28,23 +29,6 @@ pub(crate) async fn cluster() -> (KubeSim, TempDir, String) {
     sim.write_kubeconfig(&kubeconfig).expect("kubeconfig written");
     let kubeconfig = kubeconfig.display().to_string();
     (sim, dir, kubeconfig)
-}
-
-/// `run` with every server on an ephemeral loopback port and JSON logs, plus `extra` flags.
-pub(crate) fn run_command(kubeconfig: &str, extra: &[&str]) -> Command {
-    let mut command = Command::new(binary());
-    command
-        .args([
-            "run",
-            "--kubeconfig",
-            kubeconfig,
-            "--metrics-bind-address=127.0.0.1:0",
-            "--health-probe-bind-address=127.0.0.1:0",
-            "--admin-bind-address=127.0.0.1:0",
-            "--log-format=json",
-        ])
-        .args(extra);
-    command
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -130,7 +114,11 @@ async fn run_should_serve_probes_metrics_and_debug_endpoints_then_exit_zero_on_s
         .collect();
     assert_eq!(
         controllers,
-        ["ferrvaultsecret", "ferrvaultconnection"],
+        [
+            "ferrvaultsecret",
+            "ferrvaultconnection",
+            "clusterferrvaultconnection"
+        ],
         "{queue:#}"
     );
 
@@ -219,19 +207,15 @@ async fn run_should_fail_at_startup_when_the_probe_port_is_taken() {
 
 /// `/readyz` of `probes` until it reports `role`, up to 30s.
 async fn wait_for_role(probes: std::net::SocketAddr, role: &str, operator: &Spawned) {
-    let deadline = std::time::Instant::now() + STARTUP;
-    loop {
+    poll_until(&format!("ready as {role}"), STARTUP, || async {
         let (status, body) = get(&format!("http://{probes}/readyz?verbose")).await;
         if status == 200 && body.contains(&format!("[+]role ok: {role}")) {
-            return;
+            Ok(())
+        } else {
+            Err(format!("{status}\n{body}\n{}", operator.output()))
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never ready as {role}: {status}\n{body}\n{}",
-            operator.output()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

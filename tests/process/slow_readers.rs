@@ -1,6 +1,6 @@
-//! 64 slow readers of a large `/metrics` (issue 34 point 5), against the real binary: thousands
-//! of synced objects with long names make a body of megabytes; 64 clients that each take it at a
-//! trickle leave the operator's peak resident memory within [`RSS_ALLOWANCE_MIB`] of what it
+//! 64 slow readers of a large `/metrics` (issue 34 point 5), against the real binary: a thousand
+//! synced objects with long names make a body of most of a megabyte; 64 clients that each take it
+//! at a trickle leave the operator's peak resident memory within [`RSS_ALLOWANCE_MIB`] of what it
 //! was before (they share one rendered body), keep `/healthz` answering 200, and are each cut off
 //! once the write timeout has passed since their response started.
 //!
@@ -15,12 +15,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use ferrvault_dev::bench::{
-    proc_stats,
-    world::{World, secret_name},
-};
 use ferrvault_operator::HttpLimits;
 use ferrvault_sim::testkit::poll_until;
+use ferrvault_testkit::{
+    bench_world::{World, secret_name},
+    proc_stats,
+};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::{
@@ -30,24 +30,28 @@ use crate::{
 
 /// Slow readers at once: the default connection budget of the metrics server.
 const READERS: usize = HttpLimits::DEFAULT_MAX_CONNECTIONS;
-/// Synced FerrVaultSecrets, each with two series of about 390 bytes: a body over 1.5 MB.
-const OBJECTS: usize = 2_000;
+/// Synced FerrVaultSecrets, each with two series of about 390 bytes: a body over 750 KB. Each
+/// object costs a create, a reveal and a write before the readers come: no more than the
+/// proofs below need ([`MIN_BODY`]).
+const OBJECTS: usize = 1_000;
 /// The smallest body this test means anything with: well over what the kernel buffers for a
 /// reader announcing [`READER_MSS`] and [`READER_WINDOW`] (about 100 KB), so every reader's
-/// response is still being written when memory is read.
-const MIN_BODY: usize = 1_500_000;
+/// response is still being written when memory is read; and well over what a reader cut at the
+/// write timeout can have taken (the write timeout at [`TRICKLE`]'s pace, plus what the kernel
+/// buffered: about 500 KB), so a reader that takes the whole body was not cut.
+const MIN_BODY: usize = 750_000;
 /// How far the peak RSS may rise above the RSS before the readers came. Without a shared body,
-/// each reader held a body of its own: 64 × over 1.5 MB (and up to twice that in capacity).
+/// each reader held a body of its own: 64 × over 750 KB (and up to twice that in capacity).
 const RSS_ALLOWANCE_MIB: f64 = 16.0;
 /// The segment size the readers announce (the IPv4 minimum every host accepts).
 const READER_MSS: u32 = 536;
 /// The receive buffer the readers ask for.
 const READER_WINDOW: usize = 4096;
-/// How much a reader takes at a time, and how often: 60 KiB/s, over 25 s for the whole body.
-const TRICKLE: (usize, Duration) = (3072, Duration::from_millis(50));
+/// How much a reader takes at a time, and how often: 30 KiB/s, over 25 s for the whole body.
+const TRICKLE: (usize, Duration) = (1536, Duration::from_millis(50));
 /// Beyond the write timeout, the time a cut reader may take to drain what the kernel buffered
 /// and see the end (100 to 200 KB at [`TRICKLE`]'s pace, plus scheduling on a loaded machine);
-/// a reader not cut would still be reading then, with a third of the body to go.
+/// a reader not cut would still be reading then, with a fifth of the body to go.
 const CUT_SLACK: Duration = Duration::from_secs(10);
 
 /// A namespace name of the longest length Kubernetes allows (63).
@@ -148,15 +152,18 @@ async fn sixty_four_slow_readers_of_a_large_metrics_body_should_share_it_and_be_
         .await
         .expect("objects created");
     let kubeconfig = world.kubeconfig.display().to_string();
-    // One namespace writes for all 2,000 objects: the per-namespace write budget (which would
-    // stretch the sync over a minute) is not what this test is about. FerrVault listens on
-    // 127.0.0.1, which the egress policy refuses unless allowed.
+    // One namespace writes for all 1,000 objects through ten credentials: neither the
+    // per-namespace write budget nor the per-credential FerrVault budget (which would stretch
+    // the sync over minutes) is what this test is about, so neither paces it. FerrVault listens
+    // on 127.0.0.1, which the egress policy refuses unless allowed.
     let mut operator = Spawned::start(run_command(
         &kubeconfig,
         &[
             "--allow-insecure-http",
             "--ferrvault-allowed-cidrs=127.0.0.1/32",
             "--namespace-write-qps=0",
+            "--ferrvault-rate=1000000",
+            "--ferrvault-burst=1000000",
         ],
     ));
     let at = operator.addresses();

@@ -35,9 +35,13 @@
 //! | `write_budget.rs` | `refreshInterval: 1s` on many objects against values changing every second: clamped, and the namespace's writes within its budget |
 //! | `cache_bounds.rs` | Secrets carrying 250 KiB of annotations, FerrVaultSecrets with maximal specs, connections reading a 1 MiB CA bundle: the stores keep a projection, values are bounded and shared |
 //! | `credential_opt_in.rs` | another principal's Secret named as a connection's token or CA bundle (the confused deputy), with and without `--require-credential-opt-in` |
+//! | `target_shape.rs` | `target.metadata` forging the operator's or Kubernetes' annotations (adoption opt-in, content hash, ServiceAccount marker), at admission and past it; `creationPolicy: Merge` into a Secret another controller owns, one never opted in, one that does not exist |
+//! | `templates.rs` | a `target.template` repeating a hostile 256 KiB value 1,200 times (300 MiB if built): refused from its computed size, unbuilt |
+//! | `cluster_connections.rs` | a ClusterFerrVaultConnection named from a namespace it does not allow, a namespace relabelled out of its selection, a namespaced Role granting the cluster kinds or namespace labels |
 //! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names; forty waves answering 1.2 MB every second (the kept-answer budget) |
 
 mod cache_bounds;
+mod cluster_connections;
 mod connection_secrets;
 mod credential_opt_in;
 mod egress;
@@ -53,6 +57,8 @@ mod response_bounds;
 mod rollout_floor;
 mod spec_bounds;
 mod target_owner;
+mod target_shape;
+mod templates;
 mod token_path;
 mod trusted_urls;
 mod unowned_target;

@@ -30,8 +30,8 @@ use super::{
     scale_run::STOP_GRACE,
     stats::{Spread, percentile},
     watchers::ReadyCounter,
-    world::{NS, World},
 };
+use ferrvault_testkit::bench_world::{NS, World};
 
 /// The kubelet's default probe timeout (`timeoutSeconds: 1`).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(1);

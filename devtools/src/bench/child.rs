@@ -13,7 +13,7 @@ use std::{
 
 use tokio::time::Instant;
 
-use super::proc_stats::{self, ProcStats};
+use ferrvault_testkit::proc_stats::{self, ProcStats};
 
 /// Output lines kept per child (older lines are dropped; only the tail is shown on errors).
 const KEPT_LINES: usize = 400;

@@ -25,8 +25,8 @@ use super::{
     stats::{Spread, turn_order},
     watchers::ReadyCounter,
     work::{Work, WorkMeter, WorkSpread},
-    world::{NS, World, secret_spec},
 };
+use ferrvault_testkit::bench_world::{NS, World, secret_spec};
 
 /// How long the initial sync may take.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(600);

@@ -18,9 +18,9 @@ use super::{
     scale_run::{STOP_GRACE, latencies, wait_until_listed},
     stats::{Spread, percentile_with_missing, turn_order},
     watchers::{ReadyCounter, SecretArrivals},
-    world::{NS, PROBE_NS, World, secret_spec},
 };
 use ferrvault_operator::api::FerrVaultSecret;
+use ferrvault_testkit::bench_world::{NS, PROBE_NS, World, secret_spec};
 
 /// FerrVault's per-token budget in this benchmark (both tokens), requests per second.
 const TOKEN_RATE: f64 = 1.0;

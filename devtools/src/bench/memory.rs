@@ -13,11 +13,11 @@ use serde::{Deserialize, Serialize};
 use super::{
     child,
     driver::{Driver, LaunchOptions},
-    proc_stats::ProcStats,
     stats::{Spread, turn_order},
     watchers::ReadyCounter,
-    world::{NS, World},
 };
+use ferrvault_testkit::bench_world::{NS, World};
+use ferrvault_testkit::proc_stats::ProcStats;
 
 /// Namespace of the unrelated Secrets.
 const UNRELATED_NS: &str = "unrelated";

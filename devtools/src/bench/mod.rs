@@ -2,9 +2,10 @@
 //! command that reproduces it. They are not tests: they measure, they do not assert.
 //!
 //! `rate-limit` and `kube-sim` run in-process. The others launch the real binary as child
-//! processes ([`child`], [`driver`]) against simulators in the benchmark process ([`world`]),
+//! processes ([`child`], [`driver`]) against simulators in the benchmark process
+//! ([`ferrvault_testkit::bench_world`]),
 //! time what they see through watches ([`watchers`]), count each driver's work ([`work`]) and
-//! read resource use from `/proc` ([`proc_stats`]). `scale` and `memory` also run the same
+//! read resource use from `/proc` ([`ferrvault_testkit::proc_stats`]). `scale` and `memory` also run the same
 //! reconcile logic under two `kube_runtime::Controller` set-ups ([`plain_controller`]). Figures
 //! over repeated runs are medians with min–max ([`stats`]). `all` runs everything, checks the
 //! [`targets`], draws [`plot`]s and renders the README tables ([`tables`]).
@@ -23,7 +24,6 @@ pub mod memory;
 pub mod metrics_text;
 pub mod plain_controller;
 pub mod plot;
-pub mod proc_stats;
 pub mod rate_limit;
 pub mod report;
 pub mod scale;
@@ -33,4 +33,3 @@ pub mod tables;
 pub mod targets;
 pub mod watchers;
 pub mod work;
-pub mod world;

@@ -31,7 +31,7 @@ impl Machine {
                 .find_map(|l| l.strip_prefix("model name"))
                 .and_then(|l| l.split_once(':'))
                 .map_or_else(|| "unknown".to_owned(), |(_, m)| m.trim().to_owned()),
-            memory_gib: super::proc_stats::status_field_bytes(&meminfo, "MemTotal")
+            memory_gib: ferrvault_testkit::proc_stats::status_field_bytes(&meminfo, "MemTotal")
                 .map_or(0.0, |b| b as f64 / (1u64 << 30) as f64),
         }
     }

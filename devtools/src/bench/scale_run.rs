@@ -19,13 +19,13 @@ use tokio::time::Instant;
 
 use super::{
     driver::{Driver, DriverProcess, LaunchOptions},
-    proc_stats::ProcStats,
     stats::percentile_with_missing,
     watchers::{ReadyCounter, SecretArrivals},
     work::{Work, WorkMeter},
-    world::{self, DRIVER_IDENTITY, NS, PROBE_NS, World},
 };
 use ferrvault_operator::api::FerrVaultSecret;
+use ferrvault_testkit::bench_world::{self as world, DRIVER_IDENTITY, NS, PROBE_NS, World};
+use ferrvault_testkit::proc_stats::ProcStats;
 
 /// How long a stopping child may take before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(30);

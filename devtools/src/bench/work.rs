@@ -10,12 +10,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    driver::DriverProcess,
-    stats::Spread,
-    world::{DRIVER_IDENTITY, World},
-};
+use super::{driver::DriverProcess, stats::Spread};
 use ferrvault_sim::kube::{AuditEntry, audit::AUDIT_CAPACITY};
+use ferrvault_testkit::bench_world::{DRIVER_IDENTITY, World};
 
 /// Verbs that change objects.
 pub const WRITE_VERBS: [&str; 4] = ["create", "update", "patch", "delete"];

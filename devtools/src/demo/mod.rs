@@ -15,7 +15,6 @@
 //!   stopped gracefully); 1 when they did not within `--ready-timeout`, naming those that
 //!   were not.
 
-pub mod fixtures;
 mod progress;
 
 use std::{path::PathBuf, time::Duration};
@@ -24,7 +23,6 @@ use clap::Parser;
 use kube::{Api, Client, api::ListParams};
 use tokio::time::Instant;
 
-pub use fixtures::{NAMESPACE, VAULT, VAULT_SECRETS};
 use progress::{Progress, ResourceState, all_ready};
 
 use ferrvault_operator::{
@@ -33,6 +31,7 @@ use ferrvault_operator::{
     rules::parse_go_duration,
 };
 use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
+use ferrvault_testkit::sample_world::{self, NAMESPACE};
 
 /// Flags of `ferrvault-dev demo`.
 #[derive(Debug, Clone, clap::Args)]
@@ -59,7 +58,7 @@ pub enum DemoError {
     Sim(String),
     /// The sample world could not be created.
     #[error(transparent)]
-    Fixture(#[from] fixtures::FixtureError),
+    Fixture(#[from] sample_world::FixtureError),
     /// The operator failed to start or stopped abnormally.
     #[error(transparent)]
     Run(#[from] RunError),
@@ -91,8 +90,8 @@ async fn run(args: DemoArgs) -> Result<(), DemoError> {
     let settings = operator_settings(&args)?;
     ferrvault_operator::init_logging(&settings.log).map_err(RunError::from)?;
     let shutdown = ferrvault_operator::shutdown_signal().map_err(RunError::Process)?;
-    let mut manifests = fixtures::manifests()?;
-    let ferrvault = FerrVaultSim::start(fixtures::ferrvault_config(&manifests))
+    let mut manifests = sample_world::manifests()?;
+    let ferrvault = FerrVaultSim::start(sample_world::ferrvault_config(&manifests))
         .await
         .map_err(|e| DemoError::Sim(e.to_string()))?;
     let kube = KubeSim::start()
@@ -102,9 +101,9 @@ async fn run(args: DemoArgs) -> Result<(), DemoError> {
         .map_err(|e| DemoError::Sim(e.to_string()))?;
     println!("Kubernetes API simulator: {}", kube.url());
     println!("FerrVault simulator:      {}", ferrvault.url());
-    fixtures::point_connections_at(&mut manifests, &ferrvault.url());
+    sample_world::point_connections_at(&mut manifests, &ferrvault.url());
     let client = kube.client();
-    fixtures::apply(&client, &manifests).await?;
+    sample_world::apply(&client, &manifests).await?;
     println!(
         "Applied the CRDs and {} sample manifests in namespace {NAMESPACE}.\n",
         manifests.len()
@@ -150,7 +149,7 @@ async fn run(args: DemoArgs) -> Result<(), DemoError> {
         "  rotate      curl -X PUT {}/_sim/vaults/{}/secrets/api_key -d '{{\"value\":\"rotated\"}}'   \
          (a new version; it reaches the Secret at the next refresh)",
         ferrvault.url(),
-        fixtures::VAULT
+        sample_world::VAULT
     );
     if exit_when_ready {
         // The receiver is gone only if the operator already stopped, which `running` reports.
@@ -223,7 +222,8 @@ async fn read_states(client: &Client) -> Vec<ResourceState> {
     };
     let mut states = Vec::new();
     let connections: Api<FerrVaultConnection> = Api::namespaced(client.clone(), NAMESPACE);
-    let secrets: Api<FerrVaultSecret> = Api::namespaced(client.clone(), NAMESPACE);
+    // Every namespace: the cluster connection's sample fans out to three team namespaces.
+    let secrets: Api<FerrVaultSecret> = Api::all(client.clone());
     let (Ok(connections), Ok(secrets)) = (
         connections.list(&ListParams::default()).await,
         secrets.list(&ListParams::default()).await,

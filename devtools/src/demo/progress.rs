@@ -12,24 +12,26 @@ pub struct ResourceState {
     pub kind: &'static str,
     /// `namespace/name`.
     pub key: String,
-    /// Ready=True.
+    /// Ready=True, or Suspended=True (a paused object is as the user asked, issue 36).
     pub ready: bool,
-    /// `Ready=<status> <reason>: <message>`, or `waiting for the first reconcile`.
+    /// `Ready=<status> <reason>: <message>` (`Suspended=True …` while suspended), or `waiting for
+    /// the first reconcile`.
     pub summary: String,
 }
 
 impl ResourceState {
     /// The state of a resource with these `conditions` (its status may still be empty).
     pub fn new(kind: &'static str, key: String, conditions: &[Condition]) -> Self {
-        let ready = conditions.iter().find(|c| c.type_ == "Ready");
-        let summary = match ready {
-            Some(c) => format!("Ready={:<5} {:<18} {}", c.status, c.reason, c.message),
+        let find = |type_: &str| conditions.iter().find(|c| c.type_ == type_ && c.status == "True");
+        let shown = find("Suspended").or_else(|| conditions.iter().find(|c| c.type_ == "Ready"));
+        let summary = match shown {
+            Some(c) => format!("{}={:<5} {:<18} {}", c.type_, c.status, c.reason, c.message),
             None => "waiting for the first reconcile".to_owned(),
         };
         Self {
             kind,
             key,
-            ready: ready.is_some_and(|c| c.status == "True"),
+            ready: find("Ready").is_some() || find("Suspended").is_some(),
             summary,
         }
     }
@@ -91,6 +93,17 @@ mod tests {
         assert!(
             lines[0].contains("Ready=True") && lines[0].contains("Synced"),
             "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_suspended_resource_should_count_as_settled_and_say_so() {
+        let mut suspended = condition("True", "Suspended");
+        suspended.type_ = "Suspended".into();
+        let state = ResourceState::new("FerrVaultSecret", "demo/paused".into(), &[suspended]);
+        assert!(
+            state.ready && state.summary.starts_with("Suspended=True"),
+            "{state:?}"
         );
     }
 

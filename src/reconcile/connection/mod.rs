@@ -5,6 +5,8 @@
 //! # Layout
 //! - `reconciler.rs`: [`ConnectionReconciler`], one pass per connection (deletion blocked by
 //!   dependants, finalizer, probe when due, status).
+//! - `cluster_status.rs`: the ClusterFerrVaultConnection reconciler (its status: who it allows and
+//!   refuses; no probe).
 //! - [`access`]: the endpoint and credential of a connection, and the spec refusals that need
 //!   an edit (not to be confused with *target* access, whether a FerrVaultSecret may write its
 //!   target Secret: `secret/target_access.rs`).
@@ -12,7 +14,14 @@
 //!   `GET /operator/me` (status, `TokenHealthy`, gauge, Warning Event).
 
 pub(crate) mod access;
+mod cluster_status;
 mod reconciler;
 mod token_health;
 
-pub(crate) use self::reconciler::ConnectionReconciler;
+pub(crate) use self::{
+    cluster_status::{
+        CLUSTER_CONNECTION_CONTROLLER, ClusterConnectionReconciler, RefusedGauge, cluster_connection_key,
+        register_refused_gauge,
+    },
+    reconciler::ConnectionReconciler,
+};

@@ -2,9 +2,12 @@
 //!
 //! One pass: read (from the watch's store) → deletion (blocked while FerrVaultSecrets reference
 //! it) or finalizer (added, then the same pass probes: a new connection is probed at once) →
-//! OIDC cache invalidated when the spec changed → probe due? ([`probe_not_due`]: else only the
-//! next probe is scheduled) → endpoint and credential → `GET /healthz` → (ferrvault mode, a
-//! service-account token) `GET /operator/me` (`token_health.rs`) → status.
+//! suspended? (`spec.suspend: true`: `Suspended=True` in status, nothing sent, no timer) → OIDC
+//! cache invalidated when the spec changed → probe due? ([`probe_not_due`], or forced by a new
+//! `ferrvault.com/force-sync` value; else only the next probe is scheduled) → endpoint and
+//! credential → `GET /healthz` → (ferrvault mode, a service-account
+//! token) `GET /operator/me` (`token_health.rs`) → status (recording the force-sync value in
+//! `status.observedForceSync`, which forces every FerrVaultSecret using the connection).
 //! A connection that does not match its type (read as [`Lenient`]) or exceeds a size bound of
 //! its schema stops after the finalizer with Ready=False/`InvalidSpec`, nothing sent; its
 //! FerrVaultSecrets report `InvalidConnection`.
@@ -42,10 +45,11 @@ use crate::reconcile::{
     read::{Reads, WrittenVersions, connection_inputs},
     report::EventKind,
     rules::{
-        schedule::{freshness::probe_not_due, requeue::DELETION_BLOCKED_REQUEUE},
+        schedule::{force_sync::force_token, freshness::probe_not_due, requeue::DELETION_BLOCKED_REQUEUE},
         status::{
             conditions::{ConditionUpdate, find_condition, upsert_condition},
             messages,
+            refresh_control::{suspend, without_suspension},
         },
     },
     settings::CONNECTION_CONTROLLER,
@@ -101,6 +105,22 @@ impl ConnectionReconciler {
             }
         };
         let previous = connection.status.clone().unwrap_or_default();
+        let generation = connection.meta().generation;
+        if connection.spec.is_suspended() {
+            let mut status = previous.clone();
+            suspend(
+                &mut status.conditions,
+                Reason::Suspended,
+                generation,
+                Timestamp::now(),
+            );
+            if status != previous {
+                write_status((&api, objects.written()), &key.name, &status).await?;
+            }
+            return Ok(Outcome::done());
+        }
+        let force = force_token(connection.meta().annotations.as_ref());
+        let forced = force.is_some() && force != previous.observed_force_sync;
         if spec_changed_since_last_probe(&previous, connection.meta().generation) {
             ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
         }
@@ -112,8 +132,8 @@ impl ConnectionReconciler {
             return Ok(Outcome::done());
         }
         let inputs = connection_inputs(&connection, stores);
-        let generation = connection.meta().generation;
-        if let Some(next) = probe_not_due(&previous, generation, &inputs, every, Timestamp::now()) {
+        let not_due = probe_not_due(&previous, generation, &inputs, every, Timestamp::now());
+        if let (Some(next), false) = (not_due, forced) {
             ctx.metrics.set_connection_ready(&namespace, &key.name, true);
             let expires_at = previous.token_expires_at.as_ref().map(|t| t.0);
             ctx.metrics.set_token_expiry(&namespace, &key.name, expires_at);
@@ -147,6 +167,9 @@ impl ConnectionReconciler {
         info!(ready = holds, reason = %reason, "probe finished");
         status.last_checked_at = Some(Time(Timestamp::now()));
         status.observed_inputs = Some(inputs);
+        // Recorded by every probe: a new value here forces the connection's FerrVaultSecrets.
+        status.observed_force_sync = force;
+        without_suspension(&mut status.conditions);
         upsert_condition(
             &mut status.conditions,
             ConditionUpdate::ready(
@@ -224,7 +247,10 @@ impl ConnectionReconciler {
             .map_err(KubeFailure::during(KubeAction::ListDependants))?
             .items
             .iter()
-            .filter(|s| s.valid().is_some_and(|s| s.spec.connection_ref.name == name))
+            .filter(|s| {
+                s.valid()
+                    .is_some_and(|s| s.spec.connection_ref.is_namespaced(&name))
+            })
             .map(ResourceExt::name_any)
             .collect();
         dependants.sort();

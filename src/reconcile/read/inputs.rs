@@ -35,7 +35,7 @@ pub(crate) fn secret_inputs(
 
 /// [`secret_inputs`] with the Secrets' versions looked up by `version` (by Secret name; `None`
 /// when unknown).
-pub(crate) fn secret_inputs_by(
+pub fn secret_inputs_by(
     connection: &FerrVaultConnection,
     version: &dyn Fn(&str) -> Option<String>,
     key: &ContentHashKey,
@@ -68,7 +68,7 @@ pub(crate) fn connection_inputs(connection: &FerrVaultConnection, stores: &Store
 }
 
 /// The names of the Secrets `connection` reads (its token's, its CA bundle's).
-pub(crate) fn connection_secret_names(connection: &FerrVaultConnection) -> impl Iterator<Item = &str> {
+pub fn connection_secret_names(connection: &FerrVaultConnection) -> impl Iterator<Item = &str> {
     [
         &connection.spec.token_secret_ref,
         &connection.spec.ca_bundle_secret_ref,

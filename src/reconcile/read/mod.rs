@@ -55,11 +55,10 @@ mod scoped_store;
 mod secret_values;
 mod stores;
 
+pub use self::inputs::{connection_secret_names, secret_inputs_by};
 pub(crate) use self::{
     cr_store::{CrStore, WrittenVersions, find},
-    inputs::{
-        connection_inputs, connection_secret_names, ready_for_dependants, secret_inputs, secret_inputs_by,
-    },
+    inputs::{connection_inputs, ready_for_dependants, secret_inputs},
     own_writes::OwnWrites,
     scoped_store::Scoped,
     secret_values::{CaBundleError, SecretValues, ValueError},

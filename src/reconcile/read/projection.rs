@@ -14,12 +14,17 @@
 //! | | annotations [`MANAGED_BY_ANNOTATION`], [`CONTENT_HASH_ANNOTATION`], [`ADOPTABLE_BY_ANNOTATION`] | `secret_change_matters`, `needs_write`, `recorded_hash`, `judge_target` |
 //! | | annotations [`SERVICE_ACCOUNT_ANNOTATIONS`], presence only | `judge_target` (`kubernetes_marker`) |
 //! | FerrVaultSecret, FerrVaultConnection | name, namespace, UID, `resourceVersion`, generation, creation and deletion timestamps, finalizers | the stores' lookups, both reconcilers' prologue, `cr_change_matters`, the settled rules, Events |
+//! | | annotation [`FORCE_SYNC_ANNOTATION`], its value bounded ([`force_token`]: a longer one as its digest) | `cr_change_matters`, the rule `explain` |
 //! | | spec, status | both reconcilers, the mappers (`connectionRef`, `target.name`, the Secrets a connection reads), the dependants filter (Ready status) |
 //!
 //! Not kept, because no reconciler reads them: labels and annotations of the custom resources
-//! (all of them: none is read), Secrets' labels and every other annotation, owner references
+//! (all of them but the force-sync one), Secrets' labels and every other annotation, owner references
 //! of the custom resources and non-controller ones of Secrets, Secrets' finalizers,
-//! `generateName`, `managedFields`, `selfLink`, `deletionGracePeriodSeconds`. The credential
+//! `generateName`, `managedFields`, `selfLink`, `deletionGracePeriodSeconds`. Nor the labels and
+//! annotations a target gets from its FerrVaultSecret's `target.metadata`: a target the store
+//! shows at the version the last sync left, at this generation, carries what the spec says, so
+//! `KnownTarget::left` takes them from the spec (as it takes the type and the immutable flag),
+//! and any other version is read with a GET before it is written. The credential
 //! opt-in label is not read from here either: the opt-in also depends on a Secret's `type`, which
 //! metadata lacks, so it is judged on the Secret read for its value
 //! ([`secret_values`](crate::reconcile::read::secret_values)), labels and type of that same version.
@@ -34,8 +39,8 @@
 //!   the object [`PARTIAL_ANNOTATION`]; a pass reads such an object with a GET
 //!   ([`reads`](crate::reconcile::read::cr_store)), so the fields dropped are read only where they are
 //!   needed, never from the store. The mappers and filters read none of them.
-//! - The marker cannot be forged: custom resources keep no annotation of their own, so the only
-//!   one a stored object can carry is the projection's.
+//! - The marker cannot be forged: custom resources keep no annotation of their own but the
+//!   force-sync one, so the only other one a stored object can carry is the projection's.
 //!
 //! # Caveats
 //! The watch still receives and decodes each object whole (one at a time) before it is
@@ -50,11 +55,13 @@ use crate::{
     api::{
         FerrVaultConnection, FerrVaultSecret, FerrVaultSecretSpec, Lenient,
         names::{
-            ADOPTABLE_BY_ANNOTATION, CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION,
-            SECRET_FINALIZER,
+            ADOPTABLE_BY_ANNOTATION, CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, FORCE_SYNC_ANNOTATION,
+            MANAGED_BY_ANNOTATION, SECRET_FINALIZER,
         },
     },
-    reconcile::rules::access::target_access::SERVICE_ACCOUNT_ANNOTATIONS,
+    reconcile::rules::{
+        access::target_access::SERVICE_ACCOUNT_ANNOTATIONS, schedule::force_sync::force_token,
+    },
 };
 
 /// The longest annotation or owner-reference string a Secret's stored metadata keeps:
@@ -150,6 +157,13 @@ fn project_cr_meta(meta: &mut ObjectMeta, ours: &str, dropped_spec: usize) -> bo
     if partial && let Some(list) = finalizers.as_mut() {
         list.retain(|f| f == ours);
     }
+    let mut annotations = BTreeMap::new();
+    if let Some(token) = force_token(old.annotations.as_ref()) {
+        annotations.insert(FORCE_SYNC_ANNOTATION.to_owned(), token);
+    }
+    if partial {
+        annotations.insert(PARTIAL_ANNOTATION.to_owned(), String::new());
+    }
     *meta = ObjectMeta {
         name: old.name,
         namespace: old.namespace,
@@ -159,7 +173,7 @@ fn project_cr_meta(meta: &mut ObjectMeta, ours: &str, dropped_spec: usize) -> bo
         creation_timestamp: old.creation_timestamp,
         deletion_timestamp: old.deletion_timestamp,
         finalizers,
-        annotations: partial.then(|| BTreeMap::from([(PARTIAL_ANNOTATION.to_owned(), String::new())])),
+        annotations: (!annotations.is_empty()).then_some(annotations),
         ..ObjectMeta::default()
     };
     partial

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use controller_actors::WatchStore;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::core::PartialObjectMeta;
 
 use super::Scoped;
-use crate::api::{FerrVaultConnection, FerrVaultSecret, Lenient};
+use crate::api::{ClusterFerrVaultConnection, FerrVaultConnection, FerrVaultSecret, Lenient};
 
 /// The stores both reconcilers read, each across the watched scopes.
 #[derive(Clone, Default)]
@@ -22,6 +22,12 @@ pub struct Stores {
     pub connections: Scoped<Lenient<FerrVaultConnection>>,
     /// The metadata of every Secret (the `secret-metadata` watches' stores).
     pub secret_metadata: Scoped<PartialObjectMeta<Secret>>,
+    /// Every ClusterFerrVaultConnection (the `clusterferrvaultconnection` watch's store, one
+    /// cluster-wide scope): FerrVaultSecret passes read their cluster connection here.
+    pub cluster_connections: Scoped<Lenient<ClusterFerrVaultConnection>>,
+    /// The metadata of every Namespace (the `namespace-metadata` watch's store): the labels a
+    /// cluster connection's `allowedNamespaces` is matched against, without a GET per pass.
+    pub namespaces: Scoped<PartialObjectMeta<Namespace>>,
 }
 
 impl Stores {

@@ -69,6 +69,9 @@ pub enum EventKind {
     InvalidSpec,
     /// Warning: a connection's service-account token expires within 7 days.
     TokenExpiresSoon,
+    /// Normal: a sync forced by the `ferrvault.com/force-sync` annotation (of the object or of
+    /// its connection) read FerrVault and wrote (or confirmed) the target.
+    ForcedSync,
 }
 
 impl EventKind {
@@ -81,12 +84,13 @@ impl EventKind {
             Self::DeletionBlocked => "DeletionBlocked",
             Self::InvalidSpec => "InvalidSpec",
             Self::TokenExpiresSoon => "TokenExpiresSoon",
+            Self::ForcedSync => "ForcedSync",
         }
     }
 
     fn action(self) -> &'static str {
         match self {
-            Self::Synced | Self::SyncFailed | Self::InvalidSpec => "Sync",
+            Self::Synced | Self::SyncFailed | Self::InvalidSpec | Self::ForcedSync => "Sync",
             Self::RolloutTriggered | Self::RolloutFailed => "Rollout",
             Self::DeletionBlocked => "Delete",
             Self::TokenExpiresSoon => "Probe",
@@ -95,7 +99,7 @@ impl EventKind {
 
     fn type_(self) -> &'static str {
         match self {
-            Self::Synced | Self::RolloutTriggered => "Normal",
+            Self::Synced | Self::RolloutTriggered | Self::ForcedSync => "Normal",
             Self::SyncFailed
             | Self::RolloutFailed
             | Self::DeletionBlocked

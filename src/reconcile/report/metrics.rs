@@ -9,6 +9,7 @@
 //! | `ferrvault_secret_refresh_interval_seconds` | gauge | `namespace`, `name` |
 //! | `ferrvault_connection_ready` | gauge | `namespace`, `name` |
 //! | `ferrvault_connection_token_expiry_timestamp_seconds` | gauge | `namespace`, `name` |
+//! | `ferrvault_secret_sync_trigger_total` | counter | `trigger` = `force` \| `refresh` \| `spec` \| `inputs` \| `drift` (why the sync was due, [`Trigger`]) |
 //!
 //! # Guarantees
 //! - Every `result` and failure `reason` series exists from the start, at zero.
@@ -33,7 +34,7 @@ use prometheus_client::{
 
 pub(crate) use self::object_labels::ObjectLabels;
 use self::sync_times::SyncTimes;
-use crate::api::Reason;
+use crate::{api::Reason, reconcile::rules::schedule::explain::Trigger};
 
 /// `result` label of the sync duration histogram.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -49,6 +50,13 @@ pub(crate) struct ReasonLabel {
     pub reason: &'static str,
 }
 
+/// `trigger` label of the sync trigger counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct TriggerLabel {
+    /// A [`Trigger`] string.
+    pub trigger: &'static str,
+}
+
 /// Handles to the reconcilers' metrics; methods are named by intent.
 #[derive(Clone, Debug)]
 pub struct SyncMetrics {
@@ -57,6 +65,7 @@ pub struct SyncMetrics {
     sync_times: Arc<SyncTimes>,
     connection_ready: Family<ObjectLabels, Gauge>,
     token_expiry: Family<ObjectLabels, Gauge>,
+    triggers: Family<TriggerLabel, Counter>,
 }
 
 /// The Go client's default histogram buckets (5ms … 10s).
@@ -71,6 +80,7 @@ impl SyncMetrics {
             sync_times: Arc::default(),
             connection_ready: Family::default(),
             token_expiry: Family::default(),
+            triggers: Family::default(),
         };
         registry.register(
             "ferrvault_secret_sync_duration_seconds",
@@ -94,6 +104,12 @@ impl SyncMetrics {
              last said; absent when it never expires or the server was not asked",
             metrics.token_expiry.clone(),
         );
+        registry.register(
+            "ferrvault_secret_sync_trigger",
+            "FerrVaultSecret syncs that wrote (or confirmed) the target, by why they were due \
+             (force, refresh, spec, inputs, drift)",
+            metrics.triggers.clone(),
+        );
         metrics.init_series();
         metrics
     }
@@ -114,6 +130,9 @@ impl SyncMetrics {
             // A connection's token, never a sync's outcome.
             Reason::TokenValid,
             Reason::TokenExpiresSoon,
+            Reason::Suspended,
+            Reason::ConnectionSuspended,
+            Reason::TargetKept,
         ];
         for reason in Reason::ALL.iter().copied().filter(|r| !successes.contains(r)) {
             self.errors
@@ -122,6 +141,20 @@ impl SyncMetrics {
                 })
                 .inc_by(0);
         }
+        for trigger in Trigger::ALL {
+            drop(self.triggers.get_or_create(&TriggerLabel {
+                trigger: trigger.as_str(),
+            }));
+        }
+    }
+
+    /// Counts one sync that was due because of `trigger`.
+    pub(crate) fn count_sync_trigger(&self, trigger: Trigger) {
+        self.triggers
+            .get_or_create(&TriggerLabel {
+                trigger: trigger.as_str(),
+            })
+            .inc();
     }
 
     /// Records one FerrVaultSecret reconcile's duration.

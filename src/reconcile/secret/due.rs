@@ -1,67 +1,89 @@
-//! The pass with nothing due ([`freshness`]): decided from the watches' stores alone, before
+//! Whether a pass is due, and why ([`explain`]): decided from the watches' stores alone, before
 //! anything is read, revealed or written.
 
 use std::time::{Duration, Instant};
 
 use controller_actors::Outcome;
 use jiff::Timestamp;
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
 
-use super::{target::KnownTarget, target_access};
+use super::{cluster_connection::stored_cluster_connection, target::KnownTarget, target_access};
 use crate::{
-    api::{FerrVaultSecret, FerrVaultSecretStatus},
+    api::{ConnectionKind, FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus},
     reconcile::{
         context::Context,
         read::{Reads, secret_inputs},
         rules::schedule::{
-            freshness::{self as freshness, Freshness, Observed, Schedule, wave_factor},
+            explain::{ConnectionSeen, Explanation, Quiet, Seen, Trigger, explain, explain_early},
+            freshness::Schedule,
             requeue::MIN_REQUEUE,
         },
     },
 };
 
-/// When `cr` refreshes, with its resolved `refresh` interval: its wave is its namespace,
-/// connection, project and vault (the FerrVaultSecrets one reveal can serve).
-pub(super) fn schedule(cr: &FerrVaultSecret, refresh: Duration) -> Schedule {
-    let group = format!(
-        "{}/{}/{}/{}",
-        cr.namespace().unwrap_or_default(),
-        cr.spec.connection_ref.name,
-        cr.spec.project.as_deref().unwrap_or_default(),
-        cr.spec.vault
-    );
-    Schedule {
-        interval: refresh,
-        wave: wave_factor(&group),
-    }
+/// What `connection` shows the rule (nothing when the store does not hold it yet: the sync reads
+/// it and checks its suspension again).
+pub(super) fn connection_seen(connection: Option<&FerrVaultConnection>) -> ConnectionSeen<'_> {
+    connection.map_or_else(ConnectionSeen::default, |c| ConnectionSeen {
+        suspended: c.spec.is_suspended(),
+        forced: c.status.as_ref().and_then(|s| s.observed_force_sync.as_deref()),
+    })
 }
 
-/// `Some(delay to the next refresh)` (itself `None` when refreshes are disabled) when the pass
-/// has nothing to do by the rule of [`freshness`], and the target access still holds; `None`
-/// when it must sync (including whenever a store cannot tell: the sync reads and reports).
+/// Whether and why the pass is due by the rule of [`explain`], with the target access still
+/// holding for a target that is written; due whenever a store cannot tell (the sync reads and
+/// reports: the trigger is then `inputs`).
 ///
 /// A pass queued behind the sync that wrote the target can run before the Secret store shows
 /// that write ([`OwnWrites::arriving`](crate::reconcile::read::OwnWrites::arriving)):
 /// the target is then as left, and the pass looks again after [`MIN_REQUEUE`] to judge it
 /// from the store, rather than syncing again (a GET, a reveal and a status write).
-pub(super) async fn nothing_due(
+pub(super) async fn judge(
     ctx: &Context,
     reads: &Reads,
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
     schedule: Schedule,
-) -> Option<Option<Duration>> {
+) -> Explanation {
+    let stores = &reads.stores;
+    let namespace = cr.namespace().unwrap_or_default();
+    let stored_connection = stores.connections.get(&namespace, &cr.spec.connection_ref.name);
+    let connection = stored_connection.as_ref().and_then(|c| c.valid());
     // A new or changed object syncs at once: it waits for no store's first list.
-    if !freshness::synced_here(previous, cr.meta().generation) {
-        return None;
+    if let Some(early) = explain_early(cr, previous, connection_seen(connection)) {
+        return early;
     }
+    judge_from_stores(ctx, reads, cr, previous, schedule)
+        .await
+        .unwrap_or(Explanation::Due(Trigger::Inputs))
+}
+
+/// [`judge`] once the stores have listed; `None` when a store cannot tell.
+async fn judge_from_stores(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    schedule: Schedule,
+) -> Option<Explanation> {
     let stores = &reads.stores;
     stores.connections.wait_until_listed().await.ok()?;
     stores.secret_metadata.wait_until_listed().await.ok()?;
     let namespace = cr.namespace().unwrap_or_default();
-    let connection = stores.connections.get(&namespace, &cr.spec.connection_ref.name)?;
+    let connection = match cr.spec.connection_ref.kind {
+        ConnectionKind::FerrVaultConnection => stores
+            .connections
+            .get(&namespace, &cr.spec.connection_ref.name)?
+            .valid()?
+            .clone(),
+        ConnectionKind::ClusterFerrVaultConnection => {
+            stores.cluster_connections.wait_until_listed().await.ok()?;
+            stores.namespaces.wait_until_listed().await.ok()?;
+            stored_cluster_connection(stores, cr)?
+        }
+    };
     let key = ctx.content_hash_key.get(&ctx.client).await.ok()?;
-    let inputs = secret_inputs(connection.valid()?, stores, key);
+    let inputs = secret_inputs(&connection, stores, key);
     let target = cr.spec.target_name(&cr.name_any()).to_owned();
     let stored = stores.secret_meta(&namespace, &target);
     let stored = stored.as_ref().map(|s| &s.metadata);
@@ -69,24 +91,36 @@ pub(super) async fn nothing_due(
     let recorded = previous.target_resource_version.as_deref();
     let arriving = stored_version != recorded
         && recorded.is_some_and(|v| ctx.own_writes.arriving(&namespace, &target, v, Instant::now()));
-    let observed = Observed {
-        generation: cr.meta().generation,
+    let seen = Seen {
         inputs: &inputs,
         target_version: if arriving { recorded } else { stored_version },
     };
-    let Freshness::UpToDate(next) = freshness::freshness(previous, observed, schedule, Timestamp::now())
-    else {
-        return None;
+    let explanation = explain(
+        cr,
+        previous,
+        connection_seen(Some(&connection)),
+        seen,
+        schedule,
+        Timestamp::now(),
+    );
+    let Explanation::NotDue { why, .. } = explanation else {
+        return Some(explanation);
     };
     if arriving {
-        return Some(Some(MIN_REQUEUE));
+        return Some(Explanation::NotDue {
+            why,
+            next_in: Some(MIN_REQUEUE),
+        });
     }
-    // The rule checked the stored version against the recorded one.
-    let as_left = KnownTarget::left(stored?, cr.spec.target_type());
-    target_access::judge(&stores.connections, cr, &target, as_left.secret())
-        .await
-        .ok()?;
-    Some(next)
+    if why != Quiet::TargetKept {
+        // The rule checked the stored version against the recorded one. A kept target is never
+        // written, so its access needs no judging.
+        let as_left = KnownTarget::left(stored?, &cr.spec);
+        target_access::judge(stores, cr, &target, as_left.secret())
+            .await
+            .ok()?;
+    }
+    Some(explanation)
 }
 
 /// The outcome of a pass that leaves the object synced: its next refresh exactly when due

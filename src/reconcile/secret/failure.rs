@@ -9,7 +9,10 @@ use crate::{
     ferrvault::{FerrVaultError, MissingKeys},
     reconcile::{
         connection::access,
-        rules::schedule::requeue::{RequeueCase, requeue_after},
+        rules::{
+            schedule::requeue::{RequeueCase, requeue_after},
+            status::secret_status::ForceSyncSeen,
+        },
         write::KubeFailure,
     },
 };
@@ -34,12 +37,30 @@ impl Failure {
     }
 }
 
+/// Why a pass that got past the rule synced nothing after all (what the stores could not show).
+pub(super) enum Held {
+    /// Suspended, with this reason (`Suspended` or `ConnectionSuspended`).
+    Suspended(Reason),
+    /// `CreatedOnce` and the target exists: kept.
+    Kept {
+        /// The target's name.
+        target: String,
+        /// Its `resourceVersion`.
+        version: Option<String>,
+        /// The force-sync values to record.
+        force_sync: ForceSyncSeen,
+    },
+}
+
 /// Why a pass stopped before its status write.
 pub(super) enum Stop {
     /// Report through status and Events.
     Fail(Failure),
     /// Throttled: no status write.
     RateLimited(Option<Duration>),
+    /// Nothing to sync after all (suspended connection, `CreatedOnce` target that exists): its
+    /// status, no timer.
+    Quiet(Held),
     /// A Kubernetes API call outside the reported steps failed: retried with backoff.
     Kube(KubeFailure),
     /// Something every pass needs is not available (the content-hash key, the connections'

@@ -22,6 +22,7 @@ use crate::{
         report::{EventKind, SyncTimer},
         rules::{
             schedule::{
+                explain::Trigger,
                 freshness::Schedule,
                 requeue::{MIN_REQUEUE, RequeueCase},
             },
@@ -41,7 +42,7 @@ impl SecretReconciler {
         api: &Api<Lenient<FerrVaultSecret>>,
         cr: &FerrVaultSecret,
         previous: &FerrVaultSecretStatus,
-        synced: Synced,
+        (synced, trigger): (Synced, Trigger),
         schedule: Schedule,
         timer: &mut SyncTimer<'_>,
     ) -> Result<Outcome, KubeFailure> {
@@ -61,6 +62,21 @@ impl SecretReconciler {
             .map_err(KubeFailure::during(KubeAction::WriteStatus("")))?;
         if missing.is_none() {
             ctx.metrics.mark_synced(&namespace, &name, refresh, now);
+        }
+        ctx.metrics.count_sync_trigger(trigger);
+        if trigger == Trigger::Force {
+            let note = format!(
+                "forced by ferrvault.com/force-sync: FerrVault read fresh, Secret {} {}",
+                status_target(cr),
+                if missing.is_none() {
+                    "synced"
+                } else {
+                    "has missing keys"
+                }
+            );
+            ctx.events
+                .publish(&cr.object_ref(&()), EventKind::ForcedSync, note)
+                .await;
         }
         if synced.rollout_failed {
             ctx.metrics.count_sync_error(Reason::RolloutFailed);
@@ -127,4 +143,9 @@ impl SecretReconciler {
             .await;
         Ok(requeue(failure.case, refresh))
     }
+}
+
+/// The target's name, as an Event names it.
+fn status_target(cr: &FerrVaultSecret) -> String {
+    cr.spec.target_name(&cr.name_any()).to_owned()
 }

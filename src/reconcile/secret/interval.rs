@@ -16,6 +16,7 @@ use crate::{
             duration_floor::{Floored, REFRESH_INTERVAL, floor_interval, record_clamp},
             requeue::resolve_refresh_interval,
         },
+        rules::status::refresh_control::without_suspension,
         settings::OperatorSettings,
         write::{KubeAction, KubeFailure},
     },
@@ -35,7 +36,8 @@ pub(super) fn refresh_interval(
 }
 
 /// `status` with the `RefreshIntervalClamped` condition as `cr`'s interval stands now (none for
-/// an invalid interval).
+/// an invalid interval), and without a `Suspended` condition: every status this builds is
+/// written by a pass that runs (so a resumed object loses it on its first pass).
 pub(super) fn with_clamp(
     settings: &OperatorSettings,
     cr: &FerrVaultSecret,
@@ -49,6 +51,7 @@ pub(super) fn with_clamp(
         cr.meta().generation,
         now,
     );
+    without_suspension(&mut status.conditions);
     status
 }
 

@@ -43,22 +43,29 @@
 //! - `reconciler.rs`: [`SecretReconciler`], one pass; `finish.rs`: how a pass that reached the
 //!   sync ends (status, metrics, Event, outcome); `failure.rs`: early stops and their requeue.
 //! - `interval.rs`: the refresh interval under the operator's floor, and its condition;
-//!   `due.rs`: the pass with nothing due, and the refresh schedule.
+//!   `due.rs`: whether a pass is due and why (the rule is `rules::schedule::explain`);
+//!   `quiet.rs`: how a pass that syncs nothing ends (nothing due, suspended, target kept).
 //! - `sync.rs`: the sync, one function per step, in the order of the steps:
 //!   `target_access.rs` (may the target be written), `reveal.rs` (connection, credential,
-//!   reveal), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
+//!   reveal; `cluster_connection.rs`: a ClusterFerrVaultConnection, allowed or refused; `revocation.rs`: its `revocation: Delete`), `recorded_inputs.rs` (the inputs' versions a sync records), `target.rs` (the
 //!   target Secret: as it must be, read, written), `rollout.rs` (workload restarts).
+//! - `retain.rs`: the pre-delete step of `target.deletionPolicy: Retain` (our owner reference
+//!   removed from the target).
 //! - `status.rs`: the status write (what it says is `rules::status::secret_status`).
 
+mod cluster_connection;
 mod due;
 mod failure;
 mod finish;
 mod interval;
 mod payload;
 mod plan;
+mod quiet;
 mod reconciler;
 mod recorded_inputs;
+mod retain;
 mod reveal;
+mod revocation;
 mod rollout;
 mod status;
 mod sync;

@@ -1,19 +1,16 @@
-//! The payload of a sync: the revealed values through `spec.transforms`, no larger than a Secret
-//! may hold, computed off the async runtime; and the missing-keys guard, which keeps an existing
-//! target as it is while requested keys are missing.
+//! The payload of a sync: the revealed values through `spec.transforms` and `target.template`,
+//! no larger than a Secret may hold, computed off the async runtime; and the missing-keys guard,
+//! which keeps an existing target as it is while requested keys are missing.
 
 use k8s_openapi::api::core::v1::Secret;
 
 use super::failure::{Failure, Stop};
 use crate::{
-    api::{FerrVaultSecret, Reason, Transform},
+    api::{FerrVaultSecret, FerrVaultSecretSpec, Reason},
     ferrvault::{MissingKeys, Revealed},
     reconcile::rules::{
         access::guards::{MissingKeysDecision, missing_keys_decision},
-        content::{
-            MAX_SECRET_BYTES, SecretData, payload_bytes, secret_data_from_strings,
-            transforms::apply_transforms_owned,
-        },
+        content::{RenderError, SecretData, render_target, secret_data_from_strings},
         schedule::requeue::RequeueCase,
         status::messages,
     },
@@ -30,7 +27,8 @@ pub(super) struct Payload {
     pub(super) missing: MissingKeys,
 }
 
-/// The revealed values through `spec.transforms`, no larger than a Secret may be, computed on a
+/// The revealed values through `spec.transforms` and `target.template`, no larger than a Secret
+/// may be, computed on a
 /// blocking thread ([`tokio::task::spawn_blocking`]) rather than the async runtime's: the work
 /// is bounded (no transform step builds more than [`MAX_SECRET_BYTES`], jsonExpand is capped,
 /// the reveal has its own caps) but it is CPU work proportional to what a tenant's FerrVault
@@ -46,9 +44,9 @@ pub(super) struct Payload {
 /// # Panics
 /// Re-raises a panic of the computation, as if it had run inline.
 pub(super) async fn payload(cr: &FerrVaultSecret, revealed: Revealed, target: &str) -> Result<Payload, Stop> {
-    let transforms = cr.spec.transforms.clone();
+    let spec = cr.spec.clone();
     let target = target.to_owned();
-    let computed = tokio::task::spawn_blocking(move || transformed(revealed, &transforms, &target)).await;
+    let computed = tokio::task::spawn_blocking(move || rendered(revealed, &spec, &target)).await;
     match computed {
         Ok(payload) => payload,
         Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
@@ -59,22 +57,18 @@ pub(super) async fn payload(cr: &FerrVaultSecret, revealed: Revealed, target: &s
     }
 }
 
-/// [`payload`]'s computation: transforms, then the size check.
-fn transformed(revealed: Revealed, transforms: &[Transform], target: &str) -> Result<Payload, Stop> {
+/// [`payload`]'s computation: [`render_target`] (transforms, template, size check).
+fn rendered(revealed: Revealed, spec: &FerrVaultSecretSpec, target: &str) -> Result<Payload, Stop> {
     let raw = secret_data_from_strings(revealed.secrets.into_iter().map(|(k, v)| (k, v.into_exposed())));
-    let data = apply_transforms_owned(raw, transforms)
-        .map_err(|e| Failure::new(e.reason(), e.to_string(), RequeueCase::Failed))?;
-    let size = payload_bytes(&data);
-    if size > MAX_SECRET_BYTES {
-        return Err(Failure::new(
-            Reason::SecretTooLarge,
-            messages::secret_too_large(size, MAX_SECRET_BYTES, target),
-            RequeueCase::Failed,
-        )
-        .into());
-    }
+    let data = render_target(spec, raw).map_err(|error| {
+        let message = match &error {
+            RenderError::TooLarge { size, limit } => messages::secret_too_large(*size, *limit, target),
+            RenderError::Transform(_) | RenderError::Template(_) => error.to_string(),
+        };
+        Failure::new(error.reason(), message, RequeueCase::Failed)
+    })?;
     Ok(Payload {
-        data,
+        data: data.data,
         missing: revealed.missing,
     })
 }

@@ -71,7 +71,15 @@ pub(super) fn plan(
     Plan {
         previous_hash: upgraded(recorded.as_deref(), key, data, &hash),
         last_rolled_out: upgraded(previous.last_rollout_hash.as_deref(), key, data, &hash),
-        desired: target::desired_target(existing, cr, target, cr.spec.target_type(), data, &stamp),
+        desired: target::desired_target(
+            existing,
+            cr,
+            previous,
+            target,
+            cr.spec.target_type(),
+            data,
+            &stamp,
+        ),
         hash,
     }
 }

@@ -10,7 +10,8 @@ use tracing::{Instrument, debug, info, info_span, warn};
 use super::{
     due,
     failure::{Failure, Stop},
-    interval::{correct_clamp, refresh_interval},
+    interval::refresh_interval,
+    retain::retain_target,
     sync,
 };
 use crate::{
@@ -20,7 +21,10 @@ use crate::{
         prologue::{self, Start},
         read::{Reads, Stores},
         report::SyncTimer,
-        rules::{schedule::requeue::RequeueCase, status::messages},
+        rules::{
+            schedule::{explain::Explanation, freshness::Schedule, requeue::RequeueCase},
+            status::messages,
+        },
         settings::SECRET_CONTROLLER,
         write::{KubeFailure, invalid_spec},
     },
@@ -80,6 +84,9 @@ impl SecretReconciler {
             }
             Start::Deleting(object) => {
                 info!("running pre-delete cleanup");
+                if let Some(cr) = object.valid() {
+                    retain_target(ctx, cr).await?;
+                }
                 ctx.metrics.forget_secret(&namespace, &key.name);
                 prologue::release(ctx, &api, &object, SECRET_FINALIZER).await?;
                 timer.succeed();
@@ -92,7 +99,7 @@ impl SecretReconciler {
             }
         };
         let previous = cr.status.clone().unwrap_or_default();
-        let refresh = match refresh_interval(&ctx.settings, &cr) {
+        let interval = match refresh_interval(&ctx.settings, &cr) {
             Ok(floored) => floored.effective,
             Err(e) => {
                 let failure = Failure::new(
@@ -103,22 +110,26 @@ impl SecretReconciler {
                 return self.fail(&api, &cr, &previous, failure, Duration::ZERO).await;
             }
         };
-        let schedule = due::schedule(&cr, refresh);
-        if let Some(next) = due::nothing_due(ctx, &self.reads, &cr, &previous, schedule).await {
-            debug!(?next, "nothing due");
-            correct_clamp(&ctx.settings, (&api, objects.written()), &cr, &previous).await?;
-            if let Some(synced_at) = &previous.last_synced_at {
-                ctx.metrics
-                    .mark_synced(&namespace, &key.name, refresh, synced_at.0);
+        let schedule = Schedule::of(&cr, interval);
+        let refresh = schedule.interval;
+        let trigger = match due::judge(ctx, &self.reads, &cr, &previous, schedule).await {
+            Explanation::Due(trigger) => trigger,
+            Explanation::NotDue { why, next_in } => {
+                debug!(?why, ?next_in, "nothing due");
+                return self
+                    .quiet(&api, &cr, &previous, (why, next_in), refresh, timer)
+                    .await;
             }
-            timer.succeed();
-            return Ok(due::refresh_in(next));
-        }
+        };
         if let Some(held_back) = ctx.writes.hold_back(&namespace, SECRET_CONTROLLER) {
             return Ok(held_back);
         }
-        match sync::sync(ctx, &self.reads, &cr, &previous, rc).await {
-            Ok(synced) => self.finish(&api, &cr, &previous, synced, schedule, timer).await,
+        match sync::sync(ctx, &self.reads, &cr, &previous, (rc, trigger)).await {
+            Ok(synced) => {
+                self.finish(&api, &cr, &previous, (synced, trigger), schedule, timer)
+                    .await
+            }
+            Err(Stop::Quiet(quiet)) => self.hold(&api, &cr, &previous, quiet, timer).await,
             Err(Stop::Fail(failure)) => self.fail(&api, &cr, &previous, failure, refresh).await,
             Err(Stop::RateLimited(retry_after)) => {
                 info!(?retry_after, "rate limited by the FerrVault API, backing off");

@@ -5,9 +5,12 @@
 use kube::{Api, ResourceExt};
 use tokio::time::Instant;
 
-use super::failure::{Failure, Stop, reveal_failure};
+use super::{
+    cluster_connection,
+    failure::{Failure, Stop, reveal_failure},
+};
 use crate::{
-    api::{ConnectionMode, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
+    api::{ConnectionKind, ConnectionMode, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     ferrvault::{KeySelector, RevealRequest, RevealScope, Revealed},
     reconcile::{
         connection::access,
@@ -22,16 +25,20 @@ use crate::{
 };
 
 /// `cr`'s connection, from the store of the watch that enqueues `cr` for its changes (read with a
-/// GET when that store does not hold it).
+/// GET when that store does not hold it); a ClusterFerrVaultConnection as the view
+/// [`cluster_connection`] makes of it.
 ///
 /// # Errors
-/// `ConnectionNotFound`, or `InvalidConnection` when the connection does not match its type or
+/// `ConnectionNotFound`, `ConnectionNotAllowed` (a cluster connection), or `InvalidConnection` when the connection does not match its type or
 /// exceeds a bound of its schema (it bypassed the CRD schema).
 pub(super) async fn connection(
     ctx: &Context,
     reads: &Reads,
     cr: &FerrVaultSecret,
 ) -> Result<FerrVaultConnection, Stop> {
+    if cr.spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection {
+        return cluster_connection::cluster_connection(reads, cr).await;
+    }
     let namespace = cr.namespace().unwrap_or_default();
     let connection_name = &cr.spec.connection_ref.name;
     let api = Api::<Lenient<FerrVaultConnection>>::namespaced(ctx.client.clone(), &namespace);
@@ -64,7 +71,10 @@ pub(super) async fn connection(
 /// What a GET of a missing object answers, as `kube_error_text` words it.
 const NOT_FOUND: &str = "not found";
 
-/// Reveals `cr`'s keys through `connection` before `deadline`.
+/// Reveals `cr`'s keys through `connection` before `deadline`: shared with its wave
+/// ([`FerrVault::reveal_in_wave`](crate::ferrvault::FerrVault::reveal_in_wave)), or, when
+/// `forced`, read fresh ([`FerrVault::reveal`](crate::ferrvault::FerrVault::reveal): it joins a
+/// request in flight but never takes a kept answer). Both wait on the credential's limiter.
 ///
 /// # Errors
 /// The connection's access reasons (its spec refusals without a timer: only an edit of the
@@ -75,7 +85,7 @@ pub(super) async fn reveal(
     reads: &Reads,
     cr: &FerrVaultSecret,
     connection: &FerrVaultConnection,
-    deadline: Instant,
+    (deadline, forced): (Instant, bool),
 ) -> Result<Revealed, Stop> {
     let namespace = cr.namespace().unwrap_or_default();
     let refused = |e: access::AccessError| {
@@ -115,14 +125,20 @@ pub(super) async fn reveal(
         vault: cr.spec.vault.clone(),
         keys: KeySelector::from_names(cr.spec.selected_names().iter().cloned()),
     };
-    ctx.ferrvault
-        .reveal_in_wave(
-            &cr.uid().unwrap_or_default(),
-            &endpoint,
-            &credential,
-            request,
-            deadline,
-        )
-        .await
-        .map_err(reveal_failure)
+    let revealed = if forced {
+        ctx.ferrvault
+            .reveal(&endpoint, &credential, request, deadline)
+            .await
+    } else {
+        ctx.ferrvault
+            .reveal_in_wave(
+                &cr.uid().unwrap_or_default(),
+                &endpoint,
+                &credential,
+                request,
+                deadline,
+            )
+            .await
+    };
+    revealed.map_err(reveal_failure)
 }

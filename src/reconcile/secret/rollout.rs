@@ -75,19 +75,27 @@ pub(super) async fn record_pending_rollout(
 }
 
 /// Restarts the workloads of `spec.rolloutRestart` that do not run this content yet, when a
-/// rollout is due and the rollout floor allows it. `None` without rollout targets; else how the
-/// rollout ended and, when the floor deferred a restart, how long until it is due.
+/// rollout is due and the rollout floor allows it; when `forced` (an immutable target was just
+/// replaced), every workload the floor allows, whatever the content hash says. `None` without
+/// rollout targets; else how the rollout ended and, when the floor deferred a restart, how long
+/// until it is due.
+///
+/// # Caveats
+/// A forced restart the floor defers is not recorded as due: a later pass restarts the workload
+/// only if the content changes again (the replaced Secret then held the content the workload
+/// already runs).
 pub(super) async fn restart_workloads(
     ctx: &Context,
     reads: &Reads,
     cr: &FerrVaultSecret,
     plan: &Plan,
     recorded: Option<&str>,
+    forced: bool,
 ) -> Option<(RolloutState, Option<Duration>)> {
     if cr.spec.rollout_restart.is_empty() {
         return None;
     }
-    if !rollout_due(recorded, plan.previous_hash.as_deref(), &plan.hash) {
+    if !forced && !rollout_due(recorded, plan.previous_hash.as_deref(), &plan.hash) {
         return Some((RolloutState::UpToDate, None));
     }
     let (namespace, uid) = (cr.namespace().unwrap_or_default(), cr.uid().unwrap_or_default());
@@ -96,6 +104,7 @@ pub(super) async fn restart_workloads(
         namespace: &namespace,
         cr_uid: &uid,
         content_hash: &plan.hash,
+        forced,
         floor,
         secrets: &reads.stores.secrets,
     };
@@ -145,6 +154,8 @@ pub(super) struct Rollout<'a> {
     pub cr_uid: &'a str,
     /// The content hash the workloads must run.
     pub content_hash: &'a str,
+    /// Restart even a workload whose stamp records that hash (an immutable target replaced).
+    pub forced: bool,
     /// The least time between two restarts of one workload.
     pub floor: Duration,
     /// The FerrVaultSecret store: which FerrVaultSecrets of the namespace restart which
@@ -232,7 +243,8 @@ async fn restart_one(
         .data
         .pointer("/spec/template/metadata/annotations")
         .and_then(|a| serde_json::from_value(a.clone()).ok());
-    if !workload_needs_restart(annotations.as_ref(), rollout.cr_uid, rollout.content_hash) {
+    if !rollout.forced && !workload_needs_restart(annotations.as_ref(), rollout.cr_uid, rollout.content_hash)
+    {
         return Ok(Restart::NotNeeded);
     }
     let now = Timestamp::now();

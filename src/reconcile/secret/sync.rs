@@ -2,9 +2,11 @@
 //! step, each returning a typed result or the [`Stop`] that ends the pass:
 //!
 //! [`read_target`] (the store's metadata when it shows the target as the last sync left it, or
-//! its silence on a first sync, else a GET) → [`target_access::judge`] (ownership, refused types,
-//! connections' Secrets: nothing is revealed for a refused target) → the connection and its
-//! inputs' versions → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
+//! its silence on a first sync, else a GET) → the connection (suspended: stop; a namespace a cluster
+//! connection no longer allows: [`revocation::revoke`]) → a `CreatedOnce`
+//! target that exists is kept unless forced (stop) → [`target_access::judge`] (ownership, refused
+//! types, connections' Secrets: nothing is revealed for a refused target) → the inputs' versions
+//! → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
 //! [`payload::guard_missing_keys`] → [`plan::plan`] (keyed content hash, desired target; a target
 //! known only as left is read before it is written) → [`rollout::record_pending_rollout`] →
 //! [`write_target`] → [`announce`] → [`rollout::restart_workloads`].
@@ -20,27 +22,27 @@ use kube::{Api, Resource, ResourceExt};
 use tracing::info;
 
 use super::{
-    failure::{Failure, Stop},
+    failure::{Failure, Held, Stop},
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
     recorded_inputs::recorded_inputs,
-    reveal, rollout,
-    target::{self, KnownTarget},
+    reveal, revocation, rollout,
+    target::{self, KnownTarget, Write},
     target_access,
 };
 use crate::{
-    api::{FerrVaultSecret, FerrVaultSecretStatus, Reason},
+    api::{FerrVaultSecret, FerrVaultSecretStatus, Reason, RefreshPolicy},
     reconcile::{
         context::Context,
         read::Reads,
         report::EventKind,
         rules::{
-            content::content_hash::ContentHashKey,
+            content::{content_hash::ContentHashKey, target_shape::owned_keys},
             rollout::last_rollout_hash_after,
-            schedule::requeue::RequeueCase,
+            schedule::{explain::Trigger, force_sync::force_token, requeue::RequeueCase},
             status::{
                 messages,
-                secret_status::{RolloutState, SyncedState},
+                secret_status::{ForceSyncSeen, RolloutState, SyncedState},
             },
         },
         write::{KubeAction, KubeFailure, kube_error_text},
@@ -60,28 +62,56 @@ pub(super) struct Synced {
 }
 
 /// Syncs `cr` (with `previous`, its status as read) before the reconcile's deadline, reading
-/// through `reads`.
+/// through `reads`; due because of `trigger` (a forced sync reads FerrVault fresh and may
+/// overwrite a `CreatedOnce` target).
 ///
 /// # Errors
-/// The [`Stop`] of the first step that ended the pass.
+/// The [`Stop`] of the first step that ended the pass; [`Stop::Quiet`] when its connection is
+/// suspended or a `CreatedOnce` target exists (nothing revealed, nothing written).
 pub(super) async fn sync(
     ctx: &Context,
     reads: &Reads,
     cr: &FerrVaultSecret,
     previous: &FerrVaultSecretStatus,
-    rc: &ReconcileContext,
+    (rc, trigger): (&ReconcileContext, Trigger),
 ) -> Result<Synced, Stop> {
+    let forced = trigger == Trigger::Force;
     let target_name = cr
         .spec
         .target_name(&cr.metadata.name.clone().unwrap_or_default())
         .to_owned();
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &cr.namespace().unwrap_or_default());
     let target = read_target(reads, (&secrets, &target_name), cr, previous, rc.attempt).await?;
-    target_access::judge(&reads.stores.connections, cr, &target_name, target.secret()).await?;
-    let connection = reveal::connection(ctx, reads, cr).await?;
+    let connection = match reveal::connection(ctx, reads, cr).await {
+        Err(Stop::Fail(refused)) if refused.reason == Reason::ConnectionNotAllowed => {
+            target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
+            revocation::revoke(reads, cr, &secrets, &target).await?;
+            return Err(Stop::Fail(refused));
+        }
+        connection => connection?,
+    };
+    let force_sync = ForceSyncSeen {
+        own: force_token(cr.metadata.annotations.as_ref()),
+        connection: connection
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_force_sync.clone()),
+    };
+    if connection.spec.is_suspended() {
+        return Err(Stop::Quiet(Held::Suspended(Reason::ConnectionSuspended)));
+    }
+    if let (RefreshPolicy::CreatedOnce, false, Some(existing)) = (cr.spec.policy(), forced, target.secret()) {
+        target_access::judge_kept(&reads.stores, cr, &target_name, existing).await?;
+        return Err(Stop::Quiet(Held::Kept {
+            target: target_name,
+            version: target.version(),
+            force_sync,
+        }));
+    }
+    target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
-    let revealed = reveal::reveal(ctx, reads, cr, &connection, rc.deadline).await?;
+    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, forced)).await?;
     let payload = payload::payload(cr, revealed, &target_name).await?;
     let (target, plan) = settle_target(
         reads,
@@ -93,24 +123,36 @@ pub(super) async fn sync(
         key,
     )
     .await?;
+    let write = target::write_for(&target, &plan.desired, &cr.spec).map_err(|_| {
+        Failure::new(
+            Reason::TargetImmutable,
+            messages::target_immutable(&target_name),
+            RequeueCase::Failed,
+        )
+    })?;
     let recorded = rollout::record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
-    let (look_again, target_version) = write_target(ctx, &secrets, &target, &plan.desired).await?;
+    let (look_again, target_version) = write_target(ctx, &secrets, write, &target, &plan.desired).await?;
     announce(ctx, cr, &payload, &plan, &target_name).await;
-    let rollout = rollout::restart_workloads(ctx, reads, cr, &plan, recorded.as_deref()).await;
+    let forced = matches!(write, Some(Write::Replace { restart: true, .. }));
+    let rollout = rollout::restart_workloads(ctx, reads, cr, &plan, recorded.as_deref(), forced).await;
     let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
     let rollout_due_in = rollout.as_ref().and_then(|(_, due)| *due);
     let has_rollout = rollout.is_some();
     let pending = rollout_failed || rollout_due_in.is_some();
+    let shape = cr.spec.target_metadata();
     Ok(Synced {
         look_again,
         state: SyncedState {
             synced_keys: payload.data.keys().cloned().collect(),
+            owned_labels: owned_keys(&shape.labels),
+            owned_annotations: owned_keys(&shape.annotations),
             missing_keys: payload.missing,
             target: target_name,
             last_rollout_hash: last_rollout_hash_after(has_rollout, pending, recorded.as_deref(), &plan.hash),
             rollout: rollout.map(|(state, _)| state),
             target_resource_version: target_version,
             observed_inputs: inputs,
+            force_sync,
         },
         rollout_failed,
         rollout_due_in,
@@ -136,7 +178,7 @@ async fn read_target(
         stored.as_ref().map(|s| &s.metadata),
         previous,
         cr.meta().generation,
-        cr.spec.target_type(),
+        &cr.spec,
     );
     if let Some(known) = as_left {
         return Ok(known);
@@ -172,7 +214,7 @@ async fn settle_target(
         return Ok((known, planned));
     }
     let read = KnownTarget::Read(get_target(secrets, target).await?);
-    target_access::judge(&reads.stores.connections, cr, target, read.secret()).await?;
+    target_access::judge(&reads.stores, cr, target, read.secret()).await?;
     guard_missing_keys(payload, read.secret(), target)?;
     let planned = plan::plan(cr, previous, &read, target, &payload.data, key);
     Ok((read, planned))
@@ -190,21 +232,22 @@ async fn get_target(secrets: &Api<Secret>, target: &str) -> Result<Option<Secret
     })
 }
 
-/// Writes the target when it differs from `desired`; returns whether someone else changed it
-/// while we wrote (then the pass looks again soon) and the target's version after this step
-/// (written, or as it was found).
+/// Makes `write` (none when the target is as `desired` already); returns whether someone else
+/// changed it while we wrote (then the pass looks again soon) and the target's version after
+/// this step (written, or as it was found).
 async fn write_target(
     ctx: &Context,
     secrets: &Api<Secret>,
+    write: Option<Write<'_>>,
     known: &KnownTarget,
     desired: &Secret,
 ) -> Result<(bool, Option<String>), Stop> {
-    if !target::needs_write(known, desired) {
+    let Some(write) = write else {
         return Ok((false, known.version()));
-    }
+    };
     let (namespace, name) = (desired.namespace().unwrap_or_default(), desired.name_any());
     ctx.own_writes.begin(&namespace, &name);
-    let result = target::write(secrets, known.secret(), desired).await;
+    let result = target::write(secrets, write, desired).await;
     let version = result
         .as_ref()
         .ok()

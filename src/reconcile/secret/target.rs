@@ -4,15 +4,25 @@
 //!
 //! # Guarantees
 //! - The content is replaced, not merged: stale keys disappear. Values go to `data` as bytes,
-//!   so binary `base64Decode` results survive.
-//! - Labels and annotations set by others are kept; only `ferrvault.com/managed-by` and
-//!   `ferrvault.com/content-hash` are stamped.
-//! - The target gets this FerrVaultSecret as controller owner (`blockOwnerDeletion`); other,
-//!   non-controller owner references are kept.
+//!   so binary `base64Decode` results survive. Under `creationPolicy: Merge` only the keys this
+//!   FerrVaultSecret writes are replaced (a key it wrote before, in `status.syncedKeys`, and no
+//!   longer produces is removed); the keys others wrote stay.
+//! - Labels and annotations set by others are kept; `ferrvault.com/managed-by` and
+//!   `ferrvault.com/content-hash` are stamped, and `target.metadata`'s keys set, those of the last
+//!   sync's (`status.ownedLabels`, `ownedAnnotations`) no longer in it removed
+//!   ([`owned_map`]).
+//! - Under `creationPolicy: Owner` (the default) the target gets this FerrVaultSecret as
+//!   controller owner (`blockOwnerDeletion`); under `Orphan` and `Merge` it gets no owner
+//!   reference of ours (one left by an earlier `Owner` is removed), and an `Orphan` target is
+//!   stamped `ferrvault.com/adoptable-by` with this FerrVaultSecret's name (what lets it write
+//!   the Secret again). Other owner references are kept.
+//! - `target.immutable: true` writes `immutable: true`.
 //! - Updates carry the read `resourceVersion`, so a concurrent edit is a conflict, not lost.
-//! - A Secret's `type` is immutable, so a target whose type must change is replaced: deleted
-//!   (only the version that was read: UID and `resourceVersion` preconditions) and created again
-//!   at once with the same metadata, the new type and the content.
+//! - A Secret's `type` is immutable, and so are an immutable Secret's content and flag, so a
+//!   target whose type must change (or an immutable one under `immutableChange: Replace`) is
+//!   replaced: deleted (only the version that was read: UID and `resourceVersion`
+//!   preconditions) and created again at once with the same metadata and the new content
+//!   ([`target_write`]).
 
 use std::collections::BTreeMap;
 
@@ -29,20 +39,22 @@ use kube::{
 use crate::reconcile::write::post_params;
 use crate::{
     api::{
-        FerrVaultSecret, FerrVaultSecretStatus,
-        names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
+        CreationPolicy, FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus,
+        names::{ADOPTABLE_BY_ANNOTATION, CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
     },
-    reconcile::rules::content::SecretData,
+    reconcile::rules::content::{
+        SecretData,
+        target_shape::{TargetWrite, data_changes, is_immutable, owned_map, target_write, type_changes},
+    },
 };
 
-/// The type the API server gives a Secret stored without one.
-const IMPLICIT_TYPE: &str = "Opaque";
-
 /// The target as it must be after this sync, starting from `existing` (or a new Secret named
-/// `target` in the CR's namespace), controlled by `cr`. Ownership was judged before.
+/// `target` in the CR's namespace), shaped by `cr`'s `target` (owner, metadata, immutability) over
+/// what the last sync recorded owning (`previous`). Ownership was judged before.
 pub(crate) fn desired_target(
     existing: Option<&Secret>,
     cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
     target: &str,
     type_: &str,
     data: &SecretData,
@@ -56,27 +68,49 @@ pub(crate) fn desired_target(
         },
         ..Secret::default()
     });
+    let policy = cr.spec.creation_policy();
     let uid = cr.uid().unwrap_or_default();
     let mut owners: Vec<OwnerReference> = secret.metadata.owner_references.take().unwrap_or_default();
     owners.retain(|o| o.uid != uid);
-    let owner = cr
-        .controller_owner_ref(&())
-        .expect("a stored FerrVaultSecret has a name and uid");
-    owners.push(OwnerReference {
-        block_owner_deletion: Some(true),
-        ..owner
-    });
-    secret.metadata.owner_references = Some(owners);
-    let annotations = secret.metadata.annotations.get_or_insert_with(BTreeMap::new);
+    if policy == CreationPolicy::Owner {
+        let owner = cr
+            .controller_owner_ref(&())
+            .expect("a stored FerrVaultSecret has a name and uid");
+        owners.push(OwnerReference {
+            block_owner_deletion: Some(true),
+            ..owner
+        });
+    }
+    secret.metadata.owner_references = (!owners.is_empty()).then_some(owners);
+    let shape = cr.spec.target_metadata();
+    secret.metadata.labels = owned_map(
+        secret.metadata.labels.as_ref(),
+        &previous.owned_labels,
+        &shape.labels,
+    );
+    let mut annotations = owned_map(
+        secret.metadata.annotations.as_ref(),
+        &previous.owned_annotations,
+        &shape.annotations,
+    )
+    .unwrap_or_default();
     annotations.insert(MANAGED_BY_ANNOTATION.to_owned(), MANAGED_BY_VALUE.to_owned());
     annotations.insert(CONTENT_HASH_ANNOTATION.to_owned(), hash.to_owned());
-    secret.data = Some(
-        data.iter()
-            .map(|(k, v)| (k.clone(), ByteString(v.clone())))
-            .collect(),
-    );
+    if policy == CreationPolicy::Orphan {
+        annotations.insert(ADOPTABLE_BY_ANNOTATION.to_owned(), cr.name_any());
+    }
+    secret.metadata.annotations = Some(annotations);
+    let ours: BTreeMap<String, ByteString> = data
+        .iter()
+        .map(|(k, v)| (k.clone(), ByteString(v.clone())))
+        .collect();
+    secret.data = match policy {
+        CreationPolicy::Merge => owned_map(secret.data.as_ref(), &previous.synced_keys, &ours),
+        CreationPolicy::Owner | CreationPolicy::Orphan => Some(ours),
+    };
     secret.string_data = None;
     secret.type_ = Some(type_.to_owned());
+    secret.immutable = cr.spec.target_immutable().then_some(true);
     secret
 }
 
@@ -104,20 +138,33 @@ impl KnownTarget {
         stored: Option<&ObjectMeta>,
         status: &FerrVaultSecretStatus,
         generation: Option<i64>,
-        type_: &str,
+        spec: &FerrVaultSecretSpec,
     ) -> Option<Self> {
         let stored = stored?;
         let recorded = status.target_resource_version.as_ref()?;
         (stored.resource_version.as_ref() == Some(recorded) && status.observed_generation == generation)
-            .then(|| Self::left(stored, type_))
+            .then(|| Self::left(stored, spec))
     }
 
     /// The target as the last sync left it, from `stored` metadata whose version the caller has
-    /// checked against `status.targetResourceVersion` (see [`KnownTarget::as_left`]).
-    pub(crate) fn left(stored: &ObjectMeta, type_: &str) -> Self {
+    /// checked against `status.targetResourceVersion` (see [`KnownTarget::as_left`]). What the
+    /// store does not keep of it is what that sync wrote from `spec` (the same generation): the
+    /// type, the immutable flag, and `target.metadata`'s labels and annotations (the store keeps
+    /// none of a Secret's labels, and of its annotations only the operator's own).
+    pub(crate) fn left(stored: &ObjectMeta, spec: &FerrVaultSecretSpec) -> Self {
+        let mut metadata = stored.clone();
+        let shape = spec.target_metadata();
+        if !shape.labels.is_empty() {
+            metadata.labels = Some(shape.labels.clone());
+        }
+        if !shape.annotations.is_empty() {
+            let annotations = metadata.annotations.get_or_insert_with(BTreeMap::new);
+            annotations.extend(shape.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
         Self::AsLeft(Secret {
-            metadata: stored.clone(),
-            type_: Some(type_.to_owned()),
+            metadata,
+            type_: Some(spec.target_type().to_owned()),
+            immutable: spec.target_immutable().then_some(true),
             ..Secret::default()
         })
     }
@@ -146,17 +193,12 @@ pub(crate) fn needs_write(known: &KnownTarget, desired: &Secret) -> bool {
         KnownTarget::Read(Some(existing)) => (existing, true),
         KnownTarget::AsLeft(existing) => (existing, false),
     };
-    let empty = BTreeMap::new();
-    (data_known && existing.data.as_ref().unwrap_or(&empty) != desired.data.as_ref().unwrap_or(&empty))
+    (data_known && data_changes(existing, desired))
         || existing.metadata.annotations != desired.metadata.annotations
+        || existing.metadata.labels != desired.metadata.labels
         || existing.metadata.owner_references != desired.metadata.owner_references
+        || is_immutable(existing) != is_immutable(desired)
         || type_changes(existing, desired)
-}
-
-/// Whether `desired` has another `type` than `existing` (which only a replacement can change).
-fn type_changes(existing: &Secret, desired: &Secret) -> bool {
-    let type_of = |s: &Secret| s.type_.clone().unwrap_or_else(|| IMPLICIT_TYPE.to_owned());
-    type_of(existing) != type_of(desired)
 }
 
 /// The content-hash annotation of an existing target.
@@ -169,36 +211,75 @@ pub(crate) fn recorded_hash(existing: Option<&Secret>) -> Option<String> {
         .cloned()
 }
 
-/// Creates, updates or (for a new type) replaces the target; returns the written Secret (its new
-/// `resourceVersion`).
+/// A write of the target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Write<'a> {
+    /// It does not exist (or is not known to): a create, never an overwrite.
+    Create,
+    /// An update of the version read.
+    Update,
+    /// A delete of the version read and a create ([`target_write`]).
+    Replace {
+        /// The version read.
+        existing: &'a Secret,
+        /// Restart the rollout targets whatever the content hash says (an immutable target).
+        restart: bool,
+    },
+}
+
+/// The target is immutable, the change needs a replacement and `immutableChange` is `Refuse`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ImmutableRefused;
+
+/// The write that makes the target as `known` into `desired` under `spec`'s `immutableChange`:
+/// `None` when nothing would change.
+///
+/// # Errors
+/// [`ImmutableRefused`] when only a replacement of an immutable target could make it.
+pub(crate) fn write_for<'a>(
+    known: &'a KnownTarget,
+    desired: &Secret,
+    spec: &FerrVaultSecretSpec,
+) -> Result<Option<Write<'a>>, ImmutableRefused> {
+    if !needs_write(known, desired) {
+        return Ok(None);
+    }
+    let Some(existing) = known.secret() else {
+        return Ok(Some(Write::Create));
+    };
+    match target_write(existing, desired, spec.immutable_change()) {
+        TargetWrite::Update => Ok(Some(Write::Update)),
+        TargetWrite::Replace { restart } => Ok(Some(Write::Replace { existing, restart })),
+        TargetWrite::RefuseImmutable => Err(ImmutableRefused),
+    }
+}
+
+/// Makes `write` of `desired`; returns the written Secret (its new `resourceVersion`).
 ///
 /// # Errors
 /// The API error: a 409 when the Secret changed since it was read (or was recreated meanwhile).
 pub(crate) async fn write(
     api: &Api<Secret>,
-    existing: Option<&Secret>,
+    write: Write<'_>,
     desired: &Secret,
 ) -> Result<Secret, kube::Error> {
     let params = post_params();
-    match existing {
-        None => api.create(&params, desired).await,
-        Some(existing) if type_changes(existing, desired) => replace_retyped(api, existing, desired).await,
-        Some(_) => api.replace(&desired.name_any(), &params, desired).await,
+    match write {
+        Write::Create => api.create(&params, desired).await,
+        Write::Update => api.replace(&desired.name_any(), &params, desired).await,
+        Write::Replace { existing, .. } => replace(api, existing, desired).await,
     }
 }
 
-/// Replaces `existing` by `desired` of another type, which only a delete and a create can do.
+/// Replaces `existing` by `desired`, which only a delete and a create can do: a new type, or an
+/// immutable Secret's new content or flag.
 ///
 /// NOTE: this is the operator's only Secret `delete` (issue 34 point 8; `docs/security.md`, RBAC):
-/// only of a target it controls (judged before), only the version it read (UID and
+/// only of a target it may write (judged before), only the version it read (UID and
 /// `resourceVersion` preconditions, so a Secret replaced or edited since is a 409, not a loss),
 /// and followed at once by the create. A FerrVaultSecret's deletion deletes nothing: its targets
 /// go by their owner reference, through Kubernetes' garbage collector.
-async fn replace_retyped(
-    api: &Api<Secret>,
-    existing: &Secret,
-    desired: &Secret,
-) -> Result<Secret, kube::Error> {
+async fn replace(api: &Api<Secret>, existing: &Secret, desired: &Secret) -> Result<Secret, kube::Error> {
     let exactly_what_was_read = DeleteParams {
         preconditions: Some(Preconditions {
             uid: existing.uid(),
@@ -239,7 +320,7 @@ mod tests {
         let mut cr = FerrVaultSecret::new(
             "app",
             FerrVaultSecretSpec {
-                connection_ref: ConnectionRef { name: "conn".into() },
+                connection_ref: ConnectionRef::namespaced("conn"),
                 project: None,
                 vault: "prod".into(),
                 selector: None,
@@ -247,6 +328,8 @@ mod tests {
                 refresh_interval: "1h".into(),
                 rollout_restart: vec![],
                 transforms: vec![],
+                suspend: None,
+                refresh_policy: None,
             },
         );
         cr.metadata.namespace = Some("ns".into());
@@ -283,7 +366,15 @@ mod tests {
 
     #[test]
     fn the_target_should_have_its_content_replaced_keep_labels_and_be_controlled() {
-        let desired = desired_target(Some(&existing()), &cr(), "app", "Opaque", &data(), "h");
+        let desired = desired_target(
+            Some(&existing()),
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            "Opaque",
+            &data(),
+            "h",
+        );
         assert_eq!(
             desired.data.as_ref().unwrap().keys().collect::<Vec<_>>(),
             vec!["A"]
@@ -308,7 +399,15 @@ mod tests {
 
     #[test]
     fn an_identical_target_should_not_be_rewritten() {
-        let desired = desired_target(None, &cr(), "app", "Opaque", &data(), "h");
+        let desired = desired_target(
+            None,
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            "Opaque",
+            &data(),
+            "h",
+        );
         assert!(needs_write(&KnownTarget::Read(None), &desired));
         assert!(!needs_write(&KnownTarget::Read(Some(desired.clone())), &desired));
         assert_eq!(recorded_hash(Some(&desired)).as_deref(), Some("h"));
@@ -317,28 +416,84 @@ mod tests {
 
     #[test]
     fn a_target_as_left_should_be_compared_through_its_content_hash() {
-        let mut as_left = desired_target(None, &cr(), "app", "Opaque", &data(), "h");
+        let mut as_left = desired_target(
+            None,
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            "Opaque",
+            &data(),
+            "h",
+        );
         as_left.data = None;
         let known = KnownTarget::AsLeft(as_left.clone());
-        let same = desired_target(Some(&as_left), &cr(), "app", "Opaque", &data(), "h");
+        let same = desired_target(
+            Some(&as_left),
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            "Opaque",
+            &data(),
+            "h",
+        );
         assert!(!needs_write(&known, &same), "same hash: same content");
         let changed = [("A".to_owned(), b"new".to_vec())].into();
-        let other = desired_target(Some(&as_left), &cr(), "app", "Opaque", &changed, "h2");
+        let other = desired_target(
+            Some(&as_left),
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            "Opaque",
+            &changed,
+            "h2",
+        );
         assert!(needs_write(&known, &other), "another hash: another content");
-        let retyped = desired_target(Some(&as_left), &cr(), "app", "kubernetes.io/tls", &data(), "h");
+        let retyped = desired_target(
+            Some(&as_left),
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            "kubernetes.io/tls",
+            &data(),
+            "h",
+        );
         assert!(needs_write(&known, &retyped), "another type");
     }
 
     #[test]
     fn a_new_type_should_be_a_write_and_a_recreation_without_server_fields() {
-        let mut stored = desired_target(Some(&existing()), &cr(), "app", "Opaque", &data(), "h");
+        let mut stored = desired_target(
+            Some(&existing()),
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            "Opaque",
+            &data(),
+            "h",
+        );
         stored.type_ = None; // as a server that defaulted it may omit it: Opaque
         let known = KnownTarget::Read(Some(stored.clone()));
         assert!(!needs_write(
             &known,
-            &desired_target(Some(&stored), &cr(), "app", "Opaque", &data(), "h")
+            &desired_target(
+                Some(&stored),
+                &cr(),
+                &FerrVaultSecretStatus::default(),
+                "app",
+                "Opaque",
+                &data(),
+                "h"
+            )
         ));
-        let tls = desired_target(Some(&stored), &cr(), "app", "kubernetes.io/tls", &data(), "h");
+        let tls = desired_target(
+            Some(&stored),
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            "kubernetes.io/tls",
+            &data(),
+            "h",
+        );
         assert!(needs_write(&known, &tls));
         let fresh = recreated(&tls);
         assert_eq!(fresh.type_.as_deref(), Some("kubernetes.io/tls"));

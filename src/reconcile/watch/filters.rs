@@ -9,13 +9,17 @@ use crate::{
         FerrVaultConnection, Lenient,
         names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION},
     },
-    reconcile::read::{OwnWrites, ready_for_dependants},
+    reconcile::{
+        read::{OwnWrites, ready_for_dependants},
+        rules::schedule::force_sync::force_token,
+    },
 };
 
 /// Whether a change of a custom resource deserves a reconcile of that resource: first sighting,
-/// new generation, deletion started, or our `finalizer` removed by someone. Status, label,
-/// annotation and `managedFields` writes do not (the Go operator's `GenerationChangedPredicate`),
-/// nor does our own finalizer being added.
+/// new generation, deletion started, our `finalizer` removed by someone, or a new value of the
+/// `ferrvault.com/force-sync` annotation. Status, label, other annotation and `managedFields`
+/// writes do not (the Go operator's `GenerationChangedPredicate`), nor does our own finalizer
+/// being added.
 pub(crate) fn cr_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta, finalizer: &str) -> bool {
     let Some(old) = old else {
         return true;
@@ -24,11 +28,13 @@ pub(crate) fn cr_change_matters(old: Option<&ObjectMeta>, new: &ObjectMeta, fina
     old.generation != new.generation
         || old.deletion_timestamp != new.deletion_timestamp
         || (has_finalizer(old) && !has_finalizer(new))
+        || force_token(old.annotations.as_ref()) != force_token(new.annotations.as_ref())
 }
 
 /// Whether a connection change matters to the FerrVaultSecrets that use it: first sighting
-/// (a connection they waited for now exists), a new generation (spec change), deletion, or a
-/// change of its Ready status as they see it ([`ready_for_dependants`]: a first probe finding
+/// (a connection they waited for now exists), a new generation (spec change, `suspend`
+/// included), deletion, a forced probe recorded (`status.observedForceSync`: it forces them), or
+/// a change of its Ready status as they see it ([`ready_for_dependants`]: a first probe finding
 /// it reachable is none). A probe that only moved `lastCheckedAt` does not.
 ///
 /// An invalid connection (not matching its type) has no readable Ready status here; turning
@@ -43,6 +49,12 @@ pub(crate) fn connection_change_matters_to_dependants(
     old.meta().generation != new.meta().generation
         || old.meta().deletion_timestamp != new.meta().deletion_timestamp
         || old.valid().map(ready_for_dependants) != new.valid().map(ready_for_dependants)
+        || old.valid().map(recorded_force) != new.valid().map(recorded_force)
+}
+
+/// A connection's `status.observedForceSync`.
+fn recorded_force(connection: &FerrVaultConnection) -> Option<&str> {
+    connection.status.as_ref()?.observed_force_sync.as_deref()
 }
 
 /// Whether a Secret change matters: not when it is our own write, and not when it is a

@@ -7,21 +7,30 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta};
 
 use crate::{
-    api::{ConditionType, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
+    api::{ConditionType, ConnectionKind, FerrVaultConnection, FerrVaultSecret, Lenient, Reason},
     reconcile::{
+        connection::cluster_connection_key,
         rules::access::target_access::connection_secrets,
         settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER},
     },
 };
 
 /// The keys a FerrVaultSecret change enqueues: itself (valid or not, so an invalid one is
-/// reconciled and marked); while it is being deleted, also its connection (to unblock the
-/// connection's deletion), when the reference is readable.
+/// reconciled and marked); its ClusterFerrVaultConnection, if it names one (its status counts
+/// references); while it is being deleted, also its connection (to unblock the connection's
+/// deletion), when the reference is readable.
 pub(super) fn secret_keys(s: &Lenient<FerrVaultSecret>) -> Vec<ObjectKey> {
     let ns = s.namespace().unwrap_or_default();
     let mut keys = vec![ObjectKey::namespaced(SECRET_CONTROLLER, &ns, s.name_any())];
+    if let Some(valid) = s.valid()
+        && valid.spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection
+    {
+        // Its cluster connection's status counts the namespaces referencing it.
+        keys.push(cluster_connection_key(&valid.spec.connection_ref.name));
+    }
     if s.meta().deletion_timestamp.is_some()
         && let Some(valid) = s.valid()
+        && valid.spec.connection_ref.kind == ConnectionKind::FerrVaultConnection
     {
         keys.push(ObjectKey::namespaced(
             CONNECTION_CONTROLLER,
@@ -106,7 +115,7 @@ fn dependants_of(
     namespace: &str,
     name: &str,
 ) -> Vec<ObjectKey> {
-    secrets_in(secrets, namespace, |s| s.spec.connection_ref.name == name)
+    secrets_in(secrets, namespace, |s| s.spec.connection_ref.is_namespaced(name))
 }
 
 /// Keys of the valid FerrVaultSecrets in `namespace` whose target Secret is `name`.

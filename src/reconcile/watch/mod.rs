@@ -26,6 +26,9 @@
 //!   schema does not fail the list of its kind (nor get its body logged); it still enqueues
 //!   its own key, and simply has no dependants or targets.
 //!
+//! The cluster kinds' watches (ClusterFerrVaultConnection, Namespace metadata) are in
+//! `cluster.rs`, with their table.
+//!
 //! # Layout
 //! - Here: [`build`], each watch and its routes (the stores they fill are the read side's,
 //!   [`Stores`]; what the stores keep is [`projection`]).
@@ -45,6 +48,7 @@ pub(crate) use self::filters::{
 #[cfg(test)]
 pub(crate) use self::keys::controlling_secret;
 use self::{
+    cluster::ClusterWatches,
     keys::{connection_keys, dependant_keys, secret_keys, secret_metadata_keys},
     settled::{connection_unsettled, secret_unsettled},
 };
@@ -70,8 +74,9 @@ pub(crate) fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWr
         sources: Vec::new(),
         stores: Stores::default(),
     };
+    let cluster = cluster::watches(client);
     if namespaces.is_empty() {
-        build_scope(client, None, "", own.clone(), &mut watches);
+        build_scope(client, None, "", own.clone(), &cluster, &mut watches);
     }
     for namespace in namespaces {
         // Watcher names are actor names, unique in the process; one namespace keeps the plain names.
@@ -80,18 +85,34 @@ pub(crate) fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWr
         } else {
             String::new()
         };
-        build_scope(client, Some(namespace), &suffix, own.clone(), &mut watches);
+        build_scope(
+            client,
+            Some(namespace),
+            &suffix,
+            own.clone(),
+            &cluster,
+            &mut watches,
+        );
     }
+    watches
+        .stores
+        .cluster_connections
+        .add(None, cluster.connections.clone());
+    watches.stores.namespaces.add(None, cluster.namespaces.clone());
+    let routed = cluster.routed(&watches.stores.secrets);
+    watches.sources.extend(routed);
     watches
 }
 
 /// The three watches of one scope (`None`: the whole cluster), one per kind, named with
-/// `suffix`; each maps only to objects of its own scope, through that scope's stores.
+/// `suffix`; each maps only to objects of its own scope, through that scope's stores (the Secret
+/// metadata watch also to the users of the `cluster` connections reading a Secret).
 fn build_scope(
     client: &kube::Client,
     namespace: Option<&str>,
     suffix: &str,
     own: Arc<OwnWrites>,
+    cluster: &ClusterWatches,
     watches: &mut Watches,
 ) {
     fn api<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
@@ -126,7 +147,10 @@ fn build_scope(
     watches.sources.extend([
         Box::new(secret_routes(secret_watch)) as Box<dyn WatchSource>,
         Box::new(connection_routes(connection_watch, secrets.clone())),
-        Box::new(secret_metadata_routes(metadata_watch, own, secrets, connections)),
+        Box::new(
+            secret_metadata_routes(metadata_watch, own, secrets.clone(), connections)
+                .route(cluster::secret_route(secrets, cluster.connections.clone())),
+        ),
     ]);
 }
 
@@ -171,6 +195,7 @@ fn secret_metadata_routes(
         .map(move |s: &PartialObjectMeta<Secret>| secret_metadata_keys(&secrets, &connections, s))
 }
 
+mod cluster;
 mod filters;
 mod keys;
 mod settled;

@@ -56,12 +56,15 @@ mod tests {
     fn synced_at(generation: i64) -> FerrVaultSecretStatus {
         let state = SyncedState {
             synced_keys: vec!["A".into()],
+            owned_labels: vec![],
+            owned_annotations: vec![],
             missing_keys: Default::default(),
             target: "app".into(),
             last_rollout_hash: None,
             rollout: None,
             target_resource_version: Some("7".into()),
             observed_inputs: String::new(),
+            force_sync: Default::default(),
         };
         after_sync(
             &FerrVaultSecretStatus::default(),

@@ -8,7 +8,7 @@ use crate::{
     api::{
         InvalidObject,
         lenient::problem,
-        names::{CONTENT_HASH_ANNOTATION, MANAGED_BY_ANNOTATION},
+        names::{CONTENT_HASH_ANNOTATION, FORCE_SYNC_ANNOTATION, MANAGED_BY_ANNOTATION},
     },
     reconcile::settings::SECRET_CONTROLLER,
 };
@@ -49,6 +49,42 @@ fn cr_change_should_matter_for_new_generations_deletions_and_a_lost_finalizer_on
     let mut deleting = meta("2", Some(1), &[f]);
     deleting.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
     assert!(cr_change_matters(Some(&meta("1", Some(1), &[f])), &deleting, f));
+}
+
+#[test]
+fn cr_change_should_matter_for_a_new_force_sync_value_and_no_other_annotation() {
+    let f = SECRET_FINALIZER;
+    let annotated = |pairs: &[(&str, &str)]| {
+        let mut m = meta("2", Some(1), &[]);
+        m.annotations = Some(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        );
+        m
+    };
+    let base = annotated(&[(FORCE_SYNC_ANNOTATION, "1")]);
+    let cases = [
+        (annotated(&[(FORCE_SYNC_ANNOTATION, "2")]), true, "a new value"),
+        (annotated(&[]), true, "removed"),
+        (
+            annotated(&[(FORCE_SYNC_ANNOTATION, "1")]),
+            false,
+            "the same value",
+        ),
+        (
+            annotated(&[
+                (FORCE_SYNC_ANNOTATION, "1"),
+                ("argocd.argoproj.io/sync-wave", "3"),
+            ]),
+            false,
+            "another annotation",
+        ),
+    ];
+    for (new, matters, what) in cases {
+        assert_eq!(cr_change_matters(Some(&base), &new, f), matters, "{what}");
+    }
 }
 
 fn connection(generation: i64, ready: Option<&str>, checked: i64) -> Lenient<FerrVaultConnection> {

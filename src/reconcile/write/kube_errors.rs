@@ -29,6 +29,8 @@ pub enum KubeAction {
     /// Writing a target Secret (only its conflicts land here: other write failures are
     /// reported in status as `SecretWriteFailed`).
     WriteTarget,
+    /// Removing our owner reference from a target on deletion (`deletionPolicy: Retain`).
+    RetainTarget,
 }
 
 impl fmt::Display for KubeAction {
@@ -41,6 +43,7 @@ impl fmt::Display for KubeAction {
             Self::WriteStatus("") => f.write_str("update status"),
             Self::WriteStatus(what) => write!(f, "update status with {what}"),
             Self::WriteTarget => f.write_str("write target Secret"),
+            Self::RetainTarget => f.write_str("release target Secret"),
         }
     }
 }

@@ -1,25 +1,19 @@
 //! Both simulators in the test process, the CRDs installed, and what scenarios read back.
 
-use std::{collections::BTreeMap, path::PathBuf, time::Duration};
+use std::{collections::BTreeMap, time::Duration};
 
-use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret, FerrVaultSecretSpec, crdgen};
-use ferrvault_sim::{
-    ferrvault::{FerrVaultSim, SimConfig, rate_limit::RateLimit},
-    kube::KubeSim,
-};
+use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret, FerrVaultSecretSpec};
+use ferrvault_sim::ferrvault::{SimConfig, rate_limit::RateLimit};
+use ferrvault_testkit::cluster::{Cluster as SimCluster, ClusterOptions};
 use k8s_openapi::{
     api::apps::v1::Deployment,
     api::{core::v1::Secret, events::v1::Event},
-    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     apimachinery::pkg::apis::meta::v1::Condition,
 };
 use kube::{
-    Api, Resource,
+    Api,
     api::{DynamicObject, ListParams, PostParams},
-    core::ApiResource,
 };
-use serde_json::Value;
-use tempfile::TempDir;
 
 use super::{
     fixtures::{API_KEY, DB_URL, NS, PROD_TOKEN, connection_spec, ready, secret_spec},
@@ -55,57 +49,28 @@ pub fn unlimited() -> RateLimit {
     }
 }
 
-/// The Kubernetes and FerrVault simulators, running in the test process.
-pub struct Cluster {
-    pub kube: KubeSim,
-    pub fv: FerrVaultSim,
-    /// The test's own client (audited as `scenario-test`).
-    pub client: kube::Client,
-    dir: TempDir,
+/// The Kubernetes and FerrVault simulators, running in the test process, the test's own client
+/// audited as `scenario-test`: [`ferrvault_testkit::cluster::Cluster`] (which it dereferences
+/// to: `cluster.kube`, `cluster.kubeconfig(…)`, `cluster.secrets()`) with the scenarios'
+/// builders and reads.
+pub struct Cluster(SimCluster);
+
+impl std::ops::Deref for Cluster {
+    type Target = SimCluster;
+
+    fn deref(&self) -> &SimCluster {
+        &self.0
+    }
 }
 
 impl Cluster {
     /// Starts both simulators and installs the CRDs.
     pub async fn start(ferrvault: SimConfig) -> Cluster {
-        let _ = rustls::crypto::ring::default_provider().install_default(); // first caller wins
-        let kube = KubeSim::start().await.expect("kube simulator starts");
-        let fv = FerrVaultSim::start(ferrvault)
-            .await
-            .expect("FerrVault simulator starts");
-        let client = kube.client_as("scenario-test");
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        for crd in crdgen::crds() {
-            crds.create(&PostParams::default(), &crd)
-                .await
-                .expect("CRD installs");
-        }
-        Cluster {
-            kube,
-            fv,
-            client,
-            dir: tempfile::tempdir().expect("temp dir"),
-        }
-    }
-
-    /// A kubeconfig whose requests the simulator audits as `identity`.
-    pub fn kubeconfig(&self, identity: &str) -> PathBuf {
-        let path = self.dir.path().join(format!("{identity}.kubeconfig"));
-        self.kube
-            .write_kubeconfig_as(&path, identity)
-            .expect("kubeconfig written");
-        path
-    }
-
-    pub fn secrets(&self) -> Api<Secret> {
-        Api::namespaced(self.client.clone(), NS)
-    }
-
-    pub fn fvs(&self) -> Api<FerrVaultSecret> {
-        Api::namespaced(self.client.clone(), NS)
-    }
-
-    pub fn fvc(&self) -> Api<FerrVaultConnection> {
-        Api::namespaced(self.client.clone(), NS)
+        let options = ClusterOptions {
+            client_identity: Some("scenario-test".to_owned()),
+            ..ClusterOptions::default()
+        };
+        Cluster(SimCluster::start_with(ferrvault, options).await)
     }
 
     /// Creates Secret `name` with string `data`.
@@ -181,26 +146,14 @@ impl Cluster {
         names
     }
 
-    /// Objects of kind `K` as stored, without the typed schema (scenario 8 stores objects the
-    /// typed client cannot read).
-    pub fn raw<K: Resource<DynamicType = ()>>(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), NS, &ApiResource::erase::<K>(&()))
-    }
-
-    /// FerrVaultSecrets as stored ([`Cluster::raw`]).
+    /// FerrVaultSecrets as stored ([`SimCluster::raw`]).
     pub fn raw_fvs(&self) -> Api<DynamicObject> {
         self.raw::<FerrVaultSecret>()
     }
 
-    /// FerrVaultConnections as stored ([`Cluster::raw`]).
+    /// FerrVaultConnections as stored ([`SimCluster::raw`]).
     pub fn raw_fvc(&self) -> Api<DynamicObject> {
         self.raw::<FerrVaultConnection>()
-    }
-
-    /// Stores `name` of kind `K` with `spec` exactly as given, past the CRD schema (see
-    /// [`super::fixtures::store_unvalidated`]).
-    pub async fn create_raw<K: Resource<DynamicType = ()>>(&self, name: &str, spec: Value) {
-        super::fixtures::store_unvalidated::<K>(&self.kube, name, spec);
     }
 
     /// Every FerrVaultSecret's Ready condition by name (`None`: no condition yet).
@@ -229,7 +182,8 @@ impl Cluster {
         wait_reason_of(&self.raw_fvc(), names, status, reason, within).await;
     }
 
-    /// Asserts that the target Secret `name` holds exactly the vault's two keys and values.
+    /// Asserts that the target Secret `name` holds exactly the vault's two keys and values: a
+    /// key the vault does not have (left over, or written by someone else) fails it too.
     pub async fn assert_synced_target(&self, name: &str) {
         let secret = self
             .secrets()
@@ -237,11 +191,14 @@ impl Cluster {
             .await
             .unwrap_or_else(|e| panic!("target {name}: {e}"));
         let data = secret.data.unwrap_or_default();
-        let value = |key: &str| data.get(key).map(|v| v.0.as_slice());
+        let held: BTreeMap<&str, &[u8]> = data.iter().map(|(k, v)| (k.as_str(), v.0.as_slice())).collect();
+        let vault = BTreeMap::from([("API_KEY", API_KEY.as_bytes()), ("DB_URL", DB_URL.as_bytes())]);
+        // Keys only in the message: the values are secrets.
         assert!(
-            value("DB_URL") == Some(DB_URL.as_bytes()) && value("API_KEY") == Some(API_KEY.as_bytes()),
-            "target {name} does not hold the vault's values (keys: {:?})",
-            data.keys().collect::<Vec<_>>()
+            held == vault,
+            "target {name} should hold exactly the vault's keys {:?} with its values; it holds {:?}",
+            vault.keys().collect::<Vec<_>>(),
+            held.keys().collect::<Vec<_>>()
         );
     }
 

@@ -9,21 +9,15 @@
 //!   `$CARGO_TARGET_TMPDIR/scenarios/<scenario>/<process>.log`.
 //! - [`leaks`]: the one scanner every scenario ends with.
 //!
-//! Reuses `tests/process_support` (spawning the binary) and `tests/operator_support` (object
-//! builders, the distinctive secret values and tokens).
+//! Reuses [`ferrvault_testkit`]: [`process`] (spawning the binary), [`fixtures`] (object builders,
+//! the distinctive secret values and tokens) and [`strict_json`].
 #![allow(dead_code, missing_docs)] // each scenario file uses a different subset
-
-#[path = "../../support/operator.rs"]
-pub mod fixtures;
-#[path = "../../support/process.rs"]
-pub mod process;
-#[path = "../../support/strict_json.rs"]
-pub mod strict_json;
 
 pub mod audit;
 pub mod cluster;
-pub mod leaks;
 pub mod operator;
+
+pub use ferrvault_testkit::{fixtures, leaks, process, strict_json};
 
 pub use ferrvault_sim::testkit::poll_until;
 

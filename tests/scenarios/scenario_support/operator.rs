@@ -1,11 +1,11 @@
 //! One real `ferrvault-operator run` process against a [`Cluster`].
 
-use std::{path::PathBuf, process::Command, time::Duration};
+use std::{path::PathBuf, time::Duration};
 
 use super::{
     cluster::Cluster,
     leaks::Evidence,
-    process::{Addresses, Spawned, binary, http},
+    process::{Addresses, Spawned, http, run_command},
     strict_json::zap_log_lines,
 };
 
@@ -46,15 +46,9 @@ impl OperatorProcess {
     /// an ephemeral 127.0.0.1 port, JSON logs at debug for the operator, plus `extra` flags
     /// (the last value of a flag wins).
     pub fn launch(cluster: &Cluster, scenario: &str, name: &str, extra: &[&str]) -> OperatorProcess {
-        let mut command = Command::new(binary());
-        command
-            .args(["run", "--kubeconfig"])
-            .arg(cluster.kubeconfig(name))
-            .args([
-                "--metrics-bind-address=127.0.0.1:0",
-                "--health-probe-bind-address=127.0.0.1:0",
-                "--admin-bind-address=127.0.0.1:0",
-                "--log-format=json",
+        let mut command = run_command(
+            cluster.kubeconfig(name),
+            &[
                 "--log-level=info,ferrvault_operator=debug,controller_actors=debug",
                 "--shutdown-grace-period=5s",
                 // The FerrVault simulator speaks plain http, on loopback (refused by default).
@@ -63,9 +57,9 @@ impl OperatorProcess {
                 // chart's 30s floor, so it is lowered here explicitly.
                 "--min-refresh-interval=1s",
                 "--ferrvault-allowed-cidrs=127.0.0.1/32",
-            ])
-            .args(extra)
-            .env("POD_NAME", name);
+            ],
+        );
+        command.args(extra).env("POD_NAME", name);
         let mut spawned = Spawned::start(command);
         let at = spawned.addresses();
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

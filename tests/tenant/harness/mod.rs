@@ -27,20 +27,15 @@ pub mod tenant;
 pub mod tls_front;
 pub mod world;
 
-#[path = "../../scenarios/scenario_support/leaks.rs"]
-mod leaks;
 // The chart rendered by the real `helm`, as the chart tests render it.
-#[path = "../../chart/render.rs"]
-mod render;
-#[path = "../../chart/tools.rs"]
-mod tools;
+use ferrvault_testkit::{chart::render, leaks};
 
 use k8s_openapi::api::events::v1::Event;
 use kube::{Api, api::ListParams};
 
 pub use listener::{Answer, Listener};
 pub use operator::{Launch, Operator, PEAK_RSS_LIMIT_MIB};
-pub use world::{ATTACKER_TOKEN, VICTIM_TOKEN, World};
+pub use world::{ATTACKER_TOKEN, PLATFORM_TOKEN, VICTIM_TOKEN, World};
 
 /// The attacker's namespace.
 pub const ATTACKER: &str = "tenant-evil";
@@ -70,6 +65,7 @@ pub fn sensitive() -> Vec<&'static str> {
         CLUSTER_TOKEN_PREFIX,
         VICTIM_TOKEN,
         ATTACKER_TOKEN,
+        PLATFORM_TOKEN,
         VICTIM_DB_URL,
         "TENANTCHECK-victim-pass",
     ]

@@ -1,18 +1,18 @@
 //! The real `ferrvault-operator run` process the tenants face: its flags, its probes, its peak
 //! memory (`VmHWM` of `/proc/<pid>/status`) and everything it printed.
 
-use std::{path::Path, process::Command, time::Duration};
+use std::{path::Path, time::Duration};
 
-use ferrvault_dev::bench::proc_stats;
 use ferrvault_sim::testkit::{
     http::get,
     poll_until,
     process::{Addresses, Spawned},
 };
+use ferrvault_testkit::{proc_stats, process::run_command};
 
 use super::{rbac::OPERATOR_NAMESPACE, world::World};
 
-/// `run` with every server on a free loopback port, JSON logs, leader election in the release
+/// [`run_command`] (every server on a free loopback port, JSON logs) with leader election in the release
 /// namespace as the chart runs it, FerrVault's address allowed, and what the test adds.
 pub struct Launch {
     args: Vec<String>,
@@ -28,10 +28,6 @@ impl Launch {
     /// listen there.
     pub fn new() -> Launch {
         let mut args: Vec<String> = [
-            "--metrics-bind-address=127.0.0.1:0",
-            "--health-probe-bind-address=127.0.0.1:0",
-            "--admin-bind-address=127.0.0.1:0",
-            "--log-format=json",
             "--log-level=info,ferrvault_operator=debug",
             "--shutdown-grace-period=5s",
             "--leader-elect",
@@ -116,12 +112,8 @@ impl Launch {
     /// Starts the binary against `world`'s Kubernetes as the chart's ServiceAccount
     /// ([`World::operator_identity`]).
     pub fn start(self, world: &World) -> Operator {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ferrvault-operator"));
-        command
-            .args(["run", "--kubeconfig"])
-            .arg(world.kubeconfig(&world.operator_identity))
-            .args(&self.args)
-            .envs(self.env);
+        let mut command = run_command(world.kubeconfig(&world.operator_identity), &[]);
+        command.args(&self.args).envs(self.env);
         let mut spawned = Spawned::start(command);
         let at = spawned.addresses();
         Operator { spawned, at }

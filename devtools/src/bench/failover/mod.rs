@@ -31,9 +31,9 @@ use super::{
     driver::{Driver, LaunchOptions},
     stats::percentile,
     watchers::{ReadyCounter, SecretArrivals},
-    world::{NS, VAULT_KEYS, World, secret_name},
 };
 use ferrvault_operator::api::FerrVaultSecret;
+use ferrvault_testkit::bench_world::{NS, VAULT_KEYS, World, secret_name};
 
 /// FerrVaultSecrets synced before the rounds.
 const OBJECTS: usize = 20;

@@ -2,6 +2,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde_json::json;
 
 use super::*;
+use crate::api::CreationPolicy;
 use crate::reconcile::{
     read::OwnWrites,
     rules::access::target_access::{Writer, judge_target},
@@ -143,6 +144,7 @@ fn every_reader_of_a_secrets_metadata_should_decide_the_same_on_the_projection()
     let writer = Writer {
         name: "app",
         uid: "cr-uid",
+        policy: CreationPolicy::Owner,
     };
     for whole in variants {
         let kept = projected(whole.clone());
@@ -224,6 +226,29 @@ fn a_custom_resource_should_keep_no_label_or_annotation_and_its_whole_spec_withi
         ),
         (Some("app"), Some("u"), Some("3"), Some(2))
     );
+}
+
+#[test]
+fn a_custom_resource_should_keep_only_its_force_sync_annotation_and_that_bounded() {
+    let short = ferrvault_secret_with(
+        small_spec(),
+        json!({ "annotations": { FORCE_SYNC_ANNOTATION: "2026-12-05T13:00:00Z", "bulk": "x" } }),
+    );
+    let long = ferrvault_secret_with(
+        small_spec(),
+        json!({ "annotations": { FORCE_SYNC_ANNOTATION: "y".repeat(250 * 1024) } }),
+    );
+    for (mut object, expected_len) in [(short, 20), (long, 71)] {
+        ferrvault_secret(&mut object);
+        let annotations = object
+            .meta()
+            .annotations
+            .clone()
+            .expect("the force-sync annotation");
+        assert_eq!(annotations.len(), 1, "{annotations:?}");
+        assert_eq!(annotations[FORCE_SYNC_ANNOTATION].len(), expected_len);
+        assert!(!is_partial(object.meta()));
+    }
 }
 
 #[test]

@@ -5,9 +5,11 @@
 //!   refused types, connections' Secrets).
 //! - [`credential_opt_in`]: which Secrets a connection may use as its credential
 //!   (`--require-credential-opt-in`).
+//! - [`namespace_match`]: whether a namespace is in a cluster connection's `allowedNamespaces`.
 //! - [`guards`]: the missing-keys guard (an existing target is never overwritten while keys are
 //!   missing) and the cloud-scope guard (no reveal without one).
 
 pub(crate) mod credential_opt_in;
 pub(crate) mod guards;
+pub(crate) mod namespace_match;
 pub(crate) mod target_access;

@@ -11,12 +11,21 @@
 //!   Secret that a valid FerrVaultConnection of the namespace reads as its token or CA bundle; a
 //!   Secret Kubernetes acts on (a type of [`REFUSED_TARGET_TYPES`], or a ServiceAccount token
 //!   annotation); and no target is created with a refused type.
+//! - Under `creationPolicy: Merge` a target is never created: it must exist and opt in (or be
+//!   controlled by this FerrVaultSecret already, from an earlier `Owner`); under `Orphan` one is
+//!   created, and later passes write it through the opt-in it was created with.
 //! - Each refusal has its own [`Reason`]; it is retried when the objects involved change, not on
 //!   a timer.
 
 use k8s_openapi::api::core::v1::Secret;
 
-use crate::api::{FerrVaultConnection, Reason, names::ADOPTABLE_BY_ANNOTATION, secret::REFUSED_TARGET_TYPES};
+use kube::Resource;
+
+use crate::api::{
+    CreationPolicy, FerrVaultConnection, FerrVaultSecret, Reason,
+    names::{ADOPTABLE_BY_ANNOTATION, MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE},
+    secret::REFUSED_TARGET_TYPES,
+};
 
 /// Annotations marking a Secret as a ServiceAccount token: the token controller fills such a
 /// Secret with a long-lived token and the legacy-token cleaner tracks it, so it is never written
@@ -113,6 +122,8 @@ pub(crate) enum TargetRefusal {
     },
     /// The Secret exists, is controlled by nothing and did not opt in to this FerrVaultSecret.
     NotOwned,
+    /// `creationPolicy: Merge` and the Secret does not exist.
+    MergeMissing,
 }
 
 impl TargetRefusal {
@@ -123,6 +134,7 @@ impl TargetRefusal {
             Self::ConnectionSecret(_) => Reason::TargetIsConnectionSecret,
             Self::ControlledByOther { .. } => Reason::TargetControlledByOther,
             Self::NotOwned => Reason::TargetNotOwned,
+            Self::MergeMissing => Reason::TargetMissing,
         }
     }
 }
@@ -134,6 +146,8 @@ pub(crate) struct Writer<'a> {
     pub name: &'a str,
     /// Its UID (what its controller owner references carry).
     pub uid: &'a str,
+    /// Its `target.creationPolicy`.
+    pub policy: CreationPolicy,
 }
 
 /// Whether `writer` may write target `target_name` of type `desired_type`, given the Secret as it
@@ -141,7 +155,8 @@ pub(crate) struct Writer<'a> {
 ///
 /// # Errors
 /// The first refusal, checked in this order: a refused type asked for; a Secret a connection
-/// reads; a Secret Kubernetes acts on; another controller; no opt-in.
+/// reads; a missing Secret under `Merge`; a Secret Kubernetes acts on; another controller; no
+/// opt-in.
 pub(crate) fn judge_target(
     writer: Writer<'_>,
     target_name: &str,
@@ -158,7 +173,10 @@ pub(crate) fn judge_target(
         return Err(TargetRefusal::ConnectionSecret(used.clone()));
     }
     let Some(existing) = existing else {
-        return Ok(TargetAccess::Create);
+        return match writer.policy {
+            CreationPolicy::Merge => Err(TargetRefusal::MergeMissing),
+            CreationPolicy::Owner | CreationPolicy::Orphan => Ok(TargetAccess::Create),
+        };
     };
     if let Some(marker) = kubernetes_marker(existing) {
         return Err(TargetRefusal::KubernetesManaged { marker });
@@ -185,6 +203,34 @@ pub(crate) fn judge_target(
     } else {
         Err(TargetRefusal::NotOwned)
     }
+}
+
+/// Whether `existing` was created by this operator for a FerrVaultSecret named like `writer`:
+/// its `ferrvault.com/managed-by` annotation is ours, and it is controlled by a FerrVaultSecret of
+/// that name (whatever its UID) or by nothing (the garbage collector removes the owner reference
+/// of a FerrVaultSecret deleted with `--cascade=orphan`). What a `refreshPolicy: CreatedOnce`
+/// FerrVaultSecret deleted and recreated finds, and keeps as created once: it is never written
+/// on that account (only judged as kept, so a Secret nobody opted in reads `TargetKept`, not
+/// `TargetNotOwned`).
+pub(crate) fn created_for_same_name(writer: Writer<'_>, existing: &Secret) -> bool {
+    let ours = existing
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(MANAGED_BY_ANNOTATION))
+        .is_some_and(|v| v == MANAGED_BY_VALUE);
+    let controller = existing
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true));
+    let named_like_writer = controller.is_none_or(|o| {
+        o.kind == FerrVaultSecret::kind(&())
+            && o.api_version == FerrVaultSecret::api_version(&())
+            && o.name == writer.name
+    });
+    ours && named_like_writer
 }
 
 /// The refused type or ServiceAccount annotation `secret` carries, if any.

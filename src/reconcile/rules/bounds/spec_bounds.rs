@@ -7,6 +7,9 @@
 //! - Exactly the schema's bounds, from the same constants, counted as the API server counts
 //!   them (characters for `maxLength`, entries for `maxItems`): an object the API server admits
 //!   is never refused here, and one it would refuse for a bound is.
+//! - `target.metadata`'s keys are checked for their shape and the reserved prefixes too (the
+//!   schema's CEL rules, [`target_shape`](crate::api::target_shape)): a key the API server
+//!   would refuse at admission is never set on a target.
 //! - The first bound exceeded, in the fields' declaration order (a list's length before its
 //!   items), is reported as a [`SpecProblem`] naming the field's path and the bound, never its
 //!   value.
@@ -14,17 +17,21 @@
 //!   are looked at only once its length is within bound, and a path is only spelled out for the
 //!   problem it names.
 
-use std::fmt::Display;
+use std::{collections::BTreeMap, fmt::Display};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::Resource;
 
 use crate::api::{
     FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultSecret, FerrVaultSecretSpec, InvalidObject,
-    SecretKeyRef, SpecProblem,
+    SecretKeyRef, SecretTemplate, SpecProblem,
     bounds::{
         MAX_CLUSTER_ID, MAX_DURATION, MAX_IDENTIFIER, MAX_KEY_NAMES, MAX_NAME, MAX_PATH, MAX_ROLLOUT_TARGETS,
-        MAX_SECRET_KEY, MAX_TRANSFORMS, MAX_URL,
+        MAX_SECRET_KEY, MAX_TEMPLATE_KEYS, MAX_TEMPLATE_TEXT, MAX_TRANSFORMS, MAX_URL,
+    },
+    target_shape::{
+        KEY_SHAPE_MESSAGE, MAX_LABEL_VALUE, MAX_TARGET_ANNOTATION_VALUE, MAX_TARGET_ANNOTATIONS,
+        MAX_TARGET_LABELS, RESERVED_MESSAGE, is_reserved_key, is_shaped_key,
     },
 };
 
@@ -87,6 +94,20 @@ pub fn secret_spec_problem(spec: &FerrVaultSecretSpec) -> Result<(), SpecProblem
     if let Some(target) = &spec.target {
         optional(&"spec.target.name", target.name.as_deref(), MAX_NAME)?;
         optional(&"spec.target.type", target.type_.as_deref(), MAX_IDENTIFIER)?;
+        if let Some(metadata) = &target.metadata {
+            let labels = "spec.target.metadata.labels";
+            key_values(labels, &metadata.labels, MAX_TARGET_LABELS, MAX_LABEL_VALUE)?;
+            let annotations = "spec.target.metadata.annotations";
+            key_values(
+                annotations,
+                &metadata.annotations,
+                MAX_TARGET_ANNOTATIONS,
+                MAX_TARGET_ANNOTATION_VALUE,
+            )?;
+        }
+        if let Some(template) = &target.template {
+            template_bounds(template)?;
+        }
     }
     text(&"spec.refreshInterval", &spec.refresh_interval, MAX_DURATION)?;
     list(
@@ -133,11 +154,74 @@ pub fn connection_spec_problem(spec: &FerrVaultConnectionSpec) -> Result<(), Spe
     secret_key_ref("spec.caBundleSecretRef", spec.ca_bundle_secret_ref.as_ref())
 }
 
+/// `target.template`: its key count, each key and template, the docker config's fields.
+fn template_bounds(template: &SecretTemplate) -> Result<(), SpecProblem> {
+    if template.data.len() > MAX_TEMPLATE_KEYS {
+        return Err(problem(
+            &"spec.target.template.data",
+            format!("more than {MAX_TEMPLATE_KEYS} entries (the CRD's maxProperties)"),
+        ));
+    }
+    for (key, template_text) in &template.data {
+        // A key is not spelled into the path: it may be the field over its bound.
+        text(&"spec.target.template.data (a key)", key, MAX_SECRET_KEY)?;
+        text(
+            &format_args!("spec.target.template.data[{key:?}]"),
+            template_text,
+            MAX_TEMPLATE_TEXT,
+        )?;
+    }
+    let Some(docker) = &template.docker_config else {
+        return Ok(());
+    };
+    text(
+        &"spec.target.template.dockerConfig.server",
+        &docker.server,
+        MAX_URL,
+    )?;
+    for (name, value) in [
+        ("usernameKey", Some(&docker.username_key)),
+        ("passwordKey", Some(&docker.password_key)),
+        ("emailKey", docker.email_key.as_ref()),
+    ] {
+        let path = &format_args!("spec.target.template.dockerConfig.{name}");
+        optional(path, value.map(String::as_str), MAX_SECRET_KEY)?;
+    }
+    Ok(())
+}
+
 /// A list of Secret key names: at most [`MAX_KEY_NAMES`], each at most [`MAX_SECRET_KEY`].
 fn names(path: &dyn Display, names: &[String]) -> Result<(), SpecProblem> {
     list(path, names.len(), MAX_KEY_NAMES)?;
     for (index, name) in names.iter().enumerate() {
         text(&format_args!("{path}[{index}]"), name, MAX_SECRET_KEY)?;
+    }
+    Ok(())
+}
+
+/// A label or annotation map: at most `entries` entries, each key shaped and outside the
+/// reserved prefixes (named in the path only once shaped, so at most 317 characters), each value
+/// at most `value` characters.
+fn key_values(
+    path: &str,
+    map: &BTreeMap<String, String>,
+    entries: usize,
+    value: usize,
+) -> Result<(), SpecProblem> {
+    if map.len() > entries {
+        return Err(problem(
+            &path,
+            format!("more than {entries} entries (the CRD's maxProperties)"),
+        ));
+    }
+    for (key, text_value) in map {
+        if !is_shaped_key(key) {
+            return Err(problem(&path, KEY_SHAPE_MESSAGE.to_owned()));
+        }
+        if is_reserved_key(key) {
+            return Err(problem(&path, RESERVED_MESSAGE.to_owned()));
+        }
+        text(&format_args!("{path}[{key}]"), text_value, value)?;
     }
     Ok(())
 }
@@ -155,7 +239,7 @@ fn optional(path: &dyn Display, value: Option<&str>, max: usize) -> Result<(), S
 }
 
 /// `value` is at most `max` characters (counting stops one past `max`).
-fn text(path: &dyn Display, value: &str, max: usize) -> Result<(), SpecProblem> {
+pub(super) fn text(path: &dyn Display, value: &str, max: usize) -> Result<(), SpecProblem> {
     // A character is at least one byte: a string of at most `max` bytes needs no counting.
     if value.len() <= max || value.chars().take(max + 1).count() <= max {
         return Ok(());
@@ -166,7 +250,7 @@ fn text(path: &dyn Display, value: &str, max: usize) -> Result<(), SpecProblem> 
     ))
 }
 
-fn list(path: &dyn Display, len: usize, max: usize) -> Result<(), SpecProblem> {
+pub(super) fn list(path: &dyn Display, len: usize, max: usize) -> Result<(), SpecProblem> {
     if len <= max {
         return Ok(());
     }
@@ -176,7 +260,7 @@ fn list(path: &dyn Display, len: usize, max: usize) -> Result<(), SpecProblem> {
     ))
 }
 
-fn problem(path: &dyn Display, expected: String) -> SpecProblem {
+pub(super) fn problem(path: &dyn Display, expected: String) -> SpecProblem {
     SpecProblem {
         path: path.to_string(),
         expected,

@@ -240,16 +240,22 @@ fn base64_decode(mut data: SecretData, keys: &[String]) -> Result<SecretData, Tr
 
 /// Replaces `value` (of `key`) by its base64 decoding.
 fn decode_value(key: &str, value: &mut Vec<u8>) -> Result<(), TransformFailure> {
-    let encoded: Vec<u8> = value
+    *value = decode_base64(value).ok_or_else(|| TransformFailure::NotBase64(key.to_owned()))?;
+    Ok(())
+}
+
+/// `encoded` decoded as Go's decoders would (`\r` and `\n` ignored, standard then URL-safe
+/// alphabet), or `None` when it is base64 in neither; also the template filter `base64decode`.
+pub(crate) fn decode_base64(encoded: &[u8]) -> Option<Vec<u8>> {
+    let encoded: Vec<u8> = encoded
         .iter()
         .copied()
         .filter(|b| !matches!(b, b'\r' | b'\n'))
         .collect();
-    *value = STANDARD
+    STANDARD
         .decode(&encoded)
         .or_else(|_| URL_SAFE.decode(&encoded))
-        .map_err(|_| TransformFailure::NotBase64(key.to_owned()))?;
-    Ok(())
+        .ok()
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub(crate) const REFRESH_INTERVAL: IntervalField = IntervalField {
 
 /// An interval as the tenant asked for it and as the operator uses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Floored {
+pub struct Floored {
     /// What the spec says.
     pub requested: Duration,
     /// What the operator uses: `requested`, or the floor when `requested` is shorter (and not
@@ -58,7 +58,7 @@ impl Floored {
 }
 
 /// `requested` under the floor `minimum`; see the module guarantees.
-pub(crate) fn floor_interval(requested: Duration, minimum: Duration) -> Floored {
+pub fn floor_interval(requested: Duration, minimum: Duration) -> Floored {
     let effective = if requested.is_zero() {
         requested
     } else {

@@ -40,17 +40,21 @@ use std::time::Duration;
 use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 
-use crate::reconcile::rules::status::conditions::find_condition;
-
 use super::requeue::MIN_REQUEUE;
-use crate::api::{ConditionStatus, ConditionType, FerrVaultConnectionStatus, FerrVaultSecretStatus, Reason};
+use crate::{
+    api::{
+        ConditionStatus, ConditionType, FerrVaultConnectionStatus, FerrVaultSecret, FerrVaultSecretStatus,
+        Reason, RefreshPolicy,
+    },
+    reconcile::rules::status::conditions::find_condition,
+};
 
 /// How far a wave's refresh may move from the interval: ±10%, the runtime's per-key jitter.
 pub const WAVE_SPREAD: f64 = 0.1;
 
 /// When one FerrVaultSecret refreshes.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Schedule {
+pub struct Schedule {
     /// The refresh interval; zero disables refreshes.
     pub interval: Duration,
     /// The wave factor of its (namespace, connection, vault), see [`wave_factor`].
@@ -58,15 +62,38 @@ pub(crate) struct Schedule {
 }
 
 impl Schedule {
+    /// When `cr` refreshes, with its `interval` as the operator uses it (resolved and floored):
+    /// its wave is its namespace, connection, project and vault (the FerrVaultSecrets one reveal
+    /// can serve). Under a `refreshPolicy` other than `Periodic` it never refreshes on a timer:
+    /// the interval is zero (so no refresh is scheduled, and the refresh-interval gauge says 0,
+    /// which the staleness alert skips).
+    pub fn of(cr: &FerrVaultSecret, interval: Duration) -> Self {
+        let interval = match cr.spec.policy() {
+            RefreshPolicy::Periodic => interval,
+            RefreshPolicy::OnChange | RefreshPolicy::CreatedOnce => Duration::ZERO,
+        };
+        let group = format!(
+            "{}/{}/{}/{}",
+            cr.metadata.namespace.as_deref().unwrap_or_default(),
+            cr.spec.connection_ref.name,
+            cr.spec.project.as_deref().unwrap_or_default(),
+            cr.spec.vault
+        );
+        Self {
+            interval,
+            wave: wave_factor(&group),
+        }
+    }
+
     /// The delay to the next refresh after a sync that just completed; `None` when refreshes
     /// are disabled.
-    pub(crate) fn after_sync(&self) -> Option<Duration> {
+    pub fn after_sync(&self) -> Option<Duration> {
         (!self.interval.is_zero()).then(|| self.interval.mul_f64(self.wave).max(MIN_REQUEUE))
     }
 
     /// The delay from `now` to the refresh of a sync completed at `synced_at`: `Some(ZERO)` when
     /// it is due (or due within [`MIN_REQUEUE`]), `None` when refreshes are disabled.
-    pub(crate) fn remaining(&self, synced_at: Timestamp, now: Timestamp) -> Option<Duration> {
+    pub fn remaining(&self, synced_at: Timestamp, now: Timestamp) -> Option<Duration> {
         let every = self.after_sync()?;
         let since = Duration::try_from(now.duration_since(synced_at)).unwrap_or(Duration::ZERO);
         let left = every.saturating_sub(since);
@@ -77,7 +104,7 @@ impl Schedule {
 /// The wave factor of `group` (the FerrVaultSecret's namespace, connection and vault), in
 /// `[1 - WAVE_SPREAD, 1 + WAVE_SPREAD)`: the same for every FerrVaultSecret of the group, in
 /// every process (a SHA-256 of the group, not a per-process hash).
-pub(crate) fn wave_factor(group: &str) -> f64 {
+pub fn wave_factor(group: &str) -> f64 {
     let digest = Sha256::digest(group.as_bytes());
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
@@ -85,59 +112,24 @@ pub(crate) fn wave_factor(group: &str) -> f64 {
     1.0 - WAVE_SPREAD + 2.0 * WAVE_SPREAD * unit
 }
 
-/// What the stores show now, to compare with what the last sync recorded.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Observed<'a> {
-    /// `metadata.generation`.
-    pub generation: Option<i64>,
-    /// The inputs' versions, as [`FerrVaultSecretStatus::observed_inputs`] records them.
-    pub inputs: &'a str,
-    /// The target's `resourceVersion` in the Secret store; `None` when the store does not hold it.
-    pub target_version: Option<&'a str>,
-}
-
-/// Whether a pass must sync.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Freshness {
-    /// Something is due: sync.
-    Due,
-    /// Nothing is due: the next refresh is in this long (`None`: refreshes are disabled).
-    UpToDate(Option<Duration>),
-}
-
-/// The rule of the module, for `status` as read, what the stores show `now`, and `schedule`.
-pub(crate) fn freshness(
-    status: &FerrVaultSecretStatus,
-    observed: Observed<'_>,
-    schedule: Schedule,
-    now: Timestamp,
-) -> Freshness {
-    let inputs_unchanged = status.observed_inputs.as_deref() == Some(observed.inputs);
-    let target_as_left = observed.target_version.is_some()
-        && status.target_resource_version.as_deref() == observed.target_version;
-    let Some(synced_at) = status.last_synced_at.as_ref().map(|t| t.0) else {
-        return Freshness::Due;
-    };
-    if !(synced_here(status, observed.generation) && inputs_unchanged && target_as_left) {
-        return Freshness::Due;
-    }
-    match schedule.remaining(synced_at, now) {
-        Some(Duration::ZERO) => Freshness::Due,
-        next => Freshness::UpToDate(next),
-    }
-}
-
 /// The first condition of the rule, which `status` alone decides (so a pass it rules out need not
-/// wait for any store): the last sync succeeded at `generation` and no restart is still due.
-pub(crate) fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> bool {
+/// wait for any store): the last sync succeeded at `generation` (`Ready=True/Synced`, or
+/// `Ready=True/TargetKept` for a `CreatedOnce` target) and no restart is still due.
+pub fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> bool {
     let ready_here = find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
         ready.status == ConditionStatus::True.as_str()
-            && ready.reason == Reason::Synced.as_str()
+            && is_settled_reason(&ready.reason)
             && ready.observed_generation == generation
     }) && status.observed_generation == generation;
     let rollout_pending = find_condition(&status.conditions, ConditionType::RolloutRestarted)
         .is_some_and(|c| c.status != ConditionStatus::True.as_str());
     ready_here && !rollout_pending
+}
+
+/// Whether `reason` on a `Ready=True` condition means the target is as this object wants it:
+/// `Synced`, or `TargetKept` (a `CreatedOnce` target that exists).
+pub(crate) fn is_settled_reason(reason: &str) -> bool {
+    reason == Reason::Synced.as_str() || reason == Reason::TargetKept.as_str()
 }
 
 /// The first condition of [`probe_not_due`], which `status` alone decides: the last probe found

@@ -4,10 +4,15 @@
 //! - [`duration`]: Go `time.Duration` parsing and formatting (`refreshInterval`, flags).
 //! - [`duration_floor`]: the operator's floor under every interval a tenant sets, and its
 //!   condition.
+//! - [`explain`]: is a pass due, why, and when is the next one: suspension, force-sync, the
+//!   refresh policy, then the freshness rule (the plugin's `explain` calls it too).
+//! - [`force_sync`]: the `ferrvault.com/force-sync` annotation's value, bounded.
 //! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
 //! - [`requeue`]: when a pass runs again after each outcome; the refresh interval it runs on.
 
 pub(crate) mod duration;
 pub(crate) mod duration_floor;
+pub(crate) mod explain;
+pub(crate) mod force_sync;
 pub(crate) mod freshness;
 pub(crate) mod requeue;

@@ -85,7 +85,7 @@ pub(crate) fn remove_condition(conditions: &mut Vec<Condition>, type_: Condition
 }
 
 /// The condition of `type_`, if present.
-pub(crate) fn find_condition(conditions: &[Condition], type_: ConditionType) -> Option<&Condition> {
+pub fn find_condition(conditions: &[Condition], type_: ConditionType) -> Option<&Condition> {
     conditions.iter().find(|c| c.type_ == type_.as_str())
 }
 

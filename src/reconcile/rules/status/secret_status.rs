@@ -59,6 +59,10 @@ pub(crate) enum RolloutState {
 pub(crate) struct SyncedState {
     /// Keys in the target, sorted.
     pub synced_keys: Vec<String>,
+    /// The label keys set from `target.metadata.labels`, sorted.
+    pub owned_labels: Vec<String>,
+    /// The annotation keys set from `target.metadata.annotations`, sorted.
+    pub owned_annotations: Vec<String>,
     /// Requested keys absent upstream (the first names, sorted, and their count).
     pub missing_keys: MissingKeys,
     /// The target's name.
@@ -71,6 +75,25 @@ pub(crate) struct SyncedState {
     pub target_resource_version: Option<String>,
     /// The versions of what the sync read besides FerrVault (`status.observedInputs`).
     pub observed_inputs: String,
+    /// The force-sync values the sync ran with.
+    pub force_sync: ForceSyncSeen,
+}
+
+/// The force-sync values a pass ran with, which its status records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ForceSyncSeen {
+    /// The object's own annotation, bounded (`status.observedForceSync`).
+    pub own: Option<String>,
+    /// Its connection's `status.observedForceSync` (`status.observedConnectionForceSync`).
+    pub connection: Option<String>,
+}
+
+impl ForceSyncSeen {
+    /// Records these values in `status`.
+    pub(crate) fn record(self, status: &mut FerrVaultSecretStatus) {
+        status.observed_force_sync = self.own;
+        status.observed_connection_force_sync = self.connection;
+    }
 }
 
 /// The status after a sync that wrote the target.
@@ -121,11 +144,14 @@ pub(crate) fn after_sync(
     status.last_synced_at = Some(Time(now));
     status.synced_keys = state.synced_keys;
     status.synced_keys.truncate(MAX_LISTED_SYNCED_KEYS);
+    status.owned_labels = state.owned_labels;
+    status.owned_annotations = state.owned_annotations;
     status.missing_keys = messages::missing_keys_list(&state.missing_keys);
     status.observed_generation = generation;
     status.last_rollout_hash = state.last_rollout_hash;
     status.target_resource_version = state.target_resource_version;
     status.observed_inputs = Some(state.observed_inputs);
+    state.force_sync.record(&mut status);
     status
 }
 
@@ -136,12 +162,15 @@ mod tests {
     fn synced(rollout: Option<RolloutState>) -> SyncedState {
         SyncedState {
             synced_keys: vec!["A".into()],
+            owned_labels: vec![],
+            owned_annotations: vec![],
             missing_keys: MissingKeys::default(),
             target: "app".into(),
             last_rollout_hash: Some("h".into()),
             rollout,
             target_resource_version: Some("7".into()),
             observed_inputs: "inputs".into(),
+            force_sync: Default::default(),
         }
     }
 

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::{
-    api::{ConnectionRef, FerrVaultSecretSpec, TransformType, bounds::MAX_TRANSFORMS},
+    api::{ConnectionRef, FerrVaultSecretSpec, Transform, TransformType, bounds::MAX_TRANSFORMS},
     ferrvault::{MissingKeys, SecretValue},
 };
 
@@ -23,7 +23,7 @@ fn costliest_cr() -> FerrVaultSecret {
     FerrVaultSecret::new(
         "heavy",
         FerrVaultSecretSpec {
-            connection_ref: ConnectionRef { name: "conn".into() },
+            connection_ref: ConnectionRef::namespaced("conn"),
             project: None,
             vault: "v".into(),
             selector: None,
@@ -31,6 +31,8 @@ fn costliest_cr() -> FerrVaultSecret {
             refresh_interval: "1h".into(),
             rollout_restart: vec![],
             transforms: vec![Transform::of_type(TransformType::Base64Decode); MAX_TRANSFORMS],
+            suspend: None,
+            refresh_policy: None,
         },
     )
 }

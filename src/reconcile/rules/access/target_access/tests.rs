@@ -8,6 +8,7 @@ use crate::api::{FerrVaultConnectionSpec, SecretKeyRef};
 const ME: Writer<'static> = Writer {
     name: "app",
     uid: "uid-app",
+    policy: CreationPolicy::Owner,
 };
 
 fn controller(kind: &str, name: &str, uid: &str) -> OwnerReference {
@@ -150,6 +151,7 @@ fn a_secret_a_connection_reads_should_be_refused_even_when_ours_or_absent() {
                 name: "ca".into(),
                 key: "ca.crt".into(),
             }),
+            suspend: None,
         },
     );
     let used = connection_secrets(&connection);
@@ -200,4 +202,81 @@ fn each_refusal_should_have_its_own_reason() {
         TargetRefusal::KubernetesManaged { marker: "m".into() }.reason(),
         Reason::TargetTypeRefused
     );
+}
+
+#[test]
+fn a_target_should_count_as_created_for_this_name_only_when_ours_and_owned_by_that_name_or_nobody() {
+    let ours = [(MANAGED_BY_ANNOTATION, MANAGED_BY_VALUE)];
+    let fvs = |name: &str| OwnerReference {
+        api_version: "ferrvault.com/v1alpha1".into(),
+        ..controller("FerrVaultSecret", name, "uid-old")
+    };
+    let cases = [
+        (
+            secret(vec![fvs("app")], &ours, None),
+            true,
+            "a deleted FerrVaultSecret of this name",
+        ),
+        (
+            secret(vec![], &ours, None),
+            true,
+            "orphaned by its deleted FerrVaultSecret",
+        ),
+        (
+            secret(vec![fvs("other")], &ours, None),
+            false,
+            "another FerrVaultSecret's",
+        ),
+        (
+            secret(vec![controller("Deployment", "app", "u")], &ours, None),
+            false,
+            "another kind's",
+        ),
+        (secret(vec![], &[], None), false, "not created by this operator"),
+        (
+            secret(vec![], &[(MANAGED_BY_ANNOTATION, "helm")], None),
+            false,
+            "managed by another tool",
+        ),
+    ];
+    for (existing, expected, what) in cases {
+        assert_eq!(created_for_same_name(ME, &existing), expected, "{what}");
+    }
+}
+
+#[test]
+fn creation_policies_should_decide_what_may_be_created_and_written() {
+    use CreationPolicy::{Merge, Orphan, Owner};
+    let ours = secret(vec![controller("FerrVaultSecret", "app", "uid-app")], &[], None);
+    let opted_in = secret(vec![], &[(ADOPTABLE_BY_ANNOTATION, "app")], None);
+    let plain = secret(vec![], &[], None);
+    let deployment = controller("Deployment", "db", "uid-db");
+    let controlled_opted_in = secret(vec![deployment], &[(ADOPTABLE_BY_ANNOTATION, "app")], None);
+    // (policy, existing, expected)
+    let cases = [
+        (Owner, None, Ok(TargetAccess::Create)),
+        (Orphan, None, Ok(TargetAccess::Create)),
+        (Merge, None, Err(TargetRefusal::MergeMissing)),
+        (Merge, Some(&ours), Ok(TargetAccess::Owned)),
+        (Merge, Some(&opted_in), Ok(TargetAccess::Adopt)),
+        (Orphan, Some(&opted_in), Ok(TargetAccess::Adopt)),
+        (Merge, Some(&plain), Err(TargetRefusal::NotOwned)),
+        (
+            Merge,
+            Some(&controlled_opted_in),
+            Err(TargetRefusal::ControlledByOther {
+                kind: "Deployment".into(),
+                name: "db".into(),
+            }),
+        ),
+    ];
+    for (policy, existing, expected) in cases {
+        let writer = Writer { policy, ..ME };
+        assert_eq!(
+            judge_target(writer, "target", "Opaque", existing, &[]),
+            expected,
+            "{policy:?} over {:?}",
+            existing.map(|s| &s.metadata)
+        );
+    }
 }

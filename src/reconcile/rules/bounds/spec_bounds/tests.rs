@@ -9,7 +9,15 @@ fn secret_spec() -> Value {
         "project": "p",
         "vault": "v",
         "selector": { "names": ["A"] },
-        "target": { "name": "t", "type": "Opaque" },
+        "target": {
+            "name": "t",
+            "type": "Opaque",
+            "metadata": { "labels": { "team": "a" }, "annotations": { "note": "n" } },
+            "template": {
+                "data": { "DSN": "${A}" },
+                "dockerConfig": { "server": "s", "usernameKey": "u", "passwordKey": "p", "emailKey": "e" },
+            },
+        },
         "refreshInterval": "1h",
         "rolloutRestart": [{ "kind": "Deployment", "name": "w" }],
         "transforms": [{ "type": "prefix", "value": "P", "from": "a", "to": "b", "key": "k", "keys": ["K"] }],
@@ -53,13 +61,48 @@ fn text_of(path: &str, len: usize) -> String {
 }
 
 /// Every string bound: (JSON pointer in the spec, path in the message, bound).
-const SECRET_TEXTS: [(&str, &str, usize); 13] = [
+const SECRET_TEXTS: [(&str, &str, usize); 20] = [
     ("/connectionRef/name", "spec.connectionRef.name", MAX_NAME),
     ("/project", "spec.project", MAX_IDENTIFIER),
     ("/vault", "spec.vault", MAX_IDENTIFIER),
     ("/selector/names/0", "spec.selector.names[0]", MAX_SECRET_KEY),
     ("/target/name", "spec.target.name", MAX_NAME),
     ("/target/type", "spec.target.type", MAX_IDENTIFIER),
+    (
+        "/target/metadata/labels/team",
+        "spec.target.metadata.labels[team]",
+        MAX_LABEL_VALUE,
+    ),
+    (
+        "/target/metadata/annotations/note",
+        "spec.target.metadata.annotations[note]",
+        MAX_TARGET_ANNOTATION_VALUE,
+    ),
+    (
+        "/target/template/data/DSN",
+        "spec.target.template.data[\"DSN\"]",
+        MAX_TEMPLATE_TEXT,
+    ),
+    (
+        "/target/template/dockerConfig/server",
+        "spec.target.template.dockerConfig.server",
+        MAX_URL,
+    ),
+    (
+        "/target/template/dockerConfig/usernameKey",
+        "spec.target.template.dockerConfig.usernameKey",
+        MAX_SECRET_KEY,
+    ),
+    (
+        "/target/template/dockerConfig/passwordKey",
+        "spec.target.template.dockerConfig.passwordKey",
+        MAX_SECRET_KEY,
+    ),
+    (
+        "/target/template/dockerConfig/emailKey",
+        "spec.target.template.dockerConfig.emailKey",
+        MAX_SECRET_KEY,
+    ),
     ("/refreshInterval", "spec.refreshInterval", MAX_DURATION),
     ("/rolloutRestart/0/name", "spec.rolloutRestart[0].name", MAX_NAME),
     ("/transforms/0/value", "spec.transforms[0].value", MAX_SECRET_KEY),
@@ -235,4 +278,67 @@ fn an_object_over_a_bound_should_become_invalid_with_its_metadata_and_conditions
     assert_eq!(invalid.metadata.name.as_deref(), Some("conn"));
     assert_eq!(invalid.conditions, Vec::new());
     assert_eq!(invalid.problem.path, "spec.url");
+}
+
+#[test]
+fn target_metadata_should_be_refused_past_its_entries_and_for_keys_the_schema_refuses() {
+    let labels = "/target/metadata/labels";
+    let many = |n: usize| Value::Object((0..n).map(|i| (format!("k{i}"), json!("v"))).collect());
+    assert_eq!(
+        secret_problem(with(secret_spec(), labels, many(MAX_TARGET_LABELS))),
+        None
+    );
+    assert_eq!(
+        secret_problem(with(secret_spec(), labels, many(MAX_TARGET_LABELS + 1))),
+        Some(format!(
+            "spec.target.metadata.labels: more than {MAX_TARGET_LABELS} entries (the CRD's maxProperties)"
+        ))
+    );
+    let annotations = "/target/metadata/annotations";
+    for (key, expected) in [
+        ("app.kubernetes.io/name", None),
+        ("kubernetes.io/service-account.name", Some(RESERVED_MESSAGE)),
+        ("ferrvault.com/content-hash", Some(RESERVED_MESSAGE)),
+        ("k8s.io/x", Some(RESERVED_MESSAGE)),
+        ("a/b/c", Some(KEY_SHAPE_MESSAGE)),
+    ] {
+        let expected = expected.map(|m| format!("spec.target.metadata.annotations: {m}"));
+        assert_eq!(
+            secret_problem(with(secret_spec(), annotations, json!({ key: "v" }))),
+            expected,
+            "{key}"
+        );
+    }
+    let long_key = "k".repeat(64);
+    assert_eq!(
+        secret_problem(with(secret_spec(), labels, json!({ long_key: "v" }))),
+        Some(format!("spec.target.metadata.labels: {KEY_SHAPE_MESSAGE}")),
+        "the key is not named: it is not a valid key"
+    );
+}
+
+#[test]
+fn template_keys_should_be_bounded_in_count_and_length_without_spelling_the_key() {
+    let keys = |count: usize| -> Value {
+        (0..count)
+            .map(|i| (format!("K{i}"), json!("x")))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    let at = with(secret_spec(), "/target/template/data", keys(MAX_TEMPLATE_KEYS));
+    assert_eq!(secret_problem(at), None);
+    let over = with(
+        secret_spec(),
+        "/target/template/data",
+        keys(MAX_TEMPLATE_KEYS + 1),
+    );
+    assert_eq!(
+        secret_problem(over).as_deref(),
+        Some("spec.target.template.data: more than 100 entries (the CRD's maxProperties)")
+    );
+    let long_key = json!({ "k".repeat(MAX_SECRET_KEY + 1): "x" });
+    assert_eq!(
+        secret_problem(with(secret_spec(), "/target/template/data", long_key)).as_deref(),
+        Some("spec.target.template.data (a key): longer than 253 characters (the CRD's maxLength)")
+    );
 }

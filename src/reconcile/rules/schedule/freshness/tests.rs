@@ -1,10 +1,50 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::*;
-use crate::reconcile::rules::status::{
-    conditions::{ConditionUpdate, upsert_condition},
-    secret_status::{RolloutState, SyncedState, after_failure, after_sync},
+use crate::reconcile::{
+    fixtures,
+    rules::{
+        schedule::explain::{ConnectionSeen, Explanation, Seen, explain},
+        status::{
+            conditions::{ConditionUpdate, upsert_condition},
+            secret_status::{RolloutState, SyncedState, after_failure, after_sync},
+        },
+    },
 };
+
+/// What the stores show, as these tests vary it.
+#[derive(Clone, Copy)]
+struct Observed<'a> {
+    generation: Option<i64>,
+    inputs: &'a str,
+    target_version: Option<&'a str>,
+}
+
+/// The rule's answer under `Periodic`, as these tests compare it.
+#[derive(Debug, PartialEq)]
+enum Freshness {
+    Due,
+    UpToDate(Option<Duration>),
+}
+
+/// The rule of the module, through [`explain`] under `Periodic` (the default policy).
+fn freshness(
+    status: &FerrVaultSecretStatus,
+    observed: Observed<'_>,
+    schedule: Schedule,
+    now: Timestamp,
+) -> Freshness {
+    let mut cr = fixtures::secret(0, None);
+    cr.metadata.generation = observed.generation;
+    let seen = Seen {
+        inputs: observed.inputs,
+        target_version: observed.target_version,
+    };
+    match explain(&cr, status, ConnectionSeen::default(), seen, schedule, now) {
+        Explanation::Due(_) => Freshness::Due,
+        Explanation::NotDue { next_in, .. } => Freshness::UpToDate(next_in),
+    }
+}
 
 const HOUR: Duration = Duration::from_secs(3600);
 const INPUTS: &str = "connection=uid-1/1 token=10 ca=- key=abc";
@@ -24,12 +64,15 @@ fn schedule() -> Schedule {
 fn synced(synced: i64, rollout: Option<RolloutState>) -> FerrVaultSecretStatus {
     let state = SyncedState {
         synced_keys: vec!["A".into()],
+        owned_labels: vec![],
+        owned_annotations: vec![],
         missing_keys: Default::default(),
         target: "app".into(),
         last_rollout_hash: None,
         rollout,
         target_resource_version: Some("7".into()),
         observed_inputs: INPUTS.into(),
+        force_sync: Default::default(),
     };
     after_sync(&FerrVaultSecretStatus::default(), state, Some(1), at(synced))
 }

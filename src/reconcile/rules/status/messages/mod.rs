@@ -31,11 +31,13 @@ pub(crate) use self::{
         reachable, redact_userinfo, redirected,
     },
     spec::{
-        connection_not_found, connection_spec_invalid, interval_clamped, invalid_refresh_interval,
-        invalid_spec,
+        cluster_connection_not_found, cluster_connection_spec_invalid, cluster_token_not_watched,
+        connection_not_allowed, connection_not_found, connection_spec_invalid, interval_clamped,
+        invalid_refresh_interval, invalid_spec,
     },
     target::{
         MISSING_CLOUD_SCOPE, ROLLOUT_UP_TO_DATE, missing_keys, missing_keys_list,
-        missing_keys_target_unchanged, rollout_deferred, secret_too_large, synced, target_refused,
+        missing_keys_target_unchanged, rollout_deferred, secret_too_large, synced, target_immutable,
+        target_refused,
     },
 };

@@ -12,6 +12,37 @@ pub(crate) fn connection_not_found(name: &str, cause: &str) -> String {
     bounded(format_args!("FerrVaultConnection {name:?}: {cause}"))
 }
 
+/// Ready=False/`ConnectionNotFound` for a cluster connection:
+/// `ClusterFerrVaultConnection "NAME": CAUSE`.
+pub(crate) fn cluster_connection_not_found(name: &str, cause: &str) -> String {
+    bounded(format_args!("ClusterFerrVaultConnection {name:?}: {cause}"))
+}
+
+/// Ready=False/`InvalidConnection` for a cluster connection stored past its schema.
+pub(crate) fn cluster_connection_spec_invalid(name: &str, problem: &SpecProblem) -> String {
+    bounded(format_args!(
+        "ClusterFerrVaultConnection {name:?} has an invalid spec ({problem}); fix it (it bypassed the CRD schema)"
+    ))
+}
+
+/// Ready=False/`ConnectionNotAllowed`: the namespace is not in the cluster connection's
+/// `allowedNamespaces`.
+pub(crate) fn connection_not_allowed(name: &str, namespace: &str) -> String {
+    bounded(format_args!(
+        "namespace {namespace:?} is not in the allowedNamespaces of ClusterFerrVaultConnection {name:?}: \
+         nothing was read or written"
+    ))
+}
+
+/// Ready=False/`TokenUnreadable`: the cluster connection's token Secret is in a namespace the
+/// operator does not watch.
+pub(crate) fn cluster_token_not_watched(name: &str, namespace: &str) -> String {
+    bounded(format_args!(
+        "the token Secret of ClusterFerrVaultConnection {name:?} is in namespace {namespace:?}, \
+         which the operator does not watch (--watch-namespace): nothing was read"
+    ))
+}
+
 /// Ready=False/`InvalidRefreshInterval`.
 pub(crate) fn invalid_refresh_interval(cause: &str) -> String {
     bounded(format_args!("spec.refreshInterval: {cause}"))

@@ -69,7 +69,19 @@ pub(crate) fn target_refused(refusal: &TargetRefusal, target: &str, writer: &str
             "Secret {target} exists and is not controlled by this FerrVaultSecret: not written; to hand it \
              over, annotate the Secret with {ADOPTABLE_BY_ANNOTATION}={writer}"
         )),
+        TargetRefusal::MergeMissing => bounded(format_args!(
+            "Secret {target} does not exist: creationPolicy Merge writes only into an existing Secret \
+             annotated {ADOPTABLE_BY_ANNOTATION}={writer}"
+        )),
     }
+}
+
+/// Ready=False/`TargetImmutable`.
+pub(crate) fn target_immutable(target: &str) -> String {
+    bounded(format_args!(
+        "Secret {target} is immutable and its content, type or flag would change: left unchanged \
+         (target.immutableChange: Replace replaces it)"
+    ))
 }
 
 /// Ready=False/`MissingCloudScope`.

@@ -1,0 +1,115 @@
+//! The schema's bounds of a ClusterFerrVaultConnection, checked again (as [`spec_bounds`] does
+//! for the namespaced kinds): its connection fields, its references' namespaces and its
+//! `allowedNamespaces`, in declaration order, a list's length before its items.
+//!
+//! # Guarantees
+//! A selection that passes is at most [`MAX_NAMESPACE_NAMES`] names and [`MAX_SELECTOR_TERMS`]
+//! terms of at most [`MAX_SELECTOR_VALUES`] values: matching a namespace against it is bounded
+//! whatever was stored.
+
+use super::spec_bounds::{connection_spec_problem, list, problem, text};
+use crate::api::{
+    ClusterFerrVaultConnectionSpec, NamespaceSelection, NamespacedSecretKeyRef, SAME_NAMESPACE_MESSAGE,
+    SpecProblem,
+    bounds::{
+        MAX_LABEL_TEXT, MAX_NAMESPACE_NAME, MAX_NAMESPACE_NAMES, MAX_SELECTOR_TERMS, MAX_SELECTOR_VALUES,
+    },
+};
+
+/// The first bound `spec` exceeds, if any.
+///
+/// # Errors
+/// The [`SpecProblem`] naming the field and its bound, never its value.
+pub(crate) fn cluster_connection_spec_problem(
+    spec: &ClusterFerrVaultConnectionSpec,
+) -> Result<(), SpecProblem> {
+    connection_spec_problem(&spec.as_connection().0)?;
+    namespace_of("spec.tokenSecretRef", spec.token_secret_ref.as_ref())?;
+    namespace_of("spec.caBundleSecretRef", spec.ca_bundle_secret_ref.as_ref())?;
+    if let Some(ca) = &spec.ca_bundle_secret_ref
+        && spec
+            .token_secret_ref
+            .as_ref()
+            .is_none_or(|t| t.namespace != ca.namespace)
+    {
+        return Err(problem(
+            &"spec.caBundleSecretRef.namespace",
+            SAME_NAMESPACE_MESSAGE.to_owned(),
+        ));
+    }
+    selection_problem("spec.allowedNamespaces", &spec.allowed_namespaces)
+}
+
+/// The first bound `selection` (at `path`) exceeds, if any.
+///
+/// # Errors
+/// As [`cluster_connection_spec_problem`].
+pub(crate) fn selection_problem(path: &str, selection: &NamespaceSelection) -> Result<(), SpecProblem> {
+    list(
+        &format_args!("{path}.names"),
+        selection.names.len(),
+        MAX_NAMESPACE_NAMES,
+    )?;
+    for (index, name) in selection.names.iter().enumerate() {
+        text(&format_args!("{path}.names[{index}]"), name, MAX_NAMESPACE_NAME)?;
+    }
+    let Some(selector) = &selection.selector else {
+        return Ok(());
+    };
+    let labels = format_args!("{path}.selector.matchLabels");
+    list(&labels, selector.match_labels.len(), MAX_SELECTOR_TERMS)?;
+    for (index, (key, value)) in selector.match_labels.iter().enumerate() {
+        text(&format_args!("{labels} key #{index}"), key, MAX_LABEL_TEXT)?;
+        text(&format_args!("{labels} value #{index}"), value, MAX_LABEL_TEXT)?;
+    }
+    let terms = &selector.match_expressions;
+    list(
+        &format_args!("{path}.selector.matchExpressions"),
+        terms.len(),
+        MAX_SELECTOR_TERMS,
+    )?;
+    for (index, term) in terms.iter().enumerate() {
+        let at = format!("{path}.selector.matchExpressions[{index}]");
+        text(&format_args!("{at}.key"), &term.key, MAX_LABEL_TEXT)?;
+        list(
+            &format_args!("{at}.values"),
+            term.values.len(),
+            MAX_SELECTOR_VALUES,
+        )?;
+        for (v, value) in term.values.iter().enumerate() {
+            text(&format_args!("{at}.values[{v}]"), value, MAX_LABEL_TEXT)?;
+        }
+    }
+    Ok(())
+}
+
+fn namespace_of(path: &str, reference: Option<&NamespacedSecretKeyRef>) -> Result<(), SpecProblem> {
+    reference.map_or(Ok(()), |r| {
+        text(
+            &format_args!("{path}.namespace"),
+            &r.namespace,
+            MAX_NAMESPACE_NAME,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_selection_over_its_bounds_should_be_named_without_its_values() {
+        let mut selection = NamespaceSelection {
+            names: vec!["n".into(); MAX_NAMESPACE_NAMES],
+            selector: None,
+        };
+        assert_eq!(selection_problem("spec.allowedNamespaces", &selection), Ok(()));
+        selection.names.push("n".into());
+        let problem = selection_problem("spec.allowedNamespaces", &selection).unwrap_err();
+        assert_eq!(problem.path, "spec.allowedNamespaces.names");
+        selection.names = vec!["SECRET".repeat(20)];
+        let problem = selection_problem("spec.allowedNamespaces", &selection).unwrap_err();
+        assert_eq!(problem.path, "spec.allowedNamespaces.names[0]");
+        assert!(!problem.to_string().contains("SECRET"), "{problem}");
+    }
+}

@@ -1,0 +1,101 @@
+//! How a pass that syncs nothing ends: nothing due (the clamp condition corrected, the next
+//! refresh scheduled), suspended (the `Suspended` condition, no timer), or a `CreatedOnce`
+//! target kept (`Ready=True/TargetKept`, no timer).
+
+use std::time::Duration;
+
+use controller_actors::Outcome;
+use jiff::Timestamp;
+use kube::{Api, Resource, ResourceExt};
+
+use super::{due, failure::Held, interval::correct_clamp, reconciler::SecretReconciler, status};
+use crate::{
+    api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, Reason},
+    reconcile::{
+        report::SyncTimer,
+        rules::{
+            schedule::explain::Quiet,
+            status::refresh_control::{kept, suspend},
+        },
+        write::{KubeAction, KubeFailure},
+    },
+};
+
+impl SecretReconciler {
+    /// A pass with nothing due (`why`), next due after `next_in`, refreshing every `refresh`.
+    pub(super) async fn quiet(
+        &self,
+        api: &Api<Lenient<FerrVaultSecret>>,
+        cr: &FerrVaultSecret,
+        previous: &FerrVaultSecretStatus,
+        (why, next_in): (Quiet, Option<Duration>),
+        refresh: Duration,
+        timer: &mut SyncTimer<'_>,
+    ) -> Result<Outcome, KubeFailure> {
+        let held = match why {
+            Quiet::Suspended => Held::Suspended(Reason::Suspended),
+            Quiet::ConnectionSuspended => Held::Suspended(Reason::ConnectionSuspended),
+            Quiet::TargetKept | Quiet::OnChange | Quiet::RefreshDisabled | Quiet::RefreshNotDue => {
+                let ctx = &self.ctx;
+                correct_clamp(&ctx.settings, (api, self.reads.secrets.written()), cr, previous).await?;
+                self.mark_synced(cr, previous, refresh);
+                timer.succeed();
+                return Ok(due::refresh_in(next_in));
+            }
+        };
+        self.hold(api, cr, previous, held, timer).await
+    }
+
+    /// A pass that syncs nothing because of `held`: its status, no timer (a change of the
+    /// object, its connection or its target enqueues it).
+    pub(super) async fn hold(
+        &self,
+        api: &Api<Lenient<FerrVaultSecret>>,
+        cr: &FerrVaultSecret,
+        previous: &FerrVaultSecretStatus,
+        held: Held,
+        timer: &mut SyncTimer<'_>,
+    ) -> Result<Outcome, KubeFailure> {
+        let (generation, now) = (cr.meta().generation, Timestamp::now());
+        let (status, reason) = match held {
+            Held::Suspended(reason) => {
+                let mut status = previous.clone();
+                suspend(&mut status.conditions, reason, generation, now);
+                (status, reason)
+            }
+            Held::Kept {
+                target,
+                version,
+                force_sync,
+            } => (
+                kept(previous, (&target, version), force_sync, generation, now),
+                Reason::TargetKept,
+            ),
+        };
+        status::write(
+            (api, self.reads.secrets.written()),
+            &cr.name_any(),
+            previous,
+            &status,
+        )
+        .await
+        .map_err(KubeFailure::during(KubeAction::WriteStatus(reason.as_str())))?;
+        self.mark_synced(cr, previous, Duration::ZERO);
+        timer.succeed();
+        Ok(Outcome::done())
+    }
+
+    /// The last-sync series from status, with `refresh` (0 while nothing refreshes on a timer,
+    /// which the staleness alert skips).
+    fn mark_synced(&self, cr: &FerrVaultSecret, previous: &FerrVaultSecretStatus, refresh: Duration) {
+        let Some(synced_at) = &previous.last_synced_at else {
+            return;
+        };
+        self.ctx.metrics.mark_synced(
+            &cr.namespace().unwrap_or_default(),
+            &cr.name_any(),
+            refresh,
+            synced_at.0,
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! The cluster-wide watches of the cluster kinds (issue 37): ClusterFerrVaultConnections and
+//! the metadata of Namespaces, one watch each whatever `--watch-namespace` says (both kinds are
+//! cluster-scoped), and what their changes enqueue.
+//!
+//! | watch | kind | enqueues |
+//! |---|---|---|
+//! | `clusterferrvaultconnection` | ClusterFerrVaultConnection | itself and the FerrVaultSecrets referencing it, on a new generation, deletion or first sighting |
+//! | `namespace-metadata` | Namespace, metadata only | the FerrVaultSecrets of that namespace referencing any ClusterFerrVaultConnection, and every ClusterFerrVaultConnection (their status counts), when its labels change (or it appears) |
+//! | `ferrvaultsecret` (in `keys.rs`) | FerrVaultSecret | the ClusterFerrVaultConnection it references (its status counts) |
+//! | `secret-metadata` (a route added to it) | Secret | the FerrVaultSecrets whose cluster connection reads that Secret (token rotation) |
+//!
+//! # Guarantees
+//! - A namespace relabelled in or out of an `allowedNamespaces` selection re-queues its
+//!   FerrVaultSecrets within that one event: they are refused (`ConnectionNotAllowed`) or sync.
+//! - Each watch stores its change before any route enqueues a key, so the pass the key starts
+//!   sees the labels (or the connection) that caused it.
+//! - The Namespace store keeps name, labels and version only; the cluster connections' store
+//!   drops annotations, labels and managed fields: memory does not grow with what is written
+//!   there.
+
+use controller_actors::{ObjectKey, Route, WatchSource, WatchSpec, WatchStore};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::{Api, Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta, runtime::watcher};
+
+use crate::{
+    api::{ClusterFerrVaultConnection, ConnectionKind, FerrVaultSecret, Lenient},
+    reconcile::{connection::cluster_connection_key, read::Scoped, settings::SECRET_CONTROLLER},
+};
+
+/// The two cluster-wide watches before their routes, and their stores.
+pub(super) struct ClusterWatches {
+    /// The ClusterFerrVaultConnection watch.
+    connection_watch: WatchSpec<Lenient<ClusterFerrVaultConnection>>,
+    /// The Namespace metadata watch.
+    namespace_watch: WatchSpec<PartialObjectMeta<Namespace>>,
+    /// The ClusterFerrVaultConnections' store.
+    pub(super) connections: WatchStore<Lenient<ClusterFerrVaultConnection>>,
+    /// The Namespaces' metadata store.
+    pub(super) namespaces: WatchStore<PartialObjectMeta<Namespace>>,
+}
+
+/// Both watches, without routes yet (the FerrVaultSecrets' stores they read come later).
+pub(super) fn watches(client: &kube::Client) -> ClusterWatches {
+    let (connection_watch, connections) = WatchSpec::full(
+        "clusterferrvaultconnection",
+        Api::<Lenient<ClusterFerrVaultConnection>>::all(client.clone()),
+        watcher::Config::default(),
+    );
+    let (namespace_watch, namespaces) = WatchSpec::metadata(
+        "namespace-metadata",
+        Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
+        watcher::Config::default(),
+    );
+    ClusterWatches {
+        connection_watch,
+        namespace_watch,
+        connections,
+        namespaces,
+    }
+}
+
+impl ClusterWatches {
+    /// Both watches with their routes, which find the FerrVaultSecrets to enqueue in `secrets`
+    /// (every watched scope's store).
+    pub(super) fn routed(self, secrets: &Scoped<Lenient<FerrVaultSecret>>) -> Vec<Box<dyn WatchSource>> {
+        let by_connection = secrets.clone();
+        let itself =
+            Route::map(|c: &Lenient<ClusterFerrVaultConnection>| vec![cluster_connection_key(&c.name_any())])
+                .matters(|old, new| connection_matters(old.map(Resource::meta), new.meta()));
+        let connection_watch = self
+            .connection_watch
+            .trim(trim_connection)
+            .matters(|old, new| connection_matters(old.map(Resource::meta), new.meta()))
+            .map(move |c: &Lenient<ClusterFerrVaultConnection>| users_of(&by_connection, &c.name_any()))
+            .route(itself);
+        let by_namespace = secrets.clone();
+        let connections = self.connections.clone();
+        let labels_changed = |old: Option<&PartialObjectMeta<Namespace>>,
+                              new: &PartialObjectMeta<Namespace>| {
+            old.is_none_or(|old| old.metadata.labels != new.metadata.labels)
+        };
+        let every_connection = Route::map(move |_: &PartialObjectMeta<Namespace>| {
+            connections
+                .state()
+                .iter()
+                .map(|c| cluster_connection_key(&c.name_any()))
+                .collect()
+        })
+        .matters(labels_changed);
+        let namespace_watch = self
+            .namespace_watch
+            .trim(trim_namespace)
+            .matters(labels_changed)
+            .map(move |n: &PartialObjectMeta<Namespace>| {
+                cluster_users_in(&by_namespace, n.metadata.name.as_deref().unwrap_or_default())
+            })
+            .route(every_connection);
+        vec![Box::new(connection_watch), Box::new(namespace_watch)]
+    }
+}
+
+/// The route the Secret metadata watch of each scope gets: a Secret a cluster connection reads
+/// (token or CA bundle, in its namespace) enqueues the FerrVaultSecrets using that connection.
+pub(super) fn secret_route(
+    secrets: WatchStore<Lenient<FerrVaultSecret>>,
+    connections: WatchStore<Lenient<ClusterFerrVaultConnection>>,
+) -> Route<PartialObjectMeta<Secret>> {
+    Route::map(move |s: &PartialObjectMeta<Secret>| {
+        let (namespace, name) = (
+            s.metadata.namespace.as_deref().unwrap_or_default(),
+            s.metadata.name.as_deref().unwrap_or_default(),
+        );
+        let mut keys = Vec::new();
+        for connection in connections.state() {
+            let Some(valid) = connection.valid() else { continue };
+            let spec = &valid.spec;
+            let reads_it = [&spec.token_secret_ref, &spec.ca_bundle_secret_ref]
+                .into_iter()
+                .flatten()
+                .any(|r| r.namespace == namespace && r.name == name);
+            if reads_it {
+                keys.extend(users_of(&secrets.clone().into(), &valid.name_any()));
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        keys
+    })
+}
+
+/// Whether a cluster connection change matters to its users: first sighting, new generation,
+/// deletion (its status and metadata writes do not).
+fn connection_matters(old: Option<&ObjectMeta>, new: &ObjectMeta) -> bool {
+    old.is_none_or(|old| old.generation != new.generation || old.deletion_timestamp != new.deletion_timestamp)
+}
+
+/// Keys of the valid FerrVaultSecrets referencing ClusterFerrVaultConnection `name`.
+fn users_of(secrets: &Scoped<Lenient<FerrVaultSecret>>, name: &str) -> Vec<ObjectKey> {
+    keys_where(secrets.state(), |s| {
+        s.spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection
+            && s.spec.connection_ref.name == name
+    })
+}
+
+/// Keys of the valid FerrVaultSecrets of `namespace` referencing any ClusterFerrVaultConnection.
+fn cluster_users_in(secrets: &Scoped<Lenient<FerrVaultSecret>>, namespace: &str) -> Vec<ObjectKey> {
+    let Some(store) = secrets.of(namespace) else {
+        return Vec::new();
+    };
+    keys_where(store.state(), |s| {
+        s.namespace().as_deref() == Some(namespace)
+            && s.spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection
+    })
+}
+
+fn keys_where(
+    secrets: Vec<std::sync::Arc<Lenient<FerrVaultSecret>>>,
+    pick: impl Fn(&FerrVaultSecret) -> bool,
+) -> Vec<ObjectKey> {
+    secrets
+        .iter()
+        .filter_map(|s| s.valid())
+        .filter(|s| pick(s))
+        .map(|s| ObjectKey::namespaced(SECRET_CONTROLLER, s.namespace().unwrap_or_default(), s.name_any()))
+        .collect()
+}
+
+/// What the Namespace store keeps: name, labels, version, deletion.
+fn trim_namespace(namespace: &mut PartialObjectMeta<Namespace>) {
+    let old = std::mem::take(&mut namespace.metadata);
+    namespace.metadata = ObjectMeta {
+        name: old.name,
+        labels: old.labels,
+        resource_version: old.resource_version,
+        deletion_timestamp: old.deletion_timestamp,
+        ..ObjectMeta::default()
+    };
+}
+
+/// What the cluster connections' store drops: annotations, labels and managed fields.
+fn trim_connection(connection: &mut Lenient<ClusterFerrVaultConnection>) {
+    let meta = connection.meta_mut();
+    meta.annotations = None;
+    meta.labels = None;
+    meta.managed_fields = None;
+}
