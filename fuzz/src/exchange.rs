@@ -76,7 +76,7 @@ fn reference(body: &[u8]) -> Expected {
             }
         }
         Parsed::Json(Tree::Seq(_)) | Parsed::Unsure => Expected::Unknown,
-        Parsed::Json(Tree::Null | Tree::Bool | Tree::Number | Tree::Str(_)) | Parsed::NotJson => {
+        Parsed::Json(Tree::Null | Tree::Bool | Tree::Number(_) | Tree::Str(_)) | Parsed::NotJson => {
             Expected::Refused
         }
     }

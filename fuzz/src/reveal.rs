@@ -4,8 +4,8 @@
 //! # Properties checked
 //! - It agrees with a plain reading of the body ([`Tree`]): a body of the format within
 //!   [`MAX_REVEAL_KEYS`] and [`MAX_REVEAL_BYTES`] decodes to exactly its values and missing
-//!   names; one over a bound is `ResponseTooLarge` naming a bound it is over; anything else is
-//!   refused.
+//!   names (and, ferrvault mode, each hit's `version`: absent, or an unsigned integer); one over
+//!   a bound is `ResponseTooLarge` naming a bound it is over; anything else is refused.
 //! - `ResponseTooLarge` is never claimed of a body too short to hold that much.
 //! - A decode error is serde's category and position only (no byte of the body); the `Debug` of
 //!   a decoded answer shows key names and counts only (no value).
@@ -75,6 +75,8 @@ enum Expected {
 /// An answer of the format, and what it charges to the decoder's bounds.
 struct Answer {
     secrets: BTreeMap<String, String>,
+    /// The version of each hit that has one (the last hit of a name decides).
+    versions: BTreeMap<String, u64>,
     missing: BTreeSet<String>,
     /// Every hit or secret and every missing name, duplicates included.
     keys: usize,
@@ -96,6 +98,7 @@ fn reference(wire: Wire, body: &[u8]) -> Expected {
 fn read_answer(wire: Wire, fields: &[(String, Tree)]) -> Result<Answer, ()> {
     let mut answer = Answer {
         secrets: BTreeMap::new(),
+        versions: BTreeMap::new(),
         missing: BTreeSet::new(),
         keys: 0,
         bytes: 0,
@@ -107,6 +110,12 @@ fn read_answer(wire: Wire, fields: &[(String, Tree)]) -> Result<Answer, ()> {
                 let Tree::Map(hit) = hit else { return Err(()) };
                 let name = single(hit, "name")?.and_then(Tree::as_str).ok_or(())?;
                 let value = single(hit, "value")?.and_then(Tree::as_str).ok_or(())?;
+                match single(hit, "version")? {
+                    None => answer.versions.remove(name),
+                    Some(version) => answer
+                        .versions
+                        .insert(name.to_owned(), version.as_u64().ok_or(())?),
+                };
                 answer.add_secret(name, value);
             }
         }
@@ -166,6 +175,10 @@ impl Answer {
             .collect();
         assert_eq!(values, expected, "decoded values differ from the body's");
         assert_eq!(
+            revealed.versions, self.versions,
+            "decoded versions differ from the body's"
+        );
+        assert_eq!(
             revealed.missing,
             MissingKeys::from(self.missing.clone()),
             "decoded missing names differ from the body's"
@@ -210,9 +223,10 @@ fn assert_answer(revealed: &Revealed) {
         "{keys} keys, {bytes} bytes"
     );
     let expected = format!(
-        "Revealed {{ count: {}, keys: {:?}, missing: {:?}, missing_count: {} }}",
+        "Revealed {{ count: {}, keys: {:?}, versions: {:?}, missing: {:?}, missing_count: {} }}",
         revealed.secrets.len(),
         revealed.secrets.keys().collect::<Vec<_>>(),
+        revealed.versions,
         revealed.missing.names(),
         revealed.missing.total()
     );

@@ -27,8 +27,9 @@ pub enum Tree {
     Null,
     /// `true` or `false`.
     Bool,
-    /// Any number (its value is never needed).
-    Number,
+    /// A number: its value when it is an unsigned integer (what a `u64` field accepts), `None`
+    /// for any other (negative, fractional).
+    Number(Option<u64>),
     /// A string, unescaped.
     Str(String),
     /// An array.
@@ -69,11 +70,19 @@ impl Tree {
             .map(|(_, value)| value)
     }
 
+    /// The unsigned integer, if this is one.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Tree::Number(n) => *n,
+            Tree::Null | Tree::Bool | Tree::Str(_) | Tree::Seq(_) | Tree::Map(_) => None,
+        }
+    }
+
     /// The string, if this is one.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Tree::Str(text) => Some(text),
-            Tree::Null | Tree::Bool | Tree::Number | Tree::Seq(_) | Tree::Map(_) => None,
+            Tree::Null | Tree::Bool | Tree::Number(_) | Tree::Seq(_) | Tree::Map(_) => None,
         }
     }
 }
@@ -113,15 +122,15 @@ impl<'de> Visitor<'de> for TreeVisitor {
     }
 
     fn visit_i64<E>(self, _: i64) -> Result<Tree, E> {
-        Ok(Tree::Number)
+        Ok(Tree::Number(None))
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<Tree, E> {
-        Ok(Tree::Number)
+    fn visit_u64<E>(self, n: u64) -> Result<Tree, E> {
+        Ok(Tree::Number(Some(n)))
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<Tree, E> {
-        Ok(Tree::Number)
+        Ok(Tree::Number(None))
     }
 
     fn visit_str<E>(self, text: &str) -> Result<Tree, E> {
@@ -156,7 +165,7 @@ mod tests {
         };
         assert_eq!(
             Tree::members(&entries, "a").collect::<Vec<_>>(),
-            [&Tree::Str("1".into()), &Tree::Seq(vec![Tree::Number])]
+            [&Tree::Str("1".into()), &Tree::Seq(vec![Tree::Number(Some(2))])]
         );
         assert_eq!(single(&entries, "a"), Err(()));
         assert_eq!(single(&entries, "b"), Ok(Some(&Tree::Null)));

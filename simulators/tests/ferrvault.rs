@@ -750,7 +750,7 @@ async fn admin_paths_should_set_faults_limits_and_settings() {
 #[tokio::test]
 async fn unknown_paths_should_answer_json_404() {
     let fx = Fixture::start(config()).await;
-    let (status, body) = status_and_json(fx.http.get(fx.url("/v1/operator/me")).send().await.unwrap()).await;
+    let (status, body) = status_and_json(fx.http.get(fx.url("/v2/operator/me")).send().await.unwrap()).await;
     assert_eq!(status, 404);
     assert!(body["error"].is_string());
 }

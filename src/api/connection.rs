@@ -162,7 +162,9 @@ pub struct OidcSpec {
 pub struct FerrVaultConnectionStatus {
     /// `Ready` with reason `Reachable`, `Unreachable`, `TokenUnreadable`, `InvalidConnection`,
     /// `CaBundleUnreadable`, `InsecureUrl`, `Redirected`, `UntrustedUrl`,
-    /// `ClusterIdentityMismatch`, `ClusterIdentityUnavailable` or `DeletionBlocked`.
+    /// `ClusterIdentityMismatch`, `ClusterIdentityUnavailable` or `DeletionBlocked`; and, in
+    /// ferrvault mode, `TokenHealthy` with reason `TokenValid`, `TokenExpiresSoon` or
+    /// `Unsupported`.
     #[serde(default)]
     #[schemars(schema_with = "conditions_schema")]
     pub conditions: Vec<Condition>,
@@ -173,6 +175,15 @@ pub struct FerrVaultConnectionStatus {
     /// versions mean the next pass probes even when no probe is due.
     #[serde(default)]
     pub observed_inputs: Option<String>,
+    /// When the service-account token expires, as `GET /operator/me` last said (ferrvault mode;
+    /// absent when it never expires or the server was not asked). The `TokenHealthy` condition
+    /// turns False 7 days before. Written as `null` when unknown, so a merge patch clears it.
+    #[serde(default)]
+    pub token_expires_at: Option<Time>,
+    /// The token's role as `GET /operator/me` last said: `viewer`, `writer`, `admin`, or
+    /// `other` for one the operator does not know.
+    #[serde(default)]
+    pub token_role: Option<String>,
     /// The `ferrvault.com/force-sync` annotation's value the last probe ran with (a value over
     /// 253 bytes as its digest). Another value on the object means a probe is due; a new value
     /// here forces every FerrVaultSecret using this connection.

@@ -15,6 +15,11 @@ pub enum ConditionType {
     /// On `FerrVaultSecret` only, and only while `spec.refreshInterval` is below the operator's
     /// `--min-refresh-interval`: the interval is admitted but clamped to that minimum.
     RefreshIntervalClamped,
+    /// On `FerrVaultConnection` only, in ferrvault mode with a service-account token, once the
+    /// server answered `GET /operator/me`: whether the token stays valid for more than 7 days
+    /// (`TokenValid`), expires within them (`TokenExpiresSoon`), or cannot be asked (Unknown,
+    /// `Unsupported`: a server without `me`).
+    TokenHealthy,
     /// On both kinds, only while `spec.suspend` is `true` (or, on a FerrVaultSecret, its
     /// connection's): `True`, nothing is requested or written but the status.
     Suspended,
@@ -27,6 +32,7 @@ impl ConditionType {
             Self::Ready => "Ready",
             Self::RolloutRestarted => "RolloutRestarted",
             Self::RefreshIntervalClamped => "RefreshIntervalClamped",
+            Self::TokenHealthy => "TokenHealthy",
             Self::Suspended => "Suspended",
         }
     }
@@ -177,6 +183,16 @@ pub enum Reason {
     /// names and values than any Secret can need. The message names the bound, never a byte of
     /// the answer; nothing of it was used. Retried on the failure timer.
     ResponseTooLarge,
+    /// Connection TokenHealthy=True: the service-account token never expires, or not within
+    /// the next 7 days (`GET /operator/me`).
+    TokenValid,
+    /// Connection TokenHealthy=False: the service-account token expires within 7 days; a
+    /// Warning Event says so too, and `ferrvault_connection_token_expiry_timestamp_seconds`
+    /// lets an alert fire before syncs fail.
+    TokenExpiresSoon,
+    /// Connection TokenHealthy=Unknown: the server does not serve `GET /operator/me` (it
+    /// answered 404 or 405, an older FerrVault); not asked again until the spec changes.
+    Unsupported,
     // Refresh control (issue 36).
     /// Suspended=True: `spec.suspend` is `true`; no FerrVault request, no write but the status.
     Suspended,
@@ -233,6 +249,9 @@ impl Reason {
         Self::BelowMinimum,
         Self::RateLimited,
         Self::ResponseTooLarge,
+        Self::TokenValid,
+        Self::TokenExpiresSoon,
+        Self::Unsupported,
         Self::Suspended,
         Self::ConnectionSuspended,
         Self::TargetKept,
@@ -280,6 +299,9 @@ impl Reason {
             Self::BelowMinimum => "BelowMinimum",
             Self::RateLimited => "RateLimited",
             Self::ResponseTooLarge => "ResponseTooLarge",
+            Self::TokenValid => "TokenValid",
+            Self::TokenExpiresSoon => "TokenExpiresSoon",
+            Self::Unsupported => "Unsupported",
             Self::Suspended => "Suspended",
             Self::ConnectionSuspended => "ConnectionSuspended",
             Self::TargetKept => "TargetKept",

@@ -21,6 +21,8 @@ use super::{
     single_flight::{KEPT_ANSWER_BYTES, SingleFlight, WAVE_HORIZON},
 };
 
+mod account;
+
 /// The FerrVault client. Cheap to clone; clones share the HTTP client pool, the
 /// per-credential pacers, the single-flight table and the OIDC token cache.
 ///

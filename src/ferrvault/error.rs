@@ -165,6 +165,15 @@ pub enum FerrVaultError {
         /// Server message or a fallback.
         message: String,
     },
+    /// The server does not serve this endpoint: `list` or `me` answered 404 or 405, as an
+    /// older FerrVault does. Not retried; a caller should remember it rather than ask again.
+    #[error("ferrvault does not serve {call} (it answered {status}): an older server")]
+    Unsupported {
+        /// `list` or `me`.
+        call: &'static str,
+        /// 404 or 405.
+        status: u16,
+    },
     /// The request could not be sent or its response not read, after the client's retries.
     #[error("ferrvault transport error after {attempts} attempt(s): {source}")]
     Transport {
@@ -238,6 +247,7 @@ impl FerrVaultError {
             FerrVaultError::RateLimited { .. } => "RateLimited",
             FerrVaultError::Server { .. } => "ServerError",
             FerrVaultError::Client { .. } => "ClientError",
+            FerrVaultError::Unsupported { .. } => "Unsupported",
             FerrVaultError::Transport { .. } => "TransportError",
             FerrVaultError::Decode(_) => "DecodeError",
             FerrVaultError::ResponseTooLarge(_) => "ResponseTooLarge",
@@ -260,6 +270,11 @@ impl FerrVaultError {
     /// 404.
     pub fn is_not_found(&self) -> bool {
         matches!(self, FerrVaultError::NotFound { .. })
+    }
+
+    /// The server does not serve the endpoint ([`FerrVaultError::Unsupported`]).
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, FerrVaultError::Unsupported { .. })
     }
 
     /// An answer over one of the client's bounds ([`FerrVaultError::ResponseTooLarge`]).
@@ -324,6 +339,16 @@ impl FerrVaultError {
                 status: code,
                 message,
             },
+        }
+    }
+
+    /// For an endpoint older servers lack (`call`): their 404 and 405 become
+    /// [`FerrVaultError::Unsupported`]; any other error stays.
+    pub(crate) fn unless_served(self, call: &'static str) -> Self {
+        match self {
+            FerrVaultError::NotFound { .. } => FerrVaultError::Unsupported { call, status: 404 },
+            FerrVaultError::Client { status: 405, .. } => FerrVaultError::Unsupported { call, status: 405 },
+            other => other,
         }
     }
 

@@ -214,6 +214,7 @@ fn result_of(error: &FerrVaultError) -> RequestResult {
         FerrVaultError::Timeout { .. } | FerrVaultError::Deadline { .. } => RequestResult::Timeout,
         FerrVaultError::Decode(_) | FerrVaultError::ResponseTooLarge(_) => RequestResult::Decode,
         FerrVaultError::Client { .. }
+        | FerrVaultError::Unsupported { .. }
         | FerrVaultError::Redirected { .. }
         | FerrVaultError::InsecureUrl
         | FerrVaultError::EgressDenied(_)

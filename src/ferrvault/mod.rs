@@ -1,5 +1,6 @@
 //! The FerrVault HTTP client: reveals paced per credential, shared between concurrent
-//! callers, retried when the server fails, and never printing a token or a value.
+//! callers, retried when the server fails, and never printing a token or a value; and the
+//! `list` and `me` calls, paced and bounded the same way.
 //!
 //! # Layout
 //! - [`FerrVault`] (`client.rs`): the shared client object the reconcilers call.
@@ -14,7 +15,10 @@
 //!   async, FIFO wrapper around it; `snapshot.rs`: what the limiter shows outside.
 //! - `single_flight.rs`: one request for concurrent reveals of one vault.
 //! - `reveal.rs`: request/answer types and both wire formats; `reveal/decode.rs`: the answer
-//!   decoder, bounded while it decodes; `reveal/missing.rs`: [`MissingKeys`].
+//!   decoder, bounded while it decodes; `reveal/missing.rs`: [`MissingKeys`];
+//!   `answer_budget.rs`: the bounds both it and the `list` decoder charge.
+//! - `client/account.rs`: the `list` and `me` calls; `inventory.rs`: the `list` answer
+//!   ([`Inventory`]) and its bounded decoder; `token_info.rs`: the `me` answer ([`TokenInfo`]).
 //! - `egress.rs`: [`EgressPolicy`], which addresses a FerrVault URL may lead to (pure);
 //!   `egress_gate.rs`: where it is enforced (the resolver of every pooled client, IP-literal
 //!   hosts); `host_facts.rs`: the operator's own addresses and its API server's, read at start.
@@ -34,6 +38,7 @@
 //! the address used); no redirect is followed; the cluster identity (projected token, minted bearer) only goes to a
 //! trusted base URL and, in a reveal, only with `X-FerrVault-Namespace`.
 
+mod answer_budget;
 mod client;
 mod config;
 mod credential;
@@ -46,6 +51,7 @@ pub mod host_facts;
 mod http;
 mod identity;
 mod identity_refusal;
+mod inventory;
 pub mod limiter;
 pub mod metrics;
 mod oidc;
@@ -57,6 +63,7 @@ mod reveal;
 mod single_flight;
 mod snapshot;
 mod token_file;
+mod token_info;
 mod trust;
 
 pub use client::{FerrVault, PACER_IDLE_EVICTION};
@@ -68,6 +75,7 @@ pub use error::{AuthKind, DeadlineStage, FerrVaultError, MAX_MESSAGE_CHARS, Resp
 pub use http::MAX_SMALL_BODY_BYTES;
 pub use identity::{ClusterIdentity, DEFAULT_TOKEN_PATH};
 pub use identity_refusal::IdentityRefusal;
+pub use inventory::{Inventory, ListedSecret, MAX_LIST_BYTES, MAX_LIST_ENTRIES};
 pub use oidc::{OidcSource, REFRESH_LEEWAY};
 pub use pool::{MAX_POOLED_CLIENTS, UNCLAIMED_EVICTION};
 pub use retry::RetryPolicy;
@@ -77,6 +85,7 @@ pub use reveal::{
     decode::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS},
 };
 pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};
+pub use token_info::{TokenInfo, TokenRole};
 
 /// The pure decoders of what a FerrVault answers, each a function of the body alone: entry
 /// points for the fuzz targets (issue 34), not an API.
@@ -84,7 +93,9 @@ pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};
 pub mod decoders {
     pub use super::{
         error::{server_message, status_error},
+        inventory::decode as decode_list,
         oidc::decode_exchange,
         reveal::decode::decode as decode_reveal,
+        token_info::decode as decode_me,
     };
 }

@@ -8,6 +8,8 @@
 //! - An answer is decoded within [`MAX_REVEAL_KEYS`](crate::ferrvault::MAX_REVEAL_KEYS) and
 //!   [`MAX_REVEAL_BYTES`](crate::ferrvault::MAX_REVEAL_BYTES) (`reveal/decode.rs`), and its missing
 //!   keys are kept as [`MissingKeys`] (at most [`MissingKeys::SHOWN`] names and a count).
+//! - A ferrvault-mode hit's `version` is kept ([`Revealed::versions`]); a hit without one (an
+//!   older server) has none, a hit whose `version` is not an unsigned integer fails the decoding.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -117,11 +119,16 @@ impl fmt::Debug for SecretValue {
     }
 }
 
-/// What one caller receives: its keys' values and the keys it asked for that do not exist.
+/// What one caller receives: its keys' values, their versions, and the keys it asked for that
+/// do not exist.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct Revealed {
     /// Values by key name.
     pub secrets: BTreeMap<String, SecretValue>,
+    /// The version of each value whose hit carried one (ferrvault mode: every hit of a current
+    /// server; cloud mode's wire format carries none, so it stays empty). Versions are not
+    /// secret: `Debug` shows them.
+    pub versions: BTreeMap<String, u64>,
     /// Requested keys absent upstream: the first names, sorted, and their count.
     pub missing: MissingKeys,
 }
@@ -131,6 +138,7 @@ impl fmt::Debug for Revealed {
         f.debug_struct("Revealed")
             .field("count", &self.secrets.len())
             .field("keys", &self.secrets.keys().collect::<Vec<_>>())
+            .field("versions", &self.versions)
             .field("missing", &self.missing.names())
             .field("missing_count", &self.missing.total())
             .finish()
@@ -146,6 +154,10 @@ impl Revealed {
                 secrets: names
                     .iter()
                     .filter_map(|name| Some((name.clone(), self.secrets.get(name)?.clone())))
+                    .collect(),
+                versions: names
+                    .iter()
+                    .filter_map(|name| Some((name.clone(), *self.versions.get(name)?)))
                     .collect(),
                 missing: names
                     .iter()
@@ -254,10 +266,12 @@ mod tests {
                 .into_iter()
                 .map(|(k, v)| (k.to_owned(), SecretValue(v.to_owned())))
                 .collect(),
+            versions: [("a".to_owned(), 1), ("b".to_owned(), 7)].into(),
             missing: ["z".to_owned()].into_iter().collect(),
         };
         let mine = shared.slice_for(&names(&["b", "z", "y"]));
         assert_eq!(mine.secrets.keys().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(mine.versions, [("b".to_owned(), 7)].into());
         assert_eq!(mine.missing.names(), ["y", "z"]);
         assert_eq!(shared.slice_for(&KeySelector::All), shared);
     }
@@ -270,6 +284,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(fv.secrets["A"].expose(), "1");
+        assert_eq!(fv.versions, [("A".to_owned(), 3)].into());
         assert_eq!(fv.missing.names(), ["B"]);
         let cloud_scope = RevealScope::Cloud {
             organization: "o".into(),
@@ -282,7 +297,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(cloud.secrets["A"].expose(), "1");
-        assert!(cloud.missing.is_empty());
+        assert!(cloud.versions.is_empty() && cloud.missing.is_empty());
     }
 
     #[test]

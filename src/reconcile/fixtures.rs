@@ -38,8 +38,7 @@ pub(super) fn connection(generation: i64, ready: Option<&str>, checked: i64) -> 
             .into_iter()
             .collect(),
         last_checked_at: Some(Time(Timestamp::from_second(checked).unwrap())),
-        observed_inputs: None,
-        observed_force_sync: None,
+        ..FerrVaultConnectionStatus::default()
     });
     c
 }

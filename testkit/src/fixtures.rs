@@ -54,7 +54,7 @@ pub fn sensitive_strings() -> Vec<&'static str> {
 
 /// The FerrVault simulator of the in-process harness: vaults `prod` and `blobs`, a token for
 /// each, the org token and the OIDC cluster.
-pub(crate) fn sim_config() -> SimConfig {
+pub fn sim_config() -> SimConfig {
     let yaml = format!(
         r#"
 rate_limit: {{ per_second: 100.0, burst: 100 }}

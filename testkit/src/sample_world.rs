@@ -106,13 +106,21 @@ pub fn sample_tokens(manifests: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// How long the samples' service-account tokens stay valid from the simulator's start: they
+/// expire, as real ones do, so a connection's status shows `tokenExpiresAt` (`GET /operator/me`).
+pub const SAMPLE_TOKEN_LIFETIME: jiff::SignedDuration = jiff::SignedDuration::from_hours(90 * 24);
+
 /// The FerrVault simulator's configuration: the `production` vault, each sample token bound
-/// to it (a `fvsat_` token as a service-account token, a `fft_` one as an org token).
+/// to it (a `fvsat_` token as a service-account token valid for [`SAMPLE_TOKEN_LIFETIME`], a
+/// `fft_` one as an org token).
 pub fn ferrvault_config(manifests: &[Value]) -> SimConfig {
     let mut config = SimConfig::default().vault(VAULT, VAULT_SECRETS);
+    let expires_at = jiff::Timestamp::now() + SAMPLE_TOKEN_LIFETIME;
     for token in sample_tokens(manifests) {
         config = if token.starts_with("fvsat_") {
-            config.service_account_token(&token, VAULT)
+            config
+                .service_account_token(&token, VAULT)
+                .token_expires_at(&token, expires_at)
         } else {
             config.org_token(&token, "acme")
         };

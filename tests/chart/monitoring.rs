@@ -66,6 +66,7 @@ fn monitoring_on_should_render_a_service_monitor_rule_and_sidecar_dashboard() {
             "FerrVaultSecretStale",
             "FerrVaultRolloutRestartFailing",
             "FerrVaultCredentialThrottled",
+            "FerrVaultTokenExpiresSoon",
         ],
         "one replica: no standby alert"
     );
@@ -94,6 +95,7 @@ fn monitoring_on_should_render_a_service_monitor_rule_and_sidecar_dashboard() {
         "ferrvault_client_limiter_rate",
         "ferrvault_client_limiter_waiters",
         "leader_election_master_status",
+        "ferrvault_connection_token_expiry_timestamp_seconds",
     ] {
         assert!(
             used.iter().any(|metric| metric == needed),
@@ -182,7 +184,7 @@ fn prometheus_rules_should_pass_promtool_check() {
     );
     assert!(output.status.success(), "{}", tools::describe(&output));
     assert!(
-        String::from_utf8_lossy(&output.stdout).contains("6 rules found"),
+        String::from_utf8_lossy(&output.stdout).contains("7 rules found"),
         "{}",
         tools::describe(&output)
     );
@@ -265,6 +267,24 @@ tests:
             exp_annotations:
               summary: "FerrVault keeps answering 429 to credential fp-1"
               description: "The operator paces each credential below the server budget, so sustained 429s mean another client shares the token or the server budget shrank. Lower ferrvault.rate or give that workload its own token."
+  # A token expiring 7 days and 10 minutes after t=0 is under 7 days from 10m on; one expiring in
+  # 30 days never is.
+  - interval: 1m
+    input_series:
+      - series: 'ferrvault_connection_token_expiry_timestamp_seconds{exported_namespace="apps",name="fv",namespace="ferrvault-system"}'
+        values: '605400x20'
+      - series: 'ferrvault_connection_token_expiry_timestamp_seconds{exported_namespace="apps",name="later",namespace="ferrvault-system"}'
+        values: '2592000x20'
+    alert_rule_test:
+      - eval_time: 9m
+        alertname: FerrVaultTokenExpiresSoon
+      - eval_time: 15m
+        alertname: FerrVaultTokenExpiresSoon
+        exp_alerts:
+          - exp_labels: {severity: warning, exported_namespace: apps, name: fv, namespace: ferrvault-system}
+            exp_annotations:
+              summary: "The token of FerrVaultConnection apps/fv expires in 6d 23h 55m 0s"
+              description: "Put a new service-account token into the Secret the connection names before this one expires, or every FerrVaultSecret using it stops syncing. The connection's TokenHealthy condition says the same."
 "#;
 
 #[test]

@@ -13,7 +13,7 @@ use ferrvault_sim::ferrvault::{
 };
 use tokio::time::Instant;
 
-const SAT: &str = "fvsat_sim-app-0123456789";
+pub(crate) const SAT: &str = "fvsat_sim-app-0123456789";
 const ORG_TOKEN: &str = "fft_sim-org-0123456789";
 const ORG: &str = "globex";
 const PROJECT: &str = "web";
@@ -21,13 +21,15 @@ const CLUSTER_ID: &str = "0b6f1c1e-7d0a-4c55-9e55-3f1a2b3c4d5e";
 const JWT: &str = "eyJ.sim-projected-jwt.sig";
 const VALUE_A: &str = "secret-value-of-A";
 
-struct Setup {
-    sim: FerrVaultSim,
-    client: FerrVault,
-    endpoint: Endpoint,
+/// The simulator (vault `app` read by [`SAT`], labelled `app-sat`), a client allowed to reach it,
+/// and its endpoint.
+pub(crate) struct Setup {
+    pub(crate) sim: FerrVaultSim,
+    pub(crate) client: FerrVault,
+    pub(crate) endpoint: Endpoint,
 }
 
-async fn setup() -> Setup {
+pub(crate) async fn setup() -> Setup {
     let config = SimConfig::default()
         .vault("app", [("A", VALUE_A), ("B", "secret-value-of-B")])
         .vault("other", [("X", "x")])
@@ -56,7 +58,7 @@ async fn setup() -> Setup {
     }
 }
 
-fn soon() -> Instant {
+pub(crate) fn soon() -> Instant {
     Instant::now() + Duration::from_secs(20)
 }
 

@@ -1,7 +1,9 @@
 //! The FerrVault client over real HTTP: against a scripted stub (status mapping, retries, OIDC,
 //! TLS, refusals of plain http, of redirects, of misplaced cluster bearers and of addresses the
-//! egress policy refuses) and against the FerrVault simulator (rate limits, single-flight).
+//! egress policy refuses) and against the FerrVault simulator (rate limits, single-flight, and
+//! the `list` and `me` calls).
 
+mod account;
 mod against_sim;
 mod bounds;
 mod egress;

@@ -21,6 +21,7 @@ mod sync;
 mod target_shape;
 mod target_types;
 mod templates;
+mod token_health;
 mod transforms;
 
 /// The in-process harness and its fixtures ([`ferrvault_testkit`]), under the name the tests use.

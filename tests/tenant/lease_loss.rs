@@ -65,14 +65,26 @@ async fn a_leader_frozen_mid_reconcile_should_write_nothing_once_it_resumes_past
         .fv
         .faults()
         .set(Endpoint::Reveal, FaultSpec::default().with_hang());
-    let revealed = world.fv.token_stats("victim").requests;
+    let revealed = world
+        .fv
+        .token_stats("victim")
+        .endpoints
+        .get("reveal")
+        .copied()
+        .unwrap_or(0);
     let victim = world.victim();
     victim.sync("held", "fv", VICTIM_VAULT, None).await;
     poll_until(
         "the leader's reveal for held reached FerrVault",
         Duration::from_secs(30),
         || async {
-            let now = world.fv.token_stats("victim").requests;
+            let now = world
+                .fv
+                .token_stats("victim")
+                .endpoints
+                .get("reveal")
+                .copied()
+                .unwrap_or(0);
             if now > revealed {
                 Ok(())
             } else {

@@ -145,6 +145,12 @@ async fn run(args: DemoArgs) -> Result<(), DemoError> {
         "  kubectl     kubectl --kubeconfig {} get fvs -A",
         args.kubeconfig_out.display()
     );
+    println!(
+        "  rotate      curl -X PUT {}/_sim/vaults/{}/secrets/api_key -d '{{\"value\":\"rotated\"}}'   \
+         (a new version; it reaches the Secret at the next refresh)",
+        ferrvault.url(),
+        sample_world::VAULT
+    );
     if exit_when_ready {
         // The receiver is gone only if the operator already stopped, which `running` reports.
         let _ = ready_tx.send(());

@@ -43,6 +43,10 @@ pub struct Counters {
 /// A snapshot of the simulator's accounting.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SimStats {
+    /// TLS handshakes that failed (HTTPS only): a client without the certificate the server
+    /// requires, or one that distrusts the server. No request of theirs was read.
+    #[serde(default)]
+    pub tls_handshake_failures: u64,
     /// All requests together.
     pub total: Counters,
     /// Per token label or fingerprint; `oidc:<cluster_id>` for OIDC exchanges; [`ANONYMOUS`] for
@@ -97,7 +101,7 @@ impl Accounting {
     pub fn begin(self: &Arc<Self>, key: &str, endpoint: Endpoint, vault: Option<&str>) -> InFlight {
         {
             let mut stats = self.lock();
-            let SimStats { total, tokens } = &mut *stats;
+            let SimStats { total, tokens, .. } = &mut *stats;
             for counters in [total, tokens.entry(key.to_owned()).or_default()] {
                 counters.requests += 1;
                 counters.in_flight += 1;
@@ -119,6 +123,12 @@ impl Accounting {
         }
     }
 
+    /// Counts a failed TLS handshake.
+    pub fn handshake_failed(&self) {
+        self.lock().tls_handshake_failures += 1;
+        self.changed();
+    }
+
     /// A copy of the counters.
     pub fn snapshot(&self) -> SimStats {
         self.lock().clone()
@@ -127,6 +137,7 @@ impl Accounting {
     /// Zeroes every counter except `in_flight` (requests still running keep being tracked).
     pub fn reset(&self) {
         let mut stats = self.lock();
+        stats.tls_handshake_failures = 0;
         let fresh = |c: &Counters| Counters {
             in_flight: c.in_flight,
             peak_in_flight: c.in_flight,

@@ -13,8 +13,13 @@
 //! | PUT | `/_sim/rate-limits` | `{"per_second", "burst"}` | set the default bucket |
 //! | PUT | `/_sim/settings` | `{"rejected_requests_spend_budget"?, "retry_after"?}` | switch debt mode / `Retry-After` format |
 //! | POST | `/_sim/expire-cluster-tokens` | | expire every minted `ffclust_` token |
+//! | PUT | `/_sim/vaults/{vault}/secrets/{name}` | `{"value": …}` | set a secret (a rotation: its version increases) |
+//! | DELETE | `/_sim/vaults/{vault}/secrets/{name}` | | delete it |
+//! | PUT | `/_sim/unserved/{endpoint}` | `"not_found"` or `"method_not_allowed"` | stop serving it (404/405) |
+//! | DELETE | `/_sim/unserved/{endpoint}` | | serve it again |
 //!
-//! `{endpoint}` is one of `healthz`, `reveal`, `cloud_reveal`, `oidc_exchange`.
+//! `{endpoint}` is one of `healthz`, `reveal`, `cloud_reveal`, `oidc_exchange`, `list`, `me`,
+//! `create`, `update`, `delete`.
 
 use std::sync::Arc;
 
@@ -23,7 +28,7 @@ use tokio::time::Instant;
 use warp::{Filter, Reply, filters::BoxedFilter, http::StatusCode};
 
 use super::{
-    config::RetryAfterFormat,
+    config::{Redacted, RetryAfterFormat, Unserved},
     faults::{Endpoint, FaultSpec},
     rate_limit::RateLimit,
     state::SimState,
@@ -36,6 +41,13 @@ use super::{
 struct Settings {
     rejected_requests_spend_budget: Option<bool>,
     retry_after: Option<RetryAfterFormat>,
+}
+
+/// The body of `PUT /_sim/vaults/{vault}/secrets/{name}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewValue {
+    value: Redacted,
 }
 
 /// The admin filters.
@@ -117,10 +129,48 @@ pub fn routes(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
     let expire = base
         .and(warp::path!("expire-cluster-tokens"))
         .and(warp::post())
-        .and(with_state)
+        .and(with_state.clone())
         .map(|s: Arc<SimState>| {
             s.tokens.expire_minted();
             no_content()
+        });
+    let put_secret = base
+        .and(warp::path!("vaults" / String / "secrets" / String))
+        .and(warp::put())
+        .and(warp::body::json())
+        .and(with_state.clone())
+        .map(|vault: String, name: String, body: NewValue, s: Arc<SimState>| {
+            let done = s.vaults.put_secret(
+                &decode_segment(&vault),
+                &decode_segment(&name),
+                body.value.expose(),
+            );
+            done_or_no_vault(done)
+        });
+    let delete_secret = base
+        .and(warp::path!("vaults" / String / "secrets" / String))
+        .and(warp::delete())
+        .and(with_state.clone())
+        .map(|vault: String, name: String, s: Arc<SimState>| {
+            let done = s
+                .vaults
+                .remove_secret(&decode_segment(&vault), &decode_segment(&name));
+            done_or_no_vault(done)
+        });
+    let unserve = base
+        .and(warp::path!("unserved" / String))
+        .and(warp::put())
+        .and(warp::body::json())
+        .and(with_state.clone())
+        .map(|name: String, how: Unserved, s: Arc<SimState>| {
+            with_endpoint(&name, |endpoint| s.set_unserved(endpoint, Some(how)))
+        });
+    let serve = base
+        .and(warp::path!("unserved" / String))
+        .and(warp::delete())
+        .and(with_state)
+        .map(|name: String, s: Arc<SimState>| {
+            with_endpoint(&name, |endpoint| s.set_unserved(endpoint, None))
         });
 
     stats
@@ -142,6 +192,14 @@ pub fn routes(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
         .unify()
         .or(expire)
         .unify()
+        .or(put_secret)
+        .unify()
+        .or(delete_secret)
+        .unify()
+        .or(unserve)
+        .unify()
+        .or(serve)
+        .unify()
         .boxed()
 }
 
@@ -160,8 +218,19 @@ fn with_endpoint(name: &str, apply: impl FnOnce(Endpoint)) -> warp::reply::Respo
             apply(endpoint);
             no_content()
         }
-        None => bad_request("unknown endpoint: use healthz, reveal, cloud_reveal or oidc_exchange"),
+        None => bad_request(
+            "unknown endpoint: use healthz, reveal, cloud_reveal, oidc_exchange, list, me, create, update or \
+             delete",
+        ),
     }
+}
+
+fn done_or_no_vault(done: bool) -> warp::reply::Response {
+    if done {
+        return no_content();
+    }
+    let body = warp::reply::json(&serde_json::json!({ "error": "vault not found" }));
+    warp::reply::with_status(body, StatusCode::NOT_FOUND).into_response()
 }
 
 fn with_valid(limit: RateLimit, apply: impl FnOnce(RateLimit)) -> warp::reply::Response {

@@ -7,8 +7,9 @@ use super::{
     LimiterMode, RateLimit,
     config::{
         DEFAULT_ENVIRONMENT, DEFAULT_ORG, DEFAULT_PROJECT, OidcCluster, OrgToken, Redacted, RetryAfterFormat,
-        SecretSpec, ServiceAccountToken, SimConfig, VaultSpec,
+        Role, SecretSpec, ServiceAccountToken, SimConfig, TlsSpec, Unserved, VaultSpec,
     },
+    faults::Endpoint,
 };
 
 impl SimConfig {
@@ -56,8 +57,38 @@ impl SimConfig {
             token: Redacted::new(token),
             vault: vault.to_owned(),
             label: None,
+            role: Role::default(),
+            expires_at: None,
+            token_id: None,
         });
         self
+    }
+
+    /// Gives a service-account token a role (the default is `viewer`).
+    ///
+    /// # Panics
+    /// When no service-account token equal to `token` was added before: a test setup bug.
+    #[must_use]
+    pub fn token_role(mut self, token: &str, role: Role) -> Self {
+        self.service_account(token).role = role;
+        self
+    }
+
+    /// Makes a service-account token expire at `at` (401 from then on; `me` reports it).
+    ///
+    /// # Panics
+    /// As [`SimConfig::token_role`].
+    #[must_use]
+    pub fn token_expires_at(mut self, token: &str, at: jiff::Timestamp) -> Self {
+        self.service_account(token).expires_at = Some(at);
+        self
+    }
+
+    fn service_account(&mut self, token: &str) -> &mut ServiceAccountToken {
+        self.service_account_tokens
+            .iter_mut()
+            .find(|t| t.token.expose() == token)
+            .expect("add the service-account token before configuring it")
     }
 
     /// Adds an org token for `org`.
@@ -145,6 +176,38 @@ impl SimConfig {
     #[must_use]
     pub fn cluster_token_ttl(mut self, ttl: Duration) -> Self {
         self.cluster_token_ttl_secs = ttl.as_secs();
+        self
+    }
+
+    /// Answers `endpoint` as a server without it would (404 or 405).
+    #[must_use]
+    pub fn unserved(mut self, endpoint: Endpoint, how: Unserved) -> Self {
+        self.unserved.insert(endpoint, how);
+        self
+    }
+
+    /// Serves HTTPS with this certificate chain and key (PEM).
+    #[must_use]
+    pub fn tls(mut self, cert_pem: &str, key_pem: &str) -> Self {
+        self.tls = Some(TlsSpec {
+            cert_pem: cert_pem.to_owned(),
+            key_pem: key_pem.to_owned(),
+            client_ca_pem: None,
+        });
+        self
+    }
+
+    /// Requires a client certificate chaining to `ca_pem` (mTLS).
+    ///
+    /// # Panics
+    /// When [`SimConfig::tls`] was not called before: a test setup bug.
+    #[must_use]
+    pub fn require_client_cert(mut self, ca_pem: &str) -> Self {
+        let tls = self
+            .tls
+            .as_mut()
+            .expect("call .tls(..) before .require_client_cert(..)");
+        tls.client_ca_pem = Some(ca_pem.to_owned());
         self
     }
 

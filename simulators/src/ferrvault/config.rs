@@ -7,8 +7,10 @@ use std::{collections::BTreeMap, fmt, time::Duration};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub use super::surface::{Role, TlsSpec, Unserved};
 use super::{
     SimError,
+    faults::Endpoint,
     rate_limit::{LimiterMode, RateLimit},
 };
 
@@ -111,9 +113,19 @@ pub struct ServiceAccountToken {
     pub token: Redacted,
     /// The one vault it may read.
     pub vault: String,
-    /// Name used in stats and rate-limit settings instead of the token's fingerprint.
+    /// Name used in stats and rate-limit settings instead of the token's fingerprint; also the
+    /// `token_label` of `GET /operator/me` (the fingerprint when unset).
     #[serde(default)]
     pub label: Option<String>,
+    /// Its role (default `viewer`).
+    #[serde(default)]
+    pub role: Role,
+    /// When it stops working (401 from then on); `None` never expires. Reported by `me`.
+    #[serde(default)]
+    pub expires_at: Option<jiff::Timestamp>,
+    /// The `token_id` of `me`; `sat-<fingerprint>` when unset.
+    #[serde(default)]
+    pub token_id: Option<String>,
 }
 
 /// An org-scoped user API token (`fft_…`, cloud mode).
@@ -184,6 +196,14 @@ pub struct SimConfig {
     /// Clusters allowed to use the OIDC exchange (cloud mode).
     #[serde(default)]
     pub oidc_clusters: Vec<OidcCluster>,
+    /// Endpoints answered as if the server did not have them (an older FerrVault), e.g.
+    /// `{ list: not_found, me: method_not_allowed }`. Switchable at runtime.
+    #[serde(default)]
+    pub unserved: BTreeMap<Endpoint, Unserved>,
+    /// Serve HTTPS (and optionally require client certificates); plain HTTP when absent.
+    /// Checked when the simulator starts ([`SimError::InvalidConfig`]).
+    #[serde(default)]
+    pub tls: Option<TlsSpec>,
 }
 
 /// The organisation vaults and tokens belong to when none is named.
@@ -222,6 +242,8 @@ impl Default for SimConfig {
             service_account_tokens: Vec::new(),
             org_tokens: Vec::new(),
             oidc_clusters: Vec::new(),
+            unserved: BTreeMap::new(),
+            tls: None,
         }
     }
 }

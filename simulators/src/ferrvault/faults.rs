@@ -15,7 +15,8 @@ use rand::{RngExt, SeedableRng, rngs::StdRng};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-/// The simulator's endpoints, as fault and accounting keys.
+/// The simulator's endpoints, as fault and accounting keys. The `/operator/…` ones are also
+/// served under `/v1/operator/…` (see the README: both prefixes are in production use).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Endpoint {
@@ -27,19 +28,45 @@ pub enum Endpoint {
     CloudReveal,
     /// `POST /api/v1/clusters/oidc-exchange`.
     OidcExchange,
+    /// `GET /operator/secrets/list`: every name of the token's vault with its version, no value.
+    List,
+    /// `GET /operator/me`: what the service-account token is.
+    Me,
+    /// `POST /operator/secrets`: create a secret (409 when it exists).
+    Create,
+    /// `PUT /operator/secrets/{name}`: change a secret's value.
+    Update,
+    /// `DELETE /operator/secrets/{name}?vault=`: delete a secret.
+    Delete,
 }
 
 impl Endpoint {
     /// Every endpoint.
-    pub const ALL: [Endpoint; 4] = [Self::Healthz, Self::Reveal, Self::CloudReveal, Self::OidcExchange];
+    pub const ALL: [Endpoint; 9] = [
+        Self::Healthz,
+        Self::Reveal,
+        Self::CloudReveal,
+        Self::OidcExchange,
+        Self::List,
+        Self::Me,
+        Self::Create,
+        Self::Update,
+        Self::Delete,
+    ];
 
-    /// The name used in stats and admin paths (`healthz`, `reveal`, `cloud_reveal`, `oidc_exchange`).
+    /// The name used in stats and admin paths (`healthz`, `reveal`, `cloud_reveal`,
+    /// `oidc_exchange`, `list`, `me`, `create`, `update`, `delete`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Healthz => "healthz",
             Self::Reveal => "reveal",
             Self::CloudReveal => "cloud_reveal",
             Self::OidcExchange => "oidc_exchange",
+            Self::List => "list",
+            Self::Me => "me",
+            Self::Create => "create",
+            Self::Update => "update",
+            Self::Delete => "delete",
         }
     }
 

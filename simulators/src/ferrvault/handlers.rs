@@ -1,8 +1,10 @@
 //! The request pipeline shared by every FerrVault endpoint:
-//! count → fault delay → authenticate → rate limit → fault disruption → endpoint logic.
+//! count → fault delay → unserved? → authenticate → rate limit → fault disruption → endpoint logic.
 //!
 //! # Order, and why
 //! - Latency and hang come first: a slow server is slow for everyone, including 401s and 429s.
+//! - An endpoint configured as unserved answers 404/405 before authentication, as a router
+//!   without the route would: it spends no budget, but it is counted.
 //! - Authentication precedes the limiter: buckets are per token, so an unknown token has no bucket
 //!   (it gets 401 and spends nothing).
 //! - Vault authorisation (403 wrong vault, 404) comes after the limiter, like a real server whose
@@ -20,10 +22,11 @@ use super::{
     endpoints,
     faults::{Disruption, Endpoint},
     identity::Caller,
+    operator_reads, operator_writes,
     rate_limit::Admission,
     reply::Reply,
     state::SimState,
-    wire::{ExchangeRequest, RevealRequest},
+    wire::{CreateRequest, ExchangeRequest, RevealRequest, UpdateRequest},
 };
 
 /// One request, as the routes extracted it. Path segments and query values are already decoded.
@@ -58,6 +61,41 @@ pub enum Call {
         /// The parsed body; `None` when it was not `{cluster_id, token}`.
         request: Option<ExchangeRequest>,
     },
+    /// `GET /operator/secrets/list`.
+    List {
+        /// Bearer token, if any.
+        bearer: Option<Redacted>,
+    },
+    /// `GET /operator/me`.
+    Me {
+        /// Bearer token, if any.
+        bearer: Option<Redacted>,
+    },
+    /// `POST /operator/secrets`.
+    Create {
+        /// Bearer token, if any.
+        bearer: Option<Redacted>,
+        /// The parsed body; `None` when it was not `{vault, name, value}`.
+        request: Option<CreateRequest>,
+    },
+    /// `PUT /operator/secrets/{name}`.
+    Update {
+        /// Bearer token, if any.
+        bearer: Option<Redacted>,
+        /// Decoded `{name}`.
+        name: String,
+        /// The parsed body; `None` when it was not `{vault, value}`.
+        request: Option<UpdateRequest>,
+    },
+    /// `DELETE /operator/secrets/{name}?vault=`.
+    Delete {
+        /// Bearer token, if any.
+        bearer: Option<Redacted>,
+        /// Decoded `{name}`.
+        name: String,
+        /// The `vault` query parameter, if any.
+        vault: Option<String>,
+    },
 }
 
 impl Call {
@@ -67,14 +105,23 @@ impl Call {
             Self::Reveal { .. } => Endpoint::Reveal,
             Self::CloudReveal { .. } => Endpoint::CloudReveal,
             Self::OidcExchange { .. } => Endpoint::OidcExchange,
+            Self::List { .. } => Endpoint::List,
+            Self::Me { .. } => Endpoint::Me,
+            Self::Create { .. } => Endpoint::Create,
+            Self::Update { .. } => Endpoint::Update,
+            Self::Delete { .. } => Endpoint::Delete,
         }
     }
 
     fn bearer(&self) -> Option<&str> {
         match self {
-            Self::Reveal { bearer, .. } | Self::CloudReveal { bearer, .. } => {
-                bearer.as_ref().map(Redacted::expose)
-            }
+            Self::Reveal { bearer, .. }
+            | Self::CloudReveal { bearer, .. }
+            | Self::List { bearer }
+            | Self::Me { bearer }
+            | Self::Create { bearer, .. }
+            | Self::Update { bearer, .. }
+            | Self::Delete { bearer, .. } => bearer.as_ref().map(Redacted::expose),
             Self::Healthz | Self::OidcExchange { .. } => None,
         }
     }
@@ -89,16 +136,25 @@ impl Call {
             Self::Healthz
             | Self::Reveal { .. }
             | Self::CloudReveal { .. }
-            | Self::OidcExchange { request: None } => Cow::Borrowed(caller.key()),
+            | Self::OidcExchange { request: None }
+            | Self::List { .. }
+            | Self::Me { .. }
+            | Self::Create { .. }
+            | Self::Update { .. }
+            | Self::Delete { .. } => Cow::Borrowed(caller.key()),
         }
     }
 
-    /// The vault named by the request, for per-vault counts.
+    /// The vault the request names, for per-vault counts (`list` and `me` name none: they
+    /// are not counted per vault, so per-vault counts stay the reads and writes of secrets).
     fn vault(&self) -> Option<&str> {
         match self {
             Self::Reveal { request, .. } => request.as_ref().map(|r| r.vault.as_str()),
+            Self::Create { request, .. } => request.as_ref().map(|r| r.vault.as_str()),
+            Self::Update { request, .. } => request.as_ref().map(|r| r.vault.as_str()),
+            Self::Delete { vault, .. } => vault.as_deref(),
             Self::CloudReveal { vault, .. } => Some(vault),
-            Self::Healthz | Self::OidcExchange { .. } => None,
+            Self::List { .. } | Self::Me { .. } | Self::Healthz | Self::OidcExchange { .. } => None,
         }
     }
 }
@@ -124,6 +180,10 @@ fn answer(
     request: &InFlight,
     disruption: Option<Disruption>,
 ) -> Reply {
+    if let Some(unserved) = state.unserved(call.endpoint()) {
+        let status = http::StatusCode::from_u16(unserved.status()).expect("404 and 405 are statuses");
+        return Reply::error(unserved.status(), status.canonical_reason().unwrap_or("error"));
+    }
     if let Some(denied) = authenticate(call, caller) {
         return denied;
     }
@@ -157,6 +217,11 @@ fn answer(
             endpoints::cloud_reveal(state, caller, namespace.as_deref(), &target)
         }
         Call::OidcExchange { request } => endpoints::oidc_exchange(state, request.as_ref()),
+        Call::List { .. } => operator_reads::list(state, caller),
+        Call::Me { .. } => operator_reads::me(state, caller),
+        Call::Create { request, .. } => operator_writes::create(state, caller, request.as_ref()),
+        Call::Update { name, request, .. } => operator_writes::update(state, caller, name, request.as_ref()),
+        Call::Delete { name, vault, .. } => operator_writes::delete(state, caller, name, vault.as_deref()),
     }
 }
 
@@ -164,15 +229,27 @@ fn answer(
 fn authenticate(call: &Call, caller: &Caller) -> Option<Reply> {
     let is_allowed = match call {
         Call::Healthz | Call::OidcExchange { .. } => true,
-        Call::Reveal { .. } => matches!(caller, Caller::ServiceAccount { .. }),
+        Call::Reveal { .. }
+        | Call::List { .. }
+        | Call::Me { .. }
+        | Call::Create { .. }
+        | Call::Update { .. }
+        | Call::Delete { .. } => matches!(caller, Caller::ServiceAccount { .. }),
         Call::CloudReveal { .. } => matches!(caller, Caller::Org { .. } | Caller::Cluster { .. }),
     };
     (!is_allowed).then(|| Reply::error(401, "unauthorized"))
 }
 
+/// Every authenticated endpoint spends the token's one budget (the README's metering caveat).
 fn is_rate_limited(call: &Call) -> bool {
     match call {
-        Call::Reveal { .. } | Call::CloudReveal { .. } => true,
+        Call::Reveal { .. }
+        | Call::CloudReveal { .. }
+        | Call::List { .. }
+        | Call::Me { .. }
+        | Call::Create { .. }
+        | Call::Update { .. }
+        | Call::Delete { .. } => true,
         Call::Healthz | Call::OidcExchange { .. } => false,
     }
 }

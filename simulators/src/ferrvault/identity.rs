@@ -5,7 +5,7 @@ use std::{collections::HashMap, sync::Mutex, time::Duration};
 
 use tokio::time::Instant;
 
-use super::config::{OidcCluster, Redacted, SimConfig, token_fingerprint};
+use super::config::{OidcCluster, Redacted, Role, ServiceAccountToken, SimConfig, token_fingerprint};
 
 /// The prefix of tokens the OIDC exchange mints.
 pub const CLUSTER_TOKEN_PREFIX: &str = "ffclust_";
@@ -15,9 +15,9 @@ pub const CLUSTER_TOKEN_PREFIX: &str = "ffclust_";
 pub enum Caller {
     /// No `Authorization: Bearer` header.
     Anonymous,
-    /// A bearer the simulator does not know (or a minted token that expired).
+    /// A bearer the simulator does not know (or a token that expired).
     Unknown {
-        /// Fingerprint of the presented token.
+        /// Fingerprint of the presented token (label of an expired labelled one).
         key: String,
     },
     /// A service-account token (ferrvault mode).
@@ -26,6 +26,12 @@ pub enum Caller {
         key: String,
         /// The one vault it may read.
         vault: String,
+        /// What it may do there.
+        role: Role,
+        /// Its `token_id` in `me`.
+        token_id: String,
+        /// Its expiry, if it has one (it is not past: an expired token is [`Caller::Unknown`]).
+        expires_at: Option<jiff::Timestamp>,
     },
     /// An org token (cloud mode).
     Org {
@@ -74,11 +80,53 @@ pub struct MintedToken {
     pub expires_at: jiff::Timestamp,
 }
 
+/// What the simulator knows of a service-account token besides the token itself.
+#[derive(Debug)]
+struct ServiceAccount {
+    key: String,
+    vault: String,
+    role: Role,
+    token_id: String,
+    expires_at: Option<jiff::Timestamp>,
+}
+
+impl ServiceAccount {
+    fn new(spec: &ServiceAccountToken) -> Self {
+        let fingerprint = token_fingerprint(spec.token.expose());
+        Self {
+            key: spec.label.clone().unwrap_or_else(|| fingerprint.clone()),
+            vault: spec.vault.clone(),
+            role: spec.role,
+            token_id: spec
+                .token_id
+                .clone()
+                .unwrap_or_else(|| format!("sat-{fingerprint}")),
+            expires_at: spec.expires_at,
+        }
+    }
+
+    /// The caller this token is at wall time `now`.
+    fn caller(&self, now: jiff::Timestamp) -> Caller {
+        if self.expires_at.is_some_and(|at| at <= now) {
+            return Caller::Unknown {
+                key: self.key.clone(),
+            };
+        }
+        Caller::ServiceAccount {
+            key: self.key.clone(),
+            vault: self.vault.clone(),
+            role: self.role,
+            token_id: self.token_id.clone(),
+            expires_at: self.expires_at,
+        }
+    }
+}
+
 /// Every credential the simulator accepts.
 #[derive(Debug)]
 pub struct Tokens {
-    /// token → (key, vault). Keys are [`Redacted`] so `Debug` never prints a token.
-    service_accounts: HashMap<Redacted, (String, String)>,
+    /// token → what it is. Keys are [`Redacted`] so `Debug` never prints a token.
+    service_accounts: HashMap<Redacted, ServiceAccount>,
     /// token → (key, org).
     orgs: HashMap<Redacted, (String, String)>,
     clusters: Vec<OidcCluster>,
@@ -98,12 +146,7 @@ impl Tokens {
             service_accounts: config
                 .service_account_tokens
                 .iter()
-                .map(|t| {
-                    (
-                        t.token.clone(),
-                        (key(t.token.expose(), &t.label), t.vault.clone()),
-                    )
-                })
+                .map(|t| (t.token.clone(), ServiceAccount::new(t)))
                 .collect(),
             orgs: config
                 .org_tokens
@@ -123,16 +166,14 @@ impl Tokens {
         }
     }
 
-    /// Resolves the bearer of a request at `now`.
+    /// Resolves the bearer of a request at `now` (minted tokens expire on tokio's clock,
+    /// service-account tokens at their wall-clock `expires_at`).
     pub fn identify(&self, bearer: Option<&str>, now: Instant) -> Caller {
         let Some(token) = bearer else {
             return Caller::Anonymous;
         };
-        if let Some((key, vault)) = self.service_accounts.get(token) {
-            return Caller::ServiceAccount {
-                key: key.clone(),
-                vault: vault.clone(),
-            };
+        if let Some(account) = self.service_accounts.get(token) {
+            return account.caller(jiff::Timestamp::now());
         }
         if let Some((key, org)) = self.orgs.get(token) {
             return Caller::Org {
@@ -217,7 +258,10 @@ mod tests {
             tokens.identify(Some("fvsat_prod"), now),
             Caller::ServiceAccount {
                 key: "prod-sat".into(),
-                vault: "prod".into()
+                vault: "prod".into(),
+                role: Role::Viewer,
+                token_id: format!("sat-{}", token_fingerprint("fvsat_prod")),
+                expires_at: None,
             }
         );
         assert_eq!(
@@ -254,6 +298,18 @@ mod tests {
             tokens.identify(Some(&minted.access_token), expired),
             Caller::Unknown { .. }
         ));
+    }
+
+    #[test]
+    fn a_service_account_token_should_be_unknown_once_it_expired() {
+        let past = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(1);
+        let tokens = Tokens::new(&config().token_expires_at("fvsat_prod", past));
+        assert_eq!(
+            tokens.identify(Some("fvsat_prod"), Instant::now()),
+            Caller::Unknown {
+                key: "prod-sat".into()
+            }
+        );
     }
 
     #[test]

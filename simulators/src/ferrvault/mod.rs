@@ -4,9 +4,11 @@
 //!
 //! # Layout
 //! - [`config`]: vaults, secrets, tokens, limits ([`SimConfig`], builder and YAML).
-//! - `routes.rs` extracts a request, `handlers.rs` runs the pipeline, `endpoints.rs` answers,
-//!   `reply.rs` formats, `wire.rs` holds the bodies; `state.rs` is what requests share;
-//!   `server.rs` is the accept loop (it can reset connections).
+//! - `routes.rs` and `operator_routes.rs` extract a request (with `extract.rs`), `handlers.rs`
+//!   runs the pipeline, `endpoints.rs` (reveals, exchange), `operator_reads.rs` (list, me) and
+//!   `operator_writes.rs` (create, update, delete) answer, `reply.rs` formats, `wire.rs` holds
+//!   the bodies; `state.rs` is what requests share; `vaults.rs` the secrets and their versions;
+//!   `server.rs` is the accept loop (it can reset connections), `tls.rs` its HTTPS and mTLS.
 //! - [`rate_limit`]: the pure budgets (token bucket with debt or capped debt, sliding window). [`faults`]: per-endpoint faults.
 //!   [`accounting`]: per-token counters. `identity.rs`: tokens and the OIDC exchange.
 //! - `admin.rs`: the `/_sim/…` control paths. [`cli`]: the subcommand.
@@ -16,6 +18,8 @@
 //! |---|---|---|
 //! | `GET /healthz` | none | no |
 //! | `POST /operator/secrets/reveal` | `fvsat_` bound to one vault | yes |
+//! | `GET /operator/secrets/list`, `GET /operator/me` | `fvsat_` | yes |
+//! | `POST /operator/secrets`, `PUT`/`DELETE /operator/secrets/{name}` | `fvsat_`, role ≥ `writer` | yes |
 //! | `GET /api/v1/orgs/{org}/projects/{project}/vaults/by-name/{vault}/secrets/reveal[?names=a,b]` | `fft_` or minted `ffclust_` (+ `X-FerrVault-Namespace`) | yes |
 //! | `POST /api/v1/clusters/oidc-exchange` | the body | no |
 //!
@@ -24,9 +28,13 @@
 //! `{"message":…}` for other 403s); 404 `{"error":"vault not found"}`; 429 `{"error":…}` with
 //! `Retry-After`; 400 for a bad body or a cluster token without namespace.
 //!
+//! Every `/operator/…` path is also served under `/v1/operator/…`: the Go operator dropped `v1`
+//! in 5.2.0 while the CLI still sends it, and both are in production (README, "Path prefixes").
+//!
 //! # Caveats
 //! The real server's limiter is 60/min per token; the default here is 1/s burst 5, the model of the
 //! Go operator's tests. Whether the real server counts rejected requests is unknown, hence the switch.
+//! Every authenticated endpoint spends the token's one budget (assumed: the README's "Metering").
 
 pub mod accounting;
 mod admin;
@@ -35,14 +43,20 @@ pub mod cli;
 pub mod config;
 mod endpoints;
 mod error;
+mod extract;
 pub mod faults;
 mod handlers;
 mod identity;
+mod operator_reads;
+mod operator_routes;
+mod operator_writes;
 pub mod rate_limit;
 mod reply;
 mod routes;
 mod server;
 mod state;
+mod surface;
+mod tls;
 mod vaults;
 mod wire;
 
@@ -52,7 +66,7 @@ use tokio::{task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
 
 pub use accounting::{Counters, SimStats};
-pub use config::{RetryAfterFormat, SimConfig, token_fingerprint};
+pub use config::{RetryAfterFormat, Role, SimConfig, TlsSpec, Unserved, token_fingerprint};
 pub use error::SimError;
 pub use faults::{Endpoint, FaultSpec, FerrVaultFaults};
 pub use rate_limit::{LimiterMode, RateLimit};
@@ -67,6 +81,8 @@ use state::SimState;
 #[derive(Debug)]
 pub struct FerrVaultSim {
     addr: SocketAddr,
+    /// `https` when TLS is configured, else `http`.
+    scheme: &'static str,
     state: Arc<SimState>,
     shutdown: CancellationToken,
     server: Option<JoinHandle<()>>,
@@ -84,31 +100,44 @@ impl FerrVaultSim {
     /// Starts a simulator on `addr`.
     ///
     /// # Errors
-    /// As [`FerrVaultSim::start`].
+    /// As [`FerrVaultSim::start`]; also [`SimError::InvalidConfig`] for unusable TLS settings.
     pub async fn start_on(config: SimConfig, addr: SocketAddr) -> Result<Self, SimError> {
         config.validate()?;
+        let acceptor = config.tls.as_ref().map(tls::acceptor).transpose()?;
         let listener = server::bind(addr).await?;
         let addr = listener
             .local_addr()
             .map_err(|source| SimError::Bind { addr, source })?;
         let state = Arc::new(SimState::new(&config));
+        let (scheme, transport) = match acceptor {
+            None => ("http", server::Transport::Plain),
+            Some(acceptor) => (
+                "https",
+                server::Transport::Tls {
+                    acceptor,
+                    accounting: Arc::clone(&state.accounting),
+                },
+            ),
+        };
         let shutdown = CancellationToken::new();
         let server = tokio::spawn(server::serve(
             listener,
             routes::all(Arc::clone(&state)),
+            transport,
             shutdown.clone(),
         ));
         Ok(Self {
             addr,
+            scheme,
             state,
             shutdown,
             server: Some(server),
         })
     }
 
-    /// The base URL, e.g. `http://127.0.0.1:43121` (no trailing slash).
+    /// The base URL, e.g. `http://127.0.0.1:43121` (`https://` with TLS; no trailing slash).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// The bound address.
@@ -199,9 +228,23 @@ impl FerrVaultSim {
         self.state.vaults.put_secret(vault, name, value)
     }
 
-    /// Deletes a secret. Returns false when the vault does not exist.
+    /// Deletes a secret (a later one of the same name continues its versions). Returns false
+    /// when the vault does not exist.
     pub fn remove_secret(&self, vault: &str, name: &str) -> bool {
         self.state.vaults.remove_secret(vault, name)
+    }
+
+    /// A secret's current version, or `None` when the vault or the secret does not exist.
+    pub fn secret_version(&self, vault: &str, name: &str) -> Option<u64> {
+        self.state
+            .vaults
+            .read(vault, |v| v.secrets.get(name).map(|s| s.version))
+            .flatten()
+    }
+
+    /// Stops serving `endpoint` (answering as [`Unserved`] says), or serves it again (`None`).
+    pub fn set_unserved(&self, endpoint: Endpoint, how: Option<Unserved>) {
+        self.state.set_unserved(endpoint, how);
     }
 
     /// Expires every minted cluster token now: their next use gets 401.

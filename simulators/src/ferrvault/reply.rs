@@ -55,6 +55,15 @@ impl Reply {
         }
     }
 
+    /// An answer without a body (204).
+    pub fn empty(status: u16) -> Self {
+        Self::Http {
+            status,
+            body: Vec::new(),
+            retry_after: None,
+        }
+    }
+
     /// An error answer in the `{"error": …}` form most FerrVault errors use.
     pub fn error(status: u16, error: &str) -> Self {
         Self::json(status, &serde_json::json!({ "error": error }))
@@ -108,9 +117,10 @@ impl Reply {
                 body,
                 retry_after,
             } => {
-                let mut builder = http::Response::builder()
-                    .status(status)
-                    .header(http::header::CONTENT_TYPE, "application/json");
+                let mut builder = http::Response::builder().status(status);
+                if !body.is_empty() {
+                    builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+                }
                 if let Some(value) = retry_after {
                     builder = builder.header(http::header::RETRY_AFTER, value);
                 }

@@ -8,18 +8,16 @@ use warp::{Filter, Rejection, Reply, filters::BoxedFilter, http::StatusCode};
 
 use super::{
     admin,
-    config::Redacted,
+    extract::{BodyTooLarge, bearer, small_body},
     handlers::{Call, handle},
+    operator_routes,
     state::SimState,
     wire::decode_segment,
 };
 
-/// Largest request body accepted (requests are tiny JSON objects).
-const MAX_REQUEST_BODY: u64 = 64 * 1024;
-
 /// Every route the simulator serves. Each route matches its path before its method, so a wrong path
-/// answers 404 and a wrong method on a known path 405 (warp ranks 405 above 404 when combining).
-///: the FerrVault API plus the `/_sim` admin paths.
+/// answers 404 and a wrong method on a known path 405 (warp ranks 405 above 404 when combining):
+/// the FerrVault API plus the `/_sim` admin paths.
 pub fn all(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
     api(Arc::clone(&state))
         .or(admin::routes(state))
@@ -31,14 +29,6 @@ pub fn all(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
 
 fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
     let healthz = warp::path!("healthz").and(warp::get()).map(|| Call::Healthz);
-    let reveal = warp::path!("operator" / "secrets" / "reveal")
-        .and(warp::post())
-        .and(bearer())
-        .and(small_body())
-        .map(|bearer, body: Bytes| Call::Reveal {
-            bearer,
-            request: serde_json::from_slice(&body).ok(),
-        });
     let cloud_path = warp::path!(
         "api"
             / "v1"
@@ -81,7 +71,7 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
             request: serde_json::from_slice(&body).ok(),
         });
     healthz
-        .or(reveal)
+        .or(operator_routes::all())
         .unify()
         .or(cloud_reveal)
         .unify()
@@ -89,41 +79,6 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
         .unify()
         .then(move |call| handle(Arc::clone(&state), call))
         .boxed()
-}
-
-/// A request declared a body larger than [`MAX_REQUEST_BODY`].
-#[derive(Debug)]
-struct BodyTooLarge;
-
-impl warp::reject::Reject for BodyTooLarge {}
-
-/// The request body, refused with 413 when its declared length exceeds [`MAX_REQUEST_BODY`].
-/// Unlike `warp::body::content_length_limit`, a chunked body (no `Content-Length`) is accepted, as a
-/// real server would.
-fn small_body() -> impl Filter<Extract = (Bytes,), Error = Rejection> + Clone {
-    warp::header::optional::<u64>("content-length")
-        .and_then(|length: Option<u64>| async move {
-            match length {
-                Some(length) if length > MAX_REQUEST_BODY => Err(warp::reject::custom(BodyTooLarge)),
-                Some(_) | None => Ok(()),
-            }
-        })
-        .untuple_one()
-        .and(warp::body::bytes())
-}
-
-/// The bearer of `Authorization: Bearer <token>` (scheme case-insensitive), if any.
-fn bearer() -> impl Filter<Extract = (Option<Redacted>,), Error = Infallible> + Clone {
-    warp::header::optional::<String>("authorization")
-        .or(warp::any().map(|| None))
-        .unify()
-        .map(|header: Option<String>| header.as_deref().and_then(parse_bearer))
-}
-
-fn parse_bearer(header: &str) -> Option<Redacted> {
-    let (scheme, token) = header.split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| Redacted::new(token))
 }
 
 /// Splits the (already query-decoded) comma-joined `names` value.
@@ -137,12 +92,14 @@ fn split_names(names: &str) -> Vec<String> {
 
 /// Unmatched routes answer JSON like the rest of the API.
 async fn answer_rejection(rejection: Rejection) -> Result<warp::reply::Response, Infallible> {
-    let status = if rejection.is_not_found() {
+    // Most specific first: a body refused by the route that matched path and method outranks
+    // the 405s of the routes sharing its path (`PUT|DELETE /operator/secrets/{name}`).
+    let status = if rejection.find::<BodyTooLarge>().is_some() {
+        StatusCode::PAYLOAD_TOO_LARGE
+    } else if rejection.is_not_found() {
         StatusCode::NOT_FOUND
     } else if rejection.find::<warp::reject::MethodNotAllowed>().is_some() {
         StatusCode::METHOD_NOT_ALLOWED
-    } else if rejection.find::<BodyTooLarge>().is_some() {
-        StatusCode::PAYLOAD_TOO_LARGE
     } else {
         StatusCode::BAD_REQUEST
     };
@@ -154,14 +111,6 @@ async fn answer_rejection(rejection: Rejection) -> Result<warp::reply::Response,
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parse_bearer_should_accept_any_scheme_case_and_refuse_other_schemes() {
-        assert_eq!(parse_bearer("Bearer fvsat_x"), Some(Redacted::new("fvsat_x")));
-        assert_eq!(parse_bearer("bearer  fvsat_x "), Some(Redacted::new("fvsat_x")));
-        assert_eq!(parse_bearer("Basic abc"), None);
-        assert_eq!(parse_bearer("Bearer "), None);
-    }
 
     #[test]
     fn names_should_split_on_commas_and_drop_empty_ones() {

@@ -3,6 +3,10 @@
 //! hyper closes the connection without writing anything, and the socket is closed with `SO_LINGER`
 //! 0 so the client sees a TCP reset rather than an orderly end of stream.
 //!
+//! With TLS configured, each connection is a TLS session over that same socket; a failed
+//! handshake (no client certificate where one is required, a client that distrusts the server)
+//! is counted and ends the connection.
+//!
 //! # Guarantees
 //! - Binds before spawning, so a bad port fails at startup.
 //! - Shutdown stops accepting and aborts every connection task, which also ends hanging requests.
@@ -30,10 +34,11 @@ use tokio::{
     net::{TcpListener, TcpStream},
     task::JoinSet,
 };
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use warp::filters::BoxedFilter;
 
-use super::{SimError, reply::ResetConnection};
+use super::{SimError, accounting::Accounting, reply::ResetConnection};
 
 type Routes = BoxedFilter<(warp::reply::Response,)>;
 
@@ -47,15 +52,30 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, SimError> {
         .map_err(|source| SimError::Bind { addr, source })
 }
 
-/// Serves `routes` on `listener` until `shutdown` is cancelled.
-pub async fn serve(listener: TcpListener, routes: Routes, shutdown: CancellationToken) {
+/// How connections are served: plain HTTP, or TLS with this acceptor (whose failed handshakes
+/// `accounting` counts).
+#[derive(Clone)]
+pub enum Transport {
+    /// Plain HTTP.
+    Plain,
+    /// HTTPS.
+    Tls {
+        /// The server's TLS settings.
+        acceptor: TlsAcceptor,
+        /// Where failed handshakes are counted.
+        accounting: Arc<Accounting>,
+    },
+}
+
+/// Serves `routes` on `listener` over `transport` until `shutdown` is cancelled.
+pub async fn serve(listener: TcpListener, routes: Routes, transport: Transport, shutdown: CancellationToken) {
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             () = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => {
-                    connections.spawn(serve_connection(stream, routes.clone()));
+                    connections.spawn(serve_connection(stream, routes.clone(), transport.clone()));
                 }
                 Err(error) => {
                     // Out of file descriptors and the like: back off briefly instead of spinning.
@@ -69,16 +89,33 @@ pub async fn serve(listener: TcpListener, routes: Routes, shutdown: Cancellation
     connections.shutdown().await;
 }
 
-async fn serve_connection(stream: TcpStream, routes: Routes) {
+async fn serve_connection(stream: TcpStream, routes: Routes, transport: Transport) {
     // Small request/response pairs: do not let Nagle delay them.
     if let Err(error) = stream.set_nodelay(true) {
         tracing::debug!(%error, "ferrvault simulator: set_nodelay failed");
     }
     let reset = Arc::new(AtomicBool::new(false));
-    let io = TokioIo::new(ResetOnDrop {
+    let stream = ResetOnDrop {
         stream,
         reset: Arc::clone(&reset),
-    });
+    };
+    match transport {
+        Transport::Plain => serve_http(stream, routes, reset).await,
+        Transport::Tls { acceptor, accounting } => match acceptor.accept(stream).await {
+            Ok(tls) => serve_http(tls, routes, reset).await,
+            Err(error) => {
+                accounting.handshake_failed();
+                tracing::debug!(%error, "ferrvault simulator: TLS handshake failed");
+            }
+        },
+    }
+}
+
+async fn serve_http<I>(stream: I, routes: Routes, reset: Arc<AtomicBool>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let io = TokioIo::new(stream);
     let service = ResettingService {
         inner: TowerToHyperService::new(warp::service(routes)),
         reset,

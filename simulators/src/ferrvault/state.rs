@@ -1,13 +1,16 @@
 //! The state a running simulator shares between its requests, the `/_sim` paths and the Rust handle.
 
-use std::sync::{Arc, Mutex};
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+};
 
 use tokio::time::Instant;
 
 use super::{
     accounting::Accounting,
-    config::{RetryAfterFormat, SimConfig},
-    faults::FerrVaultFaults,
+    config::{RetryAfterFormat, SimConfig, Unserved},
+    faults::{Endpoint, FerrVaultFaults},
     identity::Tokens,
     rate_limit::{RateLimit, RateLimiter},
     vaults::VaultStore,
@@ -28,6 +31,8 @@ pub struct SimState {
     pub accounting: Arc<Accounting>,
     /// How 429s carry `Retry-After`; switchable at runtime.
     pub retry_after: Mutex<RetryAfterFormat>,
+    /// Endpoints answered as if the server lacked them; switchable at runtime.
+    unserved: Mutex<BTreeMap<Endpoint, Unserved>>,
 }
 
 impl SimState {
@@ -50,7 +55,29 @@ impl SimState {
             faults: FerrVaultFaults::new(config.fault_seed),
             accounting: Arc::new(Accounting::default()),
             retry_after: Mutex::new(config.retry_after),
+            unserved: Mutex::new(config.unserved.clone()),
         }
+    }
+
+    /// How `endpoint` is answered when it is not served; `None` when it is.
+    pub fn unserved(&self, endpoint: Endpoint) -> Option<Unserved> {
+        self.lock_unserved().get(&endpoint).copied()
+    }
+
+    /// Stops (`Some`) or resumes (`None`) serving `endpoint`.
+    pub fn set_unserved(&self, endpoint: Endpoint, how: Option<Unserved>) {
+        let mut unserved = self.lock_unserved();
+        match how {
+            Some(how) => unserved.insert(endpoint, how),
+            None => unserved.remove(&endpoint),
+        };
+    }
+
+    fn lock_unserved(&self) -> std::sync::MutexGuard<'_, BTreeMap<Endpoint, Unserved>> {
+        // A map of plain values: a panic elsewhere cannot leave it half-written.
+        self.unserved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Sets one token's bucket, addressed by label or fingerprint.

@@ -1,4 +1,5 @@
-//! The in-memory vaults and the pure selection of requested keys.
+//! The in-memory vaults, their writes (versions increase on every change, and continue across a
+//! delete and a re-create), and the pure selection of requested keys.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -14,6 +15,17 @@ pub struct Secret {
     pub value: Redacted,
     /// Bumped on every change.
     pub version: u64,
+    /// When the value last changed (the simulator's start for configured secrets).
+    pub updated_at: jiff::Timestamp,
+}
+
+/// Why a write was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteRefused {
+    /// Create: the name exists (409).
+    Exists,
+    /// Update or delete: the name does not exist (404).
+    NoSuchSecret,
 }
 
 /// One vault.
@@ -31,6 +43,60 @@ pub struct Vault {
     pub id: String,
     /// Secret name → secret.
     pub secrets: BTreeMap<String, Secret>,
+    /// The last version of each deleted name, so a re-created secret's version still
+    /// increases (FerrVault keeps a deleted secret's versions).
+    pub deleted: BTreeMap<String, u64>,
+}
+
+impl Vault {
+    /// Sets `name` to `value` at `now` with the next version (the first is 1); returns it.
+    fn write(&mut self, name: &str, value: &str, now: jiff::Timestamp) -> u64 {
+        let last = self
+            .secrets
+            .get(name)
+            .map(|s| s.version)
+            .or_else(|| self.deleted.remove(name))
+            .unwrap_or(0);
+        let secret = Secret {
+            value: Redacted::new(value),
+            version: last + 1,
+            updated_at: now,
+        };
+        self.secrets.insert(name.to_owned(), secret);
+        last + 1
+    }
+
+    /// Creates `name`; refused when it exists.
+    ///
+    /// # Errors
+    /// [`WriteRefused::Exists`].
+    pub fn create(&mut self, name: &str, value: &str, now: jiff::Timestamp) -> Result<u64, WriteRefused> {
+        if self.secrets.contains_key(name) {
+            return Err(WriteRefused::Exists);
+        }
+        Ok(self.write(name, value, now))
+    }
+
+    /// Changes an existing `name`.
+    ///
+    /// # Errors
+    /// [`WriteRefused::NoSuchSecret`].
+    pub fn update(&mut self, name: &str, value: &str, now: jiff::Timestamp) -> Result<u64, WriteRefused> {
+        if !self.secrets.contains_key(name) {
+            return Err(WriteRefused::NoSuchSecret);
+        }
+        Ok(self.write(name, value, now))
+    }
+
+    /// Deletes `name`, remembering its version.
+    ///
+    /// # Errors
+    /// [`WriteRefused::NoSuchSecret`].
+    pub fn delete(&mut self, name: &str) -> Result<(), WriteRefused> {
+        let secret = self.secrets.remove(name).ok_or(WriteRefused::NoSuchSecret)?;
+        self.deleted.insert(name.to_owned(), secret.version);
+        Ok(())
+    }
 }
 
 /// The keys a reveal returns and the requested keys the vault lacks.
@@ -67,7 +133,8 @@ pub fn select<'a>(secrets: &'a BTreeMap<String, Secret>, names: Option<&[String]
 
 /// Every vault, by name.
 ///
-/// An `RwLock`: reveals read concurrently; only tests change secrets.
+/// An `RwLock`: reads (reveal, list) share it; writes (the write endpoints, tests, the admin
+/// paths) are rare.
 #[derive(Debug)]
 pub struct VaultStore {
     vaults: RwLock<BTreeMap<String, Vault>>,
@@ -76,6 +143,7 @@ pub struct VaultStore {
 impl VaultStore {
     /// The vaults of `config`.
     pub fn new(config: &SimConfig) -> Self {
+        let started = jiff::Timestamp::now();
         let vaults = config
             .vaults
             .iter()
@@ -88,7 +156,12 @@ impl VaultStore {
                             SecretSpec::Value(value) => (value.clone(), 1),
                             SecretSpec::Versioned { value, version } => (value.clone(), *version),
                         };
-                        (name.clone(), Secret { value, version })
+                        let secret = Secret {
+                            value,
+                            version,
+                            updated_at: started,
+                        };
+                        (name.clone(), secret)
                     })
                     .collect();
                 let vault = Vault {
@@ -98,6 +171,7 @@ impl VaultStore {
                     environment: spec.environment.clone(),
                     id: spec.id.clone().unwrap_or_else(|| format!("vault-{}", spec.name)),
                     secrets,
+                    deleted: BTreeMap::new(),
                 };
                 (spec.name.clone(), vault)
             })
@@ -116,34 +190,27 @@ impl VaultStore {
             .map(f)
     }
 
-    /// Sets a secret, bumping its version. Returns false when the vault does not exist.
+    /// Sets a secret (creating it or bumping its version). Returns false when the vault does not
+    /// exist.
     pub fn put_secret(&self, vault: &str, name: &str, value: &str) -> bool {
-        self.write(vault, |v| {
-            let version = v.secrets.get(name).map_or(1, |s| s.version + 1);
-            v.secrets.insert(
-                name.to_owned(),
-                Secret {
-                    value: Redacted::new(value),
-                    version,
-                },
-            );
-        })
+        let now = jiff::Timestamp::now();
+        self.write(vault, |v| v.write(name, value, now)).is_some()
     }
 
-    /// Deletes a secret. Returns false when the vault does not exist.
+    /// Deletes a secret (its version is remembered). Returns false when the vault does not exist.
     pub fn remove_secret(&self, vault: &str, name: &str) -> bool {
-        self.write(vault, |v| {
-            v.secrets.remove(name);
-        })
+        // Deleting a name the vault lacks changes nothing: the admin path is idempotent.
+        self.write(vault, |v| v.delete(name).ok()).is_some()
     }
 
-    fn write(&self, vault: &str, f: impl FnOnce(&mut Vault)) -> bool {
+    /// Runs `f` on vault `name` for writing, or returns `None` when there is none.
+    pub fn write<R>(&self, vault: &str, f: impl FnOnce(&mut Vault) -> R) -> Option<R> {
         // Plain data: a panic elsewhere cannot leave a vault half-written.
         let mut vaults = self
             .vaults
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        vaults.get_mut(vault).map(f).is_some()
+        vaults.get_mut(vault).map(f)
     }
 }
 
@@ -160,6 +227,7 @@ mod tests {
                     Secret {
                         value: Redacted::new(k.to_lowercase()),
                         version: 1,
+                        updated_at: jiff::Timestamp::UNIX_EPOCH,
                     },
                 )
             })
@@ -196,5 +264,20 @@ mod tests {
         assert!(!store.put_secret("nope", "A", "2"));
         let version = store.read("prod", |v| v.secrets["A"].version);
         assert_eq!(version, Some(2));
+    }
+
+    #[test]
+    fn versions_should_keep_increasing_across_a_delete_and_a_re_create() {
+        let store = VaultStore::new(&SimConfig::default().vault("prod", [("A", "1")]));
+        let now = jiff::Timestamp::now();
+        let outcome = store.write("prod", |v| {
+            assert_eq!(v.create("A", "x", now), Err(WriteRefused::Exists));
+            assert_eq!(v.update("B", "x", now), Err(WriteRefused::NoSuchSecret));
+            assert_eq!(v.update("A", "2", now), Ok(2));
+            v.delete("A").expect("A exists");
+            assert_eq!(v.delete("A"), Err(WriteRefused::NoSuchSecret));
+            v.create("A", "3", now)
+        });
+        assert_eq!(outcome, Some(Ok(3)));
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use percent_encoding::percent_decode_str;
 use serde::{Deserialize, Serialize};
 
-use super::config::Redacted;
+use super::config::{Redacted, Role};
 
 /// `POST /operator/secrets/reveal` request.
 #[derive(Debug, Deserialize)]
@@ -80,6 +80,66 @@ pub struct ExchangeResponse {
     pub expires_at: String,
     /// Always `Bearer`.
     pub token_type: &'static str,
+}
+
+/// One entry of `GET /operator/secrets/list` (a JSON list of these): no value.
+#[derive(Serialize)]
+pub struct ListEntry<'a> {
+    /// Secret name.
+    pub name: &'a str,
+    /// Its version.
+    pub version: u64,
+    /// When its value last changed, RFC 3339.
+    pub updated_at: String,
+}
+
+/// `GET /operator/me` response.
+#[derive(Serialize)]
+pub struct MeResponse<'a> {
+    /// The token's id.
+    pub token_id: &'a str,
+    /// The bound vault's id.
+    pub vault_id: &'a str,
+    /// The bound vault's slug.
+    pub vault_slug: &'a str,
+    /// `viewer`, `writer` or `admin`.
+    pub role: Role,
+    /// The token's label.
+    pub token_label: &'a str,
+    /// Its expiry, RFC 3339; absent when it never expires.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// `POST /operator/secrets` request.
+#[derive(Debug, Deserialize)]
+pub struct CreateRequest {
+    /// The vault slug.
+    pub vault: String,
+    /// The new secret's name.
+    pub name: String,
+    /// Its value.
+    pub value: Redacted,
+}
+
+/// `PUT /operator/secrets/{name}` request.
+#[derive(Debug, Deserialize)]
+pub struct UpdateRequest {
+    /// The vault slug.
+    pub vault: String,
+    /// The new value.
+    pub value: Redacted,
+}
+
+/// What create and update answer: the secret's new version (never its value).
+#[derive(Serialize)]
+pub struct Written<'a> {
+    /// Secret name.
+    pub name: &'a str,
+    /// Its new version.
+    pub version: u64,
+    /// When it changed, RFC 3339.
+    pub updated_at: String,
 }
 
 /// Percent-decodes one path segment (`%2F` stays inside the segment as `/`).

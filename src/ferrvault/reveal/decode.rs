@@ -31,12 +31,28 @@ use serde::{
     de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor},
 };
 
-use self::budget::{Budget, KeyName, Text};
-pub use self::budget::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS};
 use super::{MissingKeys, RevealScope, Revealed, SecretValue};
-use crate::ferrvault::FerrVaultError;
+use crate::ferrvault::{
+    FerrVaultError,
+    answer_budget::{Budget, KeyName, Text},
+};
 
-mod budget;
+/// The most keys (found and missing together) one reveal answer may name. A Secret of 4,096 keys
+/// has 256 bytes a key under its 1 MiB limit: more keys than any FerrVaultSecret needs, and
+/// that many entries cost well under a megabyte of bookkeeping.
+///
+/// NOTE: a selector may name keys that are all missing, so this must stay at least the CRD's
+/// bound on `selector.names`; and a single-flight request carries the union of its callers'
+/// selectors (see the caveats of this module).
+pub const MAX_REVEAL_KEYS: usize = 4096;
+
+/// The most bytes of key names, values and missing names one reveal answer may hold, decoded.
+/// A Secret holds at most 1 MiB of names and values, and what FerrVault answers shrinks on the
+/// way there by a base64 decode at most (to 3/4): an answer of more than about 1.34 MiB can only
+/// end in `SecretTooLarge` (short of a `jsonExpand` of JSON padded with whitespace or escapes,
+/// not worth a larger bound), and 2 MiB leaves room for that. Refusing more while it decodes
+/// keeps the map from growing to what the body cap allows.
+pub const MAX_REVEAL_BYTES: usize = 2 << 20;
 
 /// Decodes a 2xx reveal body of `scope`'s wire format, within [`MAX_REVEAL_KEYS`] and
 /// [`MAX_REVEAL_BYTES`]. A pure function of the body (a fuzzing entry point).
@@ -49,7 +65,7 @@ pub fn decode(scope: &RevealScope, body: &[u8]) -> Result<Revealed, FerrVaultErr
         RevealScope::FerrVault => Format::Hits,
         RevealScope::Cloud { .. } => Format::Secrets,
     };
-    let mut budget = Budget::default();
+    let mut budget = Budget::new(MAX_REVEAL_KEYS, MAX_REVEAL_BYTES);
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let decoded = AnswerSeed {
         format,
@@ -80,6 +96,7 @@ enum Field {
     Missing,
     Name,
     Value,
+    Version,
     #[serde(other)]
     Other,
 }
@@ -108,6 +125,7 @@ impl<'de> Visitor<'de> for AnswerSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Revealed, A::Error> {
         let (format, budget) = (self.format, self.budget);
         let mut secrets = BTreeMap::new();
+        let mut versions = BTreeMap::new();
         let mut missing = BTreeSet::new();
         let (mut seen_values, mut seen_missing) = (false, false);
         while let Some(field) = map.next_key::<Field>()? {
@@ -117,6 +135,7 @@ impl<'de> Visitor<'de> for AnswerSeed<'_> {
                     let sink = Sink {
                         budget: &mut *budget,
                         secrets: &mut secrets,
+                        versions: &mut versions,
                     };
                     match format {
                         Format::Hits => map.next_value_seed(HitsSeed(sink))?,
@@ -130,13 +149,14 @@ impl<'de> Visitor<'de> for AnswerSeed<'_> {
                         missing: &mut missing,
                     })?;
                 }
-                Field::Hits | Field::Secrets | Field::Name | Field::Value | Field::Other => {
+                Field::Hits | Field::Secrets | Field::Name | Field::Value | Field::Version | Field::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
         Ok(Revealed {
             secrets,
+            versions,
             missing: MissingKeys::from(missing),
         })
     }
@@ -167,10 +187,11 @@ fn once<E: de::Error>(seen: &mut bool, field: &'static str) -> Result<(), E> {
     Ok(())
 }
 
-/// Where decoded values go, and what they are charged to.
+/// Where decoded values (and ferrvault mode's versions) go, and what they are charged to.
 struct Sink<'b> {
     budget: &'b mut Budget,
     secrets: &'b mut BTreeMap<String, SecretValue>,
+    versions: &'b mut BTreeMap<String, u64>,
 }
 
 /// Ferrvault mode's `hits`: `[{"name": …, "value": …, …}, …]`.
@@ -192,19 +213,35 @@ impl<'de> Visitor<'de> for HitsSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Sink { budget, secrets } = self.0;
-        while let Some((name, value)) = seq.next_element_seed(HitSeed(&mut *budget))? {
-            secrets.insert(name, value);
+        let Sink {
+            budget,
+            secrets,
+            versions,
+        } = self.0;
+        while let Some(hit) = seq.next_element_seed(HitSeed(&mut *budget))? {
+            match hit.version {
+                Some(version) => versions.insert(hit.name.clone(), version),
+                // A later hit of the same name without a version: the earlier one's is stale.
+                None => versions.remove(&hit.name),
+            };
+            secrets.insert(hit.name, hit.value);
         }
         Ok(())
     }
+}
+
+/// One decoded hit.
+struct Hit {
+    name: String,
+    value: SecretValue,
+    version: Option<u64>,
 }
 
 /// One hit, counted as a key before it is read.
 struct HitSeed<'b>(&'b mut Budget);
 
 impl<'de> DeserializeSeed<'de> for HitSeed<'_> {
-    type Value = (String, SecretValue);
+    type Value = Hit;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         self.0.take_key()?;
@@ -213,18 +250,25 @@ impl<'de> DeserializeSeed<'de> for HitSeed<'_> {
 }
 
 impl<'de> Visitor<'de> for HitSeed<'_> {
-    type Value = (String, SecretValue);
+    type Value = Hit;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a hit")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (mut name, mut value) = (None, None);
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Hit, A::Error> {
+        let (mut name, mut value, mut version) = (None, None, None);
         while let Some(field) = map.next_key::<Field>()? {
             let (slot, field) = match field {
                 Field::Name => (&mut name, "name"),
                 Field::Value => (&mut value, "value"),
+                Field::Version => {
+                    if version.is_some() {
+                        return Err(de::Error::duplicate_field("version"));
+                    }
+                    version = Some(map.next_value::<u64>()?);
+                    continue;
+                }
                 Field::Hits | Field::Secrets | Field::Missing | Field::Other => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -235,9 +279,11 @@ impl<'de> Visitor<'de> for HitSeed<'_> {
             }
             *slot = Some(map.next_value_seed(Text(&mut *self.0))?);
         }
-        let name = name.ok_or_else(|| de::Error::missing_field("name"))?;
-        let value = value.ok_or_else(|| de::Error::missing_field("value"))?;
-        Ok((name, SecretValue(value)))
+        Ok(Hit {
+            name: name.ok_or_else(|| de::Error::missing_field("name"))?,
+            value: SecretValue(value.ok_or_else(|| de::Error::missing_field("value"))?),
+            version,
+        })
     }
 }
 
@@ -260,7 +306,7 @@ impl<'de> Visitor<'de> for SecretsSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Sink { budget, secrets } = self.0;
+        let Sink { budget, secrets, .. } = self.0;
         while let Some(name) = map.next_key_seed(KeyName(&mut *budget))? {
             let value = map.next_value_seed(Text(&mut *budget))?;
             secrets.insert(name, SecretValue(value));

@@ -5,7 +5,8 @@
 //! suspended? (`spec.suspend: true`: `Suspended=True` in status, nothing sent, no timer) → OIDC
 //! cache invalidated when the spec changed → probe due? ([`probe_not_due`], or forced by a new
 //! `ferrvault.com/force-sync` value; else only the next probe is scheduled) → endpoint and
-//! credential → `GET /healthz` → status (recording the force-sync value in
+//! credential → `GET /healthz` → (ferrvault mode, a service-account
+//! token) `GET /operator/me` (`token_health.rs`) → status (recording the force-sync value in
 //! `status.observedForceSync`, which forces every FerrVaultSecret using the connection).
 //! A connection that does not match its type (read as [`Lenient`]) or exceeds a size bound of
 //! its schema stops after the finalizer with Ready=False/`InvalidSpec`, nothing sent; its
@@ -55,12 +56,15 @@ use crate::reconcile::{
     write::{KubeAction, KubeFailure, invalid_spec},
 };
 
-use super::access;
+use super::{access, token_health};
 use crate::api::{
     ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
     Reason, names::CONNECTION_FINALIZER,
 };
-use crate::reconcile::write::patch_params;
+use crate::{
+    ferrvault::{Credential, Endpoint},
+    reconcile::write::patch_params,
+};
 
 /// Bound of one probe (reference: 15s), within the reconcile's own deadline.
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -131,19 +135,26 @@ impl ConnectionReconciler {
         let not_due = probe_not_due(&previous, generation, &inputs, every, Timestamp::now());
         if let (Some(next), false) = (not_due, forced) {
             ctx.metrics.set_connection_ready(&namespace, &key.name, true);
+            let expires_at = previous.token_expires_at.as_ref().map(|t| t.0);
+            ctx.metrics.set_token_expiry(&namespace, &key.name, expires_at);
             return Ok(Outcome::done_refresh_in(next));
         }
         if let Some(held_back) = ctx.writes.hold_back(&namespace, CONNECTION_CONTROLLER) {
             return Ok(held_back);
         }
         let deadline = rc.deadline.min(Instant::now() + PROBE_TIMEOUT);
+        let mut status = previous.clone();
         let (holds, reason, message, refresh) = match self.probe(&connection, deadline).await {
-            Ok(()) => (
-                true,
-                Reason::Reachable,
-                messages::reachable(&connection.spec.url),
-                Some(every),
-            ),
+            Ok(reached) => {
+                let deadline = rc.deadline.min(Instant::now() + PROBE_TIMEOUT);
+                token_health::check(ctx, &connection, (&reached.0, &reached.1), &mut status, deadline).await;
+                (
+                    true,
+                    Reason::Reachable,
+                    messages::reachable(&connection.spec.url),
+                    Some(every),
+                )
+            }
             Err(Probe::RateLimited(retry_after)) => {
                 info!(?retry_after, "probe rate limited, condition left as-is");
                 return Ok(Outcome::RateLimited { retry_after });
@@ -154,7 +165,6 @@ impl ConnectionReconciler {
             }
         };
         info!(ready = holds, reason = %reason, "probe finished");
-        let mut status = previous.clone();
         status.last_checked_at = Some(Time(Timestamp::now()));
         status.observed_inputs = Some(inputs);
         // Recorded by every probe: a new value here forces the connection's FerrVaultSecrets.
@@ -177,12 +187,18 @@ impl ConnectionReconciler {
         })
     }
 
-    async fn probe(&self, connection: &FerrVaultConnection, deadline: Instant) -> Result<(), Probe> {
+    /// `GET /healthz` through the connection's endpoint, after its credential was obtained;
+    /// both are handed back when the server answered.
+    async fn probe(
+        &self,
+        connection: &FerrVaultConnection,
+        deadline: Instant,
+    ) -> Result<(Endpoint, Credential), Probe> {
         let ctx = &self.ctx;
         let endpoint = access::endpoint(&self.reads.values, &ctx.ferrvault, connection)
             .await
             .map_err(Probe::Failed)?;
-        access::credential(
+        let credential = access::credential(
             &self.reads.values,
             &ctx.ferrvault,
             connection,
@@ -205,7 +221,8 @@ impl ConnectionReconciler {
                         .unwrap_or_else(|| access::AccessError::new(reason, e.to_string())),
                 )
             }
-        })
+        })?;
+        Ok((endpoint, credential))
     }
 
     /// Deletion: blocked while FerrVaultSecrets reference the connection.

@@ -67,6 +67,8 @@ pub enum EventKind {
     /// Warning: the object does not match its type (it bypassed the CRD schema); the note
     /// names the field, never its value.
     InvalidSpec,
+    /// Warning: a connection's service-account token expires within 7 days.
+    TokenExpiresSoon,
     /// Normal: a sync forced by the `ferrvault.com/force-sync` annotation (of the object or of
     /// its connection) read FerrVault and wrote (or confirmed) the target.
     ForcedSync,
@@ -81,6 +83,7 @@ impl EventKind {
             Self::RolloutFailed => "RolloutFailed",
             Self::DeletionBlocked => "DeletionBlocked",
             Self::InvalidSpec => "InvalidSpec",
+            Self::TokenExpiresSoon => "TokenExpiresSoon",
             Self::ForcedSync => "ForcedSync",
         }
     }
@@ -90,13 +93,18 @@ impl EventKind {
             Self::Synced | Self::SyncFailed | Self::InvalidSpec | Self::ForcedSync => "Sync",
             Self::RolloutTriggered | Self::RolloutFailed => "Rollout",
             Self::DeletionBlocked => "Delete",
+            Self::TokenExpiresSoon => "Probe",
         }
     }
 
     fn type_(self) -> &'static str {
         match self {
             Self::Synced | Self::RolloutTriggered | Self::ForcedSync => "Normal",
-            Self::SyncFailed | Self::RolloutFailed | Self::DeletionBlocked | Self::InvalidSpec => "Warning",
+            Self::SyncFailed
+            | Self::RolloutFailed
+            | Self::DeletionBlocked
+            | Self::InvalidSpec
+            | Self::TokenExpiresSoon => "Warning",
         }
     }
 }

@@ -8,6 +8,7 @@
 //! | `ferrvault_secret_last_sync_timestamp_seconds` | gauge | `namespace`, `name` |
 //! | `ferrvault_secret_refresh_interval_seconds` | gauge | `namespace`, `name` |
 //! | `ferrvault_connection_ready` | gauge | `namespace`, `name` |
+//! | `ferrvault_connection_token_expiry_timestamp_seconds` | gauge | `namespace`, `name` |
 //! | `ferrvault_secret_sync_trigger_total` | counter | `trigger` = `force` \| `refresh` \| `spec` \| `inputs` \| `drift` (why the sync was due, [`Trigger`]) |
 //!
 //! # Guarantees
@@ -63,6 +64,7 @@ pub struct SyncMetrics {
     errors: Family<ReasonLabel, Counter>,
     sync_times: Arc<SyncTimes>,
     connection_ready: Family<ObjectLabels, Gauge>,
+    token_expiry: Family<ObjectLabels, Gauge>,
     triggers: Family<TriggerLabel, Counter>,
 }
 
@@ -77,6 +79,7 @@ impl SyncMetrics {
             errors: Family::default(),
             sync_times: Arc::default(),
             connection_ready: Family::default(),
+            token_expiry: Family::default(),
             triggers: Family::default(),
         };
         registry.register(
@@ -94,6 +97,12 @@ impl SyncMetrics {
             "ferrvault_connection_ready",
             "1 when the FerrVaultConnection's last probe succeeded, else 0",
             metrics.connection_ready.clone(),
+        );
+        registry.register(
+            "ferrvault_connection_token_expiry_timestamp_seconds",
+            "When the FerrVaultConnection's service-account token expires (Unix seconds), as GET /operator/me \
+             last said; absent when it never expires or the server was not asked",
+            metrics.token_expiry.clone(),
         );
         registry.register(
             "ferrvault_secret_sync_trigger",
@@ -118,6 +127,9 @@ impl SyncMetrics {
             Reason::Reachable,
             Reason::DeletionBlocked,
             Reason::BelowMinimum,
+            // A connection's token, never a sync's outcome.
+            Reason::TokenValid,
+            Reason::TokenExpiresSoon,
             Reason::Suspended,
             Reason::ConnectionSuspended,
             Reason::TargetKept,
@@ -184,9 +196,25 @@ impl SyncMetrics {
             .set(i64::from(ready));
     }
 
-    /// Drops the ready series of a connection that is gone.
+    /// Sets (or, for a token without a known expiry, removes) the token expiry series of a
+    /// connection.
+    pub fn set_token_expiry(&self, namespace: &str, name: &str, expires_at: Option<jiff::Timestamp>) {
+        let labels = ObjectLabels::new(namespace, name);
+        match expires_at {
+            Some(at) => {
+                self.token_expiry.get_or_create(&labels).set(at.as_second());
+            }
+            None => {
+                self.token_expiry.remove(&labels);
+            }
+        }
+    }
+
+    /// Drops the ready and token expiry series of a connection that is gone.
     pub fn forget_connection(&self, namespace: &str, name: &str) {
-        self.connection_ready.remove(&ObjectLabels::new(namespace, name));
+        let labels = ObjectLabels::new(namespace, name);
+        self.connection_ready.remove(&labels);
+        self.token_expiry.remove(&labels);
     }
 }
 

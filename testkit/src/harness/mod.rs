@@ -18,6 +18,7 @@ use ferrvault_operator::{
     api::{FerrVaultConnection, FerrVaultSecret},
     ferrvault::{ClientConfig, ClusterIdentity, EgressPolicy, RetryPolicy},
 };
+use ferrvault_sim::ferrvault::SimConfig;
 use prometheus_client::registry::Registry;
 use tokio::sync::oneshot;
 
@@ -115,9 +116,15 @@ impl Harness {
     /// Starts both simulators and the operator with `settings`; unless they set one, the
     /// operator's cluster identity is [`CLUSTER_ID`], the harness's projected token file and
     /// the FerrVault simulator as the one trusted URL.
-    pub async fn start_with(mut settings: OperatorSettings) -> Harness {
+    pub async fn start_with(settings: OperatorSettings) -> Harness {
+        Self::start_with_fv(settings, sim_config()).await
+    }
+
+    /// [`Harness::start_with`] against a FerrVault simulator configured as `fv_config` (usually
+    /// [`sim_config`] with a change).
+    pub async fn start_with_fv(mut settings: OperatorSettings, fv_config: SimConfig) -> Harness {
         logs();
-        let cluster = Cluster::start(sim_config()).await;
+        let cluster = Cluster::start(fv_config).await;
         let mut oidc_token_file = tempfile::NamedTempFile::new().expect("temp file");
         writeln!(oidc_token_file, "{OIDC_JWT}").expect("write projected token");
         if settings.ferrvault.cluster_identity.is_none() {

@@ -4,9 +4,11 @@
 //! - [`conditions`]: condition upsert with transition-time and `observedGeneration` rules.
 //! - [`secret_status`]: what a FerrVaultSecret's status becomes after each outcome of a pass.
 //! - [`messages`]: the human-readable condition messages, in one place.
+//! - [`token_health`]: what a connection's status says about its token, from `GET /operator/me`.
 //! - [`refresh_control`]: the `Suspended` condition, and a `CreatedOnce` target kept.
 
 pub(crate) mod conditions;
 pub(crate) mod messages;
 pub(crate) mod refresh_control;
 pub(crate) mod secret_status;
+pub(crate) mod token_health;

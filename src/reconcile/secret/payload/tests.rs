@@ -43,6 +43,7 @@ fn most_keys() -> Revealed {
         secrets: (0..160_000)
             .map(|i| (format!("k{i:05}"), SecretValue::test("")))
             .collect(),
+        versions: Default::default(),
         missing: MissingKeys::default(),
     }
 }

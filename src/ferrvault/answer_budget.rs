@@ -1,5 +1,7 @@
-//! What one reveal answer may hold (issue 34), and the seeds that charge it: every key counted
-//! and every string charged before it is copied out of the body.
+//! What one answer of a tenant's FerrVault may hold (issue 34), and the seeds that charge it:
+//! every key (or entry) counted and every string charged before it is copied out of the body.
+//! The reveal decoder (`reveal/decode.rs`) and the `list` decoder (`inventory.rs`) share it,
+//! each with its own bounds.
 //!
 //! # Guarantees
 //! - [`Budget`] fails the decoding on the key or the byte that crosses a bound, and remembers
@@ -14,42 +16,27 @@ use serde::{
 
 use crate::ferrvault::ResponseBound;
 
-/// The most keys (found and missing together) one reveal answer may name. A Secret of 4,096 keys
-/// has 256 bytes a key under its 1 MiB limit: more keys than any FerrVaultSecret needs, and
-/// that many entries cost well under a megabyte of bookkeeping.
-///
-/// NOTE: a selector may name keys that are all missing, so this must stay at least the CRD's
-/// bound on `selector.names`; and a single-flight request carries the union of its callers'
-/// selectors (see the caveats of `reveal/decode.rs`).
-pub const MAX_REVEAL_KEYS: usize = 4096;
-
-/// The most bytes of key names, values and missing names one reveal answer may hold, decoded.
-/// A Secret holds at most 1 MiB of names and values, and what FerrVault answers shrinks on the
-/// way there by a base64 decode at most (to 3/4): an answer of more than about 1.34 MiB can only
-/// end in `SecretTooLarge` (short of a `jsonExpand` of JSON padded with whitespace or escapes,
-/// not worth a larger bound), and 2 MiB leaves room for that. Refusing more while it decodes
-/// keeps the map from growing to what the body cap allows.
-pub const MAX_REVEAL_BYTES: usize = 2 << 20;
-
 /// What is left of an answer's allowance, and the bound it crossed, if any.
 pub(super) struct Budget {
     keys: usize,
     bytes: usize,
+    max_keys: usize,
+    max_bytes: usize,
     crossed: Option<ResponseBound>,
 }
 
-impl Default for Budget {
-    /// A whole answer's allowance.
-    fn default() -> Self {
+impl Budget {
+    /// A whole answer's allowance: at most `max_keys` keys and `max_bytes` bytes of strings.
+    pub(super) fn new(max_keys: usize, max_bytes: usize) -> Self {
         Self {
-            keys: MAX_REVEAL_KEYS,
-            bytes: MAX_REVEAL_BYTES,
+            keys: max_keys,
+            bytes: max_bytes,
+            max_keys,
+            max_bytes,
             crossed: None,
         }
     }
-}
 
-impl Budget {
     /// The bound the decoding crossed, if it crossed one.
     pub(super) fn crossed(&self) -> Option<ResponseBound> {
         self.crossed
@@ -60,16 +47,16 @@ impl Budget {
         self.keys = self
             .keys
             .checked_sub(1)
-            .ok_or_else(|| self.cross(ResponseBound::Keys(MAX_REVEAL_KEYS)))?;
+            .ok_or_else(|| self.cross(ResponseBound::Keys(self.max_keys)))?;
         Ok(())
     }
 
     /// Charges `text` and copies it out of the body.
-    fn take_text<E: de::Error>(&mut self, text: &str) -> Result<String, E> {
+    pub(super) fn take_text<E: de::Error>(&mut self, text: &str) -> Result<String, E> {
         self.bytes = self
             .bytes
             .checked_sub(text.len())
-            .ok_or_else(|| self.cross(ResponseBound::Bytes(MAX_REVEAL_BYTES)))?;
+            .ok_or_else(|| self.cross(ResponseBound::Bytes(self.max_bytes)))?;
         Ok(text.to_owned())
     }
 
