@@ -400,6 +400,10 @@ pub struct FerrVaultSecretStatus {
     /// is due.
     #[serde(default)]
     pub observed_inputs: Option<String>,
+    /// The SHA-256 (hex) of the spec without `suspend` that the last sync ran with: a later
+    /// generation with the same digest (only `suspend` changed, e.g. a resume) is no spec change.
+    #[serde(default)]
+    pub observed_spec_digest: Option<String>,
     /// The `ferrvault.com/force-sync` annotation's value the last sync ran with (a value over
     /// 253 bytes as its digest). Another value on the object means a sync is due.
     #[serde(default)]

@@ -185,6 +185,7 @@ fn status_should_serialize_every_field_so_a_merge_patch_clears_stale_values() {
             "observedGeneration": null,
             "targetResourceVersion": null,
             "observedInputs": null,
+            "observedSpecDigest": null,
             "observedForceSync": null,
             "observedConnectionForceSync": null,
             "ownedLabels": [],

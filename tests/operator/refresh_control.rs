@@ -3,7 +3,8 @@
 //! read, the same value again or any other annotation none, 200 objects forced at once no 429; a
 //! suspended object makes no request over two refresh intervals and is still deleted;
 //! `CreatedOnce` never writes an existing target, also for a recreated FerrVaultSecret; a
-//! connection's force-sync re-probes it and forces every dependant.
+//! connection's force-sync re-probes it and forces every dependant; resuming syncs only what is
+//! due (no request when only `spec.suspend` changed, one when another field did).
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -474,5 +475,84 @@ async fn a_forced_sync_should_read_fresh_rather_than_take_its_waves_kept_answer(
         "the forced pass wrote what FerrVault holds now, not its wave's kept answer"
     );
     assert_eq!(h.reveals(), 1, "the forced pass read FerrVault itself");
+    h.finish().await;
+}
+
+/// The sum of `ferrvault_secret_sync_trigger_total` over every trigger: the syncs started.
+fn syncs_started(h: &Harness) -> f64 {
+    ["force", "refresh", "spec", "inputs", "drift"]
+        .iter()
+        .map(|trigger| trigger_count(h, trigger))
+        .sum()
+}
+
+/// Sets `spec.suspend` of FerrVaultSecret `name` to `suspend`, and waits until a pass answered
+/// the generation this made (with `Suspended=True` when suspending, without it when resuming).
+async fn set_suspend(h: &Harness, name: &str, suspend: bool) -> FerrVaultSecretStatus {
+    patch_fvs(h, name, json!({ "spec": { "suspend": suspend } })).await;
+    let generation = h.fvs().get(name).await.expect("get").metadata.generation;
+    wait_status(h, name, &format!("suspend: {suspend} answered"), |s| {
+        let suspended = condition(&s.conditions, "Suspended").filter(|c| c.observed_generation == generation);
+        if suspend {
+            suspended.is_some()
+        } else {
+            condition(&s.conditions, "Suspended").is_none() && s.observed_generation == generation
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_should_sync_only_when_something_besides_suspend_changed() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.connection("conn-blobs", "blobs-token", OTHER_TOKEN).await;
+    h.create_secret("paused", secret_spec("conn", "prod")).await;
+    h.wait_secret_reason("paused", "Synced").await;
+    let synced_at = h
+        .fvs()
+        .get("paused")
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .last_synced_at;
+
+    // Paused and resumed with nothing else changed, the refresh an hour away: nothing to do.
+    set_suspend(&h, "paused", true).await;
+    idle(&h).await;
+    let (reveals, syncs) = (h.reveals(), syncs_started(&h));
+    let resumed = set_suspend(&h, "paused", false).await;
+    idle(&h).await;
+    assert_eq!(h.reveals() - reveals, 0, "no FerrVault request on resume");
+    assert_eq!(syncs_started(&h) - syncs, 0.0, "no sync on resume");
+    let kept = ready(Some(&resumed.conditions)).expect("Ready");
+    assert_eq!((kept.status.as_str(), kept.reason.as_str()), ("True", "Synced"));
+    assert_eq!(kept.observed_generation, resumed.observed_generation);
+    assert_eq!(resumed.last_synced_at, synced_at, "the last sync still holds");
+
+    // Paused, edited (another vault), resumed: exactly one sync and one request.
+    set_suspend(&h, "paused", true).await;
+    patch_fvs(
+        &h,
+        "paused",
+        json!({ "spec": { "vault": "blobs", "connectionRef": { "name": "conn-blobs" } } }),
+    )
+    .await;
+    idle(&h).await;
+    let (reveals, spec_syncs) = (h.reveals(), trigger_count(&h, "spec"));
+    let resumed = set_suspend(&h, "paused", false).await;
+    idle(&h).await;
+    assert_eq!(h.reveals() - reveals, 1, "one FerrVault request for the edit");
+    assert_eq!(trigger_count(&h, "spec") - spec_syncs, 1.0);
+    assert_eq!(
+        ready(Some(&resumed.conditions)).map(|c| c.reason.as_str()),
+        Some("Synced")
+    );
+    assert_eq!(
+        resumed.synced_keys,
+        ["CERT", "CONFIG"],
+        "the target holds the new vault's keys"
+    );
     h.finish().await;
 }

@@ -25,6 +25,7 @@ use crate::{
                 explain::Trigger,
                 freshness::Schedule,
                 requeue::{MIN_REQUEUE, RequeueCase},
+                spec_digest::spec_digest,
             },
             status::{
                 messages,
@@ -55,7 +56,8 @@ impl SecretReconciler {
             _ => String::new(),
         };
         let now = Timestamp::now();
-        let status = secret_status::after_sync(previous, synced.state, cr.meta().generation, now);
+        let mut status = secret_status::after_sync(previous, synced.state, cr.meta().generation, now);
+        status.observed_spec_digest = Some(spec_digest(&cr.spec));
         let status = with_clamp(&ctx.settings, cr, status, now);
         status::write((api, self.reads.secrets.written()), &name, previous, &status)
             .await
@@ -126,6 +128,7 @@ impl SecretReconciler {
         if let Some(missing) = failure.missing {
             status.missing_keys = messages::missing_keys_list(&missing);
             status.observed_generation = generation;
+            status.observed_spec_digest = Some(spec_digest(&cr.spec));
         }
         status::write(
             (api, self.reads.secrets.written()),

@@ -55,8 +55,9 @@ pub(super) fn with_clamp(
     status
 }
 
-/// Writes the condition when `previous` does not show it as the interval stands now (the
-/// minimum changed since the last sync): one status write, nothing else; none when it does.
+/// Writes `current` (the status a pass with nothing due keeps) with the condition as the interval
+/// stands now (the minimum may have changed since the last sync) when `previous` does not show
+/// it: one status write, nothing else; none when it does.
 ///
 /// # Errors
 /// The status write failed.
@@ -64,9 +65,9 @@ pub(super) async fn correct_clamp(
     settings: &OperatorSettings,
     (api, written): (&Api<Lenient<FerrVaultSecret>>, &WrittenVersions),
     cr: &FerrVaultSecret,
-    previous: &FerrVaultSecretStatus,
+    (previous, current): (&FerrVaultSecretStatus, FerrVaultSecretStatus),
 ) -> Result<(), KubeFailure> {
-    let status = with_clamp(settings, cr, previous.clone(), Timestamp::now());
+    let status = with_clamp(settings, cr, current, Timestamp::now());
     status::write((api, written), &cr.name_any(), previous, &status)
         .await
         .map_err(KubeFailure::during(KubeAction::WriteStatus(

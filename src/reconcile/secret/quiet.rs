@@ -1,5 +1,5 @@
-//! How a pass that syncs nothing ends: nothing due (the clamp condition corrected, the next
-//! refresh scheduled), suspended (the `Suspended` condition, no timer), or a `CreatedOnce`
+//! How a pass that syncs nothing ends: nothing due (a resume's status caught up, the clamp
+//! condition corrected, the next refresh scheduled), suspended (the `Suspended` condition, no timer), or a `CreatedOnce`
 //! target kept (`Ready=True/TargetKept`, no timer).
 
 use std::time::Duration;
@@ -14,8 +14,8 @@ use crate::{
     reconcile::{
         report::SyncTimer,
         rules::{
-            schedule::explain::Quiet,
-            status::refresh_control::{kept, suspend},
+            schedule::{explain::Quiet, spec_digest::spec_digest},
+            status::refresh_control::{kept, resumed, suspend},
         },
         write::{KubeAction, KubeFailure},
     },
@@ -37,7 +37,9 @@ impl SecretReconciler {
             Quiet::ConnectionSuspended => Held::Suspended(Reason::ConnectionSuspended),
             Quiet::TargetKept | Quiet::OnChange | Quiet::RefreshDisabled | Quiet::RefreshNotDue => {
                 let ctx = &self.ctx;
-                correct_clamp(&ctx.settings, (api, self.reads.secrets.written()), cr, previous).await?;
+                let current = resumed(previous, cr.meta().generation);
+                let written = self.reads.secrets.written();
+                correct_clamp(&ctx.settings, (api, written), cr, (previous, current)).await?;
                 self.mark_synced(cr, previous, refresh);
                 timer.succeed();
                 return Ok(due::refresh_in(next_in));
@@ -67,10 +69,11 @@ impl SecretReconciler {
                 target,
                 version,
                 force_sync,
-            } => (
-                kept(previous, (&target, version), force_sync, generation, now),
-                Reason::TargetKept,
-            ),
+            } => {
+                let mut status = kept(previous, (&target, version), force_sync, generation, now);
+                status.observed_spec_digest = Some(spec_digest(&cr.spec));
+                (status, Reason::TargetKept)
+            }
         };
         status::write(
             (api, self.reads.secrets.written()),

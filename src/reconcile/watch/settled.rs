@@ -7,17 +7,15 @@ use kube::Resource;
 
 use crate::{
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
-    reconcile::rules::schedule::freshness::{reachable_here, synced_here},
+    reconcile::rules::schedule::{freshness::reachable_here, spec_digest::synced_now},
 };
 
 /// A FerrVaultSecret needs a pass whatever the stores hold unless it synced here at its
-/// generation (the status half of the freshness rule) and is not being deleted.
+/// generation, or at one differing only in `spec.suspend` (the status half of the freshness rule) and is not being deleted.
 pub(super) fn secret_unsettled(cr: &Lenient<FerrVaultSecret>) -> bool {
-    let settled = cr.valid().is_some_and(|cr| {
-        cr.status
-            .as_ref()
-            .is_some_and(|status| synced_here(status, cr.meta().generation))
-    });
+    let settled = cr
+        .valid()
+        .is_some_and(|cr| cr.status.as_ref().is_some_and(|status| synced_now(cr, status)));
     !settled || cr.meta().deletion_timestamp.is_some()
 }
 

@@ -14,7 +14,7 @@
 //!    keeps the target and reveals nothing); the target is missing → due ([`Trigger::Drift`]
 //!    after a sync, [`Trigger::Spec`] before).
 //! 5. The rule of [`freshness`](super::freshness) ([`Trigger::Spec`]: never synced, or not at
-//!    this generation; [`Trigger::Refresh`]: the last pass at this generation failed, so this is
+//!    this generation nor at one differing only in `spec.suspend`; [`Trigger::Refresh`]: the last pass at this generation failed, so this is
 //!    its retry; [`Trigger::Inputs`]; [`Trigger::Drift`]).
 //! 6. `refreshPolicy: OnChange` → not due, [`Quiet::OnChange`], no timer.
 //! 7. `Periodic` (or unset): the refresh is due → [`Trigger::Refresh`]; else not due until
@@ -30,10 +30,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::{
-    force_sync::force_token,
-    freshness::{Schedule, synced_here},
-};
+use super::{force_sync::force_token, freshness::Schedule, spec_digest::synced_now};
 use crate::{
     api::{ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, RefreshPolicy},
     reconcile::rules::status::conditions::find_condition,
@@ -153,7 +150,7 @@ pub fn explain_early(
     }
     let generation = cr.metadata.generation;
     let created_once = cr.spec.policy() == RefreshPolicy::CreatedOnce;
-    (!created_once && !synced_here(status, generation))
+    (!created_once && !synced_now(cr, status))
         .then_some(Explanation::Due(not_synced_here(status, generation)))
 }
 
@@ -173,7 +170,7 @@ pub fn explain(
     let generation = cr.metadata.generation;
     let ever_synced = status.last_synced_at.is_some();
     match (cr.spec.policy(), seen.target_version) {
-        (RefreshPolicy::CreatedOnce, Some(_)) if synced_here(status, generation) => {
+        (RefreshPolicy::CreatedOnce, Some(_)) if synced_now(cr, status) => {
             return Explanation::quiet(Quiet::TargetKept);
         }
         (RefreshPolicy::CreatedOnce, Some(_)) => return Explanation::Due(Trigger::Spec),
@@ -184,7 +181,7 @@ pub fn explain(
     let Some(synced_at) = status.last_synced_at.as_ref().map(|t| t.0) else {
         return Explanation::Due(Trigger::Spec);
     };
-    if !synced_here(status, generation) {
+    if !synced_now(cr, status) {
         return Explanation::Due(not_synced_here(status, generation));
     }
     if status.observed_inputs.as_deref() != Some(seen.inputs) {

@@ -6,7 +6,9 @@
 //! A pass syncs unless all of these hold; then it only schedules the key for its due time:
 //! - **The last sync succeeded at this generation**: `Ready=True/Synced` observed at
 //!   `metadata.generation`, `status.observedGeneration` equal, and no `RolloutRestarted=False`
-//!   (a failed or deferred restart is still due).
+//!   (a failed or deferred restart is still due). A later generation whose spec differs only in
+//!   `spec.suspend` (`status.observedSpecDigest` matches) counts as this one, so a resume with
+//!   nothing else changed syncs nothing ([`synced_now`](super::spec_digest::synced_now)).
 //! - **Its inputs are unchanged**: `status.observedInputs` equals the versions the stores show
 //!   now (the connection's UID, generation and Ready status, its token and CA Secrets'
 //!   `resourceVersion`s, the content-hash key's identifier). A connection edited, recreated or

@@ -8,6 +8,7 @@
 //!   refresh policy, then the freshness rule (the plugin's `explain` calls it too).
 //! - [`force_sync`]: the `ferrvault.com/force-sync` annotation's value, bounded.
 //! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
+//! - [`spec_digest`]: the spec's digest without `suspend`, so a resume is no spec change.
 //! - [`requeue`]: when a pass runs again after each outcome; the refresh interval it runs on.
 
 pub(crate) mod duration;
@@ -16,3 +17,4 @@ pub(crate) mod explain;
 pub(crate) mod force_sync;
 pub(crate) mod freshness;
 pub(crate) mod requeue;
+pub(crate) mod spec_digest;

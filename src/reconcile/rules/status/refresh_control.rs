@@ -7,6 +7,9 @@
 //!   pass found (the target still holds what it wrote), so an alert on `Ready=False` neither
 //!   fires nor clears because of a pause.
 //! - Every status a running pass writes has no `Suspended` condition ([`without_suspension`]).
+//! - Resumed with nothing due (only `spec.suspend` changed since the last sync): no `Suspended`
+//!   condition, and the last sync's `Ready`, `RolloutRestarted` and `observedGeneration` carried
+//!   to this generation ([`resumed`]), so generation-based health checks see it current.
 //! - A kept `CreatedOnce` target: `Ready=True/TargetKept` at this generation, its version and the
 //!   force-sync values recorded, the last sync's `lastSyncedAt` and keys kept.
 
@@ -49,6 +52,25 @@ pub(crate) fn suspend(
 /// `conditions` without the `Suspended` condition: a pass runs.
 pub(crate) fn without_suspension(conditions: &mut Vec<Condition>) {
     remove_condition(conditions, ConditionType::Suspended);
+}
+
+/// The status of a FerrVaultSecret with nothing due at `generation` (its last sync holds for it):
+/// `previous` without the `Suspended` condition, its sync's conditions and `observedGeneration`
+/// at `generation`. Equal to `previous` when it already synced at `generation` and is not suspended.
+pub(crate) fn resumed(previous: &FerrVaultSecretStatus, generation: Option<i64>) -> FerrVaultSecretStatus {
+    let mut status = previous.clone();
+    without_suspension(&mut status.conditions);
+    let synced_at = status.observed_generation;
+    for condition in &mut status.conditions {
+        let of_sync = [ConditionType::Ready, ConditionType::RolloutRestarted]
+            .iter()
+            .any(|type_| condition.type_ == type_.as_str());
+        if of_sync && condition.observed_generation == synced_at {
+            condition.observed_generation = generation;
+        }
+    }
+    status.observed_generation = generation;
+    status
 }
 
 /// The status of a `CreatedOnce` FerrVaultSecret whose target `target` exists at `version`.
@@ -111,6 +133,36 @@ mod tests {
         );
         without_suspension(&mut status.conditions);
         assert_eq!(status.conditions, ready);
+    }
+
+    #[test]
+    fn resumed_should_drop_suspended_and_carry_the_last_sync_to_this_generation() {
+        let mut status = FerrVaultSecretStatus {
+            observed_generation: Some(1),
+            ..Default::default()
+        };
+        upsert_condition(
+            &mut status.conditions,
+            ConditionUpdate::ready(ConditionStatus::True, Reason::Synced, "ok".into(), Some(1)),
+            Timestamp::UNIX_EPOCH,
+        );
+        let synced = status.clone();
+        suspend(
+            &mut status.conditions,
+            Reason::Suspended,
+            Some(2),
+            Timestamp::UNIX_EPOCH,
+        );
+        let current = resumed(&status, Some(3));
+        assert_eq!(current.observed_generation, Some(3));
+        assert_eq!(current.conditions.len(), 1, "{:?}", current.conditions);
+        let ready = &current.conditions[0];
+        assert_eq!(ready.observed_generation, Some(3));
+        assert_eq!(
+            ready.last_transition_time,
+            synced.conditions[0].last_transition_time
+        );
+        assert_eq!(resumed(&current, Some(3)), current, "nothing more once caught up");
     }
 
     #[test]

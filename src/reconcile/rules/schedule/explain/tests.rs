@@ -6,9 +6,10 @@ use jiff::Timestamp;
 
 use super::*;
 use crate::{
-    api::names::FORCE_SYNC_ANNOTATION,
+    api::{FerrVaultSecretSpec, names::FORCE_SYNC_ANNOTATION},
     reconcile::{
         fixtures,
+        rules::schedule::spec_digest::spec_digest,
         rules::status::secret_status::{ForceSyncSeen, SyncedState, after_sync},
     },
 };
@@ -245,4 +246,49 @@ fn a_retried_failure_should_count_as_a_refresh_and_a_new_generation_as_a_spec_ch
         explain_early(&edited, &failed, ConnectionSeen::default()),
         Some(due(Trigger::Spec))
     );
+}
+
+#[test]
+fn explain_should_not_count_a_generation_that_changed_only_suspend_as_a_spec_change() {
+    let cr = fixtures::secret(1, None);
+    let mut status = synced();
+    status.observed_spec_digest = Some(spec_digest(&cr.spec));
+    let connection = ConnectionSeen {
+        suspended: false,
+        forced: Some("c1"),
+    };
+    let seen = Seen {
+        inputs: INPUTS,
+        target_version: Some("7"),
+    };
+    let schedule = Schedule {
+        interval: HOUR,
+        wave: 1.0,
+    };
+    let answer_for = |cr: &FerrVaultSecret, status: &FerrVaultSecretStatus| {
+        explain(cr, status, connection, seen, schedule, at(600))
+    };
+    // Suspended (generation 2), then resumed (generation 3).
+    let mut resumed = cr.clone();
+    resumed.metadata.generation = Some(3);
+    resumed.spec.suspend = Some(false);
+    let not_due_yet = Explanation::NotDue {
+        why: Quiet::RefreshNotDue,
+        next_in: Some(Duration::from_secs(3000)),
+    };
+    #[rustfmt::skip]
+    let table = [
+        // what changed besides the generation,     digest recorded,  answer
+        ("suspend only",                            true,             resumed.clone(),  not_due_yet),
+        ("suspend only, synced before the digest",  false,            resumed.clone(),  due(Trigger::Spec)),
+        ("suspend and the vault",                   true,             FerrVaultSecret { spec: FerrVaultSecretSpec { vault: "other".into(), ..resumed.spec.clone() }, ..resumed.clone() }, due(Trigger::Spec)),
+        ("suspend and the interval",                true,             FerrVaultSecret { spec: FerrVaultSecretSpec { refresh_interval: "2h".into(), ..resumed.spec.clone() }, ..resumed }, due(Trigger::Spec)),
+    ];
+    for (what, recorded, cr, expected) in table {
+        let mut status = status.clone();
+        if !recorded {
+            status.observed_spec_digest = None;
+        }
+        assert_eq!(answer_for(&cr, &status), expected, "{what}");
+    }
 }
