@@ -76,8 +76,9 @@ pub mod rules {
             duration_floor::{Floored, floor_interval},
             explain::{ConnectionSeen, Explanation, Quiet, Seen, Trigger, explain, explain_early, is_forced},
             force_sync::force_token,
-            freshness::{Schedule, WAVE_SPREAD, synced_here, wave_factor},
+            freshness::{Schedule, WAVE_SPREAD, wave_factor},
             requeue::resolve_refresh_interval,
+            spec_digest::synced_now,
         },
         status::conditions::find_condition,
     };

@@ -16,7 +16,7 @@ use ferrvault_operator::{
     api::{DEFAULT_REFRESH_INTERVAL, FerrVaultSecretStatus},
     rules::{
         self, ConnectionSeen, Explanation, Quiet, Schedule, Trigger, explain, floor_interval,
-        parse_go_duration, resolve_refresh_interval, synced_here,
+        parse_go_duration, resolve_refresh_interval, synced_now,
     },
 };
 use jiff::{SignedDuration, Timestamp};
@@ -157,7 +157,6 @@ fn due(
     now: Timestamp,
 ) -> Due {
     let status = view.status();
-    let generation = view.metadata().generation;
     let recorded_inputs = status.observed_inputs.clone().unwrap_or_default();
     let recorded_target = status.target_resource_version.clone();
     let inputs = seen.and_then(|s| s.inputs.clone());
@@ -180,7 +179,7 @@ fn due(
     }
     if status.last_synced_at.is_none() {
         because.push(Because::NeverSynced);
-    } else if !synced_here(&status, generation) {
+    } else if !synced_now(cr, &status) {
         because.push(Because::NotSyncedHere);
     }
     match (&inputs, &status.observed_inputs) {

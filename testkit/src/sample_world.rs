@@ -110,6 +110,15 @@ pub fn sample_tokens(manifests: &[Value]) -> Vec<String> {
 /// expire, as real ones do, so a connection's status shows `tokenExpiresAt` (`GET /operator/me`).
 pub const SAMPLE_TOKEN_LIFETIME: jiff::SignedDuration = jiff::SignedDuration::from_hours(90 * 24);
 
+/// How many sample FerrVaultSecrets `manifests` put in [`NAMESPACE`] (the others are the cluster
+/// connection's, in their team namespaces).
+pub fn secrets_in_namespace(manifests: &[Value]) -> usize {
+    manifests
+        .iter()
+        .filter(|m| m["kind"] == "FerrVaultSecret" && m["metadata"]["namespace"] == NAMESPACE)
+        .count()
+}
+
 /// The FerrVault simulator's configuration: the `production` vault, each sample token bound
 /// to it (a `fvsat_` token as a service-account token valid for [`SAMPLE_TOKEN_LIFETIME`], a
 /// `fft_` one as an org token).

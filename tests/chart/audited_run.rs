@@ -111,11 +111,7 @@ async fn samples_synced(client: &kube::Client) -> bool {
         return false;
     };
     let samples = sample_world::manifests().expect("samples parse");
-    let sample_secrets = samples
-        .iter()
-        .filter(|m| m["kind"] == "FerrVaultSecret" && m["metadata"]["namespace"] == SAMPLES)
-        .count();
-    let secrets_done = secrets.items.len() == sample_secrets
+    let secrets_done = secrets.items.len() == sample_world::secrets_in_namespace(&samples)
         && secrets.into_iter().all(|s| {
             let conditions = s.status.map(|s| s.conditions).unwrap_or_default();
             // A suspended sample is settled once it says so; the sample with a rollout target must

@@ -25,12 +25,17 @@ fn needles(manifests: &[serde_json::Value]) -> Vec<String> {
 }
 
 async fn all_ready(client: &kube::Client) -> bool {
-    let ready = |conditions: Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>| {
+    type Conditions = Option<Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>>;
+    let is_true = |conditions: &Conditions, kind: &str| {
         conditions
-            .unwrap_or_default()
             .iter()
-            .any(|c| c.type_ == "Ready" && c.status == "True")
+            .flatten()
+            .any(|c| c.type_ == kind && c.status == "True")
     };
+    let ready = |conditions: Conditions| is_true(&conditions, "Ready");
+    // A suspended sample is settled once it says so.
+    let settled = |conditions: Conditions| is_true(&conditions, "Suspended") || ready(conditions);
+    let samples = sample_world::manifests().expect("samples parse");
     let secrets: Api<FerrVaultSecret> = Api::namespaced(client.clone(), NAMESPACE);
     let connections: Api<FerrVaultConnection> = Api::namespaced(client.clone(), NAMESPACE);
     let (Ok(secrets), Ok(connections)) = (
@@ -39,9 +44,11 @@ async fn all_ready(client: &kube::Client) -> bool {
     ) else {
         return false;
     };
-    secrets.items.len() == 2
+    secrets.items.len() == sample_world::secrets_in_namespace(&samples)
         && connections.items.len() == 2
-        && secrets.into_iter().all(|s| ready(s.status.map(|s| s.conditions)))
+        && secrets
+            .into_iter()
+            .all(|s| settled(s.status.map(|s| s.conditions)))
         && connections
             .into_iter()
             .all(|c| ready(c.status.map(|s| s.conditions)))

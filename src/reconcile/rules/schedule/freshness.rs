@@ -117,7 +117,7 @@ pub fn wave_factor(group: &str) -> f64 {
 /// The first condition of the rule, which `status` alone decides (so a pass it rules out need not
 /// wait for any store): the last sync succeeded at `generation` (`Ready=True/Synced`, or
 /// `Ready=True/TargetKept` for a `CreatedOnce` target) and no restart is still due.
-pub fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> bool {
+pub(crate) fn synced_here(status: &FerrVaultSecretStatus, generation: Option<i64>) -> bool {
     let ready_here = find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
         ready.status == ConditionStatus::True.as_str()
             && is_settled_reason(&ready.reason)

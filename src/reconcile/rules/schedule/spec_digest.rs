@@ -51,7 +51,7 @@ fn canonical(value: &serde_json::Value) -> String {
 /// The first condition of the freshness rule for `cr`: it synced at its generation
 /// ([`synced_here`]), or its last sync succeeded at the generation it recorded and recorded the
 /// digest its spec has now (only `spec.suspend` changed since).
-pub(crate) fn synced_now(cr: &FerrVaultSecret, status: &FerrVaultSecretStatus) -> bool {
+pub fn synced_now(cr: &FerrVaultSecret, status: &FerrVaultSecretStatus) -> bool {
     synced_here(status, cr.metadata.generation)
         || (status.observed_spec_digest.is_some()
             && synced_here(status, status.observed_generation)
