@@ -62,9 +62,7 @@ pub fn check(data: &[u8]) {
 /// Whether the reconciler would run `steps`: a spec holding them is within the CRD's bounds.
 fn within_crd_bounds(steps: &[Transform]) -> bool {
     let spec = FerrVaultSecretSpec {
-        connection_ref: ConnectionRef {
-            name: "ferrvault".into(),
-        },
+        connection_ref: ConnectionRef::namespaced("ferrvault"),
         project: None,
         vault: "prod".into(),
         selector: None,
@@ -72,6 +70,8 @@ fn within_crd_bounds(steps: &[Transform]) -> bool {
         refresh_interval: "1h".into(),
         rollout_restart: Vec::new(),
         transforms: steps.to_vec(),
+        refresh_policy: None,
+        suspend: None,
     };
     secret_spec_problem(&spec).is_ok()
 }

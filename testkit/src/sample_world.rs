@@ -241,11 +241,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn samples_should_give_two_connections_two_secrets_and_their_tokens() {
+    fn samples_should_give_two_connections_their_secrets_and_their_tokens() {
         let manifests = manifests().expect("samples parse");
         let count = |kind: &str| manifests.iter().filter(|m| m["kind"] == kind).count();
         assert_eq!(count("FerrVaultConnection"), 2);
-        assert_eq!(count("FerrVaultSecret"), 2);
+        assert_eq!(count("ClusterFerrVaultConnection"), 1);
+        // Transforms 2, refresh control 2, templates 2 in the demo namespace; one per team namespace
+        // through the cluster connection.
+        assert_eq!(secrets_in_namespace(&manifests), 6);
+        assert_eq!(count("FerrVaultSecret"), 9);
         assert_eq!(count("Deployment"), 1);
         let tokens = sample_tokens(&manifests);
         assert!(tokens.iter().any(|t| t.starts_with("fvsat_")), "{}", tokens.len());
