@@ -314,27 +314,28 @@ fn recreated(desired: &Secret) -> Secret {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{ConnectionRef, FerrVaultSecretSpec};
+    use crate::reconcile::fixtures;
 
+    /// The reconcilers' fixture `app`, in `ns` with a UID and no generation.
     fn cr() -> FerrVaultSecret {
-        let mut cr = FerrVaultSecret::new(
-            "app",
-            FerrVaultSecretSpec {
-                connection_ref: ConnectionRef::namespaced("conn"),
-                project: None,
-                vault: "prod".into(),
-                selector: None,
-                target: None,
-                refresh_interval: "1h".into(),
-                rollout_restart: vec![],
-                transforms: vec![],
-                suspend: None,
-                refresh_policy: None,
-            },
-        );
+        let mut cr = fixtures::secret(1, None);
         cr.metadata.namespace = Some("ns".into());
         cr.metadata.uid = Some("uid-1".into());
+        cr.metadata.generation = None;
         cr
+    }
+
+    /// The target `app` of [`cr`] before any sync.
+    fn desired(existing: Option<&Secret>, type_: &str, data: &SecretData, hash: &str) -> Secret {
+        desired_target(
+            existing,
+            &cr(),
+            &FerrVaultSecretStatus::default(),
+            "app",
+            type_,
+            data,
+            hash,
+        )
     }
 
     fn existing() -> Secret {
@@ -366,15 +367,7 @@ mod tests {
 
     #[test]
     fn the_target_should_have_its_content_replaced_keep_labels_and_be_controlled() {
-        let desired = desired_target(
-            Some(&existing()),
-            &cr(),
-            &FerrVaultSecretStatus::default(),
-            "app",
-            "Opaque",
-            &data(),
-            "h",
-        );
+        let desired = desired(Some(&existing()), "Opaque", &data(), "h");
         assert_eq!(
             desired.data.as_ref().unwrap().keys().collect::<Vec<_>>(),
             vec!["A"]
@@ -399,15 +392,7 @@ mod tests {
 
     #[test]
     fn an_identical_target_should_not_be_rewritten() {
-        let desired = desired_target(
-            None,
-            &cr(),
-            &FerrVaultSecretStatus::default(),
-            "app",
-            "Opaque",
-            &data(),
-            "h",
-        );
+        let desired = desired(None, "Opaque", &data(), "h");
         assert!(needs_write(&KnownTarget::Read(None), &desired));
         assert!(!needs_write(&KnownTarget::Read(Some(desired.clone())), &desired));
         assert_eq!(recorded_hash(Some(&desired)).as_deref(), Some("h"));
@@ -416,84 +401,28 @@ mod tests {
 
     #[test]
     fn a_target_as_left_should_be_compared_through_its_content_hash() {
-        let mut as_left = desired_target(
-            None,
-            &cr(),
-            &FerrVaultSecretStatus::default(),
-            "app",
-            "Opaque",
-            &data(),
-            "h",
-        );
+        let mut as_left = desired(None, "Opaque", &data(), "h");
         as_left.data = None;
         let known = KnownTarget::AsLeft(as_left.clone());
-        let same = desired_target(
-            Some(&as_left),
-            &cr(),
-            &FerrVaultSecretStatus::default(),
-            "app",
-            "Opaque",
-            &data(),
-            "h",
-        );
+        let same = desired(Some(&as_left), "Opaque", &data(), "h");
         assert!(!needs_write(&known, &same), "same hash: same content");
         let changed = [("A".to_owned(), b"new".to_vec())].into();
-        let other = desired_target(
-            Some(&as_left),
-            &cr(),
-            &FerrVaultSecretStatus::default(),
-            "app",
-            "Opaque",
-            &changed,
-            "h2",
-        );
+        let other = desired(Some(&as_left), "Opaque", &changed, "h2");
         assert!(needs_write(&known, &other), "another hash: another content");
-        let retyped = desired_target(
-            Some(&as_left),
-            &cr(),
-            &FerrVaultSecretStatus::default(),
-            "app",
-            "kubernetes.io/tls",
-            &data(),
-            "h",
-        );
+        let retyped = desired(Some(&as_left), "kubernetes.io/tls", &data(), "h");
         assert!(needs_write(&known, &retyped), "another type");
     }
 
     #[test]
     fn a_new_type_should_be_a_write_and_a_recreation_without_server_fields() {
-        let mut stored = desired_target(
-            Some(&existing()),
-            &cr(),
-            &FerrVaultSecretStatus::default(),
-            "app",
-            "Opaque",
-            &data(),
-            "h",
-        );
+        let mut stored = desired(Some(&existing()), "Opaque", &data(), "h");
         stored.type_ = None; // as a server that defaulted it may omit it: Opaque
         let known = KnownTarget::Read(Some(stored.clone()));
         assert!(!needs_write(
             &known,
-            &desired_target(
-                Some(&stored),
-                &cr(),
-                &FerrVaultSecretStatus::default(),
-                "app",
-                "Opaque",
-                &data(),
-                "h"
-            )
+            &desired(Some(&stored), "Opaque", &data(), "h")
         ));
-        let tls = desired_target(
-            Some(&stored),
-            &cr(),
-            &FerrVaultSecretStatus::default(),
-            "app",
-            "kubernetes.io/tls",
-            &data(),
-            "h",
-        );
+        let tls = desired(Some(&stored), "kubernetes.io/tls", &data(), "h");
         assert!(needs_write(&known, &tls));
         let fresh = recreated(&tls);
         assert_eq!(fresh.type_.as_deref(), Some("kubernetes.io/tls"));
