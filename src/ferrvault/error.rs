@@ -23,6 +23,7 @@ use reqwest::StatusCode;
 use super::{EgressRefusal, IdentityRefusal};
 
 mod body;
+mod echo;
 
 pub use body::MAX_MESSAGE_CHARS;
 #[doc(hidden)]
@@ -362,8 +363,9 @@ impl FerrVaultError {
         ))
     }
 
-    /// Replaces any occurrence of `secret` in server-supplied text with `<redacted>`: a server
-    /// that echoes the token it rejected must not push it into our logs and statuses.
+    /// Replaces any occurrence of `secret` in server-supplied text with `<redacted>`, and its
+    /// beginning where the message was cut inside an echo: a server that echoes the token it
+    /// rejected must not push it, or a piece of it, into our logs and statuses.
     pub(crate) fn redact(mut self, secret: &str) -> Self {
         match &mut self {
             FerrVaultError::Auth { message, .. }
@@ -371,7 +373,7 @@ impl FerrVaultError {
             | FerrVaultError::RateLimited { message, .. }
             | FerrVaultError::Server { message, .. }
             | FerrVaultError::Client { message, .. } => {
-                *message = message.replace(secret, "<redacted>");
+                *message = echo::redact_echoes(message, secret);
             }
             _ => {}
         }
