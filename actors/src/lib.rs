@@ -33,6 +33,8 @@
 //! - `lease_rules`: client-go leader-election decisions (acquire, renew, wait, step down) and
 //!   the timing rules, the fence's included.
 //! - `watch_filter`: which watch events deserve a reconcile.
+//! - `shard_rules`: which shard an object belongs to (FNV-1a of its namespace), each shard's
+//!   Lease name, and which shards a replica releases or acquires to stay balanced.
 //!
 //! Shared vocabulary and plumbing:
 //! - `key`: what is scheduled (`ObjectKey`, `Cause`, `Lane`).
@@ -151,6 +153,7 @@ mod reconciler;
 mod restart_policy;
 mod runtime;
 mod seams;
+mod shard_rules;
 mod spawn;
 mod supervisor;
 #[cfg(test)]
@@ -180,6 +183,9 @@ pub use crate::{
     reconciler::{Outcome, ReconcileContext, Reconciler},
     runtime::{LeaderElection, QueueHandle, Runtime, RuntimeBuilder, RuntimeError},
     seams::{KeySink, LeadershipHooks, LeadershipSource, LeaseStatus, Role, WatchSource},
+    shard_rules::{
+        FNV1A64_OFFSET_BASIS, FNV1A64_PRIME, Plan, ShardId, Shards, ShardsError, fnv1a64, plan, target,
+    },
     spawn::{Spawned, Spawner},
     watch_route::Route,
     watch_spec::WatchSpec,
