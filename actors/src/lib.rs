@@ -51,6 +51,8 @@
 //! - `introspection`: the actor-tree dump (JSON and text).
 //! - `metrics`: controller-runtime compatible Prometheus metrics; `fairness_metrics`: the
 //!   namespace-share gauges.
+//! - `lease_board`: the shard and member Leases as one replica observed them (live members,
+//!   each shard's holder), for `shard_rules::plan`.
 //! - `lease_source`: plugs the Lease leadership actor into the supervisor; `lease_api`: the
 //!   Lease calls, each under a deadline.
 //! - `runtime`: the builder, `run`, the handles and `RuntimeError`.
@@ -139,6 +141,7 @@ mod introspection;
 mod key;
 mod leadership;
 mod lease_api;
+mod lease_board;
 mod lease_rules;
 mod lease_source;
 mod listed_gate;
@@ -176,6 +179,7 @@ pub use crate::{
     introspection::TreeHandle,
     key::{Cause, ObjectKey},
     leadership::{LeaderElectionConfig, LeadershipMsg, identity},
+    lease_board::{LeaseBoard, member_lease_name},
     lease_rules::{Timings, TimingsError},
     lease_source::LeaseLeadership,
     queue_state::{KeyInfo, NamespaceShare, QueueCounters},
