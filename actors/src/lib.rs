@@ -23,6 +23,9 @@
 //! - `leadership`: competes for the Lease (client-go semantics), moves the fence, calls the
 //!   leadership hooks.
 //! - `watcher`: one per watch spec (`watcher/stream.rs`: the watch stream task).
+//! - `shard_leadership`: holds this replica's member Lease and its share of the shard Leases,
+//!   one fence per shard (`shard_source`: its adapter, `ShardLeases`; not yet wired into the
+//!   supervisor).
 //!
 //! Pure logic (no actors, no I/O):
 //! - `queue_state`: client-go work-queue semantics, two lanes, one timer map, exact figures;
@@ -156,7 +159,9 @@ mod reconciler;
 mod restart_policy;
 mod runtime;
 mod seams;
+mod shard_leadership;
 mod shard_rules;
+mod shard_source;
 mod spawn;
 mod supervisor;
 #[cfg(test)]
@@ -190,6 +195,7 @@ pub use crate::{
     shard_rules::{
         FNV1A64_OFFSET_BASIS, FNV1A64_PRIME, Plan, ShardId, Shards, ShardsError, fnv1a64, plan, target,
     },
+    shard_source::ShardLeases,
     spawn::{Spawned, Spawner},
     watch_route::Route,
     watch_spec::WatchSpec,
