@@ -133,6 +133,11 @@ async fn three_replicas_should_split_the_shards_and_move_a_killed_ones_within_th
     // A graceful exit: b frees its shards, c takes them at its next round.
     let released_at = Instant::now();
     ShardLeases::release(&b.actor, Duration::from_secs(5)).await;
+    let now = Instant::now();
+    assert!(
+        b.fences.iter().all(|f| f.allowance(now) == Allowance::Refused),
+        "every fence of a released replica is closed"
+    );
     b.actor.cell().stop(None);
     eventually(HANG, "one replica holds every shard", || is_split(&[&c], 6)).await;
     let took = released_at.elapsed();
