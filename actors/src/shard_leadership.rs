@@ -7,8 +7,8 @@
 //! closes.
 //!
 //! One round per retry period: list the namespace's Leases into a [`LeaseBoard`], decide with
-//! [`shard_rules::plan`], then, in one task, renew the member Lease and every held shard,
-//! acquire the shards to acquire, and free the shards to release.
+//! [`shard_rules::plan`], then, in one task and concurrently, renew the member Lease and every
+//! held shard, acquire the shards to acquire, and free the shards to release.
 //!
 //! # Guarantees
 //! - Every write carries the resourceVersion of the Lease as listed, so a 409 means someone
@@ -442,15 +442,23 @@ impl State {
         let member = self.member.clone();
         let renewing: BTreeSet<ShardId> = self.held.keys().copied().collect();
         tokio::spawn(async move {
-            let mut ours = BTreeSet::new();
-            for write in writes {
+            // All at once: each call is bounded by the API timeout, so a round takes one call's
+            // time whatever the number of shards.
+            let results = futures::future::join_all(writes.into_iter().map(|write| {
                 let api = match write.shard {
                     Some(_) => lease_api(&client, &config, &write.name),
                     None => member.clone(),
                 };
-                let result = api.write(write.base, &write.record).await;
-                match (write.shard, result) {
-                    (Some(shard), Ok(_)) if write.record.is_held_by(&config.identity) => {
+                async move {
+                    let result = api.write(write.base, &write.record).await;
+                    (write.shard, write.record, result)
+                }
+            }))
+            .await;
+            let mut ours = BTreeSet::new();
+            for (shard, record, result) in results {
+                match (shard, result) {
+                    (Some(shard), Ok(_)) if record.is_held_by(&config.identity) => {
                         ours.insert(shard);
                     }
                     (Some(shard), Err(error)) if renewing.contains(&shard) => {
