@@ -4,6 +4,11 @@
 //! [`crate::fence`]. Reads pass untouched, and so do the writes leadership makes to its own
 //! Lease (acquiring and renewing are how the fence opens again).
 //!
+//! With shards ([`FenceLayer::per_shard`]) each shard has its own fence, moved by its own
+//! Lease: a write is judged by the fence of the shard of the namespace in its path
+//! ([`Shards::of_namespace`]; cluster-scoped paths count as the empty namespace), so losing one
+//! shard stops the writes to its namespaces only.
+//!
 //! ```text
 //! let fence = Fence::new();
 //! let client = FenceLayer::new(fence.clone()).exempt_lease("ns", "my-lease").wrap(client);
@@ -20,7 +25,10 @@ use http::{Method, Request, Response};
 use tokio::time::Instant;
 use tower::{Layer, Service};
 
-use crate::fence::{Allowance, Fence};
+use crate::{
+    fence::{Allowance, Fence},
+    shard_rules::{ShardId, Shards},
+};
 
 /// What a fenced request fails with (the client reports it as `kube::Error::Service`).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -38,29 +46,45 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Enforces a [`Fence`] on the requests of the service it wraps.
 #[derive(Clone, Debug)]
 pub struct FenceLayer {
-    fence: Fence,
-    /// Paths leadership writes its Lease at: the collection (create) and the object.
-    lease_paths: Arc<[String; 2]>,
+    /// How namespaces map to `fences`.
+    shards: Shards,
+    /// One fence per shard, indexed by shard number (exactly one without sharding).
+    fences: Arc<[Fence]>,
+    /// Paths leadership writes its Leases at: for each, the collection (create) and the
+    /// object.
+    lease_paths: Arc<[String]>,
 }
 
 impl FenceLayer {
     /// Enforce `fence` (no Lease exempt until [`exempt_lease`](Self::exempt_lease)).
     pub fn new(fence: Fence) -> Self {
+        Self::per_shard(Shards::ONE, |_| fence.clone())
+    }
+
+    /// Enforce one fence per shard, `fence_of(shard)` for each: a write to a namespace is
+    /// judged by the fence of that namespace's shard (no Lease exempt until
+    /// [`exempt_lease`](Self::exempt_lease)). `Shards::ONE` is [`FenceLayer::new`].
+    pub fn per_shard(shards: Shards, fence_of: impl FnMut(ShardId) -> Fence) -> Self {
         Self {
-            fence,
-            lease_paths: Arc::new([String::new(), String::new()]),
+            shards,
+            fences: shards.all().map(fence_of).collect(),
+            lease_paths: Arc::new([]),
         }
     }
 
-    /// Let writes to Lease `namespace/name` through: leadership acquires and renews it.
+    /// Let writes to Lease `namespace/name` through: leadership acquires and renews it. Call
+    /// it once per Lease (with shards: every shard's Lease and the member Lease).
     #[must_use]
     pub fn exempt_lease(self, namespace: &str, name: &str) -> Self {
         let collection = format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases");
         let object = format!("{collection}/{name}");
-        Self {
-            lease_paths: Arc::new([collection, object]),
-            ..self
-        }
+        let lease_paths = self
+            .lease_paths
+            .iter()
+            .cloned()
+            .chain([collection, object])
+            .collect();
+        Self { lease_paths, ..self }
     }
 
     /// `client` with this layer in front of it.
@@ -76,7 +100,32 @@ impl FenceLayer {
     }
 
     fn is_lease_write(&self, path: &str) -> bool {
-        self.lease_paths.iter().any(|p| !p.is_empty() && p == path)
+        self.lease_paths.iter().any(|p| p == path)
+    }
+
+    /// The fence that judges a write to `path`.
+    fn fence_for(&self, path: &str) -> &Fence {
+        let shard = self
+            .shards
+            .of_namespace(namespace_of_path(path).unwrap_or_default());
+        &self.fences[usize::from(shard.0)]
+    }
+}
+
+/// The namespace a Kubernetes API path addresses (`/api/v1/namespaces/<ns>/…` or
+/// `/apis/<group>/<version>/namespaces/<ns>/…`), `None` for cluster-scoped paths (a
+/// Namespace object itself included).
+fn namespace_of_path(path: &str) -> Option<&str> {
+    let mut segments = path.trim_start_matches('/').split('/');
+    let prefix = match segments.next()? {
+        "api" => 1,
+        "apis" => 2,
+        _ => return None,
+    };
+    let mut segments = segments.skip(prefix);
+    match (segments.next(), segments.next(), segments.next()) {
+        (Some("namespaces"), Some(namespace), Some(_)) if !namespace.is_empty() => Some(namespace),
+        _ => None,
     }
 }
 
@@ -121,12 +170,13 @@ where
         if !writes || self.layer.is_lease_write(request.uri().path()) {
             return self.inner.call(request).map(|r| r.map_err(Into::into)).boxed();
         }
-        match self.layer.fence.allowance(Instant::now()) {
+        let fence = self.layer.fence_for(request.uri().path()).clone();
+        match fence.allowance(Instant::now()) {
             Allowance::Refused => futures::future::ready(Err(FenceError::Refused.into())).boxed(),
             Allowance::Unbounded => self.inner.call(request).map(|r| r.map_err(Into::into)).boxed(),
             Allowance::Until(_) => {
                 // Bounded by the fence as it moves: a renewal during the write extends it.
-                let (call, lapsed) = (self.inner.call(request), self.layer.fence.lapsed());
+                let (call, lapsed) = (self.inner.call(request), fence.lapsed());
                 async move {
                     tokio::select! {
                         answer = call => answer.map_err(Into::into),
@@ -213,6 +263,82 @@ mod tests {
             send(&layer, Duration::ZERO, request(Method::PUT, other_lease)).await,
             (Err(FenceError::Refused), 0),
             "only our own Lease is exempt"
+        );
+    }
+
+    #[test]
+    fn namespace_of_path_should_read_namespaced_paths_only() {
+        let cases = [
+            ("/api/v1/namespaces/app/secrets/db", Some("app")),
+            ("/api/v1/namespaces/app/secrets", Some("app")),
+            ("/api/v1/namespaces/app/events", Some("app")),
+            (
+                "/apis/ferrvault.com/v1alpha1/namespaces/team-a/ferrvaultsecrets/x/status",
+                Some("team-a"),
+            ),
+            (
+                "/apis/coordination.k8s.io/v1/namespaces/ops/leases/op-lease",
+                Some("ops"),
+            ),
+            (
+                "/apis/ferrvault.com/v1alpha1/clusterferrvaultconnections/platform/status",
+                None,
+            ),
+            ("/api/v1/namespaces/app", None),
+            ("/api/v1/namespaces", None),
+            ("/api/v1/namespaces//secrets", None),
+            ("/version", None),
+            ("", None),
+        ];
+        for (path, namespace) in cases {
+            assert_eq!(namespace_of_path(path), namespace, "{path:?}");
+        }
+    }
+
+    /// A namespace whose shard (of `shards`) is `shard`, and one whose shard is not.
+    fn namespaces_in_and_out(shards: Shards, shard: ShardId) -> (String, String) {
+        let names = (0..).map(|i| format!("tenant-{i}"));
+        let mut inside = names.clone().filter(|ns| shards.of_namespace(ns) == shard);
+        let mut outside = names.filter(|ns| shards.of_namespace(ns) != shard);
+        (
+            inside.next().expect("some name"),
+            outside.next().expect("some name"),
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_per_shard_fence_should_pass_writes_of_held_shards_and_refuse_the_others() {
+        let shards = Shards::new(4).expect("4 shards");
+        let held = shards.of_namespace("");
+        let layer = FenceLayer::per_shard(shards, |shard| {
+            let fence = Fence::new();
+            if shard == held {
+                fence.extend_to(Instant::now() + Duration::from_secs(10));
+            }
+            fence
+        });
+        let (mine, theirs) = namespaces_in_and_out(shards, held);
+        let write = |ns: &str| request(Method::PATCH, &format!("/api/v1/namespaces/{ns}/secrets/db"));
+        assert_eq!(send(&layer, Duration::ZERO, write(&mine)).await, (Ok(()), 1));
+        assert_eq!(
+            send(&layer, Duration::ZERO, write(&theirs)).await,
+            (Err(FenceError::Refused), 0),
+            "{theirs} is in a shard this replica does not hold"
+        );
+        let layer = (0..4).fold(layer, |l, i| l.exempt_lease("ops", &format!("op-shard-{i}")));
+        for i in 0..4 {
+            let lease = format!("/apis/coordination.k8s.io/v1/namespaces/ops/leases/op-shard-{i}");
+            assert_eq!(
+                send(&layer, Duration::ZERO, request(Method::PUT, &lease)).await,
+                (Ok(()), 1),
+                "every shard's Lease is exempt"
+            );
+        }
+        let cluster = "/apis/ferrvault.com/v1alpha1/clusterferrvaultconnections/platform/status";
+        assert_eq!(
+            send(&layer, Duration::ZERO, request(Method::PATCH, cluster)).await,
+            (Ok(()), 1),
+            "cluster-scoped writes belong to the shard of the empty namespace"
         );
     }
 

@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::{
     Api, Client,
-    api::{ObjectMeta, PostParams},
+    api::{ListParams, ObjectMeta, PostParams},
 };
 
 use crate::lease_rules::{self, LeaseRecord};
@@ -76,6 +76,18 @@ impl LeaseApi {
     pub(crate) async fn read(&self) -> Result<Option<Lease>, LeaseCallError> {
         self.bounded(async { self.api.get_opt(&self.name).await.map_err(classify) })
             .await
+    }
+
+    /// Every Lease of this Lease's namespace (the shard and member Leases among them).
+    ///
+    /// # Errors
+    /// `Timeout` or `Api`.
+    pub(crate) async fn list(&self) -> Result<Vec<Lease>, LeaseCallError> {
+        self.bounded(async {
+            let listed = self.api.list(&ListParams::default()).await.map_err(classify)?;
+            Ok(listed.items)
+        })
+        .await
     }
 
     /// Write `record`: create the Lease when `base` is `None`, otherwise replace `base` at its

@@ -23,6 +23,9 @@
 //! - `leadership`: competes for the Lease (client-go semantics), moves the fence, calls the
 //!   leadership hooks.
 //! - `watcher`: one per watch spec (`watcher/stream.rs`: the watch stream task).
+//! - `shard_leadership`: holds this replica's member Lease and its share of the shard Leases,
+//!   one fence per shard (`shard_source`: its adapter, `ShardLeases`; not yet wired into the
+//!   supervisor).
 //!
 //! Pure logic (no actors, no I/O):
 //! - `queue_state`: client-go work-queue semantics, two lanes, one timer map, exact figures;
@@ -33,6 +36,8 @@
 //! - `lease_rules`: client-go leader-election decisions (acquire, renew, wait, step down) and
 //!   the timing rules, the fence's included.
 //! - `watch_filter`: which watch events deserve a reconcile.
+//! - `shard_rules`: which shard an object belongs to (FNV-1a of its namespace), each shard's
+//!   Lease name, and which shards a replica releases or acquires to stay balanced.
 //!
 //! Shared vocabulary and plumbing:
 //! - `key`: what is scheduled (`ObjectKey`, `Cause`, `Lane`).
@@ -49,6 +54,8 @@
 //! - `introspection`: the actor-tree dump (JSON and text).
 //! - `metrics`: controller-runtime compatible Prometheus metrics; `fairness_metrics`: the
 //!   namespace-share gauges.
+//! - `lease_board`: the shard and member Leases as one replica observed them (live members,
+//!   each shard's holder), for `shard_rules::plan`.
 //! - `lease_source`: plugs the Lease leadership actor into the supervisor; `lease_api`: the
 //!   Lease calls, each under a deadline.
 //! - `runtime`: the builder, `run`, the handles and `RuntimeError`.
@@ -137,6 +144,7 @@ mod introspection;
 mod key;
 mod leadership;
 mod lease_api;
+mod lease_board;
 mod lease_rules;
 mod lease_source;
 mod listed_gate;
@@ -151,6 +159,9 @@ mod reconciler;
 mod restart_policy;
 mod runtime;
 mod seams;
+mod shard_leadership;
+mod shard_rules;
+mod shard_source;
 mod spawn;
 mod supervisor;
 #[cfg(test)]
@@ -173,6 +184,7 @@ pub use crate::{
     introspection::TreeHandle,
     key::{Cause, ObjectKey},
     leadership::{LeaderElectionConfig, LeadershipMsg, identity},
+    lease_board::{LeaseBoard, member_lease_name},
     lease_rules::{Timings, TimingsError},
     lease_source::LeaseLeadership,
     queue_state::{KeyInfo, NamespaceShare, QueueCounters},
@@ -180,6 +192,10 @@ pub use crate::{
     reconciler::{Outcome, ReconcileContext, Reconciler},
     runtime::{LeaderElection, QueueHandle, Runtime, RuntimeBuilder, RuntimeError},
     seams::{KeySink, LeadershipHooks, LeadershipSource, LeaseStatus, Role, WatchSource},
+    shard_rules::{
+        FNV1A64_OFFSET_BASIS, FNV1A64_PRIME, Plan, ShardId, Shards, ShardsError, fnv1a64, plan, target,
+    },
+    shard_source::ShardLeases,
     spawn::{Spawned, Spawner},
     watch_route::Route,
     watch_spec::WatchSpec,

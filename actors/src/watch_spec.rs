@@ -13,6 +13,9 @@
 //!   projection keeps: the store does not grow with the fields it drops.
 //! - A spec with several routes ([`WatchSpec::route`]) lists, watches and stores its kind once:
 //!   each route judges and maps every change after the store took it (see `watch_route.rs`).
+//! - A spec kept to some namespaces ([`WatchSpec::only_namespaces`], a replica's shards) drops
+//!   every other object before the store, the filter and the mapper see it: the store holds
+//!   the kept namespaces' objects only, and no other object is ever queued.
 
 use std::{fmt::Debug, sync::Arc};
 
@@ -63,6 +66,8 @@ pub(crate) struct SpecShared<K: Watched> {
     pub(crate) routes: Vec<Route<K>>,
     /// Drops what nobody reads before the object reaches the filter and the store.
     pub(crate) trim: fn(&mut K),
+    /// Whether objects of a namespace (`""`: cluster-scoped) reach the store at all.
+    pub(crate) keeps_namespace: Arc<dyn Fn(&str) -> bool + Send + Sync>,
 }
 
 impl<K: Watched> WatchSpec<K> {
@@ -78,6 +83,7 @@ impl<K: Watched> WatchSpec<K> {
             writer: Arc::new(tokio::sync::Mutex::new(writer)),
             routes: vec![Route::default()],
             trim: |_| {},
+            keeps_namespace: Arc::new(|_| true),
         };
         (
             Self {
@@ -130,6 +136,17 @@ impl<K: Watched> WatchSpec<K> {
         self.with(|s| s.trim = trim)
     }
 
+    /// Keep only the objects of the namespaces `keeps` accepts (`""` for a cluster-scoped
+    /// object), e.g. those of the shards this replica holds: every other listed or watched
+    /// object is dropped before the store, the filter and the mapper see it.
+    ///
+    /// NOTE: judged per event while the watch runs; when the namespaces `keeps` accepts
+    /// change, restart the watch (a re-list) so the store gains the newly kept objects and
+    /// forgets the others.
+    pub fn only_namespaces(self, keeps: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.with(|s| s.keeps_namespace = Arc::new(keeps))
+    }
+
     /// What every incarnation of this spec's watcher shares.
     pub(crate) fn shared(&self) -> &Arc<SpecShared<K>> {
         &self.shared
@@ -145,6 +162,19 @@ impl<K: Watched> WatchSpec<K> {
 }
 
 impl<K: Watched> SpecShared<K> {
+    /// Whether `event` reaches the store: list boundaries always do, objects only when their
+    /// namespace is kept.
+    pub(crate) fn keeps(&self, event: &watcher::Event<K>) -> bool {
+        match event {
+            watcher::Event::Apply(object)
+            | watcher::Event::InitApply(object)
+            | watcher::Event::Delete(object) => {
+                (self.keeps_namespace)(object.meta().namespace.as_deref().unwrap_or_default())
+            }
+            watcher::Event::Init | watcher::Event::InitDone => true,
+        }
+    }
+
     /// The route `.map`, `.matters` and `.listed_as_change` configure.
     fn first_route(&mut self) -> &mut Route<K> {
         self.routes

@@ -21,6 +21,7 @@ use super::{fixtures::Running, *};
 use crate::{
     key::ObjectKey,
     reconciler::{Outcome, ReconcileContext, Reconciler},
+    shard_rules::{ShardId, Shards},
     test_support::eventually,
     watch_spec::WatchSpec,
 };
@@ -200,6 +201,79 @@ async fn a_transient_watch_error_in_a_quiet_namespace_should_not_leave_the_leade
         rec.last_seen("later").is_some()
     })
     .await;
+    running.shutdown().await.expect("graceful shutdown");
+    sim.shutdown().await;
+}
+
+/// A namespace named `shard-ns-<i>` whose shard (of `shards`) is, or is not, `shard`.
+fn namespace_in(shards: Shards, shard: ShardId, inside: bool) -> String {
+    (0..)
+        .map(|i| format!("shard-ns-{i}"))
+        .find(|ns| (shards.of_namespace(ns) == shard) == inside)
+        .expect("some name")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_watch_kept_to_its_shards_should_store_and_queue_only_their_namespaces() {
+    let sim = KubeSim::start().await.expect("simulator");
+    let (shards, held) = (Shards::new(2).expect("2 shards"), ShardId(0));
+    let (mine, theirs) = (
+        namespace_in(shards, held, true),
+        namespace_in(shards, held, false),
+    );
+    // k0..k4 in mine; k0..k9 in theirs, so k5..k9 name objects of theirs only.
+    let mine_api = namespace_with_config_maps(&sim, &mine, 5).await;
+    let theirs_api = namespace_with_config_maps(&sim, &theirs, 10).await;
+    let (spec, store) = WatchSpec::full("ConfigMaps", Api::all(sim.client()), watcher::Config::default());
+    let spec = spec
+        .map(|cm: &ConfigMap| {
+            vec![ObjectKey::namespaced(
+                "test",
+                cm.namespace().unwrap_or_default(),
+                cm.name_any(),
+            )]
+        })
+        .matters(|_, _| true)
+        .only_namespaces(move |ns| shards.of_namespace(ns) == held);
+    let rec = read_back(&sim);
+    let r = rec.clone();
+    let running = Running::start(|reg| fixtures::quick_builder(r, reg).watch(Box::new(spec)));
+    eventually(
+        HANG,
+        "the first pass reconciled every key of the held shard",
+        || (0..5).all(|i| rec.last_seen(&format!("k{i}")).is_some()),
+    )
+    .await;
+    // A change in the other shard, then one in ours: the watch delivers them in this order,
+    // so once ours is reconciled the other one was seen, and dropped, before it.
+    let patch = Patch::Merge(json!({"data": {"v": "after"}}));
+    theirs_api
+        .patch("k7", &PatchParams::default(), &patch)
+        .await
+        .expect("patch theirs");
+    mine_api
+        .patch("k0", &PatchParams::default(), &patch)
+        .await
+        .expect("patch mine");
+    eventually(HANG, "the change in the held shard is reconciled", || {
+        rec.last_seen("k0").as_deref() == Some("after")
+    })
+    .await;
+    let stored: Vec<String> = store
+        .state()
+        .iter()
+        .map(|cm| cm.namespace().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        stored.len(),
+        5,
+        "the store holds the held shard's objects only: {stored:?}"
+    );
+    assert!(stored.iter().all(|ns| *ns == mine), "{stored:?}");
+    assert!(
+        (5..10).all(|i| rec.last_seen(&format!("k{i}")).is_none()),
+        "no object of another shard was ever queued"
+    );
     running.shutdown().await.expect("graceful shutdown");
     sim.shutdown().await;
 }

@@ -74,6 +74,7 @@ pub(super) async fn run<K: Watched, F: Forward>(spec: Arc<SpecShared<K>>, forwar
     );
     while let Some(item) = stream.next().await {
         let item = match item {
+            Ok(event) if !spec.keeps(&event) => continue,
             Ok(event) => observe(&spec, &mut writer, event),
             Err(error) => StreamItem::Failed(describe(&error)),
         };
