@@ -363,4 +363,43 @@ mod tests {
             assert!(note.starts_with(bounded.trim_end_matches('…')));
         }
     }
+
+    /// A sink whose API server accepts connections and never answers: every write hangs until
+    /// [`PUBLISH_TIMEOUT`].
+    async fn stalled_sink() -> (EventSink, tokio::net::TcpListener) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let config = kube::Config::new(url.parse().expect("url"));
+        let client = kube::Client::try_from(config).expect("client");
+        (EventSink::new(client), listener)
+    }
+
+    fn object(i: usize) -> ObjectReference {
+        ObjectReference {
+            name: Some(format!("app-{i}")),
+            namespace: Some("ns".into()),
+            uid: Some(format!("uid-{i}")),
+            ..ObjectReference::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn publishing_past_the_writes_under_way_should_drop_and_count_never_queue_or_wait() {
+        let (sink, _listener) = stalled_sink().await;
+        let publish_all = async {
+            for i in 0..MAX_IN_FLIGHT + 3 {
+                sink.publish(&object(i), EventKind::Synced, format!("synced {i}"));
+            }
+        };
+        // `publish` never waits for the server: all of them return while every write hangs.
+        tokio::time::timeout(Duration::from_secs(1), publish_all)
+            .await
+            .expect("publish returned at once");
+        assert_eq!(
+            sink.dropped.get(),
+            3,
+            "the writes past the bound are dropped and counted"
+        );
+        assert_eq!(sink.in_flight.available_permits(), 0);
+    }
 }
