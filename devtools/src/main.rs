@@ -23,8 +23,10 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
-    /// List and watch fan-out throughput of the Kubernetes API simulator.
+    /// List and watch fan-out throughput of the Kubernetes API simulator, and its writes at 1-64 clients.
     KubeSim(bench::kube_sim::KubeSimBenchArgs),
+    /// Instructions per object of the operator (or the floor) under valgrind's callgrind.
+    Instructions(bench::instructions::InstructionsArgs),
     /// N resources on one FerrVault token: this client's limiter against the Go operator's retry policies.
     RateLimit(bench::rate_limit::RateLimitArgs),
     /// 1k–10k FerrVaultSecrets: the operator vs a competent and a naive kube_runtime::Controller.
@@ -46,6 +48,9 @@ enum BenchCommand {
     /// The same reconcile logic under a plain kube_runtime::Controller (launched by scale/memory).
     #[command(hide = true)]
     PlainControllerWorker(bench::plain_controller::PlainWorkerArgs),
+    /// The floor of `bench scale`: only the operator's writes (a child of `bench scale`).
+    #[command(hide = true)]
+    FloorWorker(bench::floor::FloorWorkerArgs),
 }
 
 /// Flags of `bench tables`.
@@ -77,6 +82,12 @@ fn main() -> anyhow::Result<()> {
     let reproduce = match bench {
         BenchCommand::KubeSim(args) => {
             runtime.block_on(bench::kube_sim::run(args))?;
+            None
+        }
+        BenchCommand::Instructions(args) => {
+            runtime
+                .block_on(bench::instructions::run(&args))
+                .map_err(anyhow::Error::msg)?;
             None
         }
         BenchCommand::RateLimit(args) => {
@@ -136,6 +147,12 @@ fn main() -> anyhow::Result<()> {
         BenchCommand::PlainControllerWorker(args) => {
             runtime
                 .block_on(bench::plain_controller::run(args))
+                .map_err(anyhow::Error::msg)?;
+            None
+        }
+        BenchCommand::FloorWorker(args) => {
+            runtime
+                .block_on(bench::floor::run(args))
                 .map_err(anyhow::Error::msg)?;
             None
         }

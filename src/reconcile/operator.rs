@@ -59,6 +59,7 @@ impl Operator {
         ));
         let client = writes.charging(client);
         let events = EventSink::new(client.clone());
+        events.register(registry);
         let content_hash_key = ContentHashKeySource::new(settings.content_hash_key_namespace.clone());
         let cluster_refused = register_refused_gauge(registry);
         Operator {

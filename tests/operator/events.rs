@@ -101,3 +101,34 @@ async fn leak_scan_should_catch_a_secret_value_in_the_logs() {
     tracing::info!(value = DB_URL, "planted on purpose to prove the scan works");
     h.finish().await;
 }
+
+/// Issue 39: the `Synced` Event is written after the status, in the background. With every
+/// Event create held by the Kubernetes simulator (its `hang` fault), the object still reaches
+/// Ready, and the Event arrives once the sink answers, stamped no earlier than the Ready
+/// transition. Awaited before the status (as before), the held create would cost the pass the
+/// sink's 5 s deadline, so Ready would come at least 4 s after the Event's time, and the Event
+/// would be given up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ready_should_not_wait_for_a_slow_event_sink() {
+    let h = Harness::start().await;
+    h.connection("conn", "conn-token", PROD_TOKEN).await;
+    h.kube.faults().hang(Some("create"), Some("events"));
+    h.create_secret("app", secret_spec("conn", "prod")).await;
+    let cr = h.wait_secret_reason("app", "Synced").await;
+    h.kube.faults().unhang();
+    let ready_since = ready(cr.status.as_ref().map(|s| s.conditions.as_slice()))
+        .expect("a Ready condition")
+        .last_transition_time
+        .0;
+    let event = h
+        .eventually("the Synced Event, once the sink answers", || async {
+            h.events_for("app", "Synced").await.into_iter().next()
+        })
+        .await;
+    let written_at = event.event_time.expect("an eventTime").0;
+    assert!(
+        written_at.as_second() >= ready_since.as_second(),
+        "the Event ({written_at}) was published before Ready ({ready_since}): Ready waited for it"
+    );
+    h.finish().await;
+}

@@ -147,7 +147,12 @@ async fn failed_rollout_should_be_retried_until_the_workload_exists() {
     let late = h.deployments().get("late").await.unwrap();
     assert_eq!(template_annotation(&late, &hash_key), done.last_rollout_hash);
     assert_ne!(done.last_rollout_hash.as_deref(), Some(first_hash.as_str()));
-    assert!(!h.events_for("app", "RolloutFailed").await.is_empty());
+    // Events are written in the background (issue 39): they may trail the status.
+    h.eventually("the RolloutFailed and RolloutTriggered Events", || async {
+        let failed = !h.events_for("app", "RolloutFailed").await.is_empty();
+        (failed && h.occurrences("app", "RolloutTriggered").await >= 1).then_some(())
+    })
+    .await;
     assert_eq!(h.occurrences("app", "RolloutTriggered").await, 1);
     h.finish().await;
 }

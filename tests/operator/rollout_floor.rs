@@ -152,6 +152,11 @@ async fn a_restart_due_within_the_floor_should_be_deferred_to_its_end_not_droppe
         deferred.message
     );
     rollout_condition(&h, "UpToDate").await;
+    // Events are written in the background (issue 39): the second may trail the status.
+    h.eventually("the second RolloutTriggered Event", || async {
+        (h.occurrences("app", "RolloutTriggered").await >= 2).then_some(())
+    })
+    .await;
     assert_eq!(h.occurrences("app", "RolloutTriggered").await, 2);
     h.finish().await;
 }

@@ -132,11 +132,17 @@ async fn a_synced_run_should_show_no_secret_in_endpoints_logs_statuses_or_events
         "FerrVaultConnection statuses".into(),
         serde_json::to_string(&connections.list(&lp).await.expect("list").items).expect("json"),
     ));
-    let events = events.list(&lp).await.expect("list events").items;
-    assert!(
-        !events.is_empty(),
-        "the sync recorded Events, so the scan covers them"
-    );
+    // The sync recorded Events, so the scan covers them (written after the status, in the
+    // background: they may trail Ready).
+    let events = poll_until("the sync's Events", Duration::from_secs(30), || async {
+        let items = events.list(&lp).await.expect("list events").items;
+        if items.is_empty() {
+            Err("no Event yet".to_owned())
+        } else {
+            Ok(items)
+        }
+    })
+    .await;
     shown.push(("Events".into(), serde_json::to_string(&events).expect("json")));
 
     operator.sigterm();

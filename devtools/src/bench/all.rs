@@ -44,6 +44,12 @@ pub struct AllArgs {
     /// Rate limit: speed-up factor of the other-limiter rows.
     #[arg(long, default_value_t = 5.0)]
     pub shape_time_scale: f64,
+    /// Rate limit: resources of the misconfigured rows whose server has a burst of 1.
+    #[arg(long, default_value_t = 29)]
+    pub small_shape_size: usize,
+    /// Rate limit: speed-up factor of this operator's sliding-window row (real speed).
+    #[arg(long, default_value_t = 1.0)]
+    pub window_time_scale: f64,
     /// Rate limit: runs per row.
     #[arg(long, default_value_t = 3)]
     pub rate_runs: usize,
@@ -78,7 +84,7 @@ impl AllArgs {
     pub fn command(&self, out: &Path) -> String {
         let rate_sizes: Vec<String> = self.rate_sizes.iter().map(ToString::to_string).collect();
         format!(
-            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {}",
+            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --small-shape-size {} --window-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {}",
             out.display(),
             self.scale.flags(),
             rate_sizes.join(","),
@@ -86,6 +92,8 @@ impl AllArgs {
             self.shape_size,
             self.misconfigured_time_scale,
             self.shape_time_scale,
+            self.small_shape_size,
+            self.window_time_scale,
             self.rate_runs,
             self.memory.flags(),
             self.economy.flags(),
@@ -129,6 +137,8 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         shape_size: args.shape_size,
         misconfigured_time_scale: args.misconfigured_time_scale,
         shape_time_scale: args.shape_time_scale,
+        small_shape_size: args.small_shape_size,
+        window_time_scale: args.window_time_scale,
         groups: Group::ALL.to_vec(),
         max_ratio: 5.0,
         runs: args.rate_runs,

@@ -1,7 +1,8 @@
 //! The drivers of the same reconcile logic that the benchmarks launch as processes: this
 //! operator (`ferrvault-operator run`, the actor runtime) and two `kube_runtime::Controller`
 //! set-ups (`bench plain-controller-worker`): the one a competent kube-rs user writes and the
-//! naive one (see [`super::plain_controller`]).
+//! naive one (see [`super::plain_controller`]); and for `bench scale` the floor
+//! (`bench floor-worker`, [`super::floor`]): the operator's writes alone, with no reconcile logic.
 
 use std::{net::SocketAddr, path::Path, time::Duration};
 
@@ -33,6 +34,8 @@ pub enum Driver {
     CompetentController,
     /// A `kube_runtime::Controller` that reconciles every trigger, store unpruned.
     NaiveController,
+    /// The physical floor: only the operator's Kubernetes writes (issue 39).
+    Floor,
 }
 
 impl Driver {
@@ -43,12 +46,21 @@ impl Driver {
         Driver::NaiveController,
     ];
 
+    /// What `bench scale` measures by default: the three and the floor.
+    pub const SCALE: [Driver; 4] = [
+        Driver::Operator,
+        Driver::CompetentController,
+        Driver::NaiveController,
+        Driver::Floor,
+    ];
+
     /// Table label.
     pub fn label(self) -> &'static str {
         match self {
             Driver::Operator => "ferrvault-operator",
             Driver::CompetentController => "competent Controller",
             Driver::NaiveController => "naive Controller",
+            Driver::Floor => "floor",
         }
     }
 
@@ -58,12 +70,13 @@ impl Driver {
             Driver::Operator => "operator",
             Driver::CompetentController => "competent-controller",
             Driver::NaiveController => "naive-controller",
+            Driver::Floor => "floor",
         }
     }
 
     fn style(self) -> Option<Style> {
         match self {
-            Driver::Operator => None,
+            Driver::Operator | Driver::Floor => None,
             Driver::CompetentController => Some(Style::Competent),
             Driver::NaiveController => Some(Style::Naive),
         }
@@ -72,6 +85,16 @@ impl Driver {
     /// Command-line arguments for a child reconciling the cluster of `kubeconfig`.
     pub fn args(self, kubeconfig: &Path, options: &LaunchOptions) -> Vec<String> {
         let kubeconfig = kubeconfig.display().to_string();
+        if self == Driver::Floor {
+            return vec![
+                "bench".into(),
+                "floor-worker".into(),
+                "--kubeconfig".into(),
+                kubeconfig,
+                "--concurrency".into(),
+                options.concurrency.to_string(),
+            ];
+        }
         let budget = [
             format!("--ferrvault-rate={}", options.ferrvault_rate),
             format!("--ferrvault-burst={}", options.ferrvault_burst),
@@ -134,7 +157,9 @@ impl Driver {
         let env: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let program = match self {
             Driver::Operator => operator.to_owned(),
-            Driver::CompetentController | Driver::NaiveController => child::this_executable()?,
+            Driver::CompetentController | Driver::NaiveController | Driver::Floor => {
+                child::this_executable()?
+            }
         };
         let mut process = Spawned::start(&program, &self.args(kubeconfig, options), &env)?;
         let fail = |e: String| format!("{}: {e}", self.label());
@@ -153,7 +178,7 @@ impl Driver {
                 };
                 Some((address("metrics")?, address("probes")?))
             }
-            Driver::CompetentController | Driver::NaiveController => {
+            Driver::CompetentController | Driver::NaiveController | Driver::Floor => {
                 process.wait_for_line(STARTED_LINE, STARTUP).await.map_err(fail)?;
                 None
             }

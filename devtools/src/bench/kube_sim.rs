@@ -1,6 +1,8 @@
 //! `ferrvault-dev bench kube-sim`: throughput of the Kubernetes API simulator with
 //! many objects of one kind: creates, paged and unpaged lists, a streaming-list initial
-//! sync, and watch fan-out (every change delivered to every watcher).
+//! sync, watch fan-out (every change delivered to every watcher), and write throughput at
+//! 1, 4, 16 and 64 concurrent clients (issue 39: what the server takes, against which the
+//! drivers' write rates of `bench scale` are read).
 
 use ferrvault_sim::kube::{KubeSim, SimError};
 use futures::{StreamExt, TryStreamExt, stream};
@@ -28,6 +30,13 @@ pub struct KubeSimBenchArgs {
     /// Requests in flight while creating and patching.
     #[arg(long, default_value_t = 32)]
     pub concurrency: usize,
+    /// Concurrent clients of the write-throughput rows: each its own client (connection),
+    /// one request in flight at a time.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16,64")]
+    pub write_clients: Vec<usize>,
+    /// Objects each write-throughput row creates (then merge-patches once each).
+    #[arg(long, default_value_t = 4_000)]
+    pub write_objects: usize,
 }
 
 /// Failures while benchmarking.
@@ -134,6 +143,9 @@ pub async fn run(args: KubeSimBenchArgs) -> Result<(), BenchError> {
         )
         .await?,
     );
+    for &clients in &args.write_clients {
+        rows.extend(write_throughput(&sim, clients, args.write_objects).await?);
+    }
     print_table(&rows, &args);
     sim.shutdown().await;
     Ok(())
@@ -186,6 +198,48 @@ async fn fan_out(secrets: &Api<Secret>, args: &KubeSimBenchArgs, rv: &str) -> Re
     })
 }
 
+/// `objects` Secret creates, then a merge patch of each, by `clients` clients at once (each
+/// its own `kube::Client`, one request in flight, objects dealt round-robin): two rows.
+async fn write_throughput(sim: &KubeSim, clients: usize, objects: usize) -> Result<Vec<Row>, BenchError> {
+    let clients = clients.max(1);
+    let apis: Vec<Api<Secret>> = (0..clients)
+        .map(|_| Api::namespaced(sim.client(), "default"))
+        .collect();
+    let name = |i: usize| format!("w{clients}-{i:06}");
+    let mut rows = Vec::new();
+    for patch in [false, true] {
+        let start = Instant::now();
+        let each = apis.iter().enumerate().map(|(c, api)| {
+            let names: Vec<String> = (c..objects).step_by(clients).map(name).collect();
+            async move {
+                for name in names {
+                    if patch {
+                        let p = Patch::Merge(json!({"metadata": {"labels": {"round": "1"}}}));
+                        api.patch(&name, &PatchParams::default(), &p).await?;
+                    } else {
+                        let s: Secret = serde_json::from_value(
+                            json!({"metadata": {"name": name}, "stringData": {"k": "v"}}),
+                        )
+                        .expect("valid secret");
+                        api.create(&PostParams::default(), &s).await?;
+                    }
+                }
+                Ok::<(), kube::Error>(())
+            }
+        });
+        futures::future::try_join_all(each).await?;
+        rows.push(Row {
+            what: format!(
+                "write: {} ({clients} clients)",
+                if patch { "merge patch" } else { "create" }
+            ),
+            items: objects,
+            elapsed: start.elapsed(),
+        });
+    }
+    Ok(rows)
+}
+
 fn print_table(rows: &[Row], args: &KubeSimBenchArgs) {
     println!(
         "{:<48} {:>8} {:>10} {:>12}",
@@ -202,7 +256,17 @@ fn print_table(rows: &[Row], args: &KubeSimBenchArgs) {
     }
     println!();
     println!(
-        "reproduce: ferrvault-dev bench kube-sim --objects {} --watchers {} --page-size {} --concurrency {}",
-        args.objects, args.watchers, args.page_size, args.concurrency
+        "reproduce: ferrvault-dev bench kube-sim --objects {} --watchers {} --page-size {} --concurrency {} \
+         --write-clients {} --write-objects {}",
+        args.objects,
+        args.watchers,
+        args.page_size,
+        args.concurrency,
+        args.write_clients
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        args.write_objects
     );
 }

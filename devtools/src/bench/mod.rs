@@ -7,7 +7,9 @@
 //! time what they see through watches ([`watchers`]), count each driver's work ([`work`]) and
 //! read resource use from `/proc` ([`ferrvault_testkit::proc_stats`]). `scale` and `memory` also run the same
 //! reconcile logic under two `kube_runtime::Controller` set-ups ([`plain_controller`]). Figures
-//! over repeated runs are medians with min–max ([`stats`]). `all` runs everything, checks the
+//! over repeated runs are medians with min–max ([`stats`]). `scale` also runs the [`floor`]: only
+//! the operator's Kubernetes writes, the anchor of its headline ratio; `instructions` counts
+//! instructions per object under callgrind. `all` runs everything, checks the
 //! [`targets`], draws [`plot`]s and renders the README tables ([`tables`]).
 
 pub mod admin_load;
@@ -19,6 +21,8 @@ pub mod early_exit;
 pub mod economy;
 pub mod failover;
 pub mod fairness;
+pub mod floor;
+pub mod instructions;
 pub mod kube_sim;
 pub mod memory;
 pub mod metrics_text;

@@ -2,7 +2,8 @@
 //!
 //! - **sync**: N FerrVaultSecrets exist before the driver starts; time from the launch until a
 //!   watch here sees every one Ready=True; resource use at that moment; work counted from the
-//!   launch until then.
+//!   launch until the driver's writes have stopped after that (writes not needed for Ready,
+//!   such as Events, may follow it: [`wait_until_quiet`]).
 //! - **restart**: the driver is stopped (SIGTERM) and started again, so all N objects are queued
 //!   again with nothing due (synced seconds earlier, refresh 1h). Once the new process has
 //!   listed them (its FerrVaultSecret watch is open, per the audit), `--probes` new objects are
@@ -31,6 +32,10 @@ use ferrvault_testkit::proc_stats::ProcStats;
 pub const STOP_GRACE: Duration = Duration::from_secs(30);
 /// How long a restarted driver may take to list its backlog.
 const LIST_TIMEOUT: Duration = Duration::from_secs(120);
+/// The driver counts as quiet once the audit shows none of its writes for this long.
+const QUIET: Duration = Duration::from_secs(1);
+/// Longest wait for the driver to become quiet.
+const QUIET_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How one measurement is taken.
 #[derive(Clone, Copy, Debug)]
@@ -92,6 +97,7 @@ pub async fn measure(
     let all = ready.wait_for(n, timeout).await;
     let elapsed = child.process.started.elapsed().as_secs_f64();
     let sync = child.process.stats().unwrap_or_default();
+    wait_until_quiet(&world).await;
     let sync_work = meter.finish(&world, &child).await;
     let ready_count = ready.ready();
     child.process.stop(STOP_GRACE).await;
@@ -136,6 +142,29 @@ pub async fn wait_until_listed(world: &World, child: &DriverProcess) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits (up to [`QUIET_TIMEOUT`]) until the cluster has seen no write for [`QUIET`] (its
+/// list `resourceVersion`, read by the benchmark's own client, stands still): the writes that
+/// follow Ready (Events) are counted with the phase, not lost between phases. (The audit's
+/// length cannot tell: it stops growing once full.)
+pub async fn wait_until_quiet(world: &World) {
+    let api = Api::<k8s_openapi::api::core::v1::Namespace>::all(world.client.clone());
+    let version = || async {
+        api.list_metadata(&kube::api::ListParams::default().limit(1))
+            .await
+            .ok()
+            .and_then(|list| list.metadata.resource_version)
+    };
+    let deadline = Instant::now() + QUIET_TIMEOUT;
+    let (mut last, mut since) = (version().await, Instant::now());
+    while Instant::now() < deadline && since.elapsed() < QUIET {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = version().await;
+        if now != last {
+            (last, since) = (now, Instant::now());
+        }
     }
 }
 

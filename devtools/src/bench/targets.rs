@@ -1,4 +1,4 @@
-//! The targets (issues 7, 12 and 13), checked against measured reports: each is printed as met,
+//! The targets (issues 7, 12, 13 and 39), checked against measured reports: each is printed as met,
 //! NOT MET (the measurement says why) or not measured (its benchmark or size was not run). A
 //! miss is a finding, shown, never hidden. Times are judged on medians over the runs; counts
 //! that must be zero on the worst run.
@@ -91,6 +91,10 @@ pub fn evaluate(
     targets
 }
 
+/// 429s a limiter row may draw where some are unavoidable, percent of its requests (issue 39:
+/// 1 %, from 2 %, for margin).
+pub const MAX_429_PERCENT: f64 = 1.0;
+
 fn rate_limit_targets(report: &rate_limit::Report) -> Vec<Target> {
     let limiter = report.rows.iter().filter(|r| r.config.policy == Policy::Limiter);
     let mut targets = Vec::new();
@@ -100,21 +104,25 @@ fn rate_limit_targets(report: &rate_limit::Report) -> Vec<Target> {
             Group::AsConfigured => (1.05, 2.0, true),
             Group::Misconfigured | Group::OtherLimiter => (1.15, 5.0, false),
         };
-        let bound = factor * row.ideal_seconds + slack;
-        let rejected = row.rejected_percent();
-        let goal = if zero_429s {
-            format!(
-                "rate limit N={}, server {}: <= {factor} x ideal + {slack}s ({bound:.1}s), zero 429s",
-                c.n,
-                c.server.label()
-            )
+        // A sliding window admits a whole window at once: faster than any client keeping its
+        // configured budget may ask, so that row is judged against such a client (issue 39).
+        let (yardstick, against) = if c.server.is_sliding_window() {
+            (c.server.budget_seconds(c.n), "the configured budget's time")
         } else {
-            format!(
-                "rate limit N={}, server {}: <= {factor} x ideal + {slack}s ({bound:.1}s), 429s <= 2%",
-                c.n,
-                c.server.label()
-            )
+            (row.ideal_seconds, "ideal")
         };
+        let bound = factor * yardstick + slack;
+        let rejected = row.rejected_percent();
+        let limit_429s = if zero_429s {
+            "zero 429s".to_owned()
+        } else {
+            format!("429s <= {MAX_429_PERCENT}%")
+        };
+        let goal = format!(
+            "rate limit N={}, server {}: <= {factor} x {against} + {slack}s ({bound:.1}s), {limit_429s}",
+            c.n,
+            c.server.label()
+        );
         let measured = format!(
             "{}s; {rejected:.1}% 429s over the runs; time scale {}",
             row.seconds.show(1),
@@ -124,12 +132,19 @@ fn rate_limit_targets(report: &rate_limit::Report) -> Vec<Target> {
         let few_429s = if zero_429s {
             row.rate_limited.max == Some(0.0)
         } else {
-            rejected <= 2.0
+            rejected <= MAX_429_PERCENT
         };
         targets.push(Target::new(goal, measured, Some(in_time && few_429s)));
     }
     targets
 }
+
+/// Time to all Ready may be at most this many times the floor's (issue 39).
+pub const FLOOR_FACTOR: f64 = 1.15;
+/// Peak RSS bound at [`FULL_SCALE`] objects, MiB (issue 39).
+pub const FULL_RSS_MIB: f64 = 40.0;
+/// Peak RSS bound at [`HUGE_SCALE`] objects, MiB (issue 39).
+pub const HUGE_RSS_MIB: f64 = 250.0;
 
 fn scale_targets(scale: &ScaleReport) -> Vec<Target> {
     let full = scale
@@ -142,63 +157,92 @@ fn scale_targets(scale: &ScaleReport) -> Vec<Target> {
     let reduced = if n < FULL_SCALE { " (reduced run)" } else { "" };
     let ours = scale.row(Driver::Operator, n);
     let competent = scale.row(Driver::CompetentController, n);
-    let ratio = scale
-        .ratio(Driver::CompetentController, n)
-        .and_then(|r| r.ready_time);
     let p99 = ours.and_then(|r| r.probe_p99_ms.median);
     let base_p99 = competent.and_then(|r| r.probe_p99_ms.median);
-    let rss = ours.and_then(|r| r.peak_rss_mib.median);
     let compared = ours.is_some() && competent.is_some();
-    let mut targets = vec![
-        Target::new(
-            format!("{n} objects: all Ready <= 0.5 x the competent Controller's time{reduced}"),
-            format!(
-                "ratio {} ({}s vs {}s)",
-                opt(ratio, 2),
-                show(ours.map(|r| r.ready_seconds), 1),
-                show(competent.map(|r| r.ready_seconds), 1)
-            ),
-            compared.then(|| ratio.is_some_and(|r| r <= 0.5)),
-        ),
-        Target::new(
-            format!(
-                "{n} objects: new-object p99 under the restart backlog <= 250 ms and <= the competent Controller's{reduced}"
-            ),
-            format!(
-                "{} ms vs {} ms ({} probes written)",
-                show(ours.map(|r| r.probe_p99_ms), 0),
-                show(competent.map(|r| r.probe_p99_ms), 0),
-                ours.map_or_else(|| "-".into(), |r| format!("{}/{}", r.probes_written, r.probes))
-            ),
-            compared.then(|| p99.zip(base_p99).is_some_and(|(p, b)| p <= 250.0 && p <= b)),
-        ),
-        Target::new(
-            format!("{n} objects: peak RSS <= 64 MiB (median){reduced}"),
-            format!("{} MiB", show(ours.map(|r| r.peak_rss_mib), 1)),
-            ours.map(|_| rss.is_some_and(|r| r <= 64.0)),
-        ),
-    ];
-    let huge = scale.row(Driver::Operator, HUGE_SCALE);
-    let slope = scale.slope(Driver::Operator);
+    let mut targets = vec![floor_target(scale, n, reduced)];
     targets.push(Target::new(
-        format!("{HUGE_SCALE} objects: all Ready <= 180s and peak RSS <= 400 MiB"),
-        huge.map_or_else(
-            || format!("not run here (--sizes 1000,{HUGE_SCALE} --drivers operator)"),
-            |r| {
-                format!(
-                    "{}s, {} MiB, slope {} KiB/object",
-                    show(Some(r.ready_seconds), 1),
-                    show(Some(r.peak_rss_mib), 1),
-                    opt(slope, 2)
-                )
-            },
+        format!(
+            "{n} objects: new-object p99 under the restart backlog <= 250 ms and <= the competent Controller's{reduced}"
         ),
-        huge.map(|r| {
-            r.ready_seconds.median.is_some_and(|s| s <= 180.0)
-                && r.peak_rss_mib.median.is_some_and(|m| m <= 400.0)
-        }),
+        format!(
+            "{} ms vs {} ms ({} probes written)",
+            show(ours.map(|r| r.probe_p99_ms), 0),
+            show(competent.map(|r| r.probe_p99_ms), 0),
+            ours.map_or_else(|| "-".into(), |r| format!("{}/{}", r.probes_written, r.probes))
+        ),
+        compared.then(|| p99.zip(base_p99).is_some_and(|(p, b)| p <= 250.0 && p <= b)),
     ));
+    targets.push(rss_target(scale, n, FULL_RSS_MIB, reduced));
+    targets.push(cpu_target(scale, n));
+    let huge = scale.row(Driver::Operator, HUGE_SCALE);
+    if huge.is_some() {
+        targets.push(floor_target(scale, HUGE_SCALE, ""));
+        targets.push(rss_target(scale, HUGE_SCALE, HUGE_RSS_MIB, ""));
+    } else {
+        targets.push(Target::new(
+            format!(
+                "{HUGE_SCALE} objects: all Ready <= {FLOOR_FACTOR} x the floor's and peak RSS <= {HUGE_RSS_MIB} MiB"
+            ),
+            format!("not run here (--huge-size {HUGE_SCALE})"),
+            None,
+        ));
+    }
     targets
+}
+
+/// All Ready at `n` objects within [`FLOOR_FACTOR`] of the floor's time (medians).
+fn floor_target(scale: &ScaleReport, n: usize, reduced: &str) -> Target {
+    let ours = scale.row(Driver::Operator, n);
+    let floor = scale.row(Driver::Floor, n);
+    let ratio = scale.ratio(Driver::Floor, n).and_then(|r| r.ready_time);
+    Target::new(
+        format!("{n} objects: all Ready <= {FLOOR_FACTOR} x the floor's time{reduced}"),
+        format!(
+            "ratio {} ({}s vs {}s)",
+            opt(ratio, 2),
+            show(ours.map(|r| r.ready_seconds), 1),
+            show(floor.map(|r| r.ready_seconds), 1)
+        ),
+        (ours.is_some() && floor.is_some()).then(|| ratio.is_some_and(|r| r <= FLOOR_FACTOR)),
+    )
+}
+
+/// This operator's median peak RSS at `n` objects within `bound` MiB.
+fn rss_target(scale: &ScaleReport, n: usize, bound: f64, reduced: &str) -> Target {
+    let ours = scale.row(Driver::Operator, n);
+    let rss = ours.and_then(|r| r.peak_rss_mib.median);
+    Target::new(
+        format!("{n} objects: peak RSS <= {bound} MiB (median){reduced}"),
+        format!(
+            "{} MiB, slope {} KiB/object",
+            show(ours.map(|r| r.peak_rss_mib), 1),
+            opt(scale.slope(Driver::Operator), 2)
+        ),
+        ours.map(|_| rss.is_some_and(|r| r <= bound)),
+    )
+}
+
+/// CPU seconds per 1,000 objects until all were Ready: reported, with no bound (issue 39), so
+/// "met" means measured.
+fn cpu_target(scale: &ScaleReport, n: usize) -> Target {
+    let per_thousand = |driver| {
+        scale
+            .row(driver, n)
+            .and_then(|r| r.cpu_seconds.median)
+            .map(|cpu| cpu * 1000.0 / n as f64)
+    };
+    let ours = per_thousand(Driver::Operator);
+    Target::new(
+        format!("{n} objects: CPU seconds per 1,000 objects reported (no bound)"),
+        format!(
+            "operator {}, floor {}, competent Controller {}",
+            opt(ours, 2),
+            opt(per_thousand(Driver::Floor), 2),
+            opt(per_thousand(Driver::CompetentController), 2)
+        ),
+        ours.map(|_| true),
+    )
 }
 
 fn show(spread: Option<Spread>, digits: usize) -> String {

@@ -30,6 +30,10 @@ pub struct Work {
     pub kube_truncated: bool,
     /// FerrVault requests by endpoint.
     pub ferrvault: BTreeMap<String, u64>,
+    /// Kubernetes writes by `verb resource[/subresource]` (issue 39: what the floor driver must
+    /// send). Absent from reports older than it.
+    #[serde(default)]
+    pub kube_writes_by_resource: BTreeMap<String, u64>,
 }
 
 impl Work {
@@ -111,9 +115,27 @@ impl WorkMeter {
                 .map(|(now, before)| now.saturating_sub(before)),
             kube_truncated: entries.len() >= AUDIT_CAPACITY,
             kube: count_verbs(&entries, DRIVER_IDENTITY),
+            kube_writes_by_resource: count_writes_by_resource(&entries, DRIVER_IDENTITY),
             ferrvault: difference(&world.fv.stats().total.endpoints, &self.ferrvault_before),
         }
     }
+}
+
+/// `identity`'s write requests in `entries`, by `verb resource[/subresource]`.
+pub fn count_writes_by_resource(entries: &[AuditEntry], identity: &str) -> BTreeMap<String, u64> {
+    let mut writes = BTreeMap::new();
+    let is_write = |e: &&AuditEntry| WRITE_VERBS.contains(&e.verb.as_str());
+    for entry in entries.iter().filter(|e| e.identity == identity).filter(is_write) {
+        let sub = if entry.subresource.is_empty() {
+            String::new()
+        } else {
+            format!("/{}", entry.subresource)
+        };
+        *writes
+            .entry(format!("{} {}{sub}", entry.verb, entry.resource))
+            .or_default() += 1;
+    }
+    writes
 }
 
 /// Counted work over several runs.

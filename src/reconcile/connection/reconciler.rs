@@ -285,8 +285,7 @@ impl ConnectionReconciler {
         );
         write_status((api, self.reads.connections.written()), &name, &status).await?;
         ctx.events
-            .publish(&connection.object_ref(&()), EventKind::DeletionBlocked, message)
-            .await;
+            .publish(&connection.object_ref(&()), EventKind::DeletionBlocked, message);
         Ok(Outcome::RequeueAfter(DELETION_BLOCKED_REQUEUE))
     }
 }

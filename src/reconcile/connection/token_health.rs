@@ -56,7 +56,6 @@ pub(crate) async fn check(
         .set_token_expiry(&namespace, &name, status.token_expires_at.as_ref().map(|t| t.0));
     if let Some(message) = warning {
         ctx.events
-            .publish(&connection.object_ref(&()), EventKind::TokenExpiresSoon, message)
-            .await;
+            .publish(&connection.object_ref(&()), EventKind::TokenExpiresSoon, message);
     }
 }

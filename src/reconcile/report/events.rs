@@ -13,12 +13,21 @@
 //!   words per object and forgets deleted objects.
 //! - Every note is at most [`MAX_NOTE_BYTES`] (cut on a character boundary, marked `…`).
 //! - Publishing never fails a reconcile: errors are logged at `warn` and dropped.
+//! - Publishing never waits for the API server (issue 39): [`EventSink::publish`] decides at
+//!   once and hands the write to a background task, at most [`MAX_IN_FLIGHT`] at a time; past
+//!   that the Event is dropped and counted (`ferrvault_events_dropped_total`), never queued
+//!   without bound. So a reconcile's `Ready` never waits for a slow Event sink.
 //! - Notes are built from names, counts, reasons and hashes only: never a value or a token.
+//!
+//! # Caveats
+//! Two Events of one object may be written in either order (each write is its own task); their
+//! `eventTime` says which came first. A fold that overtakes the create of its Event fails
+//! (404), is logged and forgotten by the ledger, as any failed write.
 
 mod ledger;
 
 use std::{
-    sync::{Mutex, PoisonError},
+    sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
@@ -34,12 +43,18 @@ use kube::{
     Api,
     api::{ObjectMeta, Patch, PatchParams, PostParams},
 };
-use tokio::time::Instant;
+use prometheus_client::{metrics::counter::Counter, registry::Registry};
+use tokio::{sync::Semaphore, time::Instant};
 
 use ledger::{Decision, Ledger};
 
-/// Bound of one Event write: an Event is never worth holding a reconcile for.
+/// Bound of one Event write, so a hung write frees its place in [`MAX_IN_FLIGHT`].
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Event writes under way at once (issue 39: the Event off the critical path). Past it an Event
+/// is dropped and counted: a few KiB each, so the bound keeps a stalled sink's memory under
+/// 1 MiB, and 16 reconciles at once each publish at most a few per pass.
+pub(crate) const MAX_IN_FLIGHT: usize = 256;
 
 /// The longest note an Event gets, in bytes (the API server refuses longer ones).
 pub(crate) const MAX_NOTE_BYTES: usize = 1024;
@@ -111,6 +126,16 @@ impl EventKind {
 
 /// Publishes Events; cheap to share (one per operator).
 pub struct EventSink {
+    /// What the background writes need: shared with each of them.
+    writer: Arc<Writer>,
+    /// Places for writes under way ([`MAX_IN_FLIGHT`]).
+    in_flight: Arc<Semaphore>,
+    /// Events dropped because [`MAX_IN_FLIGHT`] writes were under way.
+    dropped: Counter,
+}
+
+/// The client, the instance name and the ledger, shared by the sink and its background writes.
+struct Writer {
     client: kube::Client,
     /// `reportingInstance`: the pod (Kubernetes requires one), else the controller's name.
     instance: String,
@@ -118,23 +143,44 @@ pub struct EventSink {
 }
 
 impl EventSink {
-    /// A sink writing through `client`.
+    /// A sink writing through `client`; [`EventSink::register`] exposes its drop counter.
     pub fn new(client: kube::Client) -> Self {
         Self {
-            client,
-            instance: std::env::var("POD_NAME").unwrap_or_else(|_| REPORTING_CONTROLLER.into()),
-            ledger: Mutex::default(),
+            writer: Arc::new(Writer {
+                client,
+                instance: std::env::var("POD_NAME").unwrap_or_else(|_| REPORTING_CONTROLLER.into()),
+                ledger: Mutex::default(),
+            }),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            dropped: Counter::default(),
         }
     }
 
+    /// Registers `ferrvault_events_dropped_total` in `registry`.
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "ferrvault_events_dropped",
+            "Events not written because 256 Event writes were already under way (the API server \
+             is slow to take them)",
+            self.dropped.clone(),
+        );
+    }
+
     /// Publishes `kind` with `note` about `regarding`, unless it is not news or spam (see
-    /// [`Ledger`]).
-    pub async fn publish(&self, regarding: &ObjectReference, kind: EventKind, note: String) {
-        let uid = regarding.uid.as_deref().unwrap_or_default();
+    /// [`Ledger`]). Returns at once: the write runs in the background (see the module's
+    /// guarantees).
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime (the write is spawned on it).
+    pub fn publish(&self, regarding: &ObjectReference, kind: EventKind, note: String) {
+        let uid = regarding.uid.clone().unwrap_or_default();
         let now = Timestamp::now();
         let stamp = u64::try_from(now.as_nanosecond()).unwrap_or_default();
-        let decision = self.ledger().record(uid, kind, &note, Instant::now(), stamp);
-        let written = match decision {
+        let decision = self
+            .writer
+            .ledger()
+            .record(&uid, kind, &note, Instant::now(), stamp);
+        match decision {
             Decision::Skip => return,
             Decision::Suppressed => {
                 tracing::debug!(
@@ -143,6 +189,50 @@ impl EventSink {
                 );
                 return;
             }
+            Decision::Create { .. } | Decision::Fold { .. } => {}
+        }
+        let Ok(place) = self.in_flight.clone().try_acquire_owned() else {
+            self.writer.ledger().unrecord(&uid, &decision);
+            self.dropped.inc();
+            tracing::debug!(
+                reason = kind.reason(),
+                "event dropped: too many Event writes under way"
+            );
+            return;
+        };
+        let writer = self.writer.clone();
+        let regarding = regarding.clone();
+        // The task ends within PUBLISH_TIMEOUT; nothing waits for it (its outcome is logged).
+        drop(tokio::spawn(async move {
+            writer.write(&uid, &regarding, kind, note, now, decision).await;
+            drop(place);
+        }));
+    }
+
+    /// Forgets an object (deleted), so the ledger does not outlive it.
+    pub fn forget(&self, uid: &str) {
+        self.writer.ledger().forget(uid);
+    }
+}
+
+impl Writer {
+    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger<EventKind>> {
+        self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes what the ledger decided; on failure, logs it and makes the ledger forget it.
+    async fn write(
+        &self,
+        uid: &str,
+        regarding: &ObjectReference,
+        kind: EventKind,
+        note: String,
+        now: Timestamp,
+        decision: Decision,
+    ) {
+        let written = match decision {
+            // `publish` hands only writes to the background.
+            Decision::Skip | Decision::Suppressed => return,
             Decision::Create { stamp, combined } => {
                 let note = if combined {
                     format!("{COMBINED_PREFIX}{note}")
@@ -157,15 +247,6 @@ impl EventSink {
         let Err(outcome) = written else { return };
         self.ledger().unrecord(uid, &decision);
         tracing::warn!(reason = kind.reason(), error = %outcome, "event not published");
-    }
-
-    /// Forgets an object (deleted), so the ledger does not outlive it.
-    pub fn forget(&self, uid: &str) {
-        self.ledger().forget(uid);
-    }
-
-    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger<EventKind>> {
-        self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     async fn create(
@@ -281,5 +362,44 @@ mod tests {
             assert_eq!(bounded.ends_with('…'), cut);
             assert!(note.starts_with(bounded.trim_end_matches('…')));
         }
+    }
+
+    /// A sink whose API server accepts connections and never answers: every write hangs until
+    /// [`PUBLISH_TIMEOUT`].
+    async fn stalled_sink() -> (EventSink, tokio::net::TcpListener) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let config = kube::Config::new(url.parse().expect("url"));
+        let client = kube::Client::try_from(config).expect("client");
+        (EventSink::new(client), listener)
+    }
+
+    fn object(i: usize) -> ObjectReference {
+        ObjectReference {
+            name: Some(format!("app-{i}")),
+            namespace: Some("ns".into()),
+            uid: Some(format!("uid-{i}")),
+            ..ObjectReference::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn publishing_past_the_writes_under_way_should_drop_and_count_never_queue_or_wait() {
+        let (sink, _listener) = stalled_sink().await;
+        let publish_all = async {
+            for i in 0..MAX_IN_FLIGHT + 3 {
+                sink.publish(&object(i), EventKind::Synced, format!("synced {i}"));
+            }
+        };
+        // `publish` never waits for the server: all of them return while every write hangs.
+        tokio::time::timeout(Duration::from_secs(1), publish_all)
+            .await
+            .expect("publish returned at once");
+        assert_eq!(
+            sink.dropped.get(),
+            3,
+            "the writes past the bound are dropped and counted"
+        );
+        assert_eq!(sink.in_flight.available_permits(), 0);
     }
 }

@@ -1,5 +1,6 @@
 //! How a pass that reached the sync ends: the status after a write or a failure, the metrics,
-//! the Event, and the outcome (the next refresh, a retry, or a timer for a deferred restart).
+//! the Events (after the status, handed to the sink's background writes: `Ready` waits for
+//! none), and the outcome (the next refresh, a retry, or a timer for a deferred restart).
 
 use std::time::Duration;
 
@@ -62,6 +63,9 @@ impl SecretReconciler {
         status::write((api, self.reads.secrets.written()), &name, previous, &status)
             .await
             .map_err(KubeFailure::during(KubeAction::WriteStatus("")))?;
+        if let Some(note) = synced.announcement {
+            ctx.events.publish(&cr.object_ref(&()), EventKind::Synced, note);
+        }
         if missing.is_none() {
             ctx.metrics.mark_synced(&namespace, &name, refresh, now);
         }
@@ -77,8 +81,7 @@ impl SecretReconciler {
                 }
             );
             ctx.events
-                .publish(&cr.object_ref(&()), EventKind::ForcedSync, note)
-                .await;
+                .publish(&cr.object_ref(&()), EventKind::ForcedSync, note);
         }
         if synced.rollout_failed {
             ctx.metrics.count_sync_error(Reason::RolloutFailed);
@@ -91,8 +94,7 @@ impl SecretReconciler {
             ctx.metrics.count_sync_error(Reason::MissingKeys);
             let note = format!("{}: {}", Reason::MissingKeys, messages::missing_keys(&missing));
             ctx.events
-                .publish(&cr.object_ref(&()), EventKind::SyncFailed, note)
-                .await;
+                .publish(&cr.object_ref(&()), EventKind::SyncFailed, note);
             return Ok(requeue(RequeueCase::KeysMissing, refresh));
         }
         timer.succeed();
@@ -142,8 +144,7 @@ impl SecretReconciler {
         )))?;
         let note = format!("{}: {}", failure.reason, failure.message);
         ctx.events
-            .publish(&cr.object_ref(&()), EventKind::SyncFailed, note)
-            .await;
+            .publish(&cr.object_ref(&()), EventKind::SyncFailed, note);
         Ok(requeue(failure.case, refresh))
     }
 }

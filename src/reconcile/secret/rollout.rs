@@ -112,9 +112,7 @@ pub(super) async fn restart_workloads(
     let reference = cr.object_ref(&());
     for workload in &report.restarted {
         let note = format!("restarted {workload} for content hash {}", plan.short_hash());
-        ctx.events
-            .publish(&reference, EventKind::RolloutTriggered, note)
-            .await;
+        ctx.events.publish(&reference, EventKind::RolloutTriggered, note);
     }
     let due_in = report
         .deferred_until
@@ -122,8 +120,7 @@ pub(super) async fn restart_workloads(
     if let Some(error) = report.first_error {
         warn!(error = %error, "rollout restart failed, will retry");
         ctx.events
-            .publish(&reference, EventKind::RolloutFailed, error.clone())
-            .await;
+            .publish(&reference, EventKind::RolloutFailed, error.clone());
         return Some((RolloutState::Failed(error), due_in));
     }
     Some(match report.deferred_until {

@@ -35,7 +35,6 @@ use crate::{
     reconcile::{
         context::Context,
         read::Reads,
-        report::EventKind,
         rules::{
             content::{content_hash::ContentHashKey, target_shape::owned_keys},
             rollout::last_rollout_hash_after,
@@ -59,6 +58,9 @@ pub(super) struct Synced {
     pub(super) rollout_failed: bool,
     /// A restart deferred by the rollout floor is due after this long.
     pub(super) rollout_due_in: Option<Duration>,
+    /// The `Synced` Event's note when the content changed: published after the status write,
+    /// so `Ready` never waits for it (issue 39).
+    pub(super) announcement: Option<String>,
 }
 
 /// Syncs `cr` (with `previous`, its status as read) before the reconcile's deadline, reading
@@ -132,7 +134,7 @@ pub(super) async fn sync(
     })?;
     let recorded = rollout::record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
     let (look_again, target_version) = write_target(ctx, &secrets, write, &target, &plan.desired).await?;
-    announce(ctx, cr, &payload, &plan, &target_name).await;
+    let announcement = announce(cr, &payload, &plan, &target_name);
     let forced = matches!(write, Some(Write::Replace { restart: true, .. }));
     let rollout = rollout::restart_workloads(ctx, reads, cr, &plan, recorded.as_deref(), forced).await;
     let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
@@ -156,6 +158,7 @@ pub(super) async fn sync(
         },
         rollout_failed,
         rollout_due_in,
+        announcement,
     })
 }
 
@@ -272,8 +275,10 @@ async fn write_target(
     }
 }
 
-/// Logs the sync and, when the content changed, publishes a `Synced` Event (hash prefix only).
-async fn announce(ctx: &Context, cr: &FerrVaultSecret, payload: &Payload, plan: &Plan, target: &str) {
+/// Logs the sync and, when the content changed, returns the `Synced` Event's note (hash prefix
+/// only) for [`SecretReconciler::finish`](super::reconciler::SecretReconciler) to publish after
+/// the status.
+fn announce(cr: &FerrVaultSecret, payload: &Payload, plan: &Plan, target: &str) -> Option<String> {
     let content_changed = plan.previous_hash.as_deref() != Some(plan.hash.as_str());
     info!(
         target = %target,
@@ -283,14 +288,11 @@ async fn announce(ctx: &Context, cr: &FerrVaultSecret, payload: &Payload, plan: 
         content_changed,
         "synced secret"
     );
-    if content_changed {
-        let note = format!(
+    content_changed.then(|| {
+        format!(
             "{} (content hash {})",
             messages::synced(payload.data.len(), target),
             plan.short_hash()
-        );
-        ctx.events
-            .publish(&cr.object_ref(&()), EventKind::Synced, note)
-            .await;
-    }
+        )
+    })
 }

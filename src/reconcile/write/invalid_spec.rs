@@ -67,7 +67,6 @@ where
         written.record(written_now.meta());
     }
     ctx.events
-        .publish(&object.object_ref(&()), EventKind::InvalidSpec, message)
-        .await;
+        .publish(&object.object_ref(&()), EventKind::InvalidSpec, message);
     Ok(())
 }

@@ -4,9 +4,13 @@
 //! - **as configured**: 1 request/s burst 5, debt mode on and off, N = `--sizes`, every policy;
 //! - **misconfigured** (`--shape-size` resources, limiter only, real speed by default): the server
 //!   at 0.25×, 0.5×, 2× and 4× the rate the client is configured with, with a burst the client
-//!   does not know, debt mode off and on;
+//!   does not know, debt mode off and on; the same at `--small-shape-size` resources (29, as in
+//!   the seed's incident) with a burst of 1 (issue 39);
 //! - **other limiters** (`--shape-size`, every policy): a capped-debt server and a sliding-window
-//!   server (60 per rolling minute).
+//!   server (60 per rolling minute); this operator's sliding-window row at
+//!   `--window-time-scale` (real speed by default, issue 39: a whole-second `Retry-After` costs
+//!   what it costs), judged against what a client keeping its configured budget can achieve
+//!   ([`ServerShape::budget_seconds`]).
 //!
 //! The policies:
 //! - **limiter**: this operator's client (per-credential pacing, AIMD, `Retry-After`); a caller
@@ -51,7 +55,7 @@ use self::clients::{
 pub use self::{
     policy::Policy,
     row::{Config, Group, Row, Sample},
-    server::ServerShape,
+    server::{SMALL_BURST, ServerShape},
 };
 use super::stats::turn_order;
 use ferrvault_operator::ferrvault::Endpoint;
@@ -86,6 +90,12 @@ pub struct RateLimitArgs {
     /// Speed-up factor of the other-limiter rows.
     #[arg(long, default_value_t = 5.0)]
     pub shape_time_scale: f64,
+    /// Resources of the misconfigured rows whose server has a burst of 1 (0 skips them).
+    #[arg(long, default_value_t = 29)]
+    pub small_shape_size: usize,
+    /// Speed-up factor of this operator's sliding-window row: real speed by default.
+    #[arg(long, default_value_t = 1.0)]
+    pub window_time_scale: f64,
     /// Groups of rows to run.
     #[arg(
         long,
@@ -111,12 +121,14 @@ impl RateLimitArgs {
         let sizes: Vec<String> = self.sizes.iter().map(ToString::to_string).collect();
         let groups: Vec<&str> = self.groups.iter().map(|group| group.flag()).collect();
         format!(
-            "ferrvault-dev bench rate-limit --sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --groups {} --max-ratio {} --rate-runs {} --out {}",
+            "ferrvault-dev bench rate-limit --sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --small-shape-size {} --window-time-scale {} --groups {} --max-ratio {} --rate-runs {} --out {}",
             sizes.join(","),
             self.time_scale,
             self.shape_size,
             self.misconfigured_time_scale,
             self.shape_time_scale,
+            self.small_shape_size,
+            self.window_time_scale,
             groups.join(","),
             self.max_ratio,
             self.runs,
@@ -161,23 +173,34 @@ pub fn plan(args: &RateLimitArgs) -> Vec<Config> {
             }
         }
     }
-    if args.shape_size == 0 {
-        return rows;
-    }
-    let n = args.shape_size;
     if args.groups.contains(&Group::Misconfigured) {
-        for factor in RATE_FACTORS {
-            for debt in [false, true] {
-                let server = ServerShape::misconfigured(factor, debt);
-                let scale = args.misconfigured_time_scale;
-                rows.push(config(Group::Misconfigured, n, server, Policy::Limiter, scale));
+        let shapes = [
+            (args.shape_size, None),
+            (args.small_shape_size, Some(SMALL_BURST)),
+        ];
+        for (n, burst) in shapes.into_iter().filter(|(n, _)| *n > 0) {
+            for factor in RATE_FACTORS {
+                for debt in [false, true] {
+                    let server = match burst {
+                        Some(burst) => ServerShape::misconfigured_with_burst(factor, debt, burst),
+                        None => ServerShape::misconfigured(factor, debt),
+                    };
+                    let scale = args.misconfigured_time_scale;
+                    rows.push(config(Group::Misconfigured, n, server, Policy::Limiter, scale));
+                }
             }
         }
     }
-    if args.groups.contains(&Group::OtherLimiter) {
+    let n = args.shape_size;
+    if n > 0 && args.groups.contains(&Group::OtherLimiter) {
         for server in [ServerShape::capped_debt(), ServerShape::sliding_window()] {
             for policy in Policy::ALL {
-                let scale = args.shape_time_scale;
+                let real_speed = server.is_sliding_window() && policy == Policy::Limiter;
+                let scale = if real_speed {
+                    args.window_time_scale
+                } else {
+                    args.shape_time_scale
+                };
                 rows.push(config(Group::OtherLimiter, n, server, policy, scale));
             }
         }
@@ -235,6 +258,7 @@ pub async fn run(args: &RateLimitArgs) -> Result<Report, String> {
         args.time_scale,
         args.misconfigured_time_scale,
         args.shape_time_scale,
+        args.window_time_scale,
     ] {
         if !(scale.is_finite() && scale > 0.0) {
             return Err("time scales must be positive".into());
@@ -384,6 +408,8 @@ mod tests {
             shape_size: 100,
             misconfigured_time_scale: 1.0,
             shape_time_scale: 5.0,
+            small_shape_size: 29,
+            window_time_scale: 1.0,
             groups: Group::ALL.to_vec(),
             max_ratio: 5.0,
             runs: 3,
@@ -395,7 +421,7 @@ mod tests {
     fn command_should_spell_out_every_flag() {
         assert_eq!(
             args().command(),
-            "ferrvault-dev bench rate-limit --sizes 29,200 --time-scale 50 --shape-size 100 --misconfigured-time-scale 1 --shape-time-scale 5 --groups as-configured,misconfigured,other-limiter --max-ratio 5 --rate-runs 3 --out bench-results"
+            "ferrvault-dev bench rate-limit --sizes 29,200 --time-scale 50 --shape-size 100 --misconfigured-time-scale 1 --shape-time-scale 5 --small-shape-size 29 --window-time-scale 1 --groups as-configured,misconfigured,other-limiter --max-ratio 5 --rate-runs 3 --out bench-results"
         );
     }
 
@@ -404,15 +430,23 @@ mod tests {
         let plan = plan(&args());
         let group = |g| plan.iter().filter(move |r: &&Config| r.group == g);
         assert_eq!(group(Group::AsConfigured).count(), 2 * 2 * 3);
-        assert_eq!(group(Group::Misconfigured).count(), RATE_FACTORS.len() * 2);
+        assert_eq!(group(Group::Misconfigured).count(), RATE_FACTORS.len() * 2 * 2);
         assert!(
             group(Group::Misconfigured)
                 .all(|r| r.policy == Policy::Limiter && r.time_scale == 1.0 && r.server.burst != 5)
         );
+        // Issue 39: the same servers at N = 29 with a burst of 1.
+        let small = group(Group::Misconfigured).filter(|r| r.n == 29);
+        assert_eq!(small.clone().count(), RATE_FACTORS.len() * 2);
+        assert!(small.into_iter().all(|r| r.server.burst == SMALL_BURST));
         assert_eq!(group(Group::OtherLimiter).count(), 2 * 3);
-        assert!(group(Group::OtherLimiter).all(|r| r.time_scale == 5.0));
+        // Issue 39: this operator's sliding-window row at real speed, every other at 5.
+        let real_speed = |r: &&Config| r.server.is_sliding_window() && r.policy == Policy::Limiter;
+        assert_eq!(group(Group::OtherLimiter).filter(real_speed).count(), 1);
+        assert!(group(Group::OtherLimiter).all(|r| r.time_scale == if real_speed(&r) { 1.0 } else { 5.0 }));
         let no_shapes = RateLimitArgs {
             shape_size: 0,
+            small_shape_size: 0,
             ..args()
         };
         assert!(
@@ -433,7 +467,7 @@ mod tests {
         assert_eq!(batches.concat(), order, "the run order is kept");
         let together: Vec<&Vec<usize>> = batches.iter().filter(|b| b.len() > 1).collect();
         assert_eq!(together.len(), 1);
-        assert_eq!(together[0].len(), RATE_FACTORS.len() * 2);
+        assert_eq!(together[0].len(), RATE_FACTORS.len() * 2 * 2);
         assert!(together[0].iter().all(|&i| plan[i].group == Group::Misconfigured));
     }
 
@@ -444,7 +478,7 @@ mod tests {
             ..args()
         };
         let plan = plan(&only);
-        assert_eq!(plan.len(), RATE_FACTORS.len() * 2);
+        assert_eq!(plan.len(), RATE_FACTORS.len() * 2 * 2);
         assert!(plan.iter().all(|r| r.group == Group::Misconfigured));
     }
 
@@ -453,6 +487,7 @@ mod tests {
         let plan = plan(&RateLimitArgs {
             sizes: vec![29],
             shape_size: 0,
+            small_shape_size: 0,
             ..args()
         });
         assert_eq!(run_order(&plan, 0), [0, 1, 2, 3, 4, 5]);

@@ -13,6 +13,9 @@ pub const CLIENT_RATE: f64 = 1.0;
 pub const CLIENT_BURST: u32 = 5;
 /// The burst of the servers whose burst the client does not know.
 pub const UNKNOWN_BURST: u32 = 3;
+/// The burst of the small misconfigured rows (issue 39: N = 29 as in the seed's incident, where
+/// learning the true budget is a larger part of the run).
+pub const SMALL_BURST: u32 = 1;
 /// The largest debt of a capped-debt server, in tokens.
 pub const CAPPED_DEBT: u32 = 5;
 /// The window of a sliding-window server, in unscaled seconds (FerrVault's "per minute").
@@ -52,6 +55,14 @@ impl ServerShape {
         }
     }
 
+    /// As [`ServerShape::misconfigured`] with a burst of `burst`.
+    pub fn misconfigured_with_burst(rate_factor: f64, debt: bool, burst: u32) -> Self {
+        Self {
+            burst,
+            ..Self::misconfigured(rate_factor, debt)
+        }
+    }
+
     /// A capped-debt server at the configured rate, burst unknown.
     pub fn capped_debt() -> Self {
         Self {
@@ -70,6 +81,11 @@ impl ServerShape {
             },
             ..Self::misconfigured(1.0, false)
         }
+    }
+
+    /// Whether it is a sliding-window server.
+    pub fn is_sliding_window(&self) -> bool {
+        matches!(self.mode, LimiterMode::SlidingWindow { .. })
     }
 
     /// Table label.
@@ -109,6 +125,43 @@ impl ServerShape {
         }
     }
 
+    /// The fastest a client honouring its configured budget ([`CLIENT_RATE`], burst
+    /// [`CLIENT_BURST`]) can have `n` requests admitted, unscaled seconds: each request sent as
+    /// soon as both the client's bucket and this server's limit allow it (issue 39: the yardstick
+    /// of the sliding-window row, whose server admits a whole window at once, faster than any
+    /// client keeping its budget could ask).
+    pub fn budget_seconds(&self, n: usize) -> f64 {
+        let (rate, burst) = (CLIENT_RATE, f64::from(CLIENT_BURST));
+        let server_burst = f64::from(self.burst.max(1));
+        let (mut tokens, mut server_tokens, mut now) = (burst, server_burst, 0.0_f64);
+        let mut window: std::collections::VecDeque<f64> = std::collections::VecDeque::new();
+        for _ in 0..n {
+            let mut at = now + ((1.0 - tokens) / rate).max(0.0);
+            match self.mode {
+                LimiterMode::SlidingWindow { window_seconds } => {
+                    let capacity = ((self.rate() * window_seconds).round() as usize).max(1);
+                    while window.front().is_some_and(|&sent| sent + window_seconds <= at) {
+                        window.pop_front();
+                    }
+                    if window.len() >= capacity
+                        && let Some(oldest) = window.pop_front()
+                    {
+                        at = at.max(oldest + window_seconds);
+                    }
+                    window.push_back(at);
+                }
+                LimiterMode::TokenBucket | LimiterMode::CappedDebt { .. } => {
+                    let refilled = (server_tokens + (at - now) * self.rate()).min(server_burst);
+                    at += ((1.0 - refilled) / self.rate()).max(0.0);
+                    server_tokens = (server_tokens + (at - now) * self.rate()).min(server_burst) - 1.0;
+                }
+            }
+            tokens = (tokens + (at - now) * rate).min(burst) - 1.0;
+            now = at;
+        }
+        now
+    }
+
     /// `config` limited like this server, `scale` times faster.
     pub fn apply(&self, config: SimConfig, scale: f64) -> SimConfig {
         let mode = match self.mode {
@@ -138,6 +191,22 @@ mod tests {
         assert_eq!(ServerShape::sliding_window().ideal_seconds(60), 0.0);
         assert_eq!(ServerShape::sliding_window().ideal_seconds(121), 120.0);
         assert_eq!(ServerShape::capped_debt().ideal_seconds(103), 100.0);
+    }
+
+    #[test]
+    fn a_client_keeping_its_budget_should_be_no_faster_than_its_budget_or_the_server() {
+        // 100 at 1/s after a burst of 5: 95 s; a 60-per-minute window does not slow it more.
+        assert_eq!(ServerShape::sliding_window().budget_seconds(100), 95.0);
+        assert!(
+            ServerShape::sliding_window().budget_seconds(100)
+                > ServerShape::sliding_window().ideal_seconds(100)
+        );
+        // The configured server: the budget is the server's.
+        assert_eq!(ServerShape::as_configured(false).budget_seconds(29), 24.0);
+        // A slower server bounds it: 29 at 0.25/s after a burst of 1.
+        let slow = ServerShape::misconfigured_with_burst(0.25, false, SMALL_BURST);
+        assert_eq!(slow.budget_seconds(29), 112.0);
+        assert_eq!(slow.budget_seconds(29), slow.ideal_seconds(29));
     }
 
     #[test]
