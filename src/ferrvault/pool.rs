@@ -1,5 +1,5 @@
 //! The pooled HTTP clients: one `reqwest::Client` (one connection pool) per [`Endpoint`]
-//! (base URL + CA bundle), shared by every connection using that endpoint, and forgotten when
+//! (base URL + CA bundle + client certificate + pins), shared by every connection using that endpoint, and forgotten when
 //! no connection uses it any more.
 //!
 //! # Guarantees
@@ -170,7 +170,7 @@ fn build_client(endpoint: &Endpoint, egress: &Arc<EgressGate>) -> Result<reqwest
         // host nobody checked; a 3xx is an error instead (see `FerrVaultError::Redirected`).
         .redirect(reqwest::redirect::Policy::none())
         .pool_idle_timeout(Duration::from_secs(90))
-        .tls_backend_preconfigured(trust::client_config(endpoint.extra_ca_pem())?)
+        .tls_backend_preconfigured(trust::client_config(endpoint)?)
         .build()
         .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))
 }

@@ -14,6 +14,7 @@ use crate::api::{
     bounds::{
         MAX_LABEL_TEXT, MAX_NAMESPACE_NAME, MAX_NAMESPACE_NAMES, MAX_SELECTOR_TERMS, MAX_SELECTOR_VALUES,
     },
+    client_cert::CLIENT_CERT_NAMESPACE_MESSAGE,
 };
 
 /// The first bound `spec` exceeds, if any.
@@ -36,6 +37,23 @@ pub(crate) fn cluster_connection_spec_problem(
             &"spec.caBundleSecretRef.namespace",
             SAME_NAMESPACE_MESSAGE.to_owned(),
         ));
+    }
+    if let Some(cert) = &spec.client_cert_secret_ref {
+        text(
+            &"spec.clientCertSecretRef.namespace",
+            &cert.namespace,
+            MAX_NAMESPACE_NAME,
+        )?;
+        if spec
+            .token_secret_ref
+            .as_ref()
+            .is_none_or(|t| t.namespace != cert.namespace)
+        {
+            return Err(problem(
+                &"spec.clientCertSecretRef.namespace",
+                CLIENT_CERT_NAMESPACE_MESSAGE.to_owned(),
+            ));
+        }
     }
     selection_problem("spec.allowedNamespaces", &spec.allowed_namespaces)
 }
