@@ -15,7 +15,7 @@
 use std::{error::Error as StdError, fmt, io, sync::Arc};
 
 use rustls::{
-    CertificateError, DigitallySignedStruct, Error, OtherError, SignatureScheme,
+    AlertDescription, CertificateError, DigitallySignedStruct, Error, OtherError, SignatureScheme,
     client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
     pki_types::{CertificateDer, ServerName, UnixTime},
 };
@@ -155,45 +155,63 @@ impl fmt::Display for TlsRefusal {
 }
 
 /// The refusal behind a failed request, if the TLS handshake was refused for a pin or a client
-/// certificate. rustls' error travels inside an `io::Error`, whose `source()` skips it, so
-/// each link is also looked into.
+/// certificate. rustls' error travels inside (possibly nested) `io::Error`s, whose `source()`
+/// skips what they wrap, so each `io::Error` is also opened with `get_ref`.
 pub(crate) fn refusal_in(error: &reqwest::Error) -> Option<TlsRefusal> {
-    let mut source: Option<&(dyn StdError + 'static)> = Some(error);
-    while let Some(current) = source {
-        let tls = current.downcast_ref::<Error>().or_else(|| {
-            current
-                .downcast_ref::<io::Error>()
-                .and_then(io::Error::get_ref)
-                .and_then(|inner| inner.downcast_ref::<Error>())
-        });
-        if let Some(refusal) = tls.and_then(refusal_of) {
+    let mut pending: Vec<&(dyn StdError + 'static)> = vec![error];
+    // Bounded: an error chain is a handful of links; the bound only guards against a cycle.
+    for _ in 0..32 {
+        let current = pending.pop()?;
+        if let Some(refusal) = current.downcast_ref::<Error>().and_then(refusal_of) {
             return Some(refusal);
         }
-        source = current.source();
+        if let Some(io) = current.downcast_ref::<io::Error>() {
+            if let Some(inner) = io.get_ref() {
+                if let Some(refusal) = alert_text_refusal(&inner.to_string()) {
+                    return Some(refusal);
+                }
+                pending.push(inner);
+            }
+        }
+        pending.extend(current.source());
     }
     None
 }
 
+/// The alerts a server sends when it refuses the client's certificate (or its absence).
+const CLIENT_CERTIFICATE_ALERTS: [AlertDescription; 8] = [
+    AlertDescription::CertificateRequired,
+    AlertDescription::BadCertificate,
+    AlertDescription::UnknownCA,
+    AlertDescription::CertificateExpired,
+    AlertDescription::CertificateRevoked,
+    AlertDescription::CertificateUnknown,
+    AlertDescription::UnsupportedCertificate,
+    AlertDescription::AccessDenied,
+];
+
 fn refusal_of(error: &Error) -> Option<TlsRefusal> {
-    use rustls::AlertDescription as Alert;
     match error {
         Error::InvalidCertificate(CertificateError::Other(other))
             if other.0.downcast_ref::<PinMismatch>().is_some() =>
         {
             Some(TlsRefusal::PinMismatch)
         }
-        Error::AlertReceived(
-            Alert::CertificateRequired
-            | Alert::BadCertificate
-            | Alert::UnknownCA
-            | Alert::CertificateExpired
-            | Alert::CertificateRevoked
-            | Alert::CertificateUnknown
-            | Alert::UnsupportedCertificate
-            | Alert::AccessDenied,
-        ) => Some(TlsRefusal::ClientCertificateRefused),
+        Error::AlertReceived(alert) if CLIENT_CERTIFICATE_ALERTS.contains(alert) => {
+            Some(TlsRefusal::ClientCertificateRefused)
+        }
         _ => None,
     }
+}
+
+/// A received alert as tokio-rustls reports it on a read: rustls' error turned into the text
+/// of an `io::Error` (`received fatal alert: CertificateRequired`), no longer a typed error.
+fn alert_text_refusal(text: &str) -> Option<TlsRefusal> {
+    let alert = text.strip_prefix("received fatal alert: ")?;
+    CLIENT_CERTIFICATE_ALERTS
+        .iter()
+        .any(|known| format!("{known:?}") == alert)
+        .then_some(TlsRefusal::ClientCertificateRefused)
 }
 
 #[cfg(test)]
@@ -207,6 +225,23 @@ mod tests {
         let pins = Pins::parse(&["00".repeat(32), upper]).expect("valid pins");
         assert!(pins.admits(&leaf));
         assert!(!pins.admits(&CertificateDer::from(vec![4u8])));
+    }
+
+    #[test]
+    fn a_received_client_certificate_alert_should_be_recognised_typed_or_as_text() {
+        assert_eq!(
+            refusal_of(&Error::AlertReceived(AlertDescription::CertificateRequired)),
+            Some(TlsRefusal::ClientCertificateRefused)
+        );
+        assert_eq!(
+            alert_text_refusal("received fatal alert: UnknownCA"),
+            Some(TlsRefusal::ClientCertificateRefused)
+        );
+        assert_eq!(alert_text_refusal("received fatal alert: DecodeError"), None);
+        assert_eq!(
+            refusal_of(&Error::AlertReceived(AlertDescription::HandshakeFailure)),
+            None
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!   go: a pooled client costs its own bundle's anchors, not a copy of the system's.
 //! - A certificate is trusted when it chains to a system root or to a root of the endpoint's
 //!   bundle (the same as one store holding both: a path ends at a single anchor).
-//! - Hostnames are always verified; TLS 1.2 and 1.3 only; ALPN offers h2 and http/1.1.
+//! - Hostnames are always verified; TLS 1.2 and 1.3 only; ALPN offers h2 and http/1.1 (only
+//!   http/1.1 with a client certificate).
 //! - With pins (`pinSha256`), the leaf must also match one ([`PinnedVerifier`]); with a client
 //!   identity (`clientCertSecretRef`), it is presented to this endpoint's server only.
 
@@ -80,7 +81,13 @@ pub(crate) fn client_config(endpoint: &Endpoint) -> Result<ClientConfig, FerrVau
             })?
         }
     };
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // With a client certificate, HTTP/1.1 only: a server refusing the certificate sends its
+    // alert after the handshake, and over HTTP/2 the connection task swallows it (the request
+    // only sees the channel close), while an HTTP/1.1 read returns it (`TlsRefusal`).
+    config.alpn_protocols = match endpoint.client_identity() {
+        None => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        Some(_) => vec![b"http/1.1".to_vec()],
+    };
     Ok(config)
 }
 
