@@ -169,24 +169,6 @@ impl Tenant {
         .await
     }
 
-    /// Waits until FerrVaultConnection `name`'s condition `type_` has `reason` and a message
-    /// containing `fragment`; returns it.
-    pub async fn wait_connection_condition(
-        &self,
-        name: &str,
-        (type_, reason): (&str, &str),
-        fragment: &str,
-    ) -> Condition {
-        wait_condition(
-            &self.raw::<FerrVaultConnection>(),
-            &self.namespace,
-            name,
-            (type_, reason, fragment),
-            SHOWS_WITHIN,
-        )
-        .await
-    }
-
     /// Waits until FerrVaultSecret `name` is Ready with `reason`; returns the condition.
     pub async fn wait_secret(&self, name: &str, reason: &str) -> Condition {
         self.wait_secret_condition(name, "Ready", reason).await
