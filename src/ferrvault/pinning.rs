@@ -1,6 +1,6 @@
 //! Certificate pinning (`pinSha256`): the server's leaf certificate must be one the connection
 //! names, in addition to the usual CA and hostname verification; and how a refused handshake is
-//! recognised in a failed request ([`TlsRefusal`]).
+//! recognised in a failed request ([`TlsRefusal`](super::TlsRefusal)).
 //!
 //! # Guarantees
 //! - A pin is the SHA-256 of the whole DER leaf certificate, as the FerrVault CLI defines it
@@ -21,7 +21,7 @@ use rustls::{
 };
 use sha2::{Digest, Sha256};
 
-use super::FerrVaultError;
+use super::{FerrVaultError, TlsRefusal};
 
 /// The SHA-256 pins of one connection, as bytes: part of its endpoint's pool key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -129,31 +129,6 @@ impl fmt::Display for PinMismatch {
 
 impl StdError for PinMismatch {}
 
-/// Why the TLS handshake with a FerrVault server was refused, when the operator can tell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TlsRefusal {
-    /// The server's leaf certificate matches none of the connection's pins: nothing was sent.
-    PinMismatch,
-    /// The server refused the handshake over the client certificate: none was presented, or it
-    /// does not chain to a CA the server trusts, or it expired.
-    ClientCertificateRefused,
-}
-
-impl fmt::Display for TlsRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::PinMismatch => {
-                "the server's certificate matches none of spec.pinSha256 (SHA-256 of the DER leaf \
-                 certificate); the handshake was aborted and nothing was sent"
-            }
-            Self::ClientCertificateRefused => {
-                "the server refused the TLS handshake over the client certificate: none was \
-                 presented (set clientCertSecretRef) or the server does not accept the one presented"
-            }
-        })
-    }
-}
-
 /// The refusal behind a failed request, if the TLS handshake was refused for a pin or a client
 /// certificate. rustls' error travels inside (possibly nested) `io::Error`s, whose `source()`
 /// skips what they wrap, so each `io::Error` is also opened with `get_ref`.
@@ -165,13 +140,11 @@ pub(crate) fn refusal_in(error: &reqwest::Error) -> Option<TlsRefusal> {
         if let Some(refusal) = current.downcast_ref::<Error>().and_then(refusal_of) {
             return Some(refusal);
         }
-        if let Some(io) = current.downcast_ref::<io::Error>() {
-            if let Some(inner) = io.get_ref() {
-                if let Some(refusal) = alert_text_refusal(&inner.to_string()) {
-                    return Some(refusal);
-                }
-                pending.push(inner);
+        if let Some(inner) = current.downcast_ref::<io::Error>().and_then(io::Error::get_ref) {
+            if let Some(refusal) = alert_text_refusal(&inner.to_string()) {
+                return Some(refusal);
             }
+            pending.push(inner);
         }
         pending.extend(current.source());
     }

@@ -40,9 +40,8 @@ use kube::Api;
 use crate::reconcile::{rules::access::credential_opt_in::is_opted_in, write::kube_error_text};
 
 use self::refusal::too_large;
-pub(crate) use self::{
-    client_cert::ClientCertError,
-    refusal::{CaBundleError, MAX_CA_BUNDLE_BYTES, MAX_TOKEN_BYTES, ValueError},
+pub(crate) use self::refusal::{
+    CaBundleError, ClientCertError, MAX_CA_BUNDLE_BYTES, MAX_TOKEN_BYTES, ValueError,
 };
 use super::Stores;
 use crate::{

@@ -15,7 +15,7 @@ use crate::{
     ferrvault::ClientIdentity,
 };
 
-use super::{SecretValues, ValueError};
+use super::{ClientCertError, SecretValues};
 
 /// The largest `tls.crt` a connection presents: 64 KiB, a chain of some forty PEM certificates
 /// (the CA bundle's bound); a client chain is one to three.
@@ -23,17 +23,6 @@ pub(crate) const MAX_CLIENT_CERT_BYTES: usize = 64 * 1024;
 
 /// The largest `tls.key`: 16 KiB; a PEM RSA-8192 key is under 7 KiB.
 pub(crate) const MAX_CLIENT_KEY_BYTES: usize = 16 * 1024;
-
-/// Why a connection's client certificate cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ClientCertError {
-    /// `tls.crt` or `tls.key` cannot be read (missing, over its bound, not opted in).
-    #[error(transparent)]
-    Value(#[from] ValueError),
-    /// They hold no certificate or no key, or the key is not the certificate's.
-    #[error("{0}")]
-    Invalid(String),
-}
 
 impl SecretValues {
     /// The client identity in Secret `namespace/name` (`tls.crt` and `tls.key`).
