@@ -200,6 +200,32 @@ mod tests {
     }
 
     #[test]
+    fn connections_presenting_different_client_certificates_should_never_share_a_client() {
+        let identity = |name: &str| {
+            let key = rcgen::KeyPair::generate().expect("key");
+            let cert = rcgen::CertificateParams::new(vec![name.to_owned()])
+                .expect("params")
+                .self_signed(&key)
+                .expect("cert");
+            crate::ferrvault::ClientIdentity::from_pem(cert.pem().as_bytes(), key.serialize_pem().as_bytes())
+                .expect("a valid identity")
+        };
+        let pool = HttpPool::default();
+        let url = "https://fv.test";
+        let (mine, theirs) = (
+            endpoint(url).with_client_identity(identity("a")),
+            endpoint(url).with_client_identity(identity("b")),
+        );
+        assert_ne!(mine, theirs, "the identity is part of the pool key");
+        pool.claim("team-a", "conn", &mine);
+        pool.client_for(&mine).expect("client");
+        pool.claim("team-b", "conn", &theirs);
+        pool.client_for(&theirs).expect("client");
+        pool.client_for(&endpoint(url)).expect("client");
+        assert_eq!(pool.len(), 3, "one client per identity, and one without");
+    }
+
+    #[test]
     fn the_pool_should_never_hold_more_than_its_bound_dropping_unclaimed_clients_first() {
         let pool = HttpPool::default();
         let kept = endpoint("http://kept.test");
