@@ -176,9 +176,11 @@ pub struct OidcSpec {
 pub struct FerrVaultConnectionStatus {
     /// `Ready` with reason `Reachable`, `Unreachable`, `TokenUnreadable`, `InvalidConnection`,
     /// `CaBundleUnreadable`, `InsecureUrl`, `Redirected`, `UntrustedUrl`,
-    /// `ClusterIdentityMismatch`, `ClusterIdentityUnavailable` or `DeletionBlocked`; and, in
-    /// ferrvault mode, `TokenHealthy` with reason `TokenValid`, `TokenExpiresSoon` or
-    /// `Unsupported`.
+    /// `ClusterIdentityMismatch`, `ClusterIdentityUnavailable`, `ClientCertificateUnreadable`,
+    /// `ClientCertificateInvalid`, `ClientCertificateRefused`, `CertificatePinMismatch` or
+    /// `DeletionBlocked`; and, in ferrvault mode, `TokenHealthy` with reason `TokenValid`,
+    /// `TokenExpiresSoon`, `Unsupported`, or `ResponseTooLarge`/`Unreachable` for an unusable
+    /// `me` answer.
     #[serde(default)]
     #[schemars(schema_with = "conditions_schema")]
     pub conditions: Vec<Condition>,
