@@ -116,6 +116,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_client_certificate_outside_the_tokens_namespace_should_be_refused_as_stored() {
+        let spec = |cert_namespace: &str| -> ClusterFerrVaultConnectionSpec {
+            serde_json::from_value(serde_json::json!({
+                "url": "https://x",
+                "tokenSecretRef": { "namespace": "platform", "name": "t", "key": "token" },
+                "clientCertSecretRef": { "namespace": cert_namespace, "name": "client-tls" },
+            }))
+            .expect("a spec")
+        };
+        assert_eq!(cluster_connection_spec_problem(&spec("platform")), Ok(()));
+        let problem = cluster_connection_spec_problem(&spec("tenant-a")).unwrap_err();
+        assert_eq!(problem.path, "spec.clientCertSecretRef.namespace");
+    }
+
+    #[test]
     fn a_selection_over_its_bounds_should_be_named_without_its_values() {
         let mut selection = NamespaceSelection {
             names: vec!["n".into(); MAX_NAMESPACE_NAMES],
