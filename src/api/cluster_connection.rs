@@ -21,6 +21,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     bounds::{MAX_IDENTIFIER, MAX_NAME, MAX_NAMESPACE_NAME, MAX_SECRET_KEY, MAX_URL},
+    client_cert::{
+        CLIENT_CERT_NAMESPACE_MESSAGE, CLIENT_CERT_NAMESPACE_RULE, ClientCertSecretRef, MAX_PINS,
+        NamespacedClientCertSecretRef, PIN_LENGTH, PINS_MESSAGE, PINS_RULE,
+    },
     common::{SecretKeyRef, conditions_schema},
     connection::{ConnectionMode, FerrVaultConnectionSpec, OidcSpec, URL_PATTERN},
     namespaces::{NamespaceSelection, Revocation},
@@ -57,7 +61,9 @@ pub const SAME_NAMESPACE_MESSAGE: &str = "caBundleSecretRef needs a tokenSecretR
 #[x_kube(
     validation = Rule::new("self.mode != 'cloud' || (has(self.organization) && size(self.organization) > 0)")
         .message("organization is required when mode is cloud"),
-    validation = Rule::new(SAME_NAMESPACE_RULE).message(SAME_NAMESPACE_MESSAGE)
+    validation = Rule::new(SAME_NAMESPACE_RULE).message(SAME_NAMESPACE_MESSAGE),
+    validation = Rule::new(CLIENT_CERT_NAMESPACE_RULE).message(CLIENT_CERT_NAMESPACE_MESSAGE),
+    validation = Rule::new(PINS_RULE).message(PINS_MESSAGE)
 )]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterFerrVaultConnectionSpec {
@@ -82,6 +88,15 @@ pub struct ClusterFerrVaultConnectionSpec {
     /// `tokenSecretRef` (named here again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_bundle_secret_ref: Option<NamespacedSecretKeyRef>,
+    /// Client certificate (mTLS) presented to `url`: a Secret with `tls.crt` and `tls.key` in the
+    /// namespace of `tokenSecretRef` (named here again), read as a FerrVaultConnection's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert_secret_ref: Option<NamespacedClientCertSecretRef>,
+    /// Server certificate pins, as a FerrVaultConnection's `pinSha256`: the SHA-256 (64 hex
+    /// digits) of the server's whole DER leaf certificate; at most 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_PINS), inner(length(min = PIN_LENGTH, max = PIN_LENGTH)))]
+    pub pin_sha256: Option<Vec<String>>,
     /// The namespaces whose FerrVaultSecrets may use this connection. Empty: none.
     #[serde(default)]
     pub allowed_namespaces: NamespaceSelection,
@@ -108,6 +123,11 @@ impl ClusterFerrVaultConnectionSpec {
             token_secret_ref: self.token_secret_ref.as_ref().map(local),
             oidc: self.oidc.clone(),
             ca_bundle_secret_ref: self.ca_bundle_secret_ref.as_ref().map(local),
+            client_cert_secret_ref: self
+                .client_cert_secret_ref
+                .as_ref()
+                .map(|r| ClientCertSecretRef { name: r.name.clone() }),
+            pin_sha256: self.pin_sha256.clone(),
             // A cluster connection has no `spec.suspend` of its own (yet): its view never pauses.
             suspend: None,
         };

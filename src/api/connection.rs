@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     bounds::{MAX_CLUSTER_ID, MAX_IDENTIFIER, MAX_PATH, MAX_URL},
+    client_cert::{ClientCertSecretRef, MAX_PINS, PIN_LENGTH, PINS_MESSAGE, PINS_RULE},
     common::{SecretKeyRef, conditions_schema},
 };
 
@@ -68,7 +69,8 @@ pub(crate) const CLUSTER_ID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";
 )]
 #[x_kube(
     validation = Rule::new("self.mode != 'cloud' || (has(self.organization) && size(self.organization) > 0)")
-        .message("organization is required when mode is cloud")
+        .message("organization is required when mode is cloud"),
+    validation = Rule::new(PINS_RULE).message(PINS_MESSAGE)
 )]
 #[serde(rename_all = "camelCase")]
 pub struct FerrVaultConnectionSpec {
@@ -94,6 +96,18 @@ pub struct FerrVaultConnectionSpec {
     /// namespace. Added to the system roots; unset means system roots only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_bundle_secret_ref: Option<SecretKeyRef>,
+    /// Client certificate (mTLS) presented to `url`: a Secret in the connection's namespace with
+    /// `tls.crt` (PEM chain) and `tls.key` (PEM private key), at most 64 KiB and 16 KiB. Read
+    /// like the token: opted in when the operator requires it, never shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert_secret_ref: Option<ClientCertSecretRef>,
+    /// Server certificate pins: the SHA-256 (64 hex digits) of the server's whole leaf
+    /// certificate in DER, as the FerrVault CLI computes it
+    /// (`openssl x509 -in server.pem -outform DER | openssl dgst -sha256`). When set, the leaf
+    /// must match one of them in addition to the usual CA verification; at most 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_PINS), inner(length(min = PIN_LENGTH, max = PIN_LENGTH)))]
+    pub pin_sha256: Option<Vec<String>>,
     /// `true` pauses this connection: no probe, and no FerrVault request by any FerrVaultSecret
     /// using it (they show `Suspended=True/ConnectionSuspended`); deletion still runs its
     /// cleanup. Unset means `false`.
@@ -162,9 +176,11 @@ pub struct OidcSpec {
 pub struct FerrVaultConnectionStatus {
     /// `Ready` with reason `Reachable`, `Unreachable`, `TokenUnreadable`, `InvalidConnection`,
     /// `CaBundleUnreadable`, `InsecureUrl`, `Redirected`, `UntrustedUrl`,
-    /// `ClusterIdentityMismatch`, `ClusterIdentityUnavailable` or `DeletionBlocked`; and, in
-    /// ferrvault mode, `TokenHealthy` with reason `TokenValid`, `TokenExpiresSoon` or
-    /// `Unsupported`.
+    /// `ClusterIdentityMismatch`, `ClusterIdentityUnavailable`, `ClientCertificateUnreadable`,
+    /// `ClientCertificateInvalid`, `ClientCertificateRefused`, `CertificatePinMismatch` or
+    /// `DeletionBlocked`; and, in ferrvault mode, `TokenHealthy` with reason `TokenValid`,
+    /// `TokenExpiresSoon`, `Unsupported`, or `ResponseTooLarge`/`Unreachable` for an unusable
+    /// `me` answer.
     #[serde(default)]
     #[schemars(schema_with = "conditions_schema")]
     pub conditions: Vec<Condition>,

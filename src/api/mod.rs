@@ -10,6 +10,7 @@
 //!   metadata (the types of `spec.target`'s fields beyond its name and type).
 //! - `cluster_connection.rs`: [`ClusterFerrVaultConnection`] (`cfvc`): one connection for the
 //!   namespaces its `allowedNamespaces` lets in; `namespaces.rs`: [`NamespaceSelection`].
+//! - [`client_cert`]: `clientCertSecretRef` and `pinSha256`, a connection's TLS identity and pins.
 //! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -25,6 +26,7 @@
 //! [`Lenient`] and reported alone (`InvalidSpec`) instead of failing every object of its kind.
 
 pub mod bounds;
+pub mod client_cert;
 #[allow(unreachable_pub)]
 pub(crate) mod cluster_connection;
 pub(crate) mod common;

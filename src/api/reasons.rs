@@ -206,6 +206,18 @@ pub enum Reason {
     /// namespace in (or it names one of a kind it cannot use). Nothing is revealed or written;
     /// retried when the namespace's labels or the connection change, never on a timer.
     ConnectionNotAllowed,
+    /// Connection Ready=False: the Secret named by `clientCertSecretRef` could not be read, lacks
+    /// `tls.crt` or `tls.key`, or holds more than the bound. Nothing was sent.
+    ClientCertificateUnreadable,
+    /// Connection Ready=False: the `clientCertSecretRef` Secret's `tls.crt`/`tls.key` hold no
+    /// certificate or no private key, or the key does not match the certificate. Nothing was sent.
+    ClientCertificateInvalid,
+    /// Ready=False: the server's certificate matches none of `spec.pinSha256`. The TLS handshake
+    /// was aborted, so no request (no token, no body) was sent.
+    CertificatePinMismatch,
+    /// Ready=False: the server refused the TLS handshake over the client certificate (none was
+    /// presented, or it does not accept the one presented).
+    ClientCertificateRefused,
 }
 
 impl Reason {
@@ -256,6 +268,10 @@ impl Reason {
         Self::ConnectionSuspended,
         Self::TargetKept,
         Self::ConnectionNotAllowed,
+        Self::ClientCertificateUnreadable,
+        Self::ClientCertificateInvalid,
+        Self::CertificatePinMismatch,
+        Self::ClientCertificateRefused,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -306,6 +322,10 @@ impl Reason {
             Self::ConnectionSuspended => "ConnectionSuspended",
             Self::TargetKept => "TargetKept",
             Self::ConnectionNotAllowed => "ConnectionNotAllowed",
+            Self::ClientCertificateUnreadable => "ClientCertificateUnreadable",
+            Self::ClientCertificateInvalid => "ClientCertificateInvalid",
+            Self::CertificatePinMismatch => "CertificatePinMismatch",
+            Self::ClientCertificateRefused => "ClientCertificateRefused",
         }
     }
 

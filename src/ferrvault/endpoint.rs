@@ -12,7 +12,7 @@ use std::{
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Url;
 
-use super::FerrVaultError;
+use super::{ClientIdentity, FerrVaultError, Pins};
 
 /// Escaped in a path segment: everything but RFC 3986 unreserved characters.
 const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -28,7 +28,8 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 ///   [`Endpoint::is_plain_http`]), there is a host, no user info (a password in a URL
 ///   would end up in logs), no query and no fragment.
 /// - The base URL has no trailing slash; endpoint paths are appended to it.
-/// - An extra CA bundle, if any, parsed as PEM when it was set.
+/// - An extra CA bundle, if any, parsed as PEM when it was set; a client identity, if any,
+///   checked (chain, key, and that they match) when it was set.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Endpoint {
     /// Normalised base URL, without a trailing slash.
@@ -36,6 +37,11 @@ pub struct Endpoint {
     /// Extra PEM CA bundle trusted in addition to the system roots. Part of the pool key, so
     /// two connections to one URL with different bundles never share a TLS client.
     extra_ca_pem: Option<Arc<[u8]>>,
+    /// The client certificate presented (`clientCertSecretRef`). Part of the pool key, so a
+    /// connection's identity is never presented for another connection.
+    client_identity: Option<ClientIdentity>,
+    /// The leaf certificates accepted (`pinSha256`). Part of the pool key.
+    pins: Option<Pins>,
 }
 
 impl Endpoint {
@@ -64,6 +70,8 @@ impl Endpoint {
         Ok(Self {
             base_url: Arc::from(base),
             extra_ca_pem: None,
+            client_identity: None,
+            pins: None,
         })
     }
 
@@ -81,6 +89,30 @@ impl Endpoint {
         }
         self.extra_ca_pem = Some(Arc::from(pem));
         Ok(self)
+    }
+
+    /// Presents `identity` as the client certificate.
+    #[must_use]
+    pub fn with_client_identity(mut self, identity: ClientIdentity) -> Self {
+        self.client_identity = Some(identity);
+        self
+    }
+
+    /// Accepts only a server whose leaf certificate matches one of `pins`, besides the CA check.
+    #[must_use]
+    pub fn with_pins(mut self, pins: Pins) -> Self {
+        self.pins = Some(pins);
+        self
+    }
+
+    /// The client certificate, if any.
+    pub(crate) fn client_identity(&self) -> Option<&ClientIdentity> {
+        self.client_identity.as_ref()
+    }
+
+    /// The pins, if any.
+    pub(crate) fn pins(&self) -> Option<&Pins> {
+        self.pins.as_ref()
     }
 
     /// The base URL, without a trailing slash.
@@ -151,6 +183,8 @@ impl fmt::Debug for Endpoint {
         f.debug_struct("Endpoint")
             .field("base_url", &self.base_url)
             .field("extra_ca", &self.extra_ca_pem.is_some())
+            .field("client_identity", &self.client_identity.is_some())
+            .field("pins", &self.pins.as_ref().map_or(0, Pins::len))
             .finish()
     }
 }

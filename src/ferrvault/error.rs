@@ -20,7 +20,7 @@ use std::{fmt, sync::Arc, time::Duration};
 
 use reqwest::StatusCode;
 
-use super::{EgressRefusal, IdentityRefusal};
+use super::{EgressRefusal, IdentityRefusal, TlsRefusal};
 
 mod body;
 mod echo;
@@ -101,6 +101,14 @@ pub enum FerrVaultError {
     /// The extra CA bundle is unusable, or the TLS client could not be built.
     #[error("invalid FerrVault TLS settings: {0}")]
     InvalidTls(String),
+    /// The connection's client certificate (`clientCertSecretRef`) is unusable: the words name
+    /// the part (`tls.crt`, `tls.key`), never its bytes.
+    #[error("invalid client certificate: {0}")]
+    InvalidClientCertificate(String),
+    /// The TLS handshake was refused over a pin or a client certificate. Not retried: the same
+    /// server would answer the same.
+    #[error("{0}")]
+    TlsRefused(TlsRefusal),
     /// A request the client refuses to send (e.g. a vault named `..`).
     #[error("invalid FerrVault request: {0}")]
     InvalidRequest(String),
@@ -238,6 +246,9 @@ impl FerrVaultError {
             FerrVaultError::InvalidEndpoint(_)
             | FerrVaultError::InvalidCredential(_)
             | FerrVaultError::InvalidTls(_) => "InvalidConnection",
+            FerrVaultError::InvalidClientCertificate(_) => "ClientCertificateInvalid",
+            FerrVaultError::TlsRefused(TlsRefusal::PinMismatch) => "CertificatePinMismatch",
+            FerrVaultError::TlsRefused(TlsRefusal::ClientCertificateRefused) => "ClientCertificateRefused",
             FerrVaultError::InvalidRequest(_) => "InvalidRequest",
             FerrVaultError::InsecureUrl => "InsecureUrl",
             FerrVaultError::Redirected { .. } => "Redirected",

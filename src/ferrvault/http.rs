@@ -28,7 +28,7 @@ use tokio::time::Instant;
 
 use super::{
     DeadlineStage, FerrVaultError, RequestResult, ResponseBound, RetryPolicy, deadline::Deadline,
-    egress_gate, pacer::Pacer, retry_after::parse_retry_after,
+    egress_gate, pacer::Pacer, pinning, retry_after::parse_retry_after,
 };
 
 /// The most the client reads of a non-2xx body (the rest is dropped with the connection), and
@@ -98,7 +98,8 @@ pub(crate) async fn call<T>(
                     FerrVaultError::Transport { .. }
                     | FerrVaultError::Timeout { .. }
                     | FerrVaultError::Deadline { .. }
-                    | FerrVaultError::EgressDenied(_),
+                    | FerrVaultError::EgressDenied(_)
+                    | FerrVaultError::TlsRefused(_),
                     _,
                 ) => {}
                 // Any other answer means the server is not throttling this credential.
@@ -197,6 +198,9 @@ fn transport(error: reqwest::Error) -> FerrVaultError {
     if let Some(refusal) = egress_gate::refusal_in(&error) {
         return FerrVaultError::EgressDenied(refusal);
     }
+    if let Some(refusal) = pinning::refusal_in(&error) {
+        return FerrVaultError::TlsRefused(refusal);
+    }
     FerrVaultError::Transport {
         attempts: 1,
         source: Arc::new(error),
@@ -222,6 +226,8 @@ fn result_of(error: &FerrVaultError) -> RequestResult {
         | FerrVaultError::InvalidEndpoint(_)
         | FerrVaultError::InvalidCredential(_)
         | FerrVaultError::InvalidTls(_)
+        | FerrVaultError::InvalidClientCertificate(_)
+        | FerrVaultError::TlsRefused(_)
         | FerrVaultError::InvalidRequest(_)
         | FerrVaultError::TokenFile { .. } => RequestResult::ClientError,
     }

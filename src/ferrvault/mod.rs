@@ -9,7 +9,8 @@
 //!   the message of an error body, decoded without a JSON tree.
 //! - `http.rs`: the attempt loop (pacing, timeouts, retries); `pool.rs`: the pooled `reqwest`
 //!   clients, one per endpoint in use; `trust.rs`: the CA roots they trust (system roots
-//!   parsed once and shared, plus a connection's bundle).
+//!   parsed once and shared, plus a connection's bundle); `pinning.rs`: `pinSha256` and how a
+//!   refused handshake is recognised, `tls_refusal.rs` ([`TlsRefusal`]) what it says; `client_identity.rs`: the client certificate (`clientCertSecretRef`).
 //! - `retry.rs`, `retry_after.rs`: retry arithmetic and `Retry-After` parsing (pure).
 //! - [`limiter`]: the token bucket with AIMD adaptation (pure); `pacer.rs`: the shared,
 //!   async, FIFO wrapper around it; `snapshot.rs`: what the limiter shows outside.
@@ -40,6 +41,7 @@
 
 mod answer_budget;
 mod client;
+mod client_identity;
 mod config;
 mod credential;
 mod deadline;
@@ -56,17 +58,20 @@ pub mod limiter;
 pub mod metrics;
 mod oidc;
 mod pacer;
+mod pinning;
 mod pool;
 mod retry;
 mod retry_after;
 mod reveal;
 mod single_flight;
 mod snapshot;
+mod tls_refusal;
 mod token_file;
 mod token_info;
 mod trust;
 
 pub use client::{FerrVault, PACER_IDLE_EVICTION};
+pub use client_identity::ClientIdentity;
 pub use config::ClientConfig;
 pub use credential::{Credential, Fingerprint, use_fingerprint_key};
 pub use egress::{CLOUD_METADATA, EgressPolicy, EgressRefusal, EgressRule};
@@ -77,6 +82,7 @@ pub use identity::{ClusterIdentity, DEFAULT_TOKEN_PATH};
 pub use identity_refusal::IdentityRefusal;
 pub use inventory::{Inventory, ListedSecret, MAX_LIST_BYTES, MAX_LIST_ENTRIES};
 pub use oidc::{OidcSource, REFRESH_LEEWAY};
+pub use pinning::Pins;
 pub use pool::{MAX_POOLED_CLIENTS, UNCLAIMED_EVICTION};
 pub use retry::RetryPolicy;
 pub use retry_after::{MAX_RETRY_AFTER, parse_retry_after};
@@ -85,6 +91,7 @@ pub use reveal::{
     decode::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS},
 };
 pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};
+pub use tls_refusal::TlsRefusal;
 pub use token_info::{TokenInfo, TokenRole};
 
 /// The pure decoders of what a FerrVault answers, each a function of the body alone: entry

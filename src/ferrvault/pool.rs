@@ -1,5 +1,5 @@
 //! The pooled HTTP clients: one `reqwest::Client` (one connection pool) per [`Endpoint`]
-//! (base URL + CA bundle), shared by every connection using that endpoint, and forgotten when
+//! (base URL + CA bundle + client certificate + pins), shared by every connection using that endpoint, and forgotten when
 //! no connection uses it any more.
 //!
 //! # Guarantees
@@ -170,7 +170,7 @@ fn build_client(endpoint: &Endpoint, egress: &Arc<EgressGate>) -> Result<reqwest
         // host nobody checked; a 3xx is an error instead (see `FerrVaultError::Redirected`).
         .redirect(reqwest::redirect::Policy::none())
         .pool_idle_timeout(Duration::from_secs(90))
-        .tls_backend_preconfigured(trust::client_config(endpoint.extra_ca_pem())?)
+        .tls_backend_preconfigured(trust::client_config(endpoint)?)
         .build()
         .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))
 }
@@ -197,6 +197,32 @@ mod tests {
         assert_eq!(pool.len(), 1, "nobody uses the first endpoint any more");
         pool.release("team", "conn");
         assert_eq!(pool.len(), 0);
+    }
+
+    #[test]
+    fn connections_presenting_different_client_certificates_should_never_share_a_client() {
+        let identity = |name: &str| {
+            let key = rcgen::KeyPair::generate().expect("key");
+            let cert = rcgen::CertificateParams::new(vec![name.to_owned()])
+                .expect("params")
+                .self_signed(&key)
+                .expect("cert");
+            crate::ferrvault::ClientIdentity::from_pem(cert.pem().as_bytes(), key.serialize_pem().as_bytes())
+                .expect("a valid identity")
+        };
+        let pool = HttpPool::default();
+        let url = "https://fv.test";
+        let (mine, theirs) = (
+            endpoint(url).with_client_identity(identity("a")),
+            endpoint(url).with_client_identity(identity("b")),
+        );
+        assert_ne!(mine, theirs, "the identity is part of the pool key");
+        pool.claim("team-a", "conn", &mine);
+        pool.client_for(&mine).expect("client");
+        pool.claim("team-b", "conn", &theirs);
+        pool.client_for(&theirs).expect("client");
+        pool.client_for(&endpoint(url)).expect("client");
+        assert_eq!(pool.len(), 3, "one client per identity, and one without");
     }
 
     #[test]

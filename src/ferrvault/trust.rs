@@ -7,7 +7,10 @@
 //!   go: a pooled client costs its own bundle's anchors, not a copy of the system's.
 //! - A certificate is trusted when it chains to a system root or to a root of the endpoint's
 //!   bundle (the same as one store holding both: a path ends at a single anchor).
-//! - Hostnames are always verified; TLS 1.2 and 1.3 only; ALPN offers h2 and http/1.1.
+//! - Hostnames are always verified; TLS 1.2 and 1.3 only; ALPN offers h2 and http/1.1 (only
+//!   http/1.1 with a client certificate).
+//! - With pins (`pinSha256`), the leaf must also match one ([`PinnedVerifier`]); with a client
+//!   identity (`clientCertSecretRef`), it is presented to this endpoint's server only.
 
 use std::sync::{Arc, LazyLock};
 
@@ -21,7 +24,7 @@ use rustls::{
     pki_types::{CertificateDer, ServerName, UnixTime, pem::PemObject},
 };
 
-use super::FerrVaultError;
+use super::{Endpoint, FerrVaultError, pinning::PinnedVerifier};
 
 /// The system's roots as one verifier, or why there is none (no CA certificate on the system).
 static SYSTEM: LazyLock<Result<Arc<WebPkiServerVerifier>, String>> = LazyLock::new(|| {
@@ -38,14 +41,16 @@ static SYSTEM: LazyLock<Result<Arc<WebPkiServerVerifier>, String>> = LazyLock::n
     verifier(roots).map_err(|why| format!("no usable system CA certificate: {why}"))
 });
 
-/// The TLS settings of a client for an endpoint with `extra_ca_pem` (or none).
+/// The TLS settings of a client for `endpoint`: its CA bundle (or none), its pins and its client
+/// identity.
 ///
 /// # Errors
 /// [`FerrVaultError::InvalidTls`] when the bundle holds no usable certificate, or when the
-/// endpoint has no bundle and the system has no CA certificate.
-pub(crate) fn client_config(extra_ca_pem: Option<&[u8]>) -> Result<ClientConfig, FerrVaultError> {
+/// endpoint has no bundle and the system has no CA certificate;
+/// [`FerrVaultError::InvalidClientCertificate`] when the identity cannot be used.
+pub(crate) fn client_config(endpoint: &Endpoint) -> Result<ClientConfig, FerrVaultError> {
     let system = SYSTEM.as_ref().ok().cloned();
-    let verifier: Arc<dyn ServerCertVerifier> = match extra_ca_pem {
+    let verifier: Arc<dyn ServerCertVerifier> = match endpoint.extra_ca_pem() {
         None => system
             .ok_or_else(|| FerrVaultError::InvalidTls(SYSTEM.as_ref().err().cloned().unwrap_or_default()))?,
         Some(pem) => Arc::new(WithBundle {
@@ -53,13 +58,36 @@ pub(crate) fn client_config(extra_ca_pem: Option<&[u8]>) -> Result<ClientConfig,
             system,
         }),
     };
-    let mut config = ClientConfig::builder_with_provider(provider())
+    let verifier: Arc<dyn ServerCertVerifier> = match endpoint.pins() {
+        None => verifier,
+        Some(pins) => Arc::new(PinnedVerifier {
+            inner: verifier,
+            pins: pins.clone(),
+        }),
+    };
+    let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))?
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        .with_custom_certificate_verifier(verifier);
+    let mut config = match endpoint.client_identity() {
+        None => builder.with_no_client_auth(),
+        Some(identity) => {
+            let (chain, key) = identity.chain_and_key()?;
+            builder.with_client_auth_cert(chain, key).map_err(|_| {
+                FerrVaultError::InvalidClientCertificate(
+                    "tls.key does not match the certificate in tls.crt".into(),
+                )
+            })?
+        }
+    };
+    // With a client certificate, HTTP/1.1 only: a server refusing the certificate sends its
+    // alert after the handshake, and over HTTP/2 the connection task swallows it (the request
+    // only sees the channel close), while an HTTP/1.1 read returns it (`TlsRefusal`).
+    config.alpn_protocols = match endpoint.client_identity() {
+        None => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        Some(_) => vec![b"http/1.1".to_vec()],
+    };
     Ok(config)
 }
 

@@ -21,6 +21,8 @@ pub(super) fn connection(generation: i64, ready: Option<&str>, checked: i64) -> 
             token_secret_ref: None,
             oidc: None,
             ca_bundle_secret_ref: None,
+            client_cert_secret_ref: None,
+            pin_sha256: None,
             suspend: None,
         },
     );

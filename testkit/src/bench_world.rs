@@ -178,6 +178,8 @@ impl World {
             }),
             oidc: None,
             ca_bundle_secret_ref: None,
+            client_cert_secret_ref: None,
+            pin_sha256: None,
             suspend: None,
         };
         Api::<FerrVaultConnection>::namespaced(self.client.clone(), ns)

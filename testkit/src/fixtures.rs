@@ -111,6 +111,8 @@ pub fn connection_spec(url: &str, token_secret: &str) -> FerrVaultConnectionSpec
         }),
         oidc: None,
         ca_bundle_secret_ref: None,
+        client_cert_secret_ref: None,
+        pin_sha256: None,
         suspend: None,
     }
 }

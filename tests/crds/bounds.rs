@@ -106,6 +106,8 @@ fn full_connection_spec() -> Value {
         "tokenSecretRef": { "name": "t", "key": "token" },
         "oidc": { "clusterID": "0b6f7e2c-1d2e-4f00-8a9b-0123456789ab", "tokenPath": "/p", "audience": "a" },
         "caBundleSecretRef": { "name": "ca", "key": "ca.crt" },
+        "clientCertSecretRef": { "name": "client-tls" },
+        "pinSha256": ["a".repeat(64)],
     })
 }
 
@@ -230,10 +232,13 @@ fn every_string_and_list_of_both_specs_should_have_a_bound() {
         [
             "/caBundleSecretRef/key",
             "/caBundleSecretRef/name",
+            "/clientCertSecretRef/name",
             "/oidc/audience",
             "/oidc/clusterID",
             "/oidc/tokenPath",
             "/organization",
+            "/pinSha256",
+            "/pinSha256/0",
             "/tokenSecretRef/key",
             "/tokenSecretRef/name",
             "/url",

@@ -2,6 +2,7 @@
 
 mod bounds;
 mod cel;
+mod client_cert_cel;
 mod cluster_cel;
 mod drift;
 mod go_manifests;

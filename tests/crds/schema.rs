@@ -170,10 +170,16 @@ fn connection_should_require_an_organization_in_cloud_mode_as_the_go_crd_did() {
     // Both or neither credential is admitted as in the Go CRD and reported TokenUnreadable.
     assert_eq!(
         cel_rules(&connection_spec(), ""),
-        [(
-            "self.mode != 'cloud' || (has(self.organization) && size(self.organization) > 0)".to_owned(),
-            "organization is required when mode is cloud".to_owned()
-        )]
+        [
+            (
+                "self.mode != 'cloud' || (has(self.organization) && size(self.organization) > 0)".to_owned(),
+                "organization is required when mode is cloud".to_owned()
+            ),
+            (
+                ferrvault_operator::api::client_cert::PINS_RULE.to_owned(),
+                ferrvault_operator::api::client_cert::PINS_MESSAGE.to_owned()
+            )
+        ]
     );
 }
 

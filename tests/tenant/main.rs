@@ -38,15 +38,19 @@
 //! | `target_shape.rs` | `target.metadata` forging the operator's or Kubernetes' annotations (adoption opt-in, content hash, ServiceAccount marker), at admission and past it; `creationPolicy: Merge` into a Secret another controller owns, one never opted in, one that does not exist |
 //! | `templates.rs` | a `target.template` repeating a hostile 256 KiB value 1,200 times (300 MiB if built): refused from its computed size, unbuilt |
 //! | `cluster_connections.rs` | a ClusterFerrVaultConnection named from a namespace it does not allow, a namespace relabelled out of its selection, a namespaced Role granting the cluster kinds or namespace labels |
+//! | `client_certs.rs` | another principal's TLS Secret named as a connection's client certificate (the confused deputy), a target that is a connection's client certificate, a 900 KiB chain and a 60 KiB key |
+//! | `hostile_me.rs` | a hostile FerrVault answering `GET /operator/me` with 256 MiB, 30,000 unclosed brackets, a body trickling one byte every 200 ms |
 //! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names; forty waves answering 1.2 MB every second (the kept-answer budget) |
 
 mod cache_bounds;
+mod client_certs;
 mod cluster_connections;
 mod connection_secrets;
 mod credential_opt_in;
 mod egress;
 mod fingerprints;
 mod harness;
+mod hostile_me;
 mod insecure_http;
 mod lease_loss;
 mod least_privilege;

@@ -3,7 +3,7 @@
 //! cluster identity).
 //!
 //! # Guarantees
-//! - Error messages name Secrets, keys and fields, never a token or a CA byte.
+//! - Error messages name Secrets, keys and fields, never a token, a CA byte or a client key.
 //! - Token and CA bundle values come from [`SecretValues`]: kept per `resourceVersion` and read
 //!   again as soon as the Secret metadata store shows a new one, so a rotated token is used by
 //!   the pass its rotation triggers. Each is bounded (a larger one is `TokenUnreadable` or
@@ -20,13 +20,14 @@ use kube::ResourceExt;
 use tokio::time::Instant;
 
 use crate::reconcile::{
-    read::{CaBundleError, SecretValues, ValueError},
+    read::{CaBundleError, ClientCertError, SecretValues, ValueError},
     rules::status::messages,
 };
 use crate::{
     api::{ConnectionMode, FerrVaultConnection, OidcSpec, Reason},
     ferrvault::{
-        ClusterIdentity, Credential, Endpoint, FerrVault, FerrVaultError, IdentityRefusal, OidcSource,
+        ClusterIdentity, Credential, Endpoint, FerrVault, FerrVaultError, IdentityRefusal, OidcSource, Pins,
+        TlsRefusal,
     },
 };
 
@@ -67,7 +68,8 @@ impl AccessError {
 }
 
 /// The condition of a client refusal (a plain `http://` URL, a redirect, the cluster identity
-/// refused, an address the egress policy refuses), naming `what` the call was; `None` for every other failure, which callers map
+/// refused, an address the egress policy refuses, a TLS handshake refused over a pin or a client
+/// certificate, a client certificate the TLS client cannot use), naming `what` the call was; `None` for every other failure, which callers map
 /// themselves.
 pub(crate) fn refusal(error: &FerrVaultError, what: &str) -> Option<AccessError> {
     let refused = match error {
@@ -77,6 +79,15 @@ pub(crate) fn refusal(error: &FerrVaultError, what: &str) -> Option<AccessError>
         }
         FerrVaultError::ClusterIdentity(refusal) => identity_refusal(*refusal),
         FerrVaultError::EgressDenied(_) => AccessError::new(Reason::EgressDenied, error.to_string()),
+        FerrVaultError::TlsRefused(TlsRefusal::PinMismatch) => {
+            AccessError::new(Reason::CertificatePinMismatch, error.to_string())
+        }
+        FerrVaultError::TlsRefused(TlsRefusal::ClientCertificateRefused) => {
+            AccessError::new(Reason::ClientCertificateRefused, error.to_string())
+        }
+        FerrVaultError::InvalidClientCertificate(_) => {
+            AccessError::new(Reason::ClientCertificateInvalid, error.to_string())
+        }
         _ => return None,
     };
     Some(refused)
@@ -99,7 +110,8 @@ fn identity_refusal(refusal: IdentityRefusal) -> AccessError {
     }
 }
 
-/// The endpoint of `connection`: its URL, plus its CA bundle when `caBundleSecretRef` is set.
+/// The endpoint of `connection`: its URL, plus its CA bundle when `caBundleSecretRef` is set,
+/// its client certificate when `clientCertSecretRef` is, and its pins when `pinSha256` is.
 /// The FerrVault client is told the connection uses it now (so the pooled client of an endpoint
 /// the connection left is dropped).
 ///
@@ -107,7 +119,10 @@ fn identity_refusal(refusal: IdentityRefusal) -> AccessError {
 /// `InvalidConnection` for a bad URL or PEM bundle, `InsecureUrl` for a plain `http://` URL the
 /// client refuses and `EgressDenied` for an IP-literal host the egress policy refuses (both
 /// before the CA bundle is read), `CaBundleUnreadable` when the bundle's Secret or key cannot be
-/// read or the bundle is over its bound, `CredentialNotOptedIn` when its Secret did not opt in.
+/// read or the bundle is over its bound, `CredentialNotOptedIn` when its Secret (or the client
+/// certificate's) did not opt in, `ClientCertificateUnreadable` when `tls.crt` or `tls.key` cannot
+/// be read or is over its bound, `ClientCertificateInvalid` when they hold no certificate or key
+/// or do not match, `InvalidConnection` for a malformed pin.
 pub(crate) async fn endpoint(
     values: &SecretValues,
     ferrvault: &FerrVault,
@@ -129,6 +144,28 @@ pub(crate) async fn endpoint(
                 CaBundleError::Value(e) => value_refusal("CA bundle", Reason::CaBundleUnreadable, e),
                 CaBundleError::Invalid(why) => AccessError::new(Reason::InvalidConnection, why),
             })?,
+    };
+    let endpoint = match &connection.spec.client_cert_secret_ref {
+        None => endpoint,
+        Some(cert) => {
+            endpoint.with_client_identity(values.client_identity(&namespace, &cert.name).await.map_err(
+                |e| match e {
+                    ClientCertError::Value(e) => {
+                        value_refusal("client certificate", Reason::ClientCertificateUnreadable, e)
+                    }
+                    ClientCertError::Invalid(why) => AccessError::new(
+                        Reason::ClientCertificateInvalid,
+                        format!("client certificate Secret {namespace}/{}: {why}", cert.name),
+                    ),
+                },
+            )?)
+        }
+    };
+    let endpoint = match &connection.spec.pin_sha256 {
+        None => endpoint,
+        Some(pins) => endpoint.with_pins(
+            Pins::parse(pins).map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))?,
+        ),
     };
     ferrvault.claim_endpoint(&namespace, &connection.name_any(), &endpoint);
     Ok(endpoint)

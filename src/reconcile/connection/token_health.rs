@@ -8,7 +8,10 @@
 //!   ferrvault-mode endpoint; a cluster bearer never goes to it).
 //! - A server without `me` (404 or 405) is reported once (`TokenHealthy=Unknown`/`Unsupported`)
 //!   and not asked again at the same generation.
-//! - Any other failure of `me` (429, 5xx, transport, a bad answer) changes nothing: the token's
+//! - A 2xx answer it cannot use (over its 64 KiB bound, malformed) is reported as
+//!   `TokenHealthy=Unknown` with `ResponseTooLarge` or `Unreachable` and the client's words
+//!   (issue 38: a hostile `me`); the expiry and role last known stay.
+//! - Any other failure of `me` (429, 5xx, transport, a timeout) changes nothing: the token's
 //!   last known state stays, and `Ready` is the probe's alone.
 
 use jiff::Timestamp;
@@ -17,8 +20,8 @@ use tokio::time::Instant;
 use tracing::info;
 
 use crate::{
-    api::{ConnectionMode, FerrVaultConnection, FerrVaultConnectionStatus},
-    ferrvault::{Credential, Endpoint},
+    api::{ConnectionMode, FerrVaultConnection, FerrVaultConnectionStatus, Reason},
+    ferrvault::{Credential, Endpoint, FerrVaultError},
     reconcile::{
         context::Context,
         report::EventKind,
@@ -42,6 +45,17 @@ pub(crate) async fn check(
     let report = match ctx.ferrvault.me(endpoint, credential, deadline).await {
         Ok(info) => TokenReport::Known(info),
         Err(error) if error.is_unsupported() => TokenReport::Unsupported,
+        // A 2xx answer the operator cannot use is the server's doing, not a passing failure.
+        Err(error @ (FerrVaultError::ResponseTooLarge(_) | FerrVaultError::Decode(_))) => {
+            TokenReport::Unanswered {
+                reason: if error.is_response_too_large() {
+                    Reason::ResponseTooLarge
+                } else {
+                    Reason::Unreachable
+                },
+                message: error.to_string(),
+            }
+        }
         Err(error) => {
             info!(
                 reason = error.reason(),

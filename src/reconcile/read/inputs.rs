@@ -67,7 +67,8 @@ pub(crate) fn connection_inputs(connection: &FerrVaultConnection, stores: &Store
     connection_inputs_by(connection, &store_versions(connection, stores))
 }
 
-/// The names of the Secrets `connection` reads (its token's, its CA bundle's).
+/// The names of the Secrets `connection` reads (its token's, its CA bundle's, its client
+/// certificate's).
 pub fn connection_secret_names(connection: &FerrVaultConnection) -> impl Iterator<Item = &str> {
     [
         &connection.spec.token_secret_ref,
@@ -76,6 +77,13 @@ pub fn connection_secret_names(connection: &FerrVaultConnection) -> impl Iterato
     .into_iter()
     .flatten()
     .map(|reference| reference.name.as_str())
+    .chain(
+        connection
+            .spec
+            .client_cert_secret_ref
+            .as_ref()
+            .map(|reference| reference.name.as_str()),
+    )
 }
 
 /// The versions of `connection`'s Secrets in the Secret metadata store.
@@ -103,8 +111,21 @@ fn connection_inputs_by(
         (None, Some(_)) => "oidc".to_owned(),
         (reference, _) => version(reference.as_ref()),
     };
+    // The client certificate's version only when one is set, so connections without one keep
+    // the inputs they recorded before the field existed (no probe at an upgrade).
+    let cert = connection
+        .spec
+        .client_cert_secret_ref
+        .as_ref()
+        .map_or_else(String::new, |r| {
+            let named = SecretKeyRef {
+                name: r.name.clone(),
+                key: String::new(),
+            };
+            format!(" cert={}", version(Some(&named)))
+        });
     format!(
-        "token={token} ca={}",
+        "token={token} ca={}{cert}",
         version(connection.spec.ca_bundle_secret_ref.as_ref())
     )
 }

@@ -61,7 +61,7 @@ pub(crate) use self::{
     inputs::{connection_inputs, ready_for_dependants, secret_inputs},
     own_writes::OwnWrites,
     scoped_store::Scoped,
-    secret_values::{CaBundleError, SecretValues, ValueError},
+    secret_values::{CaBundleError, ClientCertError, SecretValues, ValueError},
     stores::Stores,
 };
 use crate::{

@@ -1,4 +1,5 @@
-//! The values connections read from Secrets (tokens, CA bundles), kept per `resourceVersion`.
+//! The values connections read from Secrets (tokens, CA bundles, client certificates), kept per
+//! `resourceVersion`.
 //!
 //! Secrets are watched as metadata only, on purpose: the operator's memory must not grow with the
 //! cluster's unrelated Secrets. The few values connections need are read with a GET the first
@@ -39,7 +40,9 @@ use kube::Api;
 use crate::reconcile::{rules::access::credential_opt_in::is_opted_in, write::kube_error_text};
 
 use self::refusal::too_large;
-pub(crate) use self::refusal::{CaBundleError, MAX_CA_BUNDLE_BYTES, MAX_TOKEN_BYTES, ValueError};
+pub(crate) use self::refusal::{
+    CaBundleError, ClientCertError, MAX_CA_BUNDLE_BYTES, MAX_TOKEN_BYTES, ValueError,
+};
 use super::Stores;
 use crate::{
     api::SecretKeyRef,
@@ -261,6 +264,7 @@ impl Kept {
     }
 }
 
+mod client_cert;
 mod refusal;
 #[cfg(test)]
 mod tests;

@@ -117,7 +117,8 @@ async fn connections_read(
         .collect())
 }
 
-/// The Secrets of `namespace` the valid ClusterFerrVaultConnections read (token, CA bundle),
+/// The Secrets of `namespace` the valid ClusterFerrVaultConnections read (token, CA bundle,
+/// client certificate),
 /// named after their view (`ClusterFerrVaultConnection/<name>`), once their watch has listed
 /// them all.
 async fn cluster_connections_read(
@@ -135,14 +136,21 @@ async fn cluster_connections_read(
             (&valid.spec.token_secret_ref, ConnectionSecretRole::Token),
             (&valid.spec.ca_bundle_secret_ref, ConnectionSecretRole::CaBundle),
         ];
-        for (reference, role) in refs {
-            if let Some(r) = reference.as_ref().filter(|r| r.namespace == namespace) {
-                read.push(ConnectionSecret {
-                    connection: view_name(&valid.name_any()),
-                    secret: r.name.clone(),
-                    role,
-                });
-            }
+        let cert = valid
+            .spec
+            .client_cert_secret_ref
+            .as_ref()
+            .map(|r| (&r.namespace, &r.name, ConnectionSecretRole::ClientCertificate));
+        let named = refs
+            .into_iter()
+            .filter_map(|(reference, role)| reference.as_ref().map(|r| (&r.namespace, &r.name, role)))
+            .chain(cert);
+        for (_, secret, role) in named.filter(|(ns, _, _)| *ns == namespace) {
+            read.push(ConnectionSecret {
+                connection: view_name(&valid.name_any()),
+                secret: secret.clone(),
+                role,
+            });
         }
     }
     Ok(read)

@@ -100,7 +100,7 @@ impl ClusterWatches {
 }
 
 /// The route the Secret metadata watch of each scope gets: a Secret a cluster connection reads
-/// (token or CA bundle, in its namespace) enqueues the FerrVaultSecrets using that connection.
+/// (token, CA bundle or client certificate, in its namespace) enqueues the FerrVaultSecrets using that connection.
 pub(super) fn secret_route(
     secrets: WatchStore<Lenient<FerrVaultSecret>>,
     connections: WatchStore<Lenient<ClusterFerrVaultConnection>>,
@@ -114,10 +114,16 @@ pub(super) fn secret_route(
         for connection in connections.state() {
             let Some(valid) = connection.valid() else { continue };
             let spec = &valid.spec;
+            let cert = spec
+                .client_cert_secret_ref
+                .as_ref()
+                .map(|r| (&r.namespace, &r.name));
             let reads_it = [&spec.token_secret_ref, &spec.ca_bundle_secret_ref]
                 .into_iter()
                 .flatten()
-                .any(|r| r.namespace == namespace && r.name == name);
+                .map(|r| (&r.namespace, &r.name))
+                .chain(cert)
+                .any(|(ns, n)| ns == namespace && n == name);
             if reads_it {
                 keys.extend(users_of(&secrets.clone().into(), &valid.name_any()));
             }

@@ -96,6 +96,8 @@ impl Harness {
             token_secret_ref: None,
             oidc: Some(OidcSpec::default()),
             ca_bundle_secret_ref: None,
+            client_cert_secret_ref: None,
+            pin_sha256: None,
             suspend: None,
         }
     }

@@ -37,7 +37,22 @@ pub enum Answer {
     /// A FerrVault of the attacker's (either mode) whose probe is healthy and whose reveals
     /// are answered `200` with `body`.
     Reveal(Generated),
+    /// A FerrVault of the attacker's whose probe is healthy and whose `GET /operator/me` is
+    /// answered `200` with `body` (issue 38: `me` is tenant-controlled server output).
+    Me(Generated),
+    /// A FerrVault of the attacker's whose `GET /operator/me` is answered `200` and then one
+    /// byte of body every [`TRICKLE_EVERY`], for at most [`TRICKLE_FOR`]: a server too slow to
+    /// ever finish.
+    SlowMe,
 }
+
+/// The pause between two bytes of an [`Answer::SlowMe`] body.
+pub const TRICKLE_EVERY: Duration = Duration::from_millis(200);
+/// How long an [`Answer::SlowMe`] body trickles before the listener gives up.
+pub const TRICKLE_FOR: Duration = Duration::from_secs(60);
+
+/// The path of `me`.
+pub const ME_PATH: &str = "/operator/me";
 
 /// A body written as it is generated, chunk by chunk (`transfer-encoding: chunked`): `head`,
 /// then `count` items separated by commas, then `tail`.
@@ -90,6 +105,17 @@ impl Generated {
             item: |i, out| out.push_str(&format!(r#""M{i:06}""#)),
             count,
             tail: "]}",
+        }
+    }
+
+    /// `{"vaultSlug":` and `depth` opening brackets, never closed: within the `me` bound, and
+    /// no `me` answer (nor JSON) at all.
+    pub fn nested(depth: usize) -> Generated {
+        Generated {
+            head: r#"{"vaultSlug":"#,
+            item: |_, out| out.push('['),
+            count: depth,
+            tail: "",
         }
     }
 
@@ -265,6 +291,9 @@ async fn serve(mut stream: TcpStream, answer: Answer, record: Arc<Mutex<Vec<u8>>
                         Err(error) => Err(error),
                     }
                 }
+                None if matches!(answer, Answer::SlowMe) && path_of(&request) == ME_PATH => {
+                    trickle(&mut stream).await
+                }
                 None => stream.write_all(reply(&answer, &request).as_bytes()).await,
             };
             // The client hung up, possibly mid-body (the operator stops reading where its bound is).
@@ -273,6 +302,21 @@ async fn serve(mut stream: TcpStream, answer: Answer, record: Arc<Mutex<Vec<u8>>
             }
         }
     }
+}
+
+/// Answers `200` and writes one byte of body every [`TRICKLE_EVERY`] until [`TRICKLE_FOR`]
+/// passed or the client hung up.
+async fn trickle(stream: &mut TcpStream) -> std::io::Result<()> {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+    stream.write_all(head.as_bytes()).await?;
+    write_chunk(stream, "{").await?;
+    let end = tokio::time::Instant::now() + TRICKLE_FOR;
+    while tokio::time::Instant::now() < end {
+        tokio::time::sleep(TRICKLE_EVERY).await;
+        write_chunk(stream, " ").await?;
+    }
+    // Given up: the connection is dropped mid-body.
+    Err(std::io::ErrorKind::TimedOut.into())
 }
 
 /// The length of the first complete request in `bytes` (headers plus `content-length` body).
@@ -309,7 +353,13 @@ fn generated<'a>(answer: &'a Answer, request: &[u8]) -> Option<(u16, &'a Generat
     match answer {
         Answer::Raw { status, body } => Some((*status, body)),
         Answer::Reveal(body) if is_reveal(&path_of(request)) => Some((200, body)),
-        Answer::Reveal(_) | Answer::Ok | Answer::RedirectTo(_) | Answer::Vault { .. } => None,
+        Answer::Me(body) if path_of(request) == ME_PATH => Some((200, body)),
+        Answer::Reveal(_)
+        | Answer::Me(_)
+        | Answer::SlowMe
+        | Answer::Ok
+        | Answer::RedirectTo(_)
+        | Answer::Vault { .. } => None,
     }
 }
 
@@ -318,7 +368,9 @@ fn reply(answer: &Answer, request: &[u8]) -> String {
     let mut body = r#"{"status":"ok"}"#.to_owned();
     let (status, extra) = match answer {
         // Raw and Reveal answers with a generated body are written by `serve`.
-        Answer::Ok | Answer::Raw { .. } | Answer::Reveal(_) => ("200 OK", String::new()),
+        Answer::Ok | Answer::Raw { .. } | Answer::Reveal(_) | Answer::Me(_) | Answer::SlowMe => {
+            ("200 OK", String::new())
+        }
         Answer::RedirectTo(base) => ("307 Temporary Redirect", format!("location: {base}{path}\r\n")),
         Answer::Vault { values, rotating } => {
             if path == REVEAL_PATH {

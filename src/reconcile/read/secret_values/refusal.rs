@@ -1,6 +1,6 @@
-//! Why a Secret's value is not used: over its bound ([`MAX_TOKEN_BYTES`],
-//! [`MAX_CA_BUNDLE_BYTES`]), missing, unreadable, or not opted in as a credential. Every error
-//! names the Secret, the key and the bound, never a value.
+//! Why a Secret's value is not used (a token, a CA bundle, a client certificate): over its bound
+//! ([`MAX_TOKEN_BYTES`], [`MAX_CA_BUNDLE_BYTES`]), missing, unreadable, or not opted in as a
+//! credential. Every error names the Secret, the key and the bound, never a value.
 
 use crate::api::SecretKeyRef;
 
@@ -66,6 +66,17 @@ pub enum CaBundleError {
     #[error(transparent)]
     Value(#[from] ValueError),
     /// The bundle holds no usable certificate.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Why a connection's client certificate cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientCertError {
+    /// `tls.crt` or `tls.key` cannot be read (missing, over its bound, not opted in).
+    #[error(transparent)]
+    Value(#[from] ValueError),
+    /// They hold no certificate or no key, or the key is not the certificate's.
     #[error("{0}")]
     Invalid(String),
 }

@@ -56,6 +56,8 @@ pub(crate) enum ConnectionSecretRole {
     Token,
     /// `caBundleSecretRef`.
     CaBundle,
+    /// `clientCertSecretRef`.
+    ClientCertificate,
 }
 
 impl ConnectionSecretRole {
@@ -64,6 +66,7 @@ impl ConnectionSecretRole {
         match self {
             Self::Token => "token",
             Self::CaBundle => "CA bundle",
+            Self::ClientCertificate => "client certificate",
         }
     }
 }
@@ -79,7 +82,7 @@ pub(crate) struct ConnectionSecret {
     pub role: ConnectionSecretRole,
 }
 
-/// The Secrets `connection` reads (token, CA bundle).
+/// The Secrets `connection` reads (token, CA bundle, client certificate).
 pub(crate) fn connection_secrets(connection: &FerrVaultConnection) -> Vec<ConnectionSecret> {
     let name = connection.metadata.name.clone().unwrap_or_default();
     let spec = &connection.spec;
@@ -88,12 +91,16 @@ pub(crate) fn connection_secrets(connection: &FerrVaultConnection) -> Vec<Connec
         (spec.ca_bundle_secret_ref.as_ref(), ConnectionSecretRole::CaBundle),
     ]
     .into_iter()
-    .filter_map(|(reference, role)| {
-        reference.map(|r| ConnectionSecret {
-            connection: name.clone(),
-            secret: r.name.clone(),
-            role,
-        })
+    .filter_map(|(reference, role)| reference.map(|r| (r.name.as_str(), role)))
+    .chain(
+        spec.client_cert_secret_ref
+            .as_ref()
+            .map(|r| (r.name.as_str(), ConnectionSecretRole::ClientCertificate)),
+    )
+    .map(|(secret, role)| ConnectionSecret {
+        connection: name.clone(),
+        secret: secret.to_owned(),
+        role,
     })
     .collect()
 }

@@ -14,6 +14,7 @@ use crate::api::{
     bounds::{
         MAX_LABEL_TEXT, MAX_NAMESPACE_NAME, MAX_NAMESPACE_NAMES, MAX_SELECTOR_TERMS, MAX_SELECTOR_VALUES,
     },
+    client_cert::CLIENT_CERT_NAMESPACE_MESSAGE,
 };
 
 /// The first bound `spec` exceeds, if any.
@@ -36,6 +37,23 @@ pub(crate) fn cluster_connection_spec_problem(
             &"spec.caBundleSecretRef.namespace",
             SAME_NAMESPACE_MESSAGE.to_owned(),
         ));
+    }
+    if let Some(cert) = &spec.client_cert_secret_ref {
+        text(
+            &"spec.clientCertSecretRef.namespace",
+            &cert.namespace,
+            MAX_NAMESPACE_NAME,
+        )?;
+        if spec
+            .token_secret_ref
+            .as_ref()
+            .is_none_or(|t| t.namespace != cert.namespace)
+        {
+            return Err(problem(
+                &"spec.clientCertSecretRef.namespace",
+                CLIENT_CERT_NAMESPACE_MESSAGE.to_owned(),
+            ));
+        }
     }
     selection_problem("spec.allowedNamespaces", &spec.allowed_namespaces)
 }
@@ -96,6 +114,21 @@ fn namespace_of(path: &str, reference: Option<&NamespacedSecretKeyRef>) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_certificate_outside_the_tokens_namespace_should_be_refused_as_stored() {
+        let spec = |cert_namespace: &str| -> ClusterFerrVaultConnectionSpec {
+            serde_json::from_value(serde_json::json!({
+                "url": "https://x",
+                "tokenSecretRef": { "namespace": "platform", "name": "t", "key": "token" },
+                "clientCertSecretRef": { "namespace": cert_namespace, "name": "client-tls" },
+            }))
+            .expect("a spec")
+        };
+        assert_eq!(cluster_connection_spec_problem(&spec("platform")), Ok(()));
+        let problem = cluster_connection_spec_problem(&spec("tenant-a")).unwrap_err();
+        assert_eq!(problem.path, "spec.clientCertSecretRef.namespace");
+    }
 
     #[test]
     fn a_selection_over_its_bounds_should_be_named_without_its_values() {

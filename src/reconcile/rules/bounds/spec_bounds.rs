@@ -30,6 +30,7 @@ use crate::api::{
         MAX_CLUSTER_ID, MAX_DURATION, MAX_IDENTIFIER, MAX_KEY_NAMES, MAX_NAME, MAX_PATH, MAX_ROLLOUT_TARGETS,
         MAX_SECRET_KEY, MAX_TEMPLATE_KEYS, MAX_TEMPLATE_TEXT, MAX_TRANSFORMS, MAX_URL,
     },
+    client_cert::{MAX_PINS, PIN_LENGTH},
     target_shape::{
         KEY_SHAPE_MESSAGE, MAX_LABEL_VALUE, MAX_TARGET_ANNOTATION_VALUE, MAX_TARGET_ANNOTATIONS,
         MAX_TARGET_LABELS, RESERVED_MESSAGE, is_reserved_key, is_shaped_key,
@@ -153,7 +154,16 @@ pub fn connection_spec_problem(spec: &FerrVaultConnectionSpec) -> Result<(), Spe
         optional(&"spec.oidc.tokenPath", oidc.token_path.as_deref(), MAX_PATH)?;
         optional(&"spec.oidc.audience", oidc.audience.as_deref(), MAX_URL)?;
     }
-    secret_key_ref("spec.caBundleSecretRef", spec.ca_bundle_secret_ref.as_ref())
+    secret_key_ref("spec.caBundleSecretRef", spec.ca_bundle_secret_ref.as_ref())?;
+    if let Some(reference) = &spec.client_cert_secret_ref {
+        text(&"spec.clientCertSecretRef.name", &reference.name, MAX_NAME)?;
+    }
+    let pins = spec.pin_sha256.as_deref().unwrap_or_default();
+    list(&"spec.pinSha256", pins.len(), MAX_PINS)?;
+    for (index, pin) in pins.iter().enumerate() {
+        text(&format_args!("spec.pinSha256[{index}]"), pin, PIN_LENGTH)?;
+    }
+    Ok(())
 }
 
 /// `target.template`: its key count, each key and template, the docker config's fields.

@@ -7,6 +7,8 @@
 //!   any other `TokenHealthy=True`/`TokenValid`; a server without `me` is
 //!   `TokenHealthy=Unknown`/`Unsupported` and is not asked again at the same generation
 //!   ([`is_known_unsupported`]).
+//! - A 2xx answer that cannot be used (too large, malformed) is `TokenHealthy=Unknown`
+//!   with `ResponseTooLarge` or `Unreachable`, keeping the expiry last known.
 //! - The message names the time and the role only: nothing the server sent as text (the vault's
 //!   slug, labels, ids) reaches the status.
 
@@ -31,6 +33,15 @@ pub(crate) enum TokenReport {
     Known(TokenInfo),
     /// The server does not serve `me` (404 or 405).
     Unsupported,
+    /// The server answered `me` with a 2xx the operator cannot use (over its bound, malformed):
+    /// `reason` (`ResponseTooLarge` or `Unreachable`) and the client error's words. The expiry
+    /// and role last known are kept.
+    Unanswered {
+        /// The condition's reason.
+        reason: Reason,
+        /// What failed (the client's error text: names and bounds, never a token).
+        message: String,
+    },
 }
 
 /// Writes `report` (observed at `generation`, at `now`) into `status`; returns the condition's
@@ -54,6 +65,11 @@ pub(crate) fn apply(
                 "the server does not serve GET /operator/me: the token's expiry is unknown".to_owned(),
             )
         }
+        TokenReport::Unanswered { reason, message } => (
+            ConditionStatus::Unknown,
+            *reason,
+            format!("GET /operator/me failed, the token's expiry is unknown: {message}"),
+        ),
         TokenReport::Known(info) => {
             status.token_expires_at = info.expires_at.map(Time);
             status.token_role = Some(info.role.as_str().to_owned());

@@ -151,6 +151,8 @@ fn a_secret_a_connection_reads_should_be_refused_even_when_ours_or_absent() {
                 name: "ca".into(),
                 key: "ca.crt".into(),
             }),
+            client_cert_secret_ref: None,
+            pin_sha256: None,
             suspend: None,
         },
     );
