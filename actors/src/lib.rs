@@ -23,6 +23,8 @@
 //! - `leadership`: competes for the Lease (client-go semantics), moves the fence, calls the
 //!   leadership hooks.
 //! - `watcher`: one per watch spec (`watcher/stream.rs`: the watch stream task).
+//! - `key_feed`: a feed of keys from outside the watches (a poller, a webhook), run like a
+//!   watch while leading.
 //!
 //! Pure logic (no actors, no I/O):
 //! - `queue_state`: client-go work-queue semantics, two lanes, one timer map, exact figures;
@@ -135,6 +137,7 @@ mod health;
 mod health_rules;
 mod introspection;
 mod key;
+mod key_feed;
 mod leadership;
 mod lease_api;
 mod lease_rules;
@@ -172,6 +175,7 @@ pub use crate::{
     health_rules::{Check, ProbeReport},
     introspection::TreeHandle,
     key::{Cause, ObjectKey},
+    key_feed::{FeedHooks, KeyFeed},
     leadership::{LeaderElectionConfig, LeadershipMsg, identity},
     lease_rules::{Timings, TimingsError},
     lease_source::LeaseLeadership,

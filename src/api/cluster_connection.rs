@@ -110,6 +110,8 @@ impl ClusterFerrVaultConnectionSpec {
             ca_bundle_secret_ref: self.ca_bundle_secret_ref.as_ref().map(local),
             // A cluster connection has no `spec.suspend` of its own (yet): its view never pauses.
             suspend: None,
+            // Change detection is a FerrVaultConnection's only (for now): its view polls.
+            change_detection: None,
         };
         let namespaces = ReferenceNamespaces {
             token: namespace_of(&self.token_secret_ref),

@@ -10,6 +10,7 @@
 //!   metadata (the types of `spec.target`'s fields beyond its name and type).
 //! - `cluster_connection.rs`: [`ClusterFerrVaultConnection`] (`cfvc`): one connection for the
 //!   namespaces its `allowedNamespaces` lets in; `namespaces.rs`: [`NamespaceSelection`].
+//! - `change_detection.rs`: [`ChangeDetection`], a connection's `spec.changeDetection`.
 //! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -25,6 +26,9 @@
 //! [`Lenient`] and reported alone (`InvalidSpec`) instead of failing every object of its kind.
 
 pub mod bounds;
+// `KubeSchema` (see `connection` below) on its `x_kube` rule.
+#[allow(unreachable_pub)]
+pub(crate) mod change_detection;
 #[allow(unreachable_pub)]
 pub(crate) mod cluster_connection;
 pub(crate) mod common;
@@ -50,6 +54,9 @@ pub(crate) mod transform;
 pub use cluster_connection::{
     ClusterFerrVaultConnection, ClusterFerrVaultConnectionSpec, ClusterFerrVaultConnectionStatus,
     NamespacedSecretKeyRef, ReferenceNamespaces, SAME_NAMESPACE_MESSAGE,
+};
+pub use change_detection::{
+    ChangeDetection, ChangeDetectionMode, DEFAULT_CHANGE_INTERVAL, INTERVAL_FLOOR_MESSAGE, MIN_CHANGE_INTERVAL,
 };
 pub use common::{ConnectionKind, ConnectionRef, SecretKeyRef};
 pub use conflicts::{CREATED_ONCE_REPLACE_MESSAGE, MERGE_REPLACE_MESSAGE};

@@ -421,6 +421,11 @@ pub struct FerrVaultSecretStatus {
     /// `ownedLabels`).
     #[serde(default)]
     pub owned_annotations: Vec<String>,
+    /// Under a connection with `changeDetection.mode: Versions`: a SHA-256 (hex) over the sorted
+    /// `name:version` pairs the last sync's reveal returned for the selection. Another hash of
+    /// the connection's latest `list` means a sync is due (trigger `source`).
+    #[serde(default)]
+    pub observed_source_version: Option<String>,
 }
 
 #[cfg(test)]

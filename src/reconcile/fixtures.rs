@@ -22,6 +22,7 @@ pub(super) fn connection(generation: i64, ready: Option<&str>, checked: i64) -> 
             oidc: None,
             ca_bundle_secret_ref: None,
             suspend: None,
+            change_detection: None,
         },
     );
     c.metadata.generation = Some(generation);

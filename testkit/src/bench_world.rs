@@ -179,6 +179,7 @@ impl World {
             oidc: None,
             ca_bundle_secret_ref: None,
             suspend: None,
+            change_detection: None,
         };
         Api::<FerrVaultConnection>::namespaced(self.client.clone(), ns)
             .create(

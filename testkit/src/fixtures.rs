@@ -112,6 +112,7 @@ pub fn connection_spec(url: &str, token_secret: &str) -> FerrVaultConnectionSpec
         oidc: None,
         ca_bundle_secret_ref: None,
         suspend: None,
+        change_detection: None,
     }
 }
 

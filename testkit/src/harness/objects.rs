@@ -97,6 +97,7 @@ impl Harness {
             oidc: Some(OidcSpec::default()),
             ca_bundle_secret_ref: None,
             suspend: None,
+            change_detection: None,
         }
     }
 

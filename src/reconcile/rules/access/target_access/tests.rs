@@ -152,6 +152,7 @@ fn a_secret_a_connection_reads_should_be_refused_even_when_ours_or_absent() {
                 key: "ca.crt".into(),
             }),
             suspend: None,
+            change_detection: None,
         },
     );
     let used = connection_secrets(&connection);
