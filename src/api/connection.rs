@@ -175,7 +175,8 @@ pub struct FerrVaultConnectionStatus {
     /// `CaBundleUnreadable`, `InsecureUrl`, `Redirected`, `UntrustedUrl`,
     /// `ClusterIdentityMismatch`, `ClusterIdentityUnavailable` or `DeletionBlocked`; and, in
     /// ferrvault mode, `TokenHealthy` with reason `TokenValid`, `TokenExpiresSoon` or
-    /// `Unsupported`.
+    /// `Unsupported`; with `changeDetection.mode: Versions`, `ChangeDetection` with reason
+    /// `VersionsFollowed` or `Unsupported`.
     #[serde(default)]
     #[schemars(schema_with = "conditions_schema")]
     pub conditions: Vec<Condition>,

@@ -421,9 +421,10 @@ pub struct FerrVaultSecretStatus {
     /// `ownedLabels`).
     #[serde(default)]
     pub owned_annotations: Vec<String>,
-    /// Under a connection with `changeDetection.mode: Versions`: a SHA-256 (hex) over the sorted
-    /// `name:version` pairs the last sync's reveal returned for the selection. Another hash of
-    /// the connection's latest `list` means a sync is due (trigger `source`).
+    /// A SHA-256 (hex) over the sorted `name:version` pairs the last sync's reveal returned for
+    /// the selection (ferrvault mode, a FerrVaultConnection). Under `changeDetection.mode:
+    /// Versions`, another hash of the connection's latest `list` means a sync is due (trigger
+    /// `source`).
     #[serde(default)]
     pub observed_source_version: Option<String>,
 }

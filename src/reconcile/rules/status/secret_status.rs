@@ -175,6 +175,7 @@ mod tests {
             target_resource_version: Some("7".into()),
             observed_inputs: "inputs".into(),
             force_sync: Default::default(),
+            source_version: None,
         }
     }
 
