@@ -1,8 +1,8 @@
 //! End-to-end: `changeDetection: {mode: Versions}` (issue 38 point 3), counted by the FerrVault
 //! simulator: a rotated value reaches its target within the interval (+1 s) with one reveal; one
-//! `list` per interval however many FerrVaultSecrets use the connection, and no reveal while
-//! nothing changes; a server without `list` makes the connection poll, reported once and not
-//! asked again.
+//! `list` per interval however many FerrVaultSecrets use the connection, and no reveal for a
+//! change of a name they do not select; a server without `list` makes the connection poll,
+//! reported once and not asked again (a restart included).
 
 use std::time::Duration;
 
@@ -88,13 +88,16 @@ async fn a_rotated_value_should_reach_its_target_within_the_interval_with_one_re
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn many_objects_should_add_no_list_calls_and_no_reveals_while_nothing_changes() {
+async fn many_objects_should_add_no_list_calls_and_no_reveals_for_a_name_they_do_not_select() {
     /// As many as sync in a few seconds in process; the poller's cost does not depend on it.
     const OBJECTS: usize = 100;
     let h = Harness::start().await;
     versions_connection(&h, "conn", "VersionsFollowed").await;
     for i in 0..OBJECTS {
         let mut spec = secret_spec("conn", "prod");
+        spec.selector = Some(SecretSelector {
+            names: vec!["DB_URL".into()],
+        });
         spec.refresh_interval = "24h".into();
         h.create_secret(&format!("app-{i}"), spec).await;
     }
@@ -109,12 +112,16 @@ async fn many_objects_should_add_no_list_calls_and_no_reveals_while_nothing_chan
     })
     .await;
     let (reveals, listed, from) = (h.reveals(), lists(&h), Instant::now());
+    // A name none of them selects changes: the poller sees it, nobody reveals.
+    assert!(h.fv.put_secret("prod", "API_KEY", "sk_live_LEAKCHECK_rotated"));
     h.eventually("three more lists", || async { (lists(&h) >= listed + 3).then_some(()) })
         .await;
     let took = from.elapsed();
     // Three lists need two whole intervals between them (ticks are never made up in a burst).
     assert!(took >= INTERVAL * 2 - Duration::from_millis(500), "3 lists in {took:?}");
-    assert_eq!(h.reveals(), reveals, "nothing changed: nothing revealed");
+    assert_eq!(h.reveals(), reveals, "no selected version moved: nothing revealed");
+    let changed = r#"ferrvault_change_polls_total{result="changed"}"#;
+    assert!(h.metric(changed) >= Some(2.0), "the first answer and the rotation");
     h.finish().await;
 }
 
@@ -144,10 +151,23 @@ async fn a_server_without_list_should_make_the_connection_poll_and_not_be_asked_
         (h.fv.stats().total.endpoints.get("healthz").copied().unwrap_or(0) >= 2).then_some(())
     })
     .await;
+    // Longer than an interval: a poller still running would have asked again by then.
+    let reveals = h.reveals();
+    h.eventually("six more timed refreshes", || async { (h.reveals() >= reveals + 6).then_some(()) })
+        .await;
     assert_eq!(lists(&h), 1, "list is not asked again at this generation");
     assert_eq!(
         h.metric(r#"ferrvault_change_polls_total{result="unsupported"}"#),
         Some(1.0)
     );
+    // Nor after a restart: the status says so.
+    let mut h = h;
+    h.restart_operator().await;
+    let reveals = h.reveals();
+    h.eventually("six timed refreshes after the restart", || async {
+        (h.reveals() >= reveals + 6).then_some(())
+    })
+    .await;
+    assert_eq!(lists(&h), 1, "list is not asked again after a restart");
     h.finish().await;
 }
