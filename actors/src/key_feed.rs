@@ -69,7 +69,11 @@ impl RuntimeActor for FeedActor {
     type State = Arc<dyn FeedHooks>;
     type Arguments = FeedArgs;
 
-    async fn pre_start(&self, _myself: CountedRef<()>, args: FeedArgs) -> Result<Self::State, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        _myself: CountedRef<()>,
+        args: FeedArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
         args.hooks.attach(args.sink);
         args.reporter.report(WatchState {
             synced: true,
@@ -79,11 +83,20 @@ impl RuntimeActor for FeedActor {
         Ok(args.hooks)
     }
 
-    async fn handle(&self, _myself: CountedRef<()>, (): (), _hooks: &mut Self::State) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        _myself: CountedRef<()>,
+        (): (),
+        _hooks: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
         Ok(())
     }
 
-    async fn post_stop(&self, _myself: CountedRef<()>, hooks: &mut Self::State) -> Result<(), ActorProcessingErr> {
+    async fn post_stop(
+        &self,
+        _myself: CountedRef<()>,
+        hooks: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
         hooks.detach();
         Ok(())
     }

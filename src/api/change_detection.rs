@@ -24,7 +24,8 @@ pub const MIN_CHANGE_INTERVAL: Duration = Duration::from_secs(5);
 pub const DEFAULT_CHANGE_INTERVAL: Duration = Duration::from_secs(30);
 
 /// The CEL rule bounding `interval` below (Kubernetes CEL parses Go durations).
-pub(crate) const INTERVAL_FLOOR_RULE: &str = "!has(self.interval) || duration(self.interval) >= duration('5s')";
+pub(crate) const INTERVAL_FLOOR_RULE: &str =
+    "!has(self.interval) || duration(self.interval) >= duration('5s')";
 
 /// The message of [`INTERVAL_FLOOR_RULE`].
 pub const INTERVAL_FLOOR_MESSAGE: &str = "changeDetection.interval must be at least 5s";

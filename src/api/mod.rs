@@ -51,12 +51,13 @@ pub mod target_shape;
 pub(crate) mod template;
 pub(crate) mod transform;
 
+pub use change_detection::{
+    ChangeDetection, ChangeDetectionMode, DEFAULT_CHANGE_INTERVAL, INTERVAL_FLOOR_MESSAGE,
+    MIN_CHANGE_INTERVAL,
+};
 pub use cluster_connection::{
     ClusterFerrVaultConnection, ClusterFerrVaultConnectionSpec, ClusterFerrVaultConnectionStatus,
     NamespacedSecretKeyRef, ReferenceNamespaces, SAME_NAMESPACE_MESSAGE,
-};
-pub use change_detection::{
-    ChangeDetection, ChangeDetectionMode, DEFAULT_CHANGE_INTERVAL, INTERVAL_FLOOR_MESSAGE, MIN_CHANGE_INTERVAL,
 };
 pub use common::{ConnectionKind, ConnectionRef, SecretKeyRef};
 pub use conflicts::{CREATED_ONCE_REPLACE_MESSAGE, MERGE_REPLACE_MESSAGE};

@@ -50,7 +50,6 @@ mod settings;
 mod watch;
 mod write;
 
-pub(crate) use self::{content_hash_key::KeyError, write::write_budget};
 pub use self::{
     changes::ChangeFeed,
     content_hash_key::{CONTENT_HASH_KEY_SECRET, ContentHashKeySource},
@@ -62,3 +61,4 @@ pub use self::{
     settings::{DEFAULT_MIN_REFRESH_INTERVAL, OperatorSettings, SECRET_CONTROLLER},
     write::{FIELD_MANAGER, WriteBudget},
 };
+pub(crate) use self::{content_hash_key::KeyError, write::write_budget};

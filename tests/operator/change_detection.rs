@@ -65,7 +65,11 @@ async fn a_rotated_value_should_reach_its_target_within_the_interval_with_one_re
     let rotated_at = Instant::now();
     assert!(h.fv.put_secret("prod", "DB_URL", "postgres://rotated"));
     h.wait_target_for("the rotated value", "app", |s| {
-        s.data.as_ref().and_then(|d| d.get("DB_URL")).map(|v| v.0.as_slice()) == Some(b"postgres://rotated")
+        s.data
+            .as_ref()
+            .and_then(|d| d.get("DB_URL"))
+            .map(|v| v.0.as_slice())
+            == Some(b"postgres://rotated")
     })
     .await;
     let took = rotated_at.elapsed();
@@ -106,7 +110,11 @@ async fn many_objects_should_add_no_list_calls_and_no_reveals_for_a_name_they_do
         let synced = list
             .items
             .iter()
-            .filter(|cr| cr.status.as_ref().is_some_and(|s| s.observed_source_version.is_some()))
+            .filter(|cr| {
+                cr.status
+                    .as_ref()
+                    .is_some_and(|s| s.observed_source_version.is_some())
+            })
             .count();
         (synced == OBJECTS).then_some(())
     })
@@ -114,14 +122,26 @@ async fn many_objects_should_add_no_list_calls_and_no_reveals_for_a_name_they_do
     let (reveals, listed, from) = (h.reveals(), lists(&h), Instant::now());
     // A name none of them selects changes: the poller sees it, nobody reveals.
     assert!(h.fv.put_secret("prod", "API_KEY", "sk_live_LEAKCHECK_rotated"));
-    h.eventually("three more lists", || async { (lists(&h) >= listed + 3).then_some(()) })
-        .await;
+    h.eventually("three more lists", || async {
+        (lists(&h) >= listed + 3).then_some(())
+    })
+    .await;
     let took = from.elapsed();
     // Three lists need two whole intervals between them (ticks are never made up in a burst).
-    assert!(took >= INTERVAL * 2 - Duration::from_millis(500), "3 lists in {took:?}");
-    assert_eq!(h.reveals(), reveals, "no selected version moved: nothing revealed");
+    assert!(
+        took >= INTERVAL * 2 - Duration::from_millis(500),
+        "3 lists in {took:?}"
+    );
+    assert_eq!(
+        h.reveals(),
+        reveals,
+        "no selected version moved: nothing revealed"
+    );
     let changed = r#"ferrvault_change_polls_total{result="changed"}"#;
-    assert!(h.metric(changed) >= Some(2.0), "the first answer and the rotation");
+    assert!(
+        h.metric(changed) >= Some(2.0),
+        "the first answer and the rotation"
+    );
     h.finish().await;
 }
 
@@ -142,8 +162,10 @@ async fn a_server_without_list_should_make_the_connection_poll_and_not_be_asked_
     h.create_secret("app", spec).await;
     h.wait_secret_reason("app", "Synced").await;
     let reveals = h.reveals();
-    h.eventually("two timed refreshes", || async { (h.reveals() >= reveals + 2).then_some(()) })
-        .await;
+    h.eventually("two timed refreshes", || async {
+        (h.reveals() >= reveals + 2).then_some(())
+    })
+    .await;
     // A token Secret change makes the connection's next pass probe again, at the same generation.
     h.put_secret("conn-token", &[("token", PROD_TOKEN), ("rotated", "1")])
         .await;
@@ -153,8 +175,10 @@ async fn a_server_without_list_should_make_the_connection_poll_and_not_be_asked_
     .await;
     // Longer than an interval: a poller still running would have asked again by then.
     let reveals = h.reveals();
-    h.eventually("six more timed refreshes", || async { (h.reveals() >= reveals + 6).then_some(()) })
-        .await;
+    h.eventually("six more timed refreshes", || async {
+        (h.reveals() >= reveals + 6).then_some(())
+    })
+    .await;
     assert_eq!(lists(&h), 1, "list is not asked again at this generation");
     assert_eq!(
         h.metric(r#"ferrvault_change_polls_total{result="unsupported"}"#),

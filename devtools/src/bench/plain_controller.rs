@@ -44,8 +44,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::early_exit::{self, Decision};
 use ferrvault_operator::{
-    ChangeFeed, ContentHashKeySource, Context, EventSink, OperatorSettings, SECRET_CONTROLLER, SecretReconciler,
-    SyncMetrics, WriteBudget,
+    ChangeFeed, ContentHashKeySource, Context, EventSink, OperatorSettings, SECRET_CONTROLLER,
+    SecretReconciler, SyncMetrics, WriteBudget,
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
     ferrvault::{ClientConfig, EgressPolicy, FerrVault},
 };

@@ -126,7 +126,9 @@ impl ChangeFeed {
 
     fn lock(&self) -> MutexGuard<'_, FeedState> {
         // A panic while holding the lock left plain maps behind: still usable.
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The metrics the poller and the sync record into.
@@ -269,7 +271,11 @@ impl ChangeFeed {
         let newest = if selected.is_empty() {
             listed.values().map(|e| e.updated_at).max()
         } else {
-            selected.iter().filter_map(|n| listed.get(n)).map(|e| e.updated_at).max()
+            selected
+                .iter()
+                .filter_map(|n| listed.get(n))
+                .map(|e| e.updated_at)
+                .max()
         };
         if let Some(age) = newest.and_then(|at| change_age(at, Timestamp::now())) {
             self.metrics.observe_change_to_sync(age);

@@ -61,7 +61,9 @@ impl ResultLabel {
 }
 
 /// The freshness SLO's buckets: seconds from a change to its target write (1 s … 1 h).
-const FRESHNESS_BUCKETS: [f64; 12] = [1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 45.0, 60.0, 120.0, 300.0, 900.0, 3600.0];
+const FRESHNESS_BUCKETS: [f64; 12] = [
+    1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 45.0, 60.0, 120.0, 300.0, 900.0, 3600.0,
+];
 
 /// Handles to the change detection's metrics.
 #[derive(Clone, Debug)]

@@ -110,16 +110,22 @@ async fn list(
 /// Queues the FerrVaultSecrets of `id` that `changed` concerns and whose selection's versions
 /// differ from what their last sync recorded.
 fn requeue(ctx: &Context, reads: &Reads, id: &ConnectionId, changed: &[String]) {
-    let Some(listed) = ctx.changes.listed(id) else { return };
+    let Some(listed) = ctx.changes.listed(id) else {
+        return;
+    };
     let changed: BTreeSet<&str> = changed.iter().map(String::as_str).collect();
     for object in reads.stores.secrets.state() {
         let Some(cr) = object.valid() else { continue };
-        let ours = cr.namespace().as_deref() == Some(id.0.as_str()) && cr.spec.connection_ref.is_namespaced(&id.1);
+        let ours =
+            cr.namespace().as_deref() == Some(id.0.as_str()) && cr.spec.connection_ref.is_namespaced(&id.1);
         let selected = cr.spec.selected_names();
         if !ours || !concerns(selected, &changed) {
             continue;
         }
-        let recorded = cr.status.as_ref().and_then(|s| s.observed_source_version.as_deref());
+        let recorded = cr
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_source_version.as_deref());
         if recorded != Some(listed_version(selected, &listed).as_str()) {
             ctx.changes
                 .enqueue(ObjectKey::namespaced(SECRET_CONTROLLER, &id.0, cr.name_any()));

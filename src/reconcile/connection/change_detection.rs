@@ -106,8 +106,7 @@ fn interval(connection: &FerrVaultConnection) -> Duration {
 const CLOUD: &str = "the cloud API has no list of versions: FerrVaultSecrets poll on their refreshInterval";
 
 /// The condition's message when the server has no `list`.
-const NO_LIST: &str =
-    "the server has no GET /operator/secrets/list (404/405): FerrVaultSecrets poll on their refreshInterval; \
+const NO_LIST: &str = "the server has no GET /operator/secrets/list (404/405): FerrVaultSecrets poll on their refreshInterval; \
      asked again when the spec changes";
 
 /// The condition's message while versions are followed.

@@ -117,7 +117,9 @@ pub(super) async fn sync(
     let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, fresh)).await?;
     let followed = followed_by(cr);
     let selected = cr.spec.selected_names();
-    let source_version = followed.as_ref().and_then(|id| ctx.changes.recorded_version(id, selected, &revealed));
+    let source_version = followed
+        .as_ref()
+        .and_then(|id| ctx.changes.recorded_version(id, selected, &revealed));
     let payload = payload::payload(cr, revealed, &target_name).await?;
     let (target, plan) = settle_target(
         reads,

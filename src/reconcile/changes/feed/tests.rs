@@ -44,7 +44,10 @@ async fn plan_should_start_once_keep_the_same_spec_and_restart_on_a_new_one() {
     assert_eq!(feed.plan(&id(), Some(spec(30, 1)), false), Plan::Keep);
     assert_eq!(feed.plan(&id(), Some(spec(10, 1)), false), Plan::Start);
     tokio::task::yield_now().await;
-    assert!(first.is_finished(), "the old poller must be aborted before a new one starts");
+    assert!(
+        first.is_finished(),
+        "the old poller must be aborted before a new one starts"
+    );
     feed.started(id(), spec(10, 1), task());
     assert_eq!(feed.plan(&id(), None, false), Plan::Off);
     assert_eq!(feed.standing(&id()), Standing::Off);

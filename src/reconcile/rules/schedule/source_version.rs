@@ -108,7 +108,10 @@ mod tests {
     fn listed_version_should_equal_the_revealed_version_of_the_same_pairs() {
         let list = listed(&[("A", 3), ("B", 1), ("C", 9)]);
         let revealed: BTreeMap<String, u64> = [("A".to_owned(), 3), ("C".to_owned(), 9)].into();
-        assert_eq!(listed_version(&names(&["C", "A", "A"]), &list), revealed_version(&revealed));
+        assert_eq!(
+            listed_version(&names(&["C", "A", "A"]), &list),
+            revealed_version(&revealed)
+        );
         let every: BTreeMap<String, u64> = list.iter().map(|(n, e)| (n.clone(), e.version)).collect();
         assert_eq!(listed_version(&[], &list), revealed_version(&every));
     }
@@ -122,7 +125,10 @@ mod tests {
         let other = listed_version(&selected, &listed(&[("A", 1), ("B", 1), ("X", 7)]));
         assert_ne!(before, rotated);
         assert_ne!(before, gone);
-        assert_eq!(before, other, "an unselected name moving is no change of this selection");
+        assert_eq!(
+            before, other,
+            "an unselected name moving is no change of this selection"
+        );
         assert_eq!(before.len(), 64);
     }
 
