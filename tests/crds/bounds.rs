@@ -106,6 +106,7 @@ fn full_connection_spec() -> Value {
         "tokenSecretRef": { "name": "t", "key": "token" },
         "oidc": { "clusterID": "0b6f7e2c-1d2e-4f00-8a9b-0123456789ab", "tokenPath": "/p", "audience": "a" },
         "caBundleSecretRef": { "name": "ca", "key": "ca.crt" },
+        "changeDetection": { "mode": "Versions", "interval": "30s" },
     })
 }
 
@@ -121,6 +122,8 @@ fn sized(spec: &Value, bound: &Bound, len: usize) -> Value {
         "maxItems" => Value::Array(vec![field[0].clone(); len]),
         _ if bound.pointer == "/url" => json!(format!("https://{}", "a".repeat(len - 8))),
         _ if bound.pointer.ends_with("/clusterID") => json!("0".repeat(len)),
+        // Still a duration (leading zeros), above the CEL floor.
+        _ if bound.pointer.ends_with("/interval") => json!(format!("{}5s", "0".repeat(len - 2))),
         _ => json!("a".repeat(len)),
     };
     spec
@@ -230,6 +233,7 @@ fn every_string_and_list_of_both_specs_should_have_a_bound() {
         [
             "/caBundleSecretRef/key",
             "/caBundleSecretRef/name",
+            "/changeDetection/interval",
             "/oidc/audience",
             "/oidc/clusterID",
             "/oidc/tokenPath",
