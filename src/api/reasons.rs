@@ -24,9 +24,9 @@ pub enum ConditionType {
     /// connection's): `True`, nothing is requested or written but the status.
     Suspended,
     /// On `FerrVaultConnection` only, while `spec.changeDetection.mode` is `Versions`: whether
-    /// the connection's versions are followed (`VersionsFollowed`) or the server has no `list`
+    /// the connection's versions are followed (`VersionsFollowed`), the server has no `list`
     /// (False, `Unsupported`: its FerrVaultSecrets poll, and `list` is not asked again until the
-    /// spec changes).
+    /// spec changes), or its last answer crossed a bound (False, `ResponseTooLarge`).
     ChangeDetection,
 }
 

@@ -84,6 +84,9 @@ pub(crate) enum Standing {
     Following,
     /// The server has no `list`: the connection polls.
     Unsupported,
+    /// The last `list` answer crossed a bound of its decoder: refused, the versions before it
+    /// stay, asked again at the next interval.
+    TooLarge,
 }
 
 /// One connection's poller.
@@ -96,6 +99,8 @@ struct Poller {
     listed: Option<Arc<Listed>>,
     /// The server answered 404/405 to `list`.
     unsupported: bool,
+    /// The last answer crossed a bound (cleared by the next answer within them).
+    too_large: bool,
 }
 
 /// The state behind the feed's lock.
@@ -162,6 +167,7 @@ impl ChangeFeed {
                         task: None,
                         listed: None,
                         unsupported: true,
+                        too_large: false,
                     };
                     state.pollers.insert(id.clone(), poller);
                     Plan::Keep
@@ -179,6 +185,7 @@ impl ChangeFeed {
             task: Some(task),
             listed: None,
             unsupported: false,
+            too_large: false,
         };
         if let Some(old) = self.lock().pollers.insert(id, poller) {
             // Two reconciles of one connection never run at once; abort a leftover anyway.
@@ -196,6 +203,7 @@ impl ChangeFeed {
         match self.lock().pollers.get(id) {
             None => Standing::Off,
             Some(p) if p.unsupported => Standing::Unsupported,
+            Some(p) if p.too_large => Standing::TooLarge,
             Some(p) if p.listed.is_some() => Standing::Following,
             Some(_) => Standing::Waiting,
         }
@@ -224,7 +232,19 @@ impl ChangeFeed {
             PollResult::Unchanged
         });
         poller.listed = Some(Arc::new(listed));
+        poller.too_large = false;
         changed
+    }
+
+    /// Records that `id`'s last answer crossed a bound; whether that is new (the connection's
+    /// condition must say so).
+    pub(crate) fn record_too_large(&self, id: &ConnectionId) -> bool {
+        self.metrics.count_poll(PollResult::Error);
+        let mut state = self.lock();
+        let Some(poller) = state.pollers.get_mut(id) else {
+            return false;
+        };
+        !std::mem::replace(&mut poller.too_large, true)
     }
 
     /// Records that `id`'s server has no `list`; the poller ends itself after this.

@@ -12,7 +12,8 @@
 //! - Only objects whose hash of selected versions differs from their
 //!   `status.observedSourceVersion` are queued; nothing is revealed here.
 //! - A 404/405 ends the poller (`record_unsupported`) and queues the connection once, for its
-//!   condition; any other failure keeps the last answer and tries at the next tick.
+//!   condition; an answer over the decoder's bounds is refused and shown on the connection
+//!   (`ResponseTooLarge`); any failure keeps the last answer and tries at the next tick.
 //! - The connection is read from its store at each tick: a deleted one ends the poller.
 //!
 //! # Failure
@@ -64,7 +65,7 @@ async fn run(ctx: Arc<Context>, reads: Arc<Reads>, id: ConnectionId, interval: D
         };
         match list(&ctx, &reads, connection).await {
             Ok(inventory) => {
-                let first = ctx.changes.standing(&id) == Standing::Waiting;
+                let first = matches!(ctx.changes.standing(&id), Standing::Waiting | Standing::TooLarge);
                 if let Some(changed) = ctx.changes.record(&id, inventory.entries) {
                     requeue(&ctx, &reads, &id, &changed);
                 }
@@ -77,6 +78,12 @@ async fn run(ctx: Arc<Context>, reads: Arc<Reads>, id: ConnectionId, interval: D
                 ctx.changes.record_unsupported(&id);
                 ctx.changes.enqueue(connection_key(&id));
                 return;
+            }
+            Err(Some(error)) if error.is_response_too_large() => {
+                info!("list answer over its bounds, refused; the last versions stay");
+                if ctx.changes.record_too_large(&id) {
+                    ctx.changes.enqueue(connection_key(&id));
+                }
             }
             Err(error) => {
                 let reason = error.as_ref().map_or("access", FerrVaultError::reason);

@@ -69,6 +69,11 @@ pub(super) fn follow(
         (true, false, Standing::Unsupported) => {
             Some(update(ConditionStatus::False, Reason::Unsupported, NO_LIST))
         }
+        (true, false, Standing::TooLarge) => Some(update(
+            ConditionStatus::False,
+            Reason::ResponseTooLarge,
+            TOO_LARGE,
+        )),
         (true, false, Standing::Following) => {
             Some(update(ConditionStatus::True, Reason::VersionsFollowed, FOLLOWED))
         }
@@ -108,6 +113,10 @@ const CLOUD: &str = "the cloud API has no list of versions: FerrVaultSecrets pol
 /// The condition's message when the server has no `list`.
 const NO_LIST: &str = "the server has no GET /operator/secrets/list (404/405): FerrVaultSecrets poll on their refreshInterval; \
      asked again when the spec changes";
+
+/// The condition's message when the last `list` answer crossed a bound.
+const TOO_LARGE: &str = "the list answer crossed a bound (10,000 names or 1 MiB of names) and was refused: \
+     the versions before it stay; asked again at the next interval";
 
 /// The condition's message while versions are followed.
 const FOLLOWED: &str = "versions are followed: a changed value is revealed within one interval";

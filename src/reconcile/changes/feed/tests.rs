@@ -86,6 +86,23 @@ async fn record_should_name_moved_new_and_gone_names_and_nothing_when_unchanged(
 }
 
 #[tokio::test]
+async fn an_answer_over_the_bounds_should_be_shown_once_and_cleared_by_the_next_good_one() {
+    let feed = feed();
+    assert_eq!(feed.plan(&id(), Some(spec(30, 1)), false), Plan::Start);
+    feed.started(id(), spec(30, 1), task());
+    feed.record(&id(), listed(&[("A", 1)]));
+    assert!(
+        feed.record_too_large(&id()),
+        "new: the connection's condition must say so"
+    );
+    assert!(!feed.record_too_large(&id()), "already shown");
+    assert_eq!(feed.standing(&id()), Standing::TooLarge);
+    assert!(feed.listed(&id()).is_some(), "the versions before it stay");
+    assert_eq!(feed.record(&id(), listed(&[("A", 1)])), None);
+    assert_eq!(feed.standing(&id()), Standing::Following);
+}
+
+#[tokio::test]
 async fn detach_should_abort_every_poller_and_drop_the_sink() {
     let feed = feed();
     assert_eq!(feed.plan(&id(), Some(spec(30, 1)), false), Plan::Start);
