@@ -51,7 +51,7 @@ pub use crate::{
         kube_client, run, shutdown_signal,
     },
     reconcile::{
-        COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ContentHashKeySource, Context,
+        COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ChangeFeed, ContentHashKeySource, Context,
         DEFAULT_MIN_REFRESH_INTERVAL, EventSink, FIELD_MANAGER, Operator, OperatorSettings,
         REPORTING_CONTROLLER, SECRET_CONTROLLER, SecretReconciler, SyncMetrics, WriteBudget,
     },

@@ -26,6 +26,8 @@
 //! - `shard_leadership`: holds this replica's member Lease and its share of the shard Leases,
 //!   one fence per shard (`shard_source`: its adapter, `ShardLeases`; not yet wired into the
 //!   supervisor).
+//! - `key_feed`: a feed of keys from outside the watches (a poller, a webhook), run like a
+//!   watch while leading.
 //!
 //! Pure logic (no actors, no I/O):
 //! - `queue_state`: client-go work-queue semantics, two lanes, one timer map, exact figures;
@@ -142,6 +144,7 @@ mod health;
 mod health_rules;
 mod introspection;
 mod key;
+mod key_feed;
 mod leadership;
 mod lease_api;
 mod lease_board;
@@ -183,6 +186,7 @@ pub use crate::{
     health_rules::{Check, ProbeReport},
     introspection::TreeHandle,
     key::{Cause, ObjectKey},
+    key_feed::{FeedHooks, KeyFeed},
     leadership::{LeaderElectionConfig, LeadershipMsg, identity},
     lease_board::{LeaseBoard, member_lease_name},
     lease_rules::{Timings, TimingsError},

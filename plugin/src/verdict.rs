@@ -168,6 +168,8 @@ fn due(
         target_version: target
             .as_ref()
             .map_or(recorded_target.as_deref(), Option::as_deref),
+        // The plugin does not ask FerrVault's `list`: the recorded versions count as current.
+        source_version: None,
     };
     // The plugin does not read the connection: its suspension and force-sync count as unset.
     let rule = explain(cr, &status, ConnectionSeen::default(), observed, schedule, now);

@@ -130,6 +130,8 @@ impl ClusterFerrVaultConnectionSpec {
             pin_sha256: self.pin_sha256.clone(),
             // A cluster connection has no `spec.suspend` of its own (yet): its view never pauses.
             suspend: None,
+            // Change detection is a FerrVaultConnection's only (for now): its view polls.
+            change_detection: None,
         };
         let namespaces = ReferenceNamespaces {
             token: namespace_of(&self.token_secret_ref),

@@ -23,6 +23,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
+    ChangeDetection, ChangeDetectionMode,
     bounds::{MAX_CLUSTER_ID, MAX_IDENTIFIER, MAX_PATH, MAX_URL},
     client_cert::{ClientCertSecretRef, MAX_PINS, PIN_LENGTH, PINS_MESSAGE, PINS_RULE},
     common::{SecretKeyRef, conditions_schema},
@@ -113,12 +114,22 @@ pub struct FerrVaultConnectionSpec {
     /// cleanup. Unset means `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
+    /// How changes in FerrVault are found: `{mode: Poll}` (each FerrVaultSecret on its own
+    /// `refreshInterval`; the behaviour when unset) or `{mode: Versions, interval: 30s}` (one
+    /// `list` of versions per interval for the whole connection). See docs/change-detection.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_detection: Option<ChangeDetection>,
 }
 
 impl FerrVaultConnectionSpec {
     /// Whether `spec.suspend` is `true`.
     pub fn is_suspended(&self) -> bool {
         self.suspend == Some(true)
+    }
+
+    /// `spec.changeDetection.mode`, [`ChangeDetectionMode::Poll`] when unset.
+    pub fn change_mode(&self) -> ChangeDetectionMode {
+        self.change_detection.as_ref().map(|c| c.mode).unwrap_or_default()
     }
 }
 
@@ -180,7 +191,8 @@ pub struct FerrVaultConnectionStatus {
     /// `ClientCertificateInvalid`, `ClientCertificateRefused`, `CertificatePinMismatch` or
     /// `DeletionBlocked`; and, in ferrvault mode, `TokenHealthy` with reason `TokenValid`,
     /// `TokenExpiresSoon`, `Unsupported`, or `ResponseTooLarge`/`Unreachable` for an unusable
-    /// `me` answer.
+    /// `me` answer; with `changeDetection.mode: Versions`, `ChangeDetection` with reason
+    /// `VersionsFollowed` or `Unsupported`.
     #[serde(default)]
     #[schemars(schema_with = "conditions_schema")]
     pub conditions: Vec<Condition>,

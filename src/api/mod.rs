@@ -11,6 +11,7 @@
 //! - `cluster_connection.rs`: [`ClusterFerrVaultConnection`] (`cfvc`): one connection for the
 //!   namespaces its `allowedNamespaces` lets in; `namespaces.rs`: [`NamespaceSelection`].
 //! - [`client_cert`]: `clientCertSecretRef` and `pinSha256`, a connection's TLS identity and pins.
+//! - `change_detection.rs`: [`ChangeDetection`], a connection's `spec.changeDetection`.
 //! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -27,6 +28,9 @@
 
 pub mod bounds;
 pub mod client_cert;
+// `KubeSchema` (see `connection` below) on its `x_kube` rule.
+#[allow(unreachable_pub)]
+pub(crate) mod change_detection;
 #[allow(unreachable_pub)]
 pub(crate) mod cluster_connection;
 pub(crate) mod common;
@@ -49,6 +53,10 @@ pub mod target_shape;
 pub(crate) mod template;
 pub(crate) mod transform;
 
+pub use change_detection::{
+    ChangeDetection, ChangeDetectionMode, DEFAULT_CHANGE_INTERVAL, INTERVAL_FLOOR_MESSAGE,
+    MIN_CHANGE_INTERVAL,
+};
 pub use cluster_connection::{
     ClusterFerrVaultConnection, ClusterFerrVaultConnectionSpec, ClusterFerrVaultConnectionStatus,
     NamespacedSecretKeyRef, ReferenceNamespaces, SAME_NAMESPACE_MESSAGE,

@@ -23,6 +23,11 @@ pub enum ConditionType {
     /// On both kinds, only while `spec.suspend` is `true` (or, on a FerrVaultSecret, its
     /// connection's): `True`, nothing is requested or written but the status.
     Suspended,
+    /// On `FerrVaultConnection` only, while `spec.changeDetection.mode` is `Versions`: whether
+    /// the connection's versions are followed (`VersionsFollowed`), the server has no `list`
+    /// (False, `Unsupported`: its FerrVaultSecrets poll, and `list` is not asked again until the
+    /// spec changes), or its last answer crossed a bound (False, `ResponseTooLarge`).
+    ChangeDetection,
 }
 
 impl ConditionType {
@@ -34,6 +39,7 @@ impl ConditionType {
             Self::RefreshIntervalClamped => "RefreshIntervalClamped",
             Self::TokenHealthy => "TokenHealthy",
             Self::Suspended => "Suspended",
+            Self::ChangeDetection => "ChangeDetection",
         }
     }
 }
@@ -192,6 +198,8 @@ pub enum Reason {
     TokenExpiresSoon,
     /// Connection TokenHealthy=Unknown: the server does not serve `GET /operator/me` (it
     /// answered 404 or 405, an older FerrVault); not asked again until the spec changes.
+    /// Connection ChangeDetection=False: likewise for `GET /operator/secrets/list` (its
+    /// FerrVaultSecrets poll), or a cloud-mode connection (the cloud API has no `list`).
     Unsupported,
     // Refresh control (issue 36).
     /// Suspended=True: `spec.suspend` is `true`; no FerrVault request, no write but the status.
@@ -218,6 +226,10 @@ pub enum Reason {
     /// Ready=False: the server refused the TLS handshake over the client certificate (none was
     /// presented, or it does not accept the one presented).
     ClientCertificateRefused,
+    // Change detection (issue 38 point 3).
+    /// Connection ChangeDetection=True: `GET /operator/secrets/list` answered; its FerrVaultSecrets
+    /// reveal when a selected version moves.
+    VersionsFollowed,
 }
 
 impl Reason {
@@ -272,6 +284,7 @@ impl Reason {
         Self::ClientCertificateInvalid,
         Self::CertificatePinMismatch,
         Self::ClientCertificateRefused,
+        Self::VersionsFollowed,
     ];
 
     /// The exact reason string, CamelCase as Kubernetes requires.
@@ -326,6 +339,7 @@ impl Reason {
             Self::ClientCertificateInvalid => "ClientCertificateInvalid",
             Self::CertificatePinMismatch => "CertificatePinMismatch",
             Self::ClientCertificateRefused => "ClientCertificateRefused",
+            Self::VersionsFollowed => "VersionsFollowed",
         }
     }
 

@@ -421,6 +421,12 @@ pub struct FerrVaultSecretStatus {
     /// `ownedLabels`).
     #[serde(default)]
     pub owned_annotations: Vec<String>,
+    /// A SHA-256 (hex) over the sorted `name:version` pairs the last sync's reveal returned for
+    /// the selection (ferrvault mode, a FerrVaultConnection). Under `changeDetection.mode:
+    /// Versions`, another hash of the connection's latest `list` means a sync is due (trigger
+    /// `source`).
+    #[serde(default)]
+    pub observed_source_version: Option<String>,
 }
 
 #[cfg(test)]

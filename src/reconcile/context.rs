@@ -1,9 +1,11 @@
 //! What both reconcilers share: the Kubernetes client, the FerrVault client, the settings,
-//! metrics, the Event sink, the write budget and the content-hash key.
+//! metrics, the Event sink, the write budget, the content-hash key and the change detection.
 
 use std::sync::Arc;
 
 use crate::ferrvault::FerrVault;
+
+use super::changes::ChangeFeed;
 
 use super::{
     content_hash_key::ContentHashKeySource,
@@ -32,4 +34,6 @@ pub struct Context {
     pub writes: Arc<WriteBudget>,
     /// The key of the content hash (loaded once).
     pub content_hash_key: ContentHashKeySource,
+    /// Change detection: the connections' `list` pollers and their latest versions.
+    pub changes: Arc<ChangeFeed>,
 }

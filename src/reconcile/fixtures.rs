@@ -24,6 +24,7 @@ pub(super) fn connection(generation: i64, ready: Option<&str>, checked: i64) -> 
             client_cert_secret_ref: None,
             pin_sha256: None,
             suspend: None,
+            change_detection: None,
         },
     );
     c.metadata.generation = Some(generation);

@@ -11,6 +11,8 @@
 //! - `connection/`: the FerrVaultConnection reconciler, and connection access (`access.rs`: a
 //!   connection's endpoint and credential, which the FerrVaultSecret reveal uses too).
 //! - `prologue.rs`: the first steps both reconcilers share (read, finalizer, invalid spec).
+//! - `changes/`: change detection (`changeDetection: Versions`): one `list` poller per
+//!   connection, the latest versions, the FerrVaultSecrets it re-queues.
 //! - `watch/`: the watches, one per kind and scope, and their routes: which changes matter
 //!   (`filters.rs`) and which keys they enqueue (`keys.rs`).
 //! - `read/`: the read side — the watches' stores, what they keep (`projection.rs`), reads from
@@ -32,6 +34,7 @@
 //! rules ◀── everything above (no arrow leaves rules but to api)
 //! ```
 
+mod changes;
 mod connection;
 mod content_hash_key;
 mod context;
@@ -47,8 +50,8 @@ mod settings;
 mod watch;
 mod write;
 
-pub(crate) use self::{content_hash_key::KeyError, write::write_budget};
 pub use self::{
+    changes::ChangeFeed,
     content_hash_key::{CONTENT_HASH_KEY_SECRET, ContentHashKeySource},
     context::Context,
     operator::Operator,
@@ -58,3 +61,4 @@ pub use self::{
     settings::{DEFAULT_MIN_REFRESH_INTERVAL, OperatorSettings, SECRET_CONTROLLER},
     write::{FIELD_MANAGER, WriteBudget},
 };
+pub(crate) use self::{content_hash_key::KeyError, write::write_budget};

@@ -12,10 +12,11 @@
 
 use std::sync::Arc;
 
-use controller_actors::RuntimeBuilder;
+use controller_actors::{KeyFeed, RuntimeBuilder};
 use prometheus_client::registry::Registry;
 
 use super::{
+    changes::ChangeFeed,
     connection::{
         CLUSTER_CONNECTION_CONTROLLER, ClusterConnectionReconciler, ConnectionReconciler, RefusedGauge,
         register_refused_gauge,
@@ -30,6 +31,9 @@ use super::{
     write::WriteBudget,
 };
 use crate::ferrvault::{self, FerrVault};
+
+/// The name of the change detection's key feed (the actor tree, readiness).
+const CHANGE_FEED: &str = "FerrVault versions";
 
 /// The operator's reconcilers and their shared context. Cheap to clone.
 #[derive(Clone)]
@@ -62,6 +66,7 @@ impl Operator {
         events.register(registry);
         let content_hash_key = ContentHashKeySource::new(settings.content_hash_key_namespace.clone());
         let cluster_refused = register_refused_gauge(registry);
+        let changes = ChangeFeed::register(registry);
         Operator {
             cluster_refused,
             ctx: Arc::new(Context {
@@ -73,6 +78,7 @@ impl Operator {
                 own_writes: Arc::default(),
                 writes,
                 content_hash_key,
+                changes,
             }),
         }
     }
@@ -111,6 +117,9 @@ impl Operator {
             .reconciler(SECRET_CONTROLLER, secrets)
             .reconciler(CONNECTION_CONTROLLER, connections)
             .reconciler(CLUSTER_CONNECTION_CONTROLLER, cluster);
+        // Runs while leading, like the watches: it lends the pollers the controllers' key sink.
+        let versions = KeyFeed::new(CHANGE_FEED, self.ctx.changes.clone());
+        let builder = builder.watch(Box::new(versions));
         watches.sources.into_iter().fold(builder, |b, w| b.watch(w))
     }
 

@@ -181,6 +181,7 @@ impl World {
             client_cert_secret_ref: None,
             pin_sha256: None,
             suspend: None,
+            change_detection: None,
         };
         Api::<FerrVaultConnection>::namespaced(self.client.clone(), ns)
             .create(

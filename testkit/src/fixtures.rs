@@ -114,6 +114,7 @@ pub fn connection_spec(url: &str, token_secret: &str) -> FerrVaultConnectionSpec
         client_cert_secret_ref: None,
         pin_sha256: None,
         suspend: None,
+        change_detection: None,
     }
 }
 

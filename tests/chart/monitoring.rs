@@ -67,6 +67,7 @@ fn monitoring_on_should_render_a_service_monitor_rule_and_sidecar_dashboard() {
             "FerrVaultRolloutRestartFailing",
             "FerrVaultCredentialThrottled",
             "FerrVaultTokenExpiresSoon",
+            "FerrVaultChangesSlow",
         ],
         "one replica: no standby alert"
     );
@@ -96,6 +97,7 @@ fn monitoring_on_should_render_a_service_monitor_rule_and_sidecar_dashboard() {
         "ferrvault_client_limiter_waiters",
         "leader_election_master_status",
         "ferrvault_connection_token_expiry_timestamp_seconds",
+        "ferrvault_change_to_sync_seconds_bucket",
     ] {
         assert!(
             used.iter().any(|metric| metric == needed),
@@ -184,7 +186,7 @@ fn prometheus_rules_should_pass_promtool_check() {
     );
     assert!(output.status.success(), "{}", tools::describe(&output));
     assert!(
-        String::from_utf8_lossy(&output.stdout).contains("7 rules found"),
+        String::from_utf8_lossy(&output.stdout).contains("8 rules found"),
         "{}",
         tools::describe(&output)
     );
@@ -285,6 +287,27 @@ tests:
             exp_annotations:
               summary: "The token of FerrVaultConnection apps/fv expires in 6d 23h 55m 0s"
               description: "Put a new service-account token into the Secret the connection names before this one expires, or every FerrVaultSecret using it stops syncing. The connection's TokenHealthy condition says the same."
+  # Every change takes 2-5 minutes to arrive from t=0: p99 above 2 minutes, pending 15m, then firing.
+  - interval: 1m
+    input_series:
+      - series: 'ferrvault_change_to_sync_seconds_bucket{le="60",namespace="ferrvault-system"}'
+        values: '0x40'
+      - series: 'ferrvault_change_to_sync_seconds_bucket{le="120",namespace="ferrvault-system"}'
+        values: '0x40'
+      - series: 'ferrvault_change_to_sync_seconds_bucket{le="300",namespace="ferrvault-system"}'
+        values: '0+10x40'
+      - series: 'ferrvault_change_to_sync_seconds_bucket{le="+Inf",namespace="ferrvault-system"}'
+        values: '0+10x40'
+    alert_rule_test:
+      - eval_time: 10m
+        alertname: FerrVaultChangesSlow
+      - eval_time: 25m
+        alertname: FerrVaultChangesSlow
+        exp_alerts:
+          - exp_labels: {severity: warning, namespace: ferrvault-system}
+            exp_annotations:
+              summary: "Changes in FerrVault take more than 2 minutes (p99) to reach their Secrets in ferrvault-system"
+              description: "Connections with changeDetection Versions should deliver a change within their interval. Check the connections' ChangeDetection conditions, ferrvault_change_polls_total{result=\"error\"} and whether the token's budget is spent (FerrVaultCredentialThrottled)."
 "#;
 
 #[test]

@@ -108,6 +108,7 @@ fn full_connection_spec() -> Value {
         "caBundleSecretRef": { "name": "ca", "key": "ca.crt" },
         "clientCertSecretRef": { "name": "client-tls" },
         "pinSha256": ["a".repeat(64)],
+        "changeDetection": { "mode": "Versions", "interval": "30s" },
     })
 }
 
@@ -123,6 +124,8 @@ fn sized(spec: &Value, bound: &Bound, len: usize) -> Value {
         "maxItems" => Value::Array(vec![field[0].clone(); len]),
         _ if bound.pointer == "/url" => json!(format!("https://{}", "a".repeat(len - 8))),
         _ if bound.pointer.ends_with("/clusterID") => json!("0".repeat(len)),
+        // Still a duration (leading zeros), above the CEL floor.
+        _ if bound.pointer.ends_with("/interval") => json!(format!("{}5s", "0".repeat(len - 2))),
         _ => json!("a".repeat(len)),
     };
     spec
@@ -233,6 +236,7 @@ fn every_string_and_list_of_both_specs_should_have_a_bound() {
             "/caBundleSecretRef/key",
             "/caBundleSecretRef/name",
             "/clientCertSecretRef/name",
+            "/changeDetection/interval",
             "/oidc/audience",
             "/oidc/clusterID",
             "/oidc/tokenPath",

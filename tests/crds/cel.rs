@@ -263,3 +263,24 @@ fn a_merged_target_with_a_replacing_template_should_be_refused_at_admission_nami
         assert_eq!(secret_with_target(alone), Vec::<String>::new(), "{alone}");
     }
 }
+
+#[test]
+fn a_change_detection_interval_below_5s_should_be_refused() {
+    let with = |interval: &str| {
+        connection(&format!(
+            "  url: https://x\n{TOKEN}  changeDetection: {{mode: Versions, interval: {interval}}}\n"
+        ))
+    };
+    let floor = ferrvault_operator::api::INTERVAL_FLOOR_MESSAGE;
+    assert_eq!(with("5s"), Vec::<String>::new());
+    assert_eq!(with("1m"), Vec::<String>::new());
+    assert_eq!(with("4s"), vec![floor.to_owned()]);
+    assert_eq!(with("500ms"), vec![floor.to_owned()]);
+    assert_eq!(
+        connection(&format!(
+            "  url: https://x\n{TOKEN}  changeDetection: {{mode: Versions}}\n"
+        )),
+        Vec::<String>::new(),
+        "unset means 30s"
+    );
+}

@@ -190,6 +190,7 @@ fn status_should_serialize_every_field_so_a_merge_patch_clears_stale_values() {
             "observedConnectionForceSync": null,
             "ownedLabels": [],
             "ownedAnnotations": [],
+            "observedSourceVersion": null,
         })
     );
 }

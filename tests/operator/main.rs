@@ -1,6 +1,7 @@
 //! Both reconcilers on a real runtime against the Kubernetes and FerrVault simulators, and the
 //! property tests of the pure reconcile rules.
 
+mod change_detection;
 mod client_certs;
 mod connection;
 mod content_hash;

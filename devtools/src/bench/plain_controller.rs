@@ -44,8 +44,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::early_exit::{self, Decision};
 use ferrvault_operator::{
-    ContentHashKeySource, Context, EventSink, OperatorSettings, SECRET_CONTROLLER, SecretReconciler,
-    SyncMetrics, WriteBudget,
+    ChangeFeed, ContentHashKeySource, Context, EventSink, OperatorSettings, SECRET_CONTROLLER,
+    SecretReconciler, SyncMetrics, WriteBudget,
     api::{FerrVaultConnection, FerrVaultSecret, Lenient},
     ferrvault::{ClientConfig, EgressPolicy, FerrVault},
 };
@@ -234,6 +234,8 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
         // Measured as a plain Controller would run: no write budget.
         writes: Arc::new(WriteBudget::unlimited()),
         content_hash_key: ContentHashKeySource::new(settings.content_hash_key_namespace.clone()),
+        // Never attached: a plain Controller runs no poller.
+        changes: ChangeFeed::register(&mut registry),
     });
     let reconciles = Arc::new(AtomicU64::new(0));
     let worker = Arc::new(Worker {

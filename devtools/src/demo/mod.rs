@@ -147,7 +147,7 @@ async fn run(args: DemoArgs) -> Result<(), DemoError> {
     );
     println!(
         "  rotate      curl -X PUT {}/_sim/vaults/{}/secrets/api_key -d '{{\"value\":\"rotated\"}}'   \
-         (a new version; it reaches the Secret at the next refresh)",
+         (a new version: the connection's changeDetection Versions sees it within 5s)",
         ferrvault.url(),
         sample_world::VAULT
     );

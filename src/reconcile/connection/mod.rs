@@ -10,10 +10,13 @@
 //! - [`access`]: the endpoint and credential of a connection, and the spec refusals that need
 //!   an edit (not to be confused with *target* access, whether a FerrVaultSecret may write its
 //!   target Secret: `secret/target_access.rs`).
+//! - `change_detection.rs`: a `changeDetection: Versions` connection's poller started, kept or
+//!   stopped, and its `ChangeDetection` condition.
 //! - `token_health.rs`: after a successful probe, the token's expiry and role from
 //!   `GET /operator/me` (status, `TokenHealthy`, gauge, Warning Event).
 
 pub(crate) mod access;
+mod change_detection;
 mod cluster_status;
 mod reconciler;
 mod token_health;

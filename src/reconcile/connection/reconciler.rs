@@ -56,7 +56,7 @@ use crate::reconcile::{
     write::{KubeAction, KubeFailure, invalid_spec},
 };
 
-use super::{access, token_health};
+use super::{access, change_detection, token_health};
 use crate::api::{
     ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
     Reason, names::CONNECTION_FINALIZER,
@@ -90,13 +90,18 @@ impl ConnectionReconciler {
         let connection = match prologue::start(objects, &api, identity, CONNECTION_FINALIZER).await? {
             Start::Valid(connection) => connection,
             Start::Gone => {
+                ctx.changes.forget(&(namespace.clone(), key.name.clone()));
                 ctx.metrics.forget_connection(&namespace, &key.name);
                 ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
                 ctx.ferrvault.release_endpoint(&namespace, &key.name);
                 return Ok(Outcome::done());
             }
-            Start::Deleting(connection) => return self.on_delete(&api, &connection).await,
+            Start::Deleting(connection) => {
+                ctx.changes.forget(&(namespace.clone(), key.name.clone()));
+                return self.on_delete(&api, &connection).await;
+            }
             Start::Invalid(invalid) => {
+                ctx.changes.forget(&(namespace.clone(), key.name.clone()));
                 ctx.ferrvault.invalidate_oidc(&namespace, &key.name);
                 ctx.ferrvault.release_endpoint(&namespace, &key.name);
                 ctx.metrics.set_connection_ready(&namespace, &key.name, false);
@@ -108,6 +113,7 @@ impl ConnectionReconciler {
         let generation = connection.meta().generation;
         if connection.spec.is_suspended() {
             let mut status = previous.clone();
+            change_detection::follow(ctx, &self.reads, &connection, &mut status);
             suspend(
                 &mut status.conditions,
                 Reason::Suspended,
@@ -137,6 +143,10 @@ impl ConnectionReconciler {
             ctx.metrics.set_connection_ready(&namespace, &key.name, true);
             let expires_at = previous.token_expires_at.as_ref().map(|t| t.0);
             ctx.metrics.set_token_expiry(&namespace, &key.name, expires_at);
+            let mut status = previous.clone();
+            if change_detection::follow(ctx, &self.reads, &connection, &mut status) {
+                write_status((&api, objects.written()), &key.name, &status).await?;
+            }
             return Ok(Outcome::done_refresh_in(next));
         }
         if let Some(held_back) = ctx.writes.hold_back(&namespace, CONNECTION_CONTROLLER) {
@@ -170,6 +180,7 @@ impl ConnectionReconciler {
         // Recorded by every probe: a new value here forces the connection's FerrVaultSecrets.
         status.observed_force_sync = force;
         without_suspension(&mut status.conditions);
+        change_detection::follow(ctx, &self.reads, &connection, &mut status);
         upsert_condition(
             &mut status.conditions,
             ConditionUpdate::ready(

@@ -9,7 +9,7 @@
 //! | `ferrvault_secret_refresh_interval_seconds` | gauge | `namespace`, `name` |
 //! | `ferrvault_connection_ready` | gauge | `namespace`, `name` |
 //! | `ferrvault_connection_token_expiry_timestamp_seconds` | gauge | `namespace`, `name` |
-//! | `ferrvault_secret_sync_trigger_total` | counter | `trigger` = `force` \| `refresh` \| `spec` \| `inputs` \| `drift` (why the sync was due, [`Trigger`]) |
+//! | `ferrvault_secret_sync_trigger_total` | counter | `trigger` = `force` \| `refresh` \| `spec` \| `inputs` \| `drift` \| `source` (why the sync was due, [`Trigger`]) |
 //!
 //! # Guarantees
 //! - Every `result` and failure `reason` series exists from the start, at zero.
@@ -107,7 +107,7 @@ impl SyncMetrics {
         registry.register(
             "ferrvault_secret_sync_trigger",
             "FerrVaultSecret syncs that wrote (or confirmed) the target, by why they were due \
-             (force, refresh, spec, inputs, drift)",
+             (force, refresh, spec, inputs, drift, source)",
             metrics.triggers.clone(),
         );
         metrics.init_series();
@@ -133,6 +133,8 @@ impl SyncMetrics {
             Reason::Suspended,
             Reason::ConnectionSuspended,
             Reason::TargetKept,
+            // A connection's change detection, never a sync's outcome.
+            Reason::VersionsFollowed,
         ];
         for reason in Reason::ALL.iter().copied().filter(|r| !successes.contains(r)) {
             self.errors

@@ -11,6 +11,7 @@ use super::{cluster_connection::stored_cluster_connection, target::KnownTarget, 
 use crate::{
     api::{ConnectionKind, FerrVaultConnection, FerrVaultSecret, FerrVaultSecretStatus},
     reconcile::{
+        changes::followed_by,
         context::Context,
         read::{Reads, secret_inputs},
         rules::schedule::{
@@ -91,9 +92,11 @@ async fn judge_from_stores(
     let recorded = previous.target_resource_version.as_deref();
     let arriving = stored_version != recorded
         && recorded.is_some_and(|v| ctx.own_writes.arriving(&namespace, &target, v, Instant::now()));
+    let source = followed_by(cr).and_then(|id| ctx.changes.listed_version(&id, cr.spec.selected_names()));
     let seen = Seen {
         inputs: &inputs,
         target_version: if arriving { recorded } else { stored_version },
+        source_version: source.as_deref(),
     };
     let explanation = explain(
         cr,

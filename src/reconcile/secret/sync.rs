@@ -33,6 +33,7 @@ use super::{
 use crate::{
     api::{FerrVaultSecret, FerrVaultSecretStatus, Reason, RefreshPolicy},
     reconcile::{
+        changes::followed_by,
         context::Context,
         read::Reads,
         rules::{
@@ -113,7 +114,14 @@ pub(super) async fn sync(
     target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
-    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, forced)).await?;
+    // A moved version is read fresh: a wave's kept answer may predate it.
+    let fresh = forced || trigger == Trigger::Source;
+    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, fresh)).await?;
+    let followed = followed_by(cr);
+    let selected = cr.spec.selected_names();
+    let source_version = followed
+        .as_ref()
+        .and_then(|id| ctx.changes.recorded_version(id, selected, &revealed));
     let payload = payload::payload(cr, revealed, &target_name).await?;
     let (target, plan) = settle_target(
         reads,
@@ -134,6 +142,9 @@ pub(super) async fn sync(
     })?;
     let recorded = rollout::record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
     let (look_again, target_version) = write_target(ctx, &secrets, write, &target, &plan.desired).await?;
+    if let (Trigger::Source, Some(id)) = (trigger, &followed) {
+        ctx.changes.observe_arrival(id, selected);
+    }
     let announcement = announce(cr, &payload, &plan, &target_name);
     let forced = matches!(write, Some(Write::Replace { restart: true, .. }));
     let rollout = rollout::restart_workloads(ctx, reads, cr, &plan, recorded.as_deref(), forced).await;
@@ -155,6 +166,7 @@ pub(super) async fn sync(
             target_resource_version: target_version,
             observed_inputs: inputs,
             force_sync,
+            source_version,
         },
         rollout_failed,
         rollout_due_in,

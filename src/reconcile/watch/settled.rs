@@ -63,6 +63,7 @@ mod tests {
             target_resource_version: Some("7".into()),
             observed_inputs: String::new(),
             force_sync: Default::default(),
+            source_version: None,
         };
         after_sync(
             &FerrVaultSecretStatus::default(),

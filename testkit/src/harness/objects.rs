@@ -99,6 +99,7 @@ impl Harness {
             client_cert_secret_ref: None,
             pin_sha256: None,
             suspend: None,
+            change_detection: None,
         }
     }
 

@@ -34,6 +34,12 @@ pub enum Answer {
     },
     /// Every request, the probe included, answered with `status` and `body`.
     Raw { status: u16, body: Generated },
+    /// A FerrVault of the attacker's (ferrvault mode) revealing `values`, whose `list`
+    /// (`GET /operator/secrets/list`) answers `200` with `list`.
+    Listing {
+        values: Vec<(String, String)>,
+        list: Generated,
+    },
     /// A FerrVault of the attacker's (either mode) whose probe is healthy and whose reveals
     /// are answered `200` with `body`.
     Reveal(Generated),
@@ -73,6 +79,21 @@ impl Generated {
             head: "[",
             item: |_, out| out.push('0'),
             count: bytes.saturating_sub(1) / 2,
+            tail: "]",
+        }
+    }
+
+    /// A `list` answer of `count` names `K<i>`, each at version 1 and changed at the start of
+    /// year 9999 (a time far in the future).
+    pub fn listing(count: usize) -> Generated {
+        Generated {
+            head: "[",
+            item: |i, out| {
+                out.push_str(&format!(
+                    r#"{{"name":"K{i}","version":1,"updated_at":"9999-01-01T00:00:00Z"}}"#
+                ));
+            },
+            count,
             tail: "]",
         }
     }
@@ -164,6 +185,14 @@ impl Answer {
         }
     }
 
+    /// A hostile FerrVault revealing `values` and answering its `list` with `list`.
+    pub fn listing(values: &[(&str, &str)], list: Generated) -> Answer {
+        Answer::Listing {
+            values: owned(values),
+            list,
+        }
+    }
+
     /// A hostile FerrVault revealing `values`, each with the current Unix second appended.
     pub fn rotating_vault(values: &[(&str, &str)]) -> Answer {
         Answer::Vault {
@@ -182,6 +211,9 @@ fn owned(values: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// The path of a ferrvault-mode reveal.
 pub const REVEAL_PATH: &str = "/operator/secrets/reveal";
+
+/// The path of a ferrvault-mode `list`.
+pub const LIST_PATH: &str = "/operator/secrets/list";
 
 /// A running listener; it stops with the test's runtime.
 pub struct Listener {
@@ -354,12 +386,14 @@ fn generated<'a>(answer: &'a Answer, request: &[u8]) -> Option<(u16, &'a Generat
         Answer::Raw { status, body } => Some((*status, body)),
         Answer::Reveal(body) if is_reveal(&path_of(request)) => Some((200, body)),
         Answer::Me(body) if path_of(request) == ME_PATH => Some((200, body)),
+        Answer::Listing { list, .. } if path_of(request) == LIST_PATH => Some((200, list)),
         Answer::Reveal(_)
         | Answer::Me(_)
         | Answer::SlowMe
         | Answer::Ok
         | Answer::RedirectTo(_)
-        | Answer::Vault { .. } => None,
+        | Answer::Vault { .. }
+        | Answer::Listing { .. } => None,
     }
 }
 
@@ -375,6 +409,13 @@ fn reply(answer: &Answer, request: &[u8]) -> String {
         Answer::Vault { values, rotating } => {
             if path == REVEAL_PATH {
                 body = hits(values, *rotating);
+            }
+            ("200 OK", String::new())
+        }
+        // The list itself is written by `serve`.
+        Answer::Listing { values, .. } => {
+            if path == REVEAL_PATH {
+                body = hits(values, false);
             }
             ("200 OK", String::new())
         }

@@ -156,6 +156,18 @@ impl Tenant {
         self.wait_connection_saying(name, reason, "").await
     }
 
+    /// Waits until FerrVaultConnection `name`'s condition `type_` has `reason`; returns it.
+    pub async fn wait_connection_condition(&self, name: &str, type_: &str, reason: &str) -> Condition {
+        wait_condition(
+            &self.raw::<FerrVaultConnection>(),
+            &self.namespace,
+            name,
+            (type_, reason, ""),
+            SHOWS_WITHIN,
+        )
+        .await
+    }
+
     /// Waits until FerrVaultConnection `name` is Ready with `reason` and a message containing
     /// `fragment`; returns the condition.
     pub async fn wait_connection_saying(&self, name: &str, reason: &str, fragment: &str) -> Condition {

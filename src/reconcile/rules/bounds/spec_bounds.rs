@@ -154,6 +154,13 @@ pub fn connection_spec_problem(spec: &FerrVaultConnectionSpec) -> Result<(), Spe
         optional(&"spec.oidc.tokenPath", oidc.token_path.as_deref(), MAX_PATH)?;
         optional(&"spec.oidc.audience", oidc.audience.as_deref(), MAX_URL)?;
     }
+    if let Some(detection) = &spec.change_detection {
+        optional(
+            &"spec.changeDetection.interval",
+            detection.interval.as_deref(),
+            MAX_DURATION,
+        )?;
+    }
     secret_key_ref("spec.caBundleSecretRef", spec.ca_bundle_secret_ref.as_ref())?;
     if let Some(reference) = &spec.client_cert_secret_ref {
         text(&"spec.clientCertSecretRef.name", &reference.name, MAX_NAME)?;

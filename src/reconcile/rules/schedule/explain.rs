@@ -16,8 +16,11 @@
 //! 5. The rule of [`freshness`](super::freshness) ([`Trigger::Spec`]: never synced, or not at
 //!    this generation nor at one differing only in `spec.suspend`; [`Trigger::Refresh`]: the last pass at this generation failed, so this is
 //!    its retry; [`Trigger::Inputs`]; [`Trigger::Drift`]).
-//! 6. `refreshPolicy: OnChange` → not due, [`Quiet::OnChange`], no timer.
-//! 7. `Periodic` (or unset): the refresh is due → [`Trigger::Refresh`]; else not due until
+//! 6. Under a connection with `changeDetection.mode: Versions` whose `list` answered: the hash
+//!    of the selection's versions there differs from `status.observedSourceVersion` → due,
+//!    [`Trigger::Source`] (under `OnChange` too: a new value upstream is a change).
+//! 7. `refreshPolicy: OnChange` → not due, [`Quiet::OnChange`], no timer.
+//! 8. `Periodic` (or unset): the refresh is due → [`Trigger::Refresh`]; else not due until
 //!    `lastSyncedAt` + interval × wave factor ([`Quiet::RefreshNotDue`]), or never with
 //!    `refreshInterval: 0s` ([`Quiet::RefreshDisabled`]).
 //!
@@ -49,11 +52,21 @@ pub enum Trigger {
     Inputs,
     /// The target was edited or deleted since the last sync.
     Drift,
+    /// A selected name's version moved, appeared or disappeared in the connection's `list`
+    /// (`changeDetection.mode: Versions`).
+    Source,
 }
 
 impl Trigger {
     /// Every trigger, for metric pre-registration.
-    pub const ALL: [Trigger; 5] = [Self::Force, Self::Refresh, Self::Spec, Self::Inputs, Self::Drift];
+    pub const ALL: [Trigger; 6] = [
+        Self::Force,
+        Self::Refresh,
+        Self::Spec,
+        Self::Inputs,
+        Self::Drift,
+        Self::Source,
+    ];
 
     /// The metric label.
     pub fn as_str(self) -> &'static str {
@@ -63,6 +76,7 @@ impl Trigger {
             Self::Spec => "spec",
             Self::Inputs => "inputs",
             Self::Drift => "drift",
+            Self::Source => "source",
         }
     }
 }
@@ -130,6 +144,10 @@ pub struct Seen<'a> {
     pub inputs: &'a str,
     /// The target's `resourceVersion`; `None` when it does not exist.
     pub target_version: Option<&'a str>,
+    /// The hash of the selection's versions in the connection's latest `list` (see
+    /// `status.observedSourceVersion`); `None` when its connection does not follow versions or
+    /// its `list` has not answered (the plugin passes the recorded one: "unchanged").
+    pub source_version: Option<&'a str>,
 }
 
 /// Steps 1-3 of the rule, which the object, its status and its connection decide alone (so a
@@ -189,6 +207,12 @@ pub fn explain(
     }
     if seen.target_version.is_none() || status.target_resource_version.as_deref() != seen.target_version {
         return Explanation::Due(Trigger::Drift);
+    }
+    if seen
+        .source_version
+        .is_some_and(|now| status.observed_source_version.as_deref() != Some(now))
+    {
+        return Explanation::Due(Trigger::Source);
     }
     if cr.spec.policy() == RefreshPolicy::OnChange {
         return Explanation::quiet(Quiet::OnChange);

@@ -8,6 +8,8 @@
 //!   refresh policy, then the freshness rule (the plugin's `explain` calls it too).
 //! - [`force_sync`]: the `ferrvault.com/force-sync` annotation's value, bounded.
 //! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
+//! - [`source_version`]: the hash of a selection's versions (`list` or reveal), and how old
+//!   a listed change is.
 //! - [`spec_digest`]: the spec's digest without `suspend`, so a resume is no spec change.
 //! - [`requeue`]: when a pass runs again after each outcome; the refresh interval it runs on.
 
@@ -17,4 +19,5 @@ pub(crate) mod explain;
 pub(crate) mod force_sync;
 pub(crate) mod freshness;
 pub(crate) mod requeue;
+pub(crate) mod source_version;
 pub(crate) mod spec_digest;

@@ -77,6 +77,9 @@ pub(crate) struct SyncedState {
     pub observed_inputs: String,
     /// The force-sync values the sync ran with.
     pub force_sync: ForceSyncSeen,
+    /// The hash of the revealed versions (`status.observedSourceVersion`); `None` when the
+    /// reveal carried no versions (cloud mode).
+    pub source_version: Option<String>,
 }
 
 /// The force-sync values a pass ran with, which its status records.
@@ -151,6 +154,7 @@ pub(crate) fn after_sync(
     status.last_rollout_hash = state.last_rollout_hash;
     status.target_resource_version = state.target_resource_version;
     status.observed_inputs = Some(state.observed_inputs);
+    status.observed_source_version = state.source_version;
     state.force_sync.record(&mut status);
     status
 }
@@ -171,6 +175,7 @@ mod tests {
             target_resource_version: Some("7".into()),
             observed_inputs: "inputs".into(),
             force_sync: Default::default(),
+            source_version: None,
         }
     }
 

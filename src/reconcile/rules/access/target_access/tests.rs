@@ -154,6 +154,7 @@ fn a_secret_a_connection_reads_should_be_refused_even_when_ours_or_absent() {
             client_cert_secret_ref: None,
             pin_sha256: None,
             suspend: None,
+            change_detection: None,
         },
     );
     let used = connection_secrets(&connection);

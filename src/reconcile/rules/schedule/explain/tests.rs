@@ -16,6 +16,8 @@ use crate::{
 
 const HOUR: Duration = Duration::from_secs(3600);
 const INPUTS: &str = "connection=uid-1/1 token=10 ca=- key=abc";
+/// The selection's versions as the sync at 0 s revealed them.
+const SOURCE: &str = "v1";
 
 fn at(seconds: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + seconds).unwrap()
@@ -38,6 +40,7 @@ fn synced() -> FerrVaultSecretStatus {
         },
         owned_labels: vec![],
         owned_annotations: vec![],
+        source_version: Some(SOURCE.into()),
     };
     after_sync(&FerrVaultSecretStatus::default(), state, Some(1), at(0))
 }
@@ -57,6 +60,10 @@ enum Change {
     Inputs,
     TargetEdited,
     TargetDeleted,
+    /// A selected version moved in the connection's `list`.
+    SourceMoved,
+    /// The connection does not follow versions (or its `list` has not answered).
+    SourceUnknown,
 }
 
 use Change::*;
@@ -70,6 +77,7 @@ fn answer(policy: RefreshPolicy, change: Change) -> Explanation {
         forced: Some("c1"),
     };
     let (mut inputs, mut target, mut now) = (INPUTS, Some("7"), at(600));
+    let mut source = Some(SOURCE);
     match change {
         Nothing | ForceSame => {}
         RefreshElapsed => now = at(3600),
@@ -85,11 +93,14 @@ fn answer(policy: RefreshPolicy, change: Change) -> Explanation {
         Inputs => inputs = "connection=uid-1/2 token=10 ca=- key=abc",
         TargetEdited => target = Some("8"),
         TargetDeleted => target = None,
+        SourceMoved => source = Some("v2"),
+        SourceUnknown => source = None,
     }
     cr.metadata.annotations = Some(annotations);
     let seen = Seen {
         inputs,
         target_version: target,
+        source_version: source,
     };
     let schedule = Schedule {
         interval: HOUR,
@@ -131,6 +142,8 @@ fn explain_should_answer_every_policy_and_change_as_the_table_says() {
         (Inputs,                due(Trigger::Inputs),      due(Trigger::Inputs),     kept),
         (TargetEdited,          due(Trigger::Drift),       due(Trigger::Drift),      kept),
         (TargetDeleted,         due(Trigger::Drift),       due(Trigger::Drift),      due(Trigger::Drift)),
+        (SourceMoved,           due(Trigger::Source),      due(Trigger::Source),     kept),
+        (SourceUnknown,         not_due_yet,               on_change,                kept),
     ];
     for (change, periodic, on_change, created_once) in table {
         for (policy, expected) in [
@@ -163,6 +176,7 @@ fn force_sync_should_work_with_refresh_disabled() {
     let seen = Seen {
         inputs: INPUTS,
         target_version: Some("7"),
+        source_version: None,
     };
     let disabled = Schedule {
         interval: Duration::ZERO,
@@ -202,6 +216,7 @@ fn a_new_created_once_object_should_not_be_forced_by_its_connections_past_force_
     let seen = Seen {
         inputs: INPUTS,
         target_version: Some("3"),
+        source_version: None,
     };
     let schedule = Schedule {
         interval: HOUR,
@@ -260,6 +275,7 @@ fn explain_should_not_count_a_generation_that_changed_only_suspend_as_a_spec_cha
     let seen = Seen {
         inputs: INPUTS,
         target_version: Some("7"),
+        source_version: None,
     };
     let schedule = Schedule {
         interval: HOUR,

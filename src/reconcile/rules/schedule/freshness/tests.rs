@@ -39,6 +39,7 @@ fn freshness(
     let seen = Seen {
         inputs: observed.inputs,
         target_version: observed.target_version,
+        source_version: None,
     };
     match explain(&cr, status, ConnectionSeen::default(), seen, schedule, now) {
         Explanation::Due(_) => Freshness::Due,
@@ -73,6 +74,7 @@ fn synced(synced: i64, rollout: Option<RolloutState>) -> FerrVaultSecretStatus {
         target_resource_version: Some("7".into()),
         observed_inputs: INPUTS.into(),
         force_sync: Default::default(),
+        source_version: None,
     };
     after_sync(&FerrVaultSecretStatus::default(), state, Some(1), at(synced))
 }
