@@ -2,6 +2,7 @@
 //! property tests of the pure reconcile rules.
 
 mod connection;
+mod connection_resume;
 mod content_hash;
 mod economy;
 mod event_flood;

@@ -38,7 +38,7 @@ async fn force(h: &Harness, name: &str, value: &str) {
 }
 
 /// The status of FerrVaultSecret `name`, once `check` accepts it.
-async fn wait_status(
+pub(crate) async fn wait_status(
     h: &Harness,
     name: &str,
     what: &str,
@@ -72,7 +72,7 @@ fn secret_controller_sum(h: &Harness, name: &str) -> f64 {
 
 /// Waits until no FerrVaultSecret key is ready or on a worker: every key enqueued before this
 /// call has been reconciled.
-async fn idle(h: &Harness) {
+pub(crate) async fn idle(h: &Harness) {
     h.eventually("the FerrVaultSecret queue idle", || async {
         (secret_controller_sum(h, "workqueue_depth") == 0.0
             && secret_controller_sum(h, "controller_runtime_active_workers") == 0.0)
@@ -111,7 +111,8 @@ async fn all_synced(h: &Harness, names: &[String], value: Option<&str>) {
     .await;
 }
 
-fn trigger_count(h: &Harness, trigger: &str) -> f64 {
+/// The syncs started because of `trigger` (`ferrvault_secret_sync_trigger_total`).
+pub(crate) fn trigger_count(h: &Harness, trigger: &str) -> f64 {
     h.metric(&format!(
         r#"ferrvault_secret_sync_trigger_total{{trigger="{trigger}"}}"#
     ))
@@ -479,7 +480,7 @@ async fn a_forced_sync_should_read_fresh_rather_than_take_its_waves_kept_answer(
 }
 
 /// The sum of `ferrvault_secret_sync_trigger_total` over every trigger: the syncs started.
-fn syncs_started(h: &Harness) -> f64 {
+pub(crate) fn syncs_started(h: &Harness) -> f64 {
     ["force", "refresh", "spec", "inputs", "drift"]
         .iter()
         .map(|trigger| trigger_count(h, trigger))

@@ -9,6 +9,8 @@
 //! - [`force_sync`]: the `ferrvault.com/force-sync` annotation's value, bounded.
 //! - [`freshness`]: whether a pass has anything to do, and when the next refresh is due.
 //! - [`spec_digest`]: the spec's digest without `suspend`, so a resume is no spec change.
+//! - [`input_generation`]: the generation of a connection its FerrVaultSecrets record, which a
+//!   resume of the connection leaves alone.
 //! - [`requeue`]: when a pass runs again after each outcome; the refresh interval it runs on.
 
 pub(crate) mod duration;
@@ -16,5 +18,6 @@ pub(crate) mod duration_floor;
 pub(crate) mod explain;
 pub(crate) mod force_sync;
 pub(crate) mod freshness;
+pub(crate) mod input_generation;
 pub(crate) mod requeue;
 pub(crate) mod spec_digest;
