@@ -4,6 +4,7 @@
 mod connection;
 mod connection_resume;
 mod content_hash;
+mod deferred_restarts;
 mod economy;
 mod event_flood;
 mod events;
