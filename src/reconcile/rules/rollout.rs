@@ -333,7 +333,7 @@ mod tests {
         let before = restarted("2026-11-30T02:59:59Z");
         let after = restarted("2026-11-30T03:00:01Z");
         let unreadable = restarted("yesterday");
-        let table: [(&str, Option<&BTreeMap<String, String>>, Option<Timestamp>, bool); 6] = [
+        let table = [
             ("nothing replaced", Some(&before), None, false),
             ("never restarted", None, Some(replaced), true),
             (

@@ -49,8 +49,9 @@ pub(super) enum Held {
         version: Option<String>,
         /// The force-sync values to record.
         force_sync: ForceSyncSeen,
-        /// A restart still due for it, retried by this pass (`None`: none was).
-        rollout: Option<KeptRollout>,
+        /// A restart still due for it, retried by this pass (`None`: none was). Boxed: it is
+        /// rare, and every `Result` of a pass carries a [`Stop`].
+        rollout: Option<Box<KeptRollout>>,
     },
 }
 

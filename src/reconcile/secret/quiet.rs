@@ -76,7 +76,7 @@ impl SecretReconciler {
                 force_sync,
                 rollout,
             } => {
-                let (state, due_in, last_rollout_hash) = match rollout {
+                let (state, due_in, last_rollout_hash) = match rollout.map(|r| *r) {
                     Some(r) => (Some(r.state), r.due_in, r.last_rollout_hash),
                     None => (None, None, previous.last_rollout_hash.clone()),
                 };

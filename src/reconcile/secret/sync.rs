@@ -110,7 +110,7 @@ pub(super) async fn sync(
             target: target_name,
             version: target.version(),
             force_sync,
-            rollout,
+            rollout: rollout.map(Box::new),
         }));
     }
     target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;

@@ -13,7 +13,7 @@ fn a_connections_input_generation_should_follow_its_digest_as_the_table_says() {
         ..spec.clone()
     });
     // (case, recorded digest and generation, the spec's digest now, metadata.generation, expected)
-    let table: [(&str, (Option<&str>, Option<i64>), &str, Option<i64>, Option<i64>); 5] = [
+    let table = [
         (
             "upgrade: nothing recorded",
             (None, None),
@@ -23,21 +23,21 @@ fn a_connections_input_generation_should_follow_its_digest_as_the_table_says() {
         ),
         (
             "same digest: resumed",
-            (Some(&digest), Some(1)),
+            (Some(digest.as_str()), Some(1)),
             &digest,
             Some(3),
             Some(1),
         ),
         (
             "another digest: edited",
-            (Some(&digest), Some(1)),
+            (Some(digest.as_str()), Some(1)),
             &other,
             Some(4),
             Some(4),
         ),
         (
             "a digest without its generation",
-            (Some(&digest), None),
+            (Some(digest.as_str()), None),
             &digest,
             Some(2),
             Some(2),
