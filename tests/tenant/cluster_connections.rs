@@ -15,7 +15,7 @@ use ferrvault_sim::testkit::poll_until;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{
     Api,
-    api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams},
+    api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
 
@@ -368,16 +368,22 @@ async fn a_namespaced_role_should_never_give_a_tenant_the_cluster_kinds_or_its_n
     finish(&world, &operator, &[]).await;
 }
 
-/// `lastSyncedAt` and whether a `Suspended` condition is present, of the victim's FerrVaultSecret
-/// `name`, as the admin reads it.
+/// `observedInputs` (what its last sync read besides FerrVault, the cluster connection's input
+/// generation among them) and whether a `Suspended` condition is present, of the victim's
+/// FerrVaultSecret `name`, as the admin reads it.
 async fn sync_state(world: &World, name: &str) -> (Option<String>, bool) {
-    let object = Api::<FerrVaultSecret>::namespaced(world.admin.clone(), VICTIM)
+    let object = victim_secrets(world)
         .get(name)
         .await
         .expect("read the victim's FerrVaultSecret");
     let status = object.status.unwrap_or_default();
     let suspended = status.conditions.iter().any(|c| c.type_ == "Suspended");
-    (status.last_synced_at.map(|t| t.0.to_string()), suspended)
+    (status.observed_inputs, suspended)
+}
+
+/// The victim's FerrVaultSecrets, as the admin reads them.
+fn victim_secrets(world: &World) -> Api<FerrVaultSecret> {
+    Api::namespaced(world.admin.clone(), VICTIM)
 }
 
 /// Merges `spec` into the cluster connection, as the admin.
@@ -397,13 +403,14 @@ async fn wait_sync_states(
     world: &World,
     what: &str,
     names: &[&str],
-    check: impl Fn(&str, (Option<String>, bool)) -> bool,
+    check: impl Fn(&str, &(Option<String>, bool)) -> bool,
 ) {
     let check = &check;
     poll_until(what, SHOWS_WITHIN, || async move {
         for name in names {
-            if !check(name, sync_state(world, name).await) {
-                return Err(format!("{name} not yet"));
+            let state = sync_state(world, name).await;
+            if !check(name, &state) {
+                return Err(format!("{name}: observedInputs, suspended: {state:?}"));
             }
         }
         Ok(())
@@ -421,13 +428,14 @@ async fn a_suspended_cluster_connection_should_stop_its_users_and_resuming_it_sh
     for name in USERS {
         victim.ferrvault_secret(name, through_platform()).await;
     }
-    let mut synced_at = Vec::new();
+    let mut synced = Vec::new();
     for name in USERS {
         victim.wait_secret(name, "Synced").await;
-        synced_at.push(sync_state(&world, name).await.0);
+        synced.push(sync_state(&world, name).await.0);
     }
 
-    // Suspended by the admin: its users say so, and nothing is read for them, not even for a new one.
+    // Suspended by the admin: its users say so, and nothing is read for them, not even for a new
+    // one (deleted again while suspended: its cleanup still runs).
     edit_platform(&world, json!({ "suspend": true })).await;
     for name in USERS {
         victim
@@ -441,30 +449,46 @@ async fn a_suspended_cluster_connection_should_stop_its_users_and_resuming_it_sh
     victim
         .wait_secret_condition("while-suspended", "Suspended", "ConnectionSuspended")
         .await;
+    assert!(
+        victim.target("while-suspended").await.is_none(),
+        "nothing written"
+    );
+    victim_secrets(&world)
+        .delete("while-suspended", &DeleteParams::default())
+        .await
+        .expect("delete it");
+    poll_until("the new one deleted while suspended", SHOWS_WITHIN, || async {
+        match victim_secrets(&world).get_opt("while-suspended").await {
+            Ok(None) => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
     assert_eq!(
         platform_requests(&world),
         before,
         "no FerrVault request while suspended"
     );
-    assert!(
-        victim.target("while-suspended").await.is_none(),
-        "nothing written"
-    );
 
-    // Resumed: the pass that drops the Suspended condition syncs none of the synced users.
+    // Resumed: the passes that drop the Suspended condition sync none of the users (a sync of
+    // either would read FerrVault, and record the connection's new generation if it counted).
     edit_platform(&world, json!({ "suspend": false })).await;
     wait_sync_states(&world, "the users resumed", &USERS, |_, (_, suspended)| {
         !suspended
     })
     .await;
-    for (name, synced) in USERS.iter().zip(&synced_at) {
+    assert_eq!(
+        platform_requests(&world),
+        before,
+        "no FerrVault request on resume"
+    );
+    for (name, inputs) in USERS.iter().zip(&synced) {
         assert_eq!(
             &sync_state(&world, name).await.0,
-            synced,
-            "{name} did not sync on resume"
+            inputs,
+            "{name}'s inputs unchanged"
         );
     }
-    victim.wait_secret("while-suspended", "Synced").await;
 
     // A real edit of what they read (organization) re-syncs each of them.
     edit_platform(&world, json!({ "organization": "acme" })).await;
@@ -472,11 +496,12 @@ async fn a_suspended_cluster_connection_should_stop_its_users_and_resuming_it_sh
         &world,
         "the users re-synced after the edit",
         &USERS,
-        |name, (at, _)| {
+        |name, (inputs, _)| {
             let index = USERS.iter().position(|n| *n == name).expect("a user");
-            at != synced_at[index]
+            *inputs != synced[index]
         },
     )
     .await;
+    assert!(platform_requests(&world) > before, "the edit read FerrVault");
     finish(&world, &operator, &[]).await;
 }
