@@ -104,9 +104,19 @@ pub struct ClusterFerrVaultConnectionSpec {
     /// being allowed: `Keep` (default) or `Delete`.
     #[serde(default)]
     pub revocation: Revocation,
+    /// `true` pauses this connection: no FerrVault request by any FerrVaultSecret using it (they
+    /// show `Suspended=True/ConnectionSuspended`); resuming re-syncs none of them unless
+    /// something else changed. Unset means `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
 }
 
 impl ClusterFerrVaultConnectionSpec {
+    /// Whether `spec.suspend` is `true`.
+    pub fn is_suspended(&self) -> bool {
+        self.suspend == Some(true)
+    }
+
     /// The connection fields as a FerrVaultConnection's spec, and the namespaces its token and CA
     /// bundle Secrets live in (`""` when unset): what connection access reads.
     pub fn as_connection(&self) -> (FerrVaultConnectionSpec, ReferenceNamespaces) {
@@ -128,8 +138,7 @@ impl ClusterFerrVaultConnectionSpec {
                 .as_ref()
                 .map(|r| ClientCertSecretRef { name: r.name.clone() }),
             pin_sha256: self.pin_sha256.clone(),
-            // A cluster connection has no `spec.suspend` of its own (yet): its view never pauses.
-            suspend: None,
+            suspend: self.suspend,
             // Change detection is a FerrVaultConnection's only (for now): its view polls.
             change_detection: None,
         };
@@ -192,4 +201,13 @@ pub struct ClusterFerrVaultConnectionStatus {
     /// When the status was last computed.
     #[serde(default)]
     pub last_checked_at: Option<Time>,
+    /// The SHA-256 (hex) of the connection fields of the spec (without `suspend`,
+    /// `allowedNamespaces` and `revocation`): what its FerrVaultSecrets' syncs depend on.
+    #[serde(default)]
+    pub input_digest: Option<String>,
+    /// The `metadata.generation` at which `inputDigest` last changed: the
+    /// generation FerrVaultSecrets record as their input (so a suspend, a resume or an
+    /// `allowedNamespaces` edit re-syncs none of them).
+    #[serde(default)]
+    pub input_generation: Option<i64>,
 }

@@ -217,4 +217,13 @@ pub struct FerrVaultConnectionStatus {
     /// here forces every FerrVaultSecret using this connection.
     #[serde(default)]
     pub observed_force_sync: Option<String>,
+    /// The SHA-256 (hex) of the spec without `suspend` that the last probe ran with: what its
+    /// FerrVaultSecrets' syncs depend on.
+    #[serde(default)]
+    pub input_digest: Option<String>,
+    /// The `metadata.generation` at which `inputDigest` last changed: the
+    /// generation FerrVaultSecrets record as their input (so a suspend and resume, which bump
+    /// the generation but not the digest, re-sync none of them).
+    #[serde(default)]
+    pub input_generation: Option<i64>,
 }

@@ -20,7 +20,7 @@
 //! `InvalidRefreshInterval`, a transform missing the fields its type needs as `TransformError`,
 //! an empty name as the failure of the lookup it names.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, MicroTime, Time};
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -381,6 +381,13 @@ pub struct FerrVaultSecretStatus {
     /// The content hash the rollout targets were last restarted for (or are pending for).
     #[serde(default)]
     pub last_rollout_hash: Option<String>,
+    /// When the immutable target was replaced (`immutableChange: Replace`) while some rollout
+    /// target has not been restarted since (the rollout floor deferred it, or it failed): it is
+    /// restarted when the floor allows, whatever its content hash says. Cleared once every one
+    /// has been. Microseconds (a workload restarted within the second of the replacement, before
+    /// or after it, must tell which).
+    #[serde(default)]
+    pub target_replaced_at: Option<MicroTime>,
     /// Keys written into the target, sorted.
     #[serde(default)]
     pub synced_keys: Vec<String>,

@@ -180,6 +180,7 @@ fn status_should_serialize_every_field_so_a_merge_patch_clears_stale_values() {
             "conditions": [],
             "lastSyncedAt": null,
             "lastRolloutHash": null,
+            "targetReplacedAt": null,
             "syncedKeys": [],
             "missingKeys": [],
             "observedGeneration": null,

@@ -4,7 +4,9 @@
 mod change_detection;
 mod client_certs;
 mod connection;
+mod connection_resume;
 mod content_hash;
+mod deferred_restarts;
 mod economy;
 mod event_flood;
 mod events;

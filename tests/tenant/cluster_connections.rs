@@ -5,15 +5,17 @@
 //! refresh is an hour away), its copy kept (`revocation: Keep`) or deleted (`revocation:
 //! Delete`, only the copy it controls). And no namespaced Role can give
 //! a tenant the cluster kinds, nor the right to relabel its own namespace into a selection.
+//! Suspended by its admin (`spec.suspend`), it reads nothing for any user (they show
+//! `Suspended=True/ConnectionSuspended`), and resuming it re-syncs none of them.
 
 use std::time::Duration;
 
-use ferrvault_operator::api::ClusterFerrVaultConnection;
+use ferrvault_operator::api::{ClusterFerrVaultConnection, FerrVaultSecret};
 use ferrvault_sim::testkit::poll_until;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{
     Api,
-    api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams},
+    api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
 
@@ -363,5 +365,143 @@ async fn a_namespaced_role_should_never_give_a_tenant_the_cluster_kinds_or_its_n
         stored.data["spec"]["allowedNamespaces"],
         json!({ "names": [VICTIM] })
     );
+    finish(&world, &operator, &[]).await;
+}
+
+/// `observedInputs` (what its last sync read besides FerrVault, the cluster connection's input
+/// generation among them) and whether a `Suspended` condition is present, of the victim's
+/// FerrVaultSecret `name`, as the admin reads it.
+async fn sync_state(world: &World, name: &str) -> (Option<String>, bool) {
+    let object = victim_secrets(world)
+        .get(name)
+        .await
+        .expect("read the victim's FerrVaultSecret");
+    let status = object.status.unwrap_or_default();
+    let suspended = status.conditions.iter().any(|c| c.type_ == "Suspended");
+    (status.observed_inputs, suspended)
+}
+
+/// The victim's FerrVaultSecrets, as the admin reads them.
+fn victim_secrets(world: &World) -> Api<FerrVaultSecret> {
+    Api::namespaced(world.admin.clone(), VICTIM)
+}
+
+/// Merges `spec` into the cluster connection, as the admin.
+async fn edit_platform(world: &World, spec: Value) {
+    cluster_connections(world.admin.clone())
+        .patch(
+            PLATFORM,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "spec": spec })),
+        )
+        .await
+        .expect("the admin edits the cluster connection");
+}
+
+/// Waits until `check` holds for the sync state of each of `names`.
+async fn wait_sync_states(
+    world: &World,
+    what: &str,
+    names: &[&str],
+    check: impl Fn(&str, &(Option<String>, bool)) -> bool,
+) {
+    let check = &check;
+    poll_until(what, SHOWS_WITHIN, || async move {
+        for name in names {
+            let state = sync_state(world, name).await;
+            if !check(name, &state) {
+                return Err(format!("{name}: observedInputs, suspended: {state:?}"));
+            }
+        }
+        Ok(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_suspended_cluster_connection_should_stop_its_users_and_resuming_it_should_resync_none() {
+    const USERS: [&str; 2] = ["via-platform", "via-platform-2"];
+    let world = World::start().await;
+    let operator = Launch::new().insecure_http().start(&world);
+    platform_connection(&world, json!({ "names": [VICTIM] })).await;
+    let victim = world.victim();
+    for name in USERS {
+        victim.ferrvault_secret(name, through_platform()).await;
+    }
+    let mut synced = Vec::new();
+    for name in USERS {
+        victim.wait_secret(name, "Synced").await;
+        synced.push(sync_state(&world, name).await.0);
+    }
+
+    // Suspended by the admin: its users say so, and nothing is read for them, not even for a new
+    // one (deleted again while suspended: its cleanup still runs).
+    edit_platform(&world, json!({ "suspend": true })).await;
+    for name in USERS {
+        victim
+            .wait_secret_condition(name, "Suspended", "ConnectionSuspended")
+            .await;
+    }
+    let before = platform_requests(&world);
+    victim
+        .ferrvault_secret("while-suspended", through_platform())
+        .await;
+    victim
+        .wait_secret_condition("while-suspended", "Suspended", "ConnectionSuspended")
+        .await;
+    assert!(
+        victim.target("while-suspended").await.is_none(),
+        "nothing written"
+    );
+    victim_secrets(&world)
+        .delete("while-suspended", &DeleteParams::default())
+        .await
+        .expect("delete it");
+    poll_until("the new one deleted while suspended", SHOWS_WITHIN, || async {
+        match victim_secrets(&world).get_opt("while-suspended").await {
+            Ok(None) => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    assert_eq!(
+        platform_requests(&world),
+        before,
+        "no FerrVault request while suspended"
+    );
+
+    // Resumed: the passes that drop the Suspended condition sync none of the users (a sync of
+    // either would read FerrVault, and record the connection's new generation if it counted).
+    edit_platform(&world, json!({ "suspend": false })).await;
+    wait_sync_states(&world, "the users resumed", &USERS, |_, (_, suspended)| {
+        !suspended
+    })
+    .await;
+    assert_eq!(
+        platform_requests(&world),
+        before,
+        "no FerrVault request on resume"
+    );
+    for (name, inputs) in USERS.iter().zip(&synced) {
+        assert_eq!(
+            &sync_state(&world, name).await.0,
+            inputs,
+            "{name}'s inputs unchanged"
+        );
+    }
+
+    // A real edit of what they read (organization) re-syncs each of them.
+    edit_platform(&world, json!({ "organization": "acme" })).await;
+    wait_sync_states(
+        &world,
+        "the users re-synced after the edit",
+        &USERS,
+        |name, (inputs, _)| {
+            let index = USERS.iter().position(|n| *n == name).expect("a user");
+            *inputs != synced[index]
+        },
+    )
+    .await;
+    assert!(platform_requests(&world) > before, "the edit read FerrVault");
     finish(&world, &operator, &[]).await;
 }

@@ -2,6 +2,12 @@
 //! (counts of allowed, referencing and refused namespaces, the first 10 refused references), and
 //! `ferrvault_connection_refused_references{connection}` counts the refused references.
 //!
+//! It also says what its spec means to its FerrVaultSecrets: `Suspended=True/Suspended` while
+//! `spec.suspend` is true (they then make no FerrVault request and show
+//! `Suspended=True/ConnectionSuspended`), and the input generation they record
+//! (`status.inputDigest`/`inputGeneration`: a suspend, a resume or an `allowedNamespaces` edit
+//! re-syncs none of them).
+//!
 //! One pass reads the watches' stores only (the connection, the Namespaces' labels, every
 //! FerrVaultSecret), never FerrVault and never a GET; it writes the status only when it changed.
 //! It is enqueued by the connection's own new generation or first sighting, by any Namespace's
@@ -26,6 +32,7 @@ use std::{
 };
 
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
+use jiff::Timestamp;
 use kube::{
     Api, ResourceExt,
     api::{Patch, PatchParams},
@@ -37,11 +44,19 @@ use serde_json::json;
 use tracing::{Instrument, info_span, warn};
 
 use crate::{
-    api::{ClusterFerrVaultConnection, ClusterFerrVaultConnectionStatus, ConnectionKind, NamespaceSelection},
+    api::{
+        ClusterFerrVaultConnection, ClusterFerrVaultConnectionStatus, ConnectionKind, NamespaceSelection,
+        Reason,
+    },
     reconcile::{
         context::Context,
         read::Reads,
-        rules::{access::namespace_match::selects, bounds::cluster_bounds::cluster_connection_spec_problem},
+        rules::{
+            access::namespace_match::selects,
+            bounds::cluster_bounds::cluster_connection_spec_problem,
+            schedule::input_generation::{cluster_input_digest, cluster_input_generation},
+            status::refresh_control::{suspend, without_suspension},
+        },
         write::kube_error_text,
     },
 };
@@ -147,7 +162,8 @@ impl ClusterConnectionReconciler {
             })
             .map(|s| (s.namespace().unwrap_or_default(), s.name_any()))
             .collect();
-        let (status, refused) = tally(&connection.spec.allowed_namespaces, &namespaces, &references);
+        let (mut status, refused) = tally(&connection.spec.allowed_namespaces, &namespaces, &references);
+        observe_spec(connection, &mut status);
         self.refused
             .get_or_create(&label)
             .set(i64::try_from(refused).unwrap_or(i64::MAX));
@@ -203,8 +219,31 @@ pub(crate) fn tally(
         refused_namespaces: small(refused_namespaces),
         refused_references: refused,
         last_checked_at: None,
+        input_digest: None,
+        input_generation: None,
     };
     (status, refused_total)
+}
+
+/// What `status` says of `connection`'s spec besides the tally: `Suspended=True` while
+/// `spec.suspend` is (the other conditions kept), and the input generation its FerrVaultSecrets
+/// record ([`cluster_input_generation`]).
+fn observe_spec(connection: &ClusterFerrVaultConnection, status: &mut ClusterFerrVaultConnectionStatus) {
+    let previous = connection.status.clone().unwrap_or_default();
+    let generation = connection.metadata.generation;
+    status.conditions = previous.conditions;
+    if connection.spec.is_suspended() {
+        suspend(
+            &mut status.conditions,
+            Reason::Suspended,
+            generation,
+            Timestamp::now(),
+        );
+    } else {
+        without_suspension(&mut status.conditions);
+    }
+    status.input_generation = cluster_input_generation(connection);
+    status.input_digest = Some(cluster_input_digest(&connection.spec));
 }
 
 impl Reconciler for ClusterConnectionReconciler {

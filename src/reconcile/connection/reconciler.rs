@@ -7,7 +7,9 @@
 //! `ferrvault.com/force-sync` value; else only the next probe is scheduled) → endpoint and
 //! credential → `GET /healthz` → (ferrvault mode, a service-account
 //! token) `GET /operator/me` (`token_health.rs`) → status (recording the force-sync value in
-//! `status.observedForceSync`, which forces every FerrVaultSecret using the connection).
+//! `status.observedForceSync`, which forces every FerrVaultSecret using the connection, and the
+//! input generation its FerrVaultSecrets record, `status.inputDigest`/`inputGeneration`, which a
+//! resume leaves unchanged).
 //! A connection that does not match its type (read as [`Lenient`]) or exceeds a size bound of
 //! its schema stops after the finalizer with Ready=False/`InvalidSpec`, nothing sent; its
 //! FerrVaultSecrets report `InvalidConnection`.
@@ -45,7 +47,12 @@ use crate::reconcile::{
     read::{Reads, WrittenVersions, connection_inputs},
     report::EventKind,
     rules::{
-        schedule::{force_sync::force_token, freshness::probe_not_due, requeue::DELETION_BLOCKED_REQUEUE},
+        schedule::{
+            force_sync::force_token,
+            freshness::probe_not_due,
+            input_generation::{connection_input_digest, input_generation},
+            requeue::DELETION_BLOCKED_REQUEUE,
+        },
         status::{
             conditions::{ConditionUpdate, find_condition, upsert_condition},
             messages,
@@ -58,8 +65,8 @@ use crate::reconcile::{
 
 use super::{access, change_detection, token_health};
 use crate::api::{
-    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionStatus, FerrVaultSecret, Lenient,
-    Reason, names::CONNECTION_FINALIZER,
+    ConditionStatus, ConditionType, FerrVaultConnection, FerrVaultConnectionSpec, FerrVaultConnectionStatus,
+    FerrVaultSecret, Lenient, Reason, names::CONNECTION_FINALIZER,
 };
 use crate::{
     ferrvault::{Credential, Endpoint},
@@ -179,6 +186,7 @@ impl ConnectionReconciler {
         status.observed_inputs = Some(inputs);
         // Recorded by every probe: a new value here forces the connection's FerrVaultSecrets.
         status.observed_force_sync = force;
+        record_input_generation(&mut status, &connection.spec, generation);
         without_suspension(&mut status.conditions);
         change_detection::follow(ctx, &self.reads, &connection, &mut status);
         upsert_condition(
@@ -331,6 +339,20 @@ pub(crate) fn spec_changed_since_last_probe(
 ) -> bool {
     find_condition(&status.conditions, ConditionType::Ready)
         .is_some_and(|c| c.observed_generation != generation)
+}
+
+/// Records in `status` the digest of what `spec`'s FerrVaultSecrets depend on and the generation
+/// it last changed at ([`input_generation`]): unchanged by a resume, `generation` after an edit or
+/// on the first write of a status that predates these fields.
+fn record_input_generation(
+    status: &mut FerrVaultConnectionStatus,
+    spec: &FerrVaultConnectionSpec,
+    generation: Option<i64>,
+) {
+    let digest = connection_input_digest(spec);
+    let recorded = (status.input_digest.as_deref(), status.input_generation);
+    status.input_generation = input_generation(recorded, &digest, generation);
+    status.input_digest = Some(digest);
 }
 
 /// Writes `status` and records the version it produced in `written`.

@@ -3,7 +3,9 @@
 //! comparing them costs no request.
 //!
 //! - A FerrVaultSecret: `connection=<uid>/<generation>/<Ready status> token=<version>
-//!   ca=<version> key=<id>`. The connection's Ready status is one of them so that a connection
+//!   ca=<version> key=<id>`. The generation is the connection's input generation
+//!   ([`input_generation`](crate::reconcile::rules::schedule::input_generation)): the one at
+//!   which the spec fields they read last changed, so pausing and resuming it changes nothing. The connection's Ready status is one of them so that a connection
 //!   turning unreachable or reachable again still makes its FerrVaultSecrets check it (the
 //!   `ferrvaultconnection` watch's route to its dependants enqueues them for that change). A connection not
 //!   probed yet counts as `True` ([`ready_for_dependants`]).
@@ -18,6 +20,7 @@ use kube::ResourceExt;
 
 use crate::reconcile::rules::{
     content::content_hash::{ContentHashKey, key_id},
+    schedule::input_generation::connection_input_generation,
     status::conditions::find_condition,
 };
 
@@ -43,7 +46,7 @@ pub fn secret_inputs_by(
     format!(
         "connection={}/{}/{} {} key={}",
         connection.uid().unwrap_or_default(),
-        connection.metadata.generation.unwrap_or_default(),
+        connection_input_generation(connection).unwrap_or_default(),
         ready_for_dependants(connection),
         connection_inputs_by(connection, version),
         key_id(key)
@@ -133,7 +136,77 @@ fn connection_inputs_by(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::fixtures::connection;
+    use crate::{
+        api::FerrVaultConnectionSpec,
+        reconcile::{
+            fixtures::{self, connection},
+            rules::schedule::input_generation::{connection_input_digest, input_generation},
+        },
+    };
+
+    /// `conn` at `generation`, reachable, its status recording `recorded` (digest, generation).
+    fn connection_at(
+        generation: i64,
+        spec: FerrVaultConnectionSpec,
+        recorded: Option<(String, i64)>,
+    ) -> FerrVaultConnection {
+        let mut c = fixtures::connection(generation, Some("True"), 0);
+        c.spec = spec;
+        let status = c.status.as_mut().expect("the fixture has a status");
+        status.input_digest = recorded.as_ref().map(|(digest, _)| digest.clone());
+        status.input_generation = recorded.map(|(_, at)| at);
+        c
+    }
+
+    /// The FerrVaultSecrets' `observedInputs` through `connection`.
+    fn inputs_through(connection: &FerrVaultConnection) -> String {
+        let key = ContentHashKey::from_bytes(&[7; 32]).expect("a 32-byte key");
+        secret_inputs(connection, &Stores::default(), &key)
+    }
+
+    #[test]
+    fn resuming_a_connection_should_leave_its_dependants_inputs_unchanged_and_an_edit_should_not() {
+        let spec = fixtures::connection(1, None, 0).spec;
+        let digest = connection_input_digest(&spec);
+        let synced = inputs_through(&connection_at(1, spec.clone(), Some((digest.clone(), 1))));
+        let suspended = FerrVaultConnectionSpec {
+            suspend: Some(true),
+            ..spec.clone()
+        };
+        // Suspended at 2 and resumed at 3, the status still as the last probe wrote it.
+        assert_eq!(
+            inputs_through(&connection_at(2, suspended, Some((digest.clone(), 1)))),
+            synced
+        );
+        assert_eq!(
+            inputs_through(&connection_at(3, spec.clone(), Some((digest.clone(), 1)))),
+            synced
+        );
+        // Edited while suspended and resumed: a change, before and after the probe records it.
+        let edited = FerrVaultConnectionSpec {
+            url: "http://127.0.0.1:2".into(),
+            ..spec
+        };
+        assert_ne!(
+            inputs_through(&connection_at(4, edited.clone(), Some((digest, 1)))),
+            synced
+        );
+        let probed = Some((connection_input_digest(&edited), 4));
+        assert_ne!(inputs_through(&connection_at(4, edited, probed)), synced);
+    }
+
+    #[test]
+    fn a_connection_whose_status_predates_the_input_generation_should_change_no_dependants_inputs() {
+        let spec = fixtures::connection(1, None, 0).spec;
+        let digest = connection_input_digest(&spec);
+        // Recorded by a version that used `metadata.generation` (7) itself.
+        let before = inputs_through(&connection_at(7, spec.clone(), None));
+        assert!(before.starts_with("connection=/7/True "), "{before}");
+        // The first status write of this version records the current generation.
+        let recorded = input_generation((None, None), &digest, Some(7));
+        assert_eq!(recorded, Some(7));
+        assert_eq!(inputs_through(&connection_at(7, spec, Some((digest, 7)))), before);
+    }
 
     #[test]
     fn a_connection_not_probed_yet_should_count_as_found_reachable() {

@@ -124,6 +124,18 @@ pub(crate) fn workload_needs_restart(
     recorded.map(String::as_str) != Some(current)
 }
 
+/// Whether one workload must still restart after its immutable target was replaced at
+/// `replaced_at` (`immutableChange: Replace`; the kubelet does not refresh an immutable Secret
+/// in running pods): the operator has not restarted it since ([`last_restart`]), whatever its
+/// content-hash stamp says. `None` (nothing replaced, or every workload restarted since) asks
+/// nothing. A retry after the rollout floor deferred some workloads thus restarts only those.
+pub(crate) fn needs_restart_since_replace(
+    pod_template_annotations: Option<&BTreeMap<String, String>>,
+    replaced_at: Option<Timestamp>,
+) -> bool {
+    replaced_at.is_some_and(|at| last_restart(pod_template_annotations).is_none_or(|last| last < at))
+}
+
 /// Which FerrVaultSecrets of one namespace restart which workloads, as the FerrVaultSecret store
 /// holds them: whose per-CR stamps are still theirs.
 #[derive(Debug, Clone, Default)]
@@ -309,6 +321,48 @@ mod tests {
         assert!(workload_needs_restart(Some(&missed), "uid-a", "h2"));
         assert!(workload_needs_restart(Some(&other_cr), "uid-a", "h2"));
         assert!(!workload_needs_restart(Some(&done), "uid-a", "h2"));
+    }
+
+    #[test]
+    fn a_replaced_target_should_restart_only_workloads_not_restarted_since() {
+        let restarted = |at: &str| -> BTreeMap<String, String> {
+            [(RESTARTED_AT_ANNOTATION.to_owned(), at.to_owned())].into()
+        };
+        let replaced: Timestamp = "2026-11-30T03:00:00Z".parse().unwrap();
+        // (case, the workload's annotations, the replacement, expected)
+        let before = restarted("2026-11-30T02:59:59Z");
+        let after = restarted("2026-11-30T03:00:01Z");
+        let unreadable = restarted("yesterday");
+        let table = [
+            ("nothing replaced", Some(&before), None, false),
+            ("never restarted", None, Some(replaced), true),
+            (
+                "restarted before the replace",
+                Some(&before),
+                Some(replaced),
+                true,
+            ),
+            (
+                "restarted since (an earlier pass)",
+                Some(&after),
+                Some(replaced),
+                false,
+            ),
+            (
+                "restarted at an unreadable time",
+                Some(&unreadable),
+                Some(replaced),
+                true,
+            ),
+            ("nothing replaced, never restarted", None, None, false),
+        ];
+        for (case, annotations, replaced_at, expected) in table {
+            assert_eq!(
+                needs_restart_since_replace(annotations, replaced_at),
+                expected,
+                "{case}"
+            );
+        }
     }
 
     #[test]

@@ -24,8 +24,10 @@ use crate::{
     reconcile::{
         read::{Reads, Stores},
         rules::{
-            access::namespace_match::selects, bounds::cluster_bounds::cluster_connection_spec_problem,
-            schedule::requeue::RequeueCase, status::messages,
+            access::namespace_match::selects,
+            bounds::cluster_bounds::cluster_connection_spec_problem,
+            schedule::{input_generation::cluster_input_generation, requeue::RequeueCase},
+            status::messages,
         },
     },
 };
@@ -134,8 +136,9 @@ fn invalid_connection(name: &str, problem: &SpecProblem) -> Stop {
 }
 
 /// `connection` seen as a FerrVaultConnection used from `namespace` (see the module's
-/// guarantees); its UID and generation are the cluster connection's, so recorded inputs change
-/// with it.
+/// guarantees); its UID and generation are the cluster connection's (its input generation: a
+/// suspend, a resume or an `allowedNamespaces` edit leaves it), so recorded inputs change with
+/// it.
 fn as_connection(connection: &ClusterFerrVaultConnection, namespace: &str) -> FerrVaultConnection {
     let (spec, references) = connection.spec.as_connection();
     let home = if spec.token_secret_ref.is_some() {
@@ -148,7 +151,7 @@ fn as_connection(connection: &ClusterFerrVaultConnection, namespace: &str) -> Fe
         name: view.metadata.name.take(),
         namespace: Some(home),
         uid: connection.metadata.uid.clone(),
-        generation: connection.metadata.generation,
+        generation: cluster_input_generation(connection),
         ..ObjectMeta::default()
     };
     view

@@ -11,7 +11,7 @@ use crate::{
         connection::access,
         rules::{
             schedule::requeue::{RequeueCase, requeue_after},
-            status::secret_status::ForceSyncSeen,
+            status::secret_status::{ForceSyncSeen, RolloutState},
         },
         write::KubeFailure,
     },
@@ -49,7 +49,21 @@ pub(super) enum Held {
         version: Option<String>,
         /// The force-sync values to record.
         force_sync: ForceSyncSeen,
+        /// A restart still due for it, retried by this pass (`None`: none was). Boxed: it is
+        /// rare, and every `Result` of a pass carries a [`Stop`].
+        rollout: Option<Box<KeptRollout>>,
     },
+}
+
+/// How a pass that kept a `CreatedOnce` target retried a restart still due for it (a forced
+/// sync changed its content and the rollout floor deferred the restart, or it failed).
+pub(super) struct KeptRollout {
+    /// How the retry ended.
+    pub(super) state: RolloutState,
+    /// When the floor deferred a restart again: how long until it is due.
+    pub(super) due_in: Option<Duration>,
+    /// `status.lastRolloutHash` after the retry.
+    pub(super) last_rollout_hash: Option<String>,
 }
 
 /// Why a pass stopped before its status write.

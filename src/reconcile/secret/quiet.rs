@@ -1,6 +1,7 @@
 //! How a pass that syncs nothing ends: nothing due (a resume's status caught up, the clamp
 //! condition corrected, the next refresh scheduled), suspended (the `Suspended` condition, no timer), or a `CreatedOnce`
-//! target kept (`Ready=True/TargetKept`, no timer).
+//! target kept (`Ready=True/TargetKept`, no timer unless a restart still due for it was deferred
+//! again or failed: then it is retried as a sync's would be).
 
 use std::time::Duration;
 
@@ -14,8 +15,11 @@ use crate::{
     reconcile::{
         report::SyncTimer,
         rules::{
-            schedule::{explain::Quiet, spec_digest::spec_digest},
-            status::refresh_control::{kept, resumed, suspend},
+            schedule::{explain::Quiet, requeue::MIN_REQUEUE, spec_digest::spec_digest},
+            status::{
+                refresh_control::{kept, resumed, suspend},
+                secret_status::RolloutState,
+            },
         },
         write::{KubeAction, KubeFailure},
     },
@@ -59,6 +63,7 @@ impl SecretReconciler {
         timer: &mut SyncTimer<'_>,
     ) -> Result<Outcome, KubeFailure> {
         let (generation, now) = (cr.meta().generation, Timestamp::now());
+        let mut outcome = Outcome::done();
         let (status, reason) = match held {
             Held::Suspended(reason) => {
                 let mut status = previous.clone();
@@ -69,9 +74,16 @@ impl SecretReconciler {
                 target,
                 version,
                 force_sync,
+                rollout,
             } => {
-                let mut status = kept(previous, (&target, version), force_sync, generation, now);
+                let (state, due_in, last_rollout_hash) = match rollout.map(|r| *r) {
+                    Some(r) => (Some(r.state), r.due_in, r.last_rollout_hash),
+                    None => (None, None, previous.last_rollout_hash.clone()),
+                };
+                outcome = after_kept_rollout(state.as_ref(), due_in);
+                let mut status = kept(previous, (&target, version), (force_sync, state), generation, now);
                 status.observed_spec_digest = Some(spec_digest(&cr.spec));
+                status.last_rollout_hash = last_rollout_hash;
                 (status, Reason::TargetKept)
             }
         };
@@ -85,7 +97,7 @@ impl SecretReconciler {
         .map_err(KubeFailure::during(KubeAction::WriteStatus(reason.as_str())))?;
         self.mark_synced(cr, previous, Duration::ZERO);
         timer.succeed();
-        Ok(Outcome::done())
+        Ok(outcome)
     }
 
     /// The last-sync series from status, with `refresh` (0 while nothing refreshes on a timer,
@@ -100,5 +112,19 @@ impl SecretReconciler {
             refresh,
             synced_at.0,
         );
+    }
+}
+
+/// The outcome of a pass that kept a `CreatedOnce` target after retrying a restart still due for
+/// it (`state`, `None`: none was due): retried with backoff when it failed, when the floor allows
+/// when it deferred it again, else no timer (only a change makes a kept target's pass due).
+fn after_kept_rollout(state: Option<&RolloutState>, due_in: Option<Duration>) -> Outcome {
+    match (state, due_in) {
+        (Some(RolloutState::Failed(error)), _) => Outcome::Error {
+            reason: Reason::RolloutFailed.as_str(),
+            message: format!("rollout restart: {error}"),
+        },
+        (_, Some(due)) => Outcome::RequeueAfter(due.max(MIN_REQUEUE)),
+        (Some(RolloutState::UpToDate | RolloutState::Deferred(_)) | None, None) => Outcome::done(),
     }
 }

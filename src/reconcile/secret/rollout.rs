@@ -1,6 +1,7 @@
 //! Rollout restarts of the workloads listed in `spec.rolloutRestart` (reference §3.5): the two
 //! steps of a sync ([`record_pending_rollout`] before the target is written,
-//! [`restart_workloads`] after), and the restart of each workload.
+//! [`restart_workloads`] after), the retry of a restart still due for a kept `CreatedOnce`
+//! target ([`retry_for_kept`]), and the restart of each workload.
 //!
 //! # Guarantees
 //! - The hash the workloads must run is recorded in status before the target changes, so a
@@ -12,6 +13,9 @@
 //! - Every workload is attempted even after a failure; the first failure is reported.
 //! - A workload restarted less than the rollout floor ago is not patched: its restart is
 //!   deferred and the report says until when (the earliest of all), so the pass is requeued then.
+//! - After an immutable target was replaced, every workload the operator has not restarted since
+//!   is restarted when the floor allows, also on a later pass (`status.targetReplacedAt`),
+//!   even when the content hash did not change.
 //! - A restart also removes the stamps on the workload no FerrVaultSecret of the namespace owns
 //!   any more ([`stale_stamps`]), judged from the FerrVaultSecret store ([`listers_in`]); nothing
 //!   is ever patched only to remove them (see [`rules::rollout`]).
@@ -21,25 +25,35 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Secret;
 use kube::{
     Api, Resource, ResourceExt,
     api::{ApiResource, DynamicObject, GroupVersionKind, Patch},
 };
 use tracing::warn;
 
-use super::{failure::Stop, plan::Plan, status};
+use super::{
+    failure::{KeptRollout, Stop},
+    plan::Plan,
+    status,
+    target::recorded_hash,
+};
 use crate::{
-    api::{FerrVaultSecret, FerrVaultSecretStatus, Lenient, RolloutTarget, WorkloadKind},
+    api::{
+        ConditionStatus, ConditionType, FerrVaultSecret, FerrVaultSecretStatus, Lenient, RolloutTarget,
+        WorkloadKind,
+    },
     reconcile::{
         context::Context,
         read::{Reads, Scoped},
         report::EventKind,
         rules::{
             rollout::{
-                RolloutListers, last_restart, pending_rollout_hash, restart_deferred_until, restart_patch,
-                rollout_due, stale_stamps, workload_needs_restart,
+                RolloutListers, last_restart, last_rollout_hash_after, needs_restart_since_replace,
+                pending_rollout_hash, restart_deferred_until, restart_patch, rollout_due, stale_stamps,
+                workload_needs_restart,
             },
-            status::{messages, secret_status::RolloutState},
+            status::{conditions::find_condition, messages, secret_status::RolloutState},
         },
         write::{KubeAction, KubeFailure, is_not_found, kube_error_text, patch_params},
     },
@@ -74,28 +88,37 @@ pub(super) async fn record_pending_rollout(
     Ok(Some(pending))
 }
 
+/// The content a rollout restarts the workloads for, and what is recorded of earlier ones.
+pub(super) struct RolloutFor<'a> {
+    /// The content hash the workloads must run.
+    pub(super) current: &'a str,
+    /// The target's content hash before this pass (its annotation), when known.
+    pub(super) previous: Option<&'a str>,
+    /// `status.lastRolloutHash` as it now stands.
+    pub(super) recorded: Option<&'a str>,
+    /// When the immutable target was replaced, while some workload may not have restarted
+    /// since: just now (this pass replaced it), or `status.targetReplacedAt` (a restart the
+    /// rollout floor deferred, or one that failed).
+    pub(super) replaced_at: Option<Timestamp>,
+}
+
 /// Restarts the workloads of `spec.rolloutRestart` that do not run this content yet, when a
-/// rollout is due and the rollout floor allows it; when `forced` (an immutable target was just
-/// replaced), every workload the floor allows, whatever the content hash says. `None` without
-/// rollout targets; else how the rollout ended and, when the floor deferred a restart, how long
-/// until it is due.
-///
-/// # Caveats
-/// A forced restart the floor defers is not recorded as due: a later pass restarts the workload
-/// only if the content changes again (the replaced Secret then held the content the workload
-/// already runs).
+/// rollout is due and the rollout floor allows it; after a replacement of an immutable target
+/// (`replaced_at`), also every workload not restarted since, whatever the content hash says.
+/// `None` without rollout targets; else how the rollout ended and, when the floor deferred a
+/// restart, how long until it is due. A deferred or failed restart after a replacement stays
+/// due: the caller records `replaced_at` (`status.targetReplacedAt`) until one ends
+/// [`RolloutState::UpToDate`].
 pub(super) async fn restart_workloads(
     ctx: &Context,
     reads: &Reads,
     cr: &FerrVaultSecret,
-    plan: &Plan,
-    recorded: Option<&str>,
-    forced: bool,
+    rollout: RolloutFor<'_>,
 ) -> Option<(RolloutState, Option<Duration>)> {
     if cr.spec.rollout_restart.is_empty() {
         return None;
     }
-    if !forced && !rollout_due(recorded, plan.previous_hash.as_deref(), &plan.hash) {
+    if rollout.replaced_at.is_none() && !rollout_due(rollout.recorded, rollout.previous, rollout.current) {
         return Some((RolloutState::UpToDate, None));
     }
     let (namespace, uid) = (cr.namespace().unwrap_or_default(), cr.uid().unwrap_or_default());
@@ -103,15 +126,16 @@ pub(super) async fn restart_workloads(
     let request = Rollout {
         namespace: &namespace,
         cr_uid: &uid,
-        content_hash: &plan.hash,
-        forced,
+        content_hash: rollout.current,
+        replaced_at: rollout.replaced_at,
         floor,
         secrets: &reads.stores.secrets,
     };
     let report = restart_each(&ctx.client, &request, &cr.spec.rollout_restart).await;
     let reference = cr.object_ref(&());
     for workload in &report.restarted {
-        let note = format!("restarted {workload} for content hash {}", plan.short_hash());
+        let short = &rollout.current[..rollout.current.len().min(12)];
+        let note = format!("restarted {workload} for content hash {short}");
         ctx.events.publish(&reference, EventKind::RolloutTriggered, note);
     }
     let due_in = report
@@ -129,6 +153,38 @@ pub(super) async fn restart_workloads(
             due_in,
         ),
         None => (RolloutState::UpToDate, None),
+    })
+}
+
+/// Retries a restart still due (`RolloutRestarted` not `True`) for a `CreatedOnce` target that
+/// `existing` keeps, for the content it holds (its content-hash annotation), as a sync would for
+/// any other target; `None` when none is due, or without rollout targets.
+pub(super) async fn retry_for_kept(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    existing: &Secret,
+) -> Option<KeptRollout> {
+    let pending = find_condition(&previous.conditions, ConditionType::RolloutRestarted)
+        .is_some_and(|c| c.status != ConditionStatus::True.as_str());
+    if !pending {
+        return None;
+    }
+    let current = recorded_hash(Some(existing))?;
+    let recorded = previous.last_rollout_hash.as_deref();
+    let rollout_for = RolloutFor {
+        current: &current,
+        previous: None,
+        recorded,
+        replaced_at: previous.target_replaced_at.as_ref().map(|t| t.0),
+    };
+    let (state, due_in) = restart_workloads(ctx, reads, cr, rollout_for).await?;
+    let still_pending = matches!(state, RolloutState::Failed(_)) || due_in.is_some();
+    Some(KeptRollout {
+        last_rollout_hash: last_rollout_hash_after(true, still_pending, recorded, &current),
+        state,
+        due_in,
     })
 }
 
@@ -151,8 +207,9 @@ pub(super) struct Rollout<'a> {
     pub cr_uid: &'a str,
     /// The content hash the workloads must run.
     pub content_hash: &'a str,
-    /// Restart even a workload whose stamp records that hash (an immutable target replaced).
-    pub forced: bool,
+    /// When the immutable target was replaced: restart even a workload whose stamp records the
+    /// hash, unless the operator restarted it since.
+    pub replaced_at: Option<Timestamp>,
     /// The least time between two restarts of one workload.
     pub floor: Duration,
     /// The FerrVaultSecret store: which FerrVaultSecrets of the namespace restart which
@@ -240,8 +297,9 @@ async fn restart_one(
         .data
         .pointer("/spec/template/metadata/annotations")
         .and_then(|a| serde_json::from_value(a.clone()).ok());
-    if !rollout.forced && !workload_needs_restart(annotations.as_ref(), rollout.cr_uid, rollout.content_hash)
-    {
+    let needed = workload_needs_restart(annotations.as_ref(), rollout.cr_uid, rollout.content_hash)
+        || needs_restart_since_replace(annotations.as_ref(), rollout.replaced_at);
+    if !needed {
         return Ok(Restart::NotNeeded);
     }
     let now = Timestamp::now();

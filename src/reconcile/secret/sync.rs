@@ -4,7 +4,8 @@
 //! [`read_target`] (the store's metadata when it shows the target as the last sync left it, or
 //! its silence on a first sync, else a GET) → the connection (suspended: stop; a namespace a cluster
 //! connection no longer allows: [`revocation::revoke`]) → a `CreatedOnce`
-//! target that exists is kept unless forced (stop) → [`target_access::judge`] (ownership, refused
+//! target that exists is kept unless forced (stop; a restart still due for it is retried,
+//! [`rollout::retry_for_kept`]) → [`target_access::judge`] (ownership, refused
 //! types, connections' Secrets: nothing is revealed for a refused target) → the inputs' versions
 //! → reveal ([`reveal::reveal`]) → [`payload::payload`] (transforms, size) →
 //! [`payload::guard_missing_keys`] → [`plan::plan`] (keyed content hash, desired target; a target
@@ -17,6 +18,7 @@
 use std::time::Duration;
 
 use controller_actors::ReconcileContext;
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Resource, ResourceExt};
 use tracing::info;
@@ -26,7 +28,8 @@ use super::{
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
     recorded_inputs::recorded_inputs,
-    reveal, revocation, rollout,
+    reveal, revocation,
+    rollout::{self, RolloutFor},
     target::{self, KnownTarget, Write},
     target_access,
 };
@@ -105,10 +108,12 @@ pub(super) async fn sync(
     }
     if let (RefreshPolicy::CreatedOnce, false, Some(existing)) = (cr.spec.policy(), forced, target.secret()) {
         target_access::judge_kept(&reads.stores, cr, &target_name, existing).await?;
+        let rollout = rollout::retry_for_kept(ctx, reads, cr, previous, existing).await;
         return Err(Stop::Quiet(Held::Kept {
             target: target_name,
             version: target.version(),
             force_sync,
+            rollout: rollout.map(Box::new),
         }));
     }
     target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
@@ -146,8 +151,19 @@ pub(super) async fn sync(
         ctx.changes.observe_arrival(id, selected);
     }
     let announcement = announce(cr, &payload, &plan, &target_name);
-    let forced = matches!(write, Some(Write::Replace { restart: true, .. }));
-    let rollout = rollout::restart_workloads(ctx, reads, cr, &plan, recorded.as_deref(), forced).await;
+    let replaced_now = matches!(write, Some(Write::Replace { restart: true, .. }));
+    let replaced_at = if replaced_now {
+        Some(Timestamp::now())
+    } else {
+        previous.target_replaced_at.as_ref().map(|t| t.0)
+    };
+    let rollout_for = RolloutFor {
+        current: &plan.hash,
+        previous: plan.previous_hash.as_deref(),
+        recorded: recorded.as_deref(),
+        replaced_at,
+    };
+    let rollout = rollout::restart_workloads(ctx, reads, cr, rollout_for).await;
     let rollout_failed = matches!(rollout, Some((RolloutState::Failed(_), _)));
     let rollout_due_in = rollout.as_ref().and_then(|(_, due)| *due);
     let has_rollout = rollout.is_some();
@@ -164,6 +180,7 @@ pub(super) async fn sync(
             last_rollout_hash: last_rollout_hash_after(has_rollout, pending, recorded.as_deref(), &plan.hash),
             rollout: rollout.map(|(state, _)| state),
             target_resource_version: target_version,
+            target_replaced_at: replaced_at.filter(|_| pending),
             observed_inputs: inputs,
             force_sync,
             source_version,

@@ -61,6 +61,7 @@ mod tests {
             last_rollout_hash: None,
             rollout: None,
             target_resource_version: Some("7".into()),
+            target_replaced_at: None,
             observed_inputs: String::new(),
             force_sync: Default::default(),
             source_version: None,

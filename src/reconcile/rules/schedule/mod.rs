@@ -11,6 +11,8 @@
 //! - [`source_version`]: the hash of a selection's versions (`list` or reveal), and how old
 //!   a listed change is.
 //! - [`spec_digest`]: the spec's digest without `suspend`, so a resume is no spec change.
+//! - [`input_generation`]: the generation of a connection its FerrVaultSecrets record, which a
+//!   resume of the connection leaves alone.
 //! - [`requeue`]: when a pass runs again after each outcome; the refresh interval it runs on.
 
 pub(crate) mod duration;
@@ -18,6 +20,7 @@ pub(crate) mod duration_floor;
 pub(crate) mod explain;
 pub(crate) mod force_sync;
 pub(crate) mod freshness;
+pub(crate) mod input_generation;
 pub(crate) mod requeue;
 pub(crate) mod source_version;
 pub(crate) mod spec_digest;

@@ -20,9 +20,18 @@ use crate::api::{FerrVaultSecret, FerrVaultSecretSpec, FerrVaultSecretStatus};
 
 /// The SHA-256 (lowercase hex) of `spec`'s canonical JSON with `suspend` removed.
 pub(crate) fn spec_digest(spec: &FerrVaultSecretSpec) -> String {
+    digest_without(spec, &["suspend"])
+}
+
+/// The SHA-256 (lowercase hex) of `spec`'s canonical JSON without its top-level `fields`: the
+/// digest of the part of a spec that matters to someone (see also
+/// [`input_generation`](super::input_generation)).
+pub(crate) fn digest_without(spec: &impl serde::Serialize, fields: &[&str]) -> String {
     let mut json = serde_json::to_value(spec).unwrap_or_default();
-    if let Some(fields) = json.as_object_mut() {
-        fields.remove("suspend");
+    if let Some(object) = json.as_object_mut() {
+        for field in fields {
+            object.remove(*field);
+        }
     }
     let digest = Sha256::digest(canonical(&json).as_bytes());
     digest.iter().map(|byte| format!("{byte:02x}")).collect()

@@ -11,14 +11,15 @@
 //!   condition, and the last sync's `Ready`, `RolloutRestarted` and `observedGeneration` carried
 //!   to this generation ([`resumed`]), so generation-based health checks see it current.
 //! - A kept `CreatedOnce` target: `Ready=True/TargetKept` at this generation, its version and the
-//!   force-sync values recorded, the last sync's `lastSyncedAt` and keys kept.
+//!   force-sync values recorded, the last sync's `lastSyncedAt` and keys kept; a restart still
+//!   due for it (retried by that pass) keeps `RolloutRestarted=False`, so it stays due.
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 use super::{
     conditions::{ConditionUpdate, remove_condition, upsert_condition},
-    secret_status::ForceSyncSeen,
+    secret_status::{ForceSyncSeen, RolloutState, record_rollout},
 };
 use crate::api::{ConditionStatus, ConditionType, FerrVaultSecretStatus, Reason};
 
@@ -73,11 +74,13 @@ pub(crate) fn resumed(previous: &FerrVaultSecretStatus, generation: Option<i64>)
     status
 }
 
-/// The status of a `CreatedOnce` FerrVaultSecret whose target `target` exists at `version`.
+/// The status of a `CreatedOnce` FerrVaultSecret whose target `target` exists at `version`;
+/// `rollout` is how the retry of a restart still due for it ended (`None`: none was due, and the
+/// `RolloutRestarted` condition goes).
 pub(crate) fn kept(
     previous: &FerrVaultSecretStatus,
     (target, version): (&str, Option<String>),
-    force_sync: ForceSyncSeen,
+    (force_sync, rollout): (ForceSyncSeen, Option<RolloutState>),
     generation: Option<i64>,
     now: Timestamp,
 ) -> FerrVaultSecretStatus {
@@ -95,7 +98,7 @@ pub(crate) fn kept(
         ),
         now,
     );
-    remove_condition(&mut status.conditions, ConditionType::RolloutRestarted);
+    record_rollout(&mut status.conditions, rollout, generation, now);
     status.observed_generation = generation;
     status.target_resource_version = version;
     force_sync.record(&mut status);
@@ -174,7 +177,7 @@ mod tests {
         let status = kept(
             &FerrVaultSecretStatus::default(),
             ("app", Some("9".into())),
-            forced,
+            (forced, None),
             Some(3),
             Timestamp::UNIX_EPOCH,
         );

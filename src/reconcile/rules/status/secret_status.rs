@@ -12,7 +12,7 @@
 //!   its 1 MiB, and a status listing them all would be larger than an object may be.
 
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, MicroTime, Time};
 
 use super::{
     conditions::{ConditionUpdate, remove_condition, upsert_condition},
@@ -73,6 +73,9 @@ pub(crate) struct SyncedState {
     pub rollout: Option<RolloutState>,
     /// The target's `resourceVersion` after the sync (written, or found as it must be).
     pub target_resource_version: Option<String>,
+    /// When the immutable target was replaced, while a workload restart for it is still due
+    /// (`status.targetReplacedAt`).
+    pub target_replaced_at: Option<Timestamp>,
     /// The versions of what the sync read besides FerrVault (`status.observedInputs`).
     pub observed_inputs: String,
     /// The force-sync values the sync ran with.
@@ -99,6 +102,36 @@ impl ForceSyncSeen {
     }
 }
 
+/// The `RolloutRestarted` condition in `conditions` after a rollout step that ended as
+/// `rollout` (`None`: no rollout targets, no condition).
+pub(crate) fn record_rollout(
+    conditions: &mut Vec<Condition>,
+    rollout: Option<RolloutState>,
+    generation: Option<i64>,
+    now: Timestamp,
+) {
+    let Some(rollout) = rollout else {
+        remove_condition(conditions, ConditionType::RolloutRestarted);
+        return;
+    };
+    let (holds, reason, message) = match rollout {
+        RolloutState::UpToDate => (true, Reason::UpToDate, messages::ROLLOUT_UP_TO_DATE.to_owned()),
+        RolloutState::Failed(error) => (false, Reason::RolloutFailed, error),
+        RolloutState::Deferred(message) => (false, Reason::RolloutDeferred, message),
+    };
+    upsert_condition(
+        conditions,
+        ConditionUpdate {
+            type_: ConditionType::RolloutRestarted,
+            status: ConditionStatus::from_bool(holds),
+            reason,
+            message,
+            observed_generation: generation,
+        },
+        now,
+    );
+}
+
 /// The status after a sync that wrote the target.
 pub(crate) fn after_sync(
     previous: &FerrVaultSecretStatus,
@@ -123,27 +156,7 @@ pub(crate) fn after_sync(
         )
     };
     upsert_condition(&mut status.conditions, ready_update, now);
-    match state.rollout {
-        None => remove_condition(&mut status.conditions, ConditionType::RolloutRestarted),
-        Some(rollout) => {
-            let (holds, reason, message) = match rollout {
-                RolloutState::UpToDate => (true, Reason::UpToDate, messages::ROLLOUT_UP_TO_DATE.to_owned()),
-                RolloutState::Failed(error) => (false, Reason::RolloutFailed, error),
-                RolloutState::Deferred(message) => (false, Reason::RolloutDeferred, message),
-            };
-            upsert_condition(
-                &mut status.conditions,
-                ConditionUpdate {
-                    type_: ConditionType::RolloutRestarted,
-                    status: ConditionStatus::from_bool(holds),
-                    reason,
-                    message,
-                    observed_generation: generation,
-                },
-                now,
-            );
-        }
-    }
+    record_rollout(&mut status.conditions, state.rollout, generation, now);
     status.last_synced_at = Some(Time(now));
     status.synced_keys = state.synced_keys;
     status.synced_keys.truncate(MAX_LISTED_SYNCED_KEYS);
@@ -153,6 +166,7 @@ pub(crate) fn after_sync(
     status.observed_generation = generation;
     status.last_rollout_hash = state.last_rollout_hash;
     status.target_resource_version = state.target_resource_version;
+    status.target_replaced_at = state.target_replaced_at.map(MicroTime);
     status.observed_inputs = Some(state.observed_inputs);
     status.observed_source_version = state.source_version;
     state.force_sync.record(&mut status);
@@ -173,6 +187,7 @@ mod tests {
             last_rollout_hash: Some("h".into()),
             rollout,
             target_resource_version: Some("7".into()),
+            target_replaced_at: None,
             observed_inputs: "inputs".into(),
             force_sync: Default::default(),
             source_version: None,

@@ -33,6 +33,7 @@ fn synced() -> FerrVaultSecretStatus {
         last_rollout_hash: None,
         rollout: None,
         target_resource_version: Some("7".into()),
+        target_replaced_at: None,
         observed_inputs: INPUTS.into(),
         force_sync: ForceSyncSeen {
             own: Some("1".into()),

@@ -72,6 +72,7 @@ fn synced(synced: i64, rollout: Option<RolloutState>) -> FerrVaultSecretStatus {
         last_rollout_hash: None,
         rollout,
         target_resource_version: Some("7".into()),
+        target_replaced_at: None,
         observed_inputs: INPUTS.into(),
         force_sync: Default::default(),
         source_version: None,
