@@ -10,6 +10,8 @@
 //!   metadata (the types of `spec.target`'s fields beyond its name and type).
 //! - `cluster_connection.rs`: [`ClusterFerrVaultConnection`] (`cfvc`): one connection for the
 //!   namespaces its `allowedNamespaces` lets in; `namespaces.rs`: [`NamespaceSelection`].
+//! - `cluster_secret.rs`: [`ClusterFerrVaultSecret`] (`cfvs`): a FerrVaultSecret spec fanned out
+//!   to the namespaces it selects, with one read.
 //! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -27,6 +29,8 @@
 pub mod bounds;
 #[allow(unreachable_pub)]
 pub(crate) mod cluster_connection;
+#[allow(unreachable_pub)]
+pub(crate) mod cluster_secret;
 pub(crate) mod common;
 pub(crate) mod conflicts;
 // kube's `KubeSchema` derive copies the `pub` of `FerrVaultConnectionSpec` and `SecretTarget`
@@ -50,6 +54,11 @@ pub(crate) mod transform;
 pub use cluster_connection::{
     ClusterFerrVaultConnection, ClusterFerrVaultConnectionSpec, ClusterFerrVaultConnectionStatus,
     NamespacedSecretKeyRef, ReferenceNamespaces, SAME_NAMESPACE_MESSAGE,
+};
+pub use cluster_secret::{
+    CLUSTER_CONNECTION_MESSAGE, ClusterFerrVaultSecret, ClusterFerrVaultSecretSpec,
+    ClusterFerrVaultSecretStatus, FailedNamespace, MAX_FAILED_NAMESPACES, NO_ROLLOUT_MESSAGE,
+    OWNER_ONLY_MESSAGE, RevealScope,
 };
 pub use common::{ConnectionKind, ConnectionRef, SecretKeyRef};
 pub use conflicts::{CREATED_ONCE_REPLACE_MESSAGE, MERGE_REPLACE_MESSAGE};

@@ -24,7 +24,10 @@ use super::{
     context::Context,
     read::Reads,
     report::{EventSink, SyncMetrics},
-    secret::SecretReconciler,
+    secret::{
+        CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, SecretReconciler, TargetsGauge,
+        register_targets_gauge,
+    },
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
     watch,
     write::WriteBudget,
@@ -38,6 +41,8 @@ pub struct Operator {
     /// The ClusterFerrVaultConnection reconciler's gauge (registered by [`Operator::new`], set by
     /// the reconciler [`Operator::install`] adds).
     cluster_refused: RefusedGauge,
+    /// The ClusterFerrVaultSecret reconciler's gauge, registered likewise.
+    cluster_targets: TargetsGauge,
 }
 
 impl Operator {
@@ -61,8 +66,10 @@ impl Operator {
         let events = EventSink::new(client.clone());
         let content_hash_key = ContentHashKeySource::new(settings.content_hash_key_namespace.clone());
         let cluster_refused = register_refused_gauge(registry);
+        let cluster_targets = register_targets_gauge(registry);
         Operator {
             cluster_refused,
+            cluster_targets,
             ctx: Arc::new(Context {
                 client,
                 ferrvault,
@@ -87,7 +94,7 @@ impl Operator {
     }
 
     /// Adds the reconcilers (`ferrvaultsecret`, `ferrvaultconnection`,
-    /// `clusterferrvaultconnection`) and all their watches.
+    /// `clusterferrvaultconnection`, `clusterferrvaultsecret`) and all their watches.
     pub fn install(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
         let watches = watch::build(
             &self.ctx.client,
@@ -105,11 +112,17 @@ impl Operator {
             reads.clone(),
             self.cluster_refused.clone(),
         ));
+        let cluster_secrets = Arc::new(ClusterSecretReconciler::new(
+            self.ctx.clone(),
+            reads.clone(),
+            self.cluster_targets.clone(),
+        ));
         let connections = Arc::new(ConnectionReconciler::new(self.ctx.clone(), reads));
         let builder = builder
             .reconciler(SECRET_CONTROLLER, secrets)
             .reconciler(CONNECTION_CONTROLLER, connections)
-            .reconciler(CLUSTER_CONNECTION_CONTROLLER, cluster);
+            .reconciler(CLUSTER_CONNECTION_CONTROLLER, cluster)
+            .reconciler(CLUSTER_SECRET_CONTROLLER, cluster_secrets);
         watches.sources.into_iter().fold(builder, |b, w| b.watch(w))
     }
 

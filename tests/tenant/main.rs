@@ -38,10 +38,12 @@
 //! | `target_shape.rs` | `target.metadata` forging the operator's or Kubernetes' annotations (adoption opt-in, content hash, ServiceAccount marker), at admission and past it; `creationPolicy: Merge` into a Secret another controller owns, one never opted in, one that does not exist |
 //! | `templates.rs` | a `target.template` repeating a hostile 256 KiB value 1,200 times (300 MiB if built): refused from its computed size, unbuilt |
 //! | `cluster_connections.rs` | a ClusterFerrVaultConnection named from a namespace it does not allow, a namespace relabelled out of its selection, a namespaced Role granting the cluster kinds or namespace labels |
+//! | `cluster_secrets.rs` | a ClusterFerrVaultSecret over a hundred namespaces (one reveal per refresh, a new namespace's copy within 1 s), a selection reaching a namespace the connection refuses or a Secret the victim owns (that namespace fails alone, untouched), revocation and deletion of copies, a namespaced Role granting the kind |
 //! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names; forty waves answering 1.2 MB every second (the kept-answer budget) |
 
 mod cache_bounds;
 mod cluster_connections;
+mod cluster_secrets;
 mod connection_secrets;
 mod credential_opt_in;
 mod egress;

@@ -7,10 +7,12 @@
 //! terms of at most [`MAX_SELECTOR_VALUES`] values: matching a namespace against it is bounded
 //! whatever was stored.
 
-use super::spec_bounds::{connection_spec_problem, list, problem, text};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+
+use super::spec_bounds::{SpecBounds, connection_spec_problem, list, problem, secret_spec_problem, text};
 use crate::api::{
-    ClusterFerrVaultConnectionSpec, NamespaceSelection, NamespacedSecretKeyRef, SAME_NAMESPACE_MESSAGE,
-    SpecProblem,
+    ClusterFerrVaultConnectionSpec, ClusterFerrVaultSecret, ClusterFerrVaultSecretSpec, NamespaceSelection,
+    NamespacedSecretKeyRef, SAME_NAMESPACE_MESSAGE, SpecProblem,
     bounds::{
         MAX_LABEL_TEXT, MAX_NAMESPACE_NAME, MAX_NAMESPACE_NAMES, MAX_SELECTOR_TERMS, MAX_SELECTOR_VALUES,
     },
@@ -38,6 +40,29 @@ pub(crate) fn cluster_connection_spec_problem(
         ));
     }
     selection_problem("spec.allowedNamespaces", &spec.allowed_namespaces)
+}
+
+/// The first bound a ClusterFerrVaultSecret's `spec` exceeds, if any: its nested FerrVaultSecret
+/// spec (named by that spec's own paths), then its `namespaces`.
+///
+/// # Errors
+/// As [`cluster_connection_spec_problem`].
+pub(crate) fn cluster_secret_spec_problem(spec: &ClusterFerrVaultSecretSpec) -> Result<(), SpecProblem> {
+    secret_spec_problem(&spec.secret_spec)?;
+    selection_problem("spec.namespaces", &spec.namespaces)
+}
+
+impl SpecBounds for ClusterFerrVaultSecret {
+    fn bounds_problem(&self) -> Option<SpecProblem> {
+        cluster_secret_spec_problem(&self.spec).err()
+    }
+
+    fn conditions(&self) -> Vec<Condition> {
+        self.status
+            .as_ref()
+            .map(|status| status.conditions.clone())
+            .unwrap_or_default()
+    }
 }
 
 /// The first bound `selection` (at `path`) exceeds, if any.
@@ -111,5 +136,18 @@ mod tests {
         let problem = selection_problem("spec.allowedNamespaces", &selection).unwrap_err();
         assert_eq!(problem.path, "spec.allowedNamespaces.names[0]");
         assert!(!problem.to_string().contains("SECRET"), "{problem}");
+    }
+
+    #[test]
+    fn a_cluster_secret_over_its_namespaces_bound_should_be_named() {
+        let mut spec: ClusterFerrVaultSecretSpec = serde_json::from_value(serde_json::json!({
+            "secretSpec": {"connectionRef": {"kind": "ClusterFerrVaultConnection", "name": "p"}, "vault": "v"},
+            "namespaces": {"names": ["a"]},
+        }))
+        .expect("a cluster secret spec");
+        assert_eq!(cluster_secret_spec_problem(&spec), Ok(()));
+        spec.namespaces.names = vec!["n".into(); MAX_NAMESPACE_NAMES + 1];
+        let problem = cluster_secret_spec_problem(&spec).unwrap_err();
+        assert_eq!(problem.path, "spec.namespaces.names");
     }
 }
