@@ -32,7 +32,7 @@ use std::{sync::Arc, time::Duration};
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::Api;
+use kube::{Api, ResourceExt};
 use tracing::{Instrument, info, info_span, warn};
 
 pub(crate) use self::status::{TargetsGauge, register_targets_gauge};
@@ -75,12 +75,19 @@ pub(crate) struct ClusterSecretReconciler {
     reads: Arc<Reads>,
     /// `ferrvault_cluster_secret_targets`.
     gauge: TargetsGauge,
+    /// The status each cluster secret's last pass wrote.
+    written: status::LastWritten,
 }
 
 impl ClusterSecretReconciler {
     /// The reconciler over the shared context, reading `reads`, setting `gauge`.
     pub(crate) fn new(ctx: Arc<Context>, reads: Arc<Reads>, gauge: TargetsGauge) -> Self {
-        Self { ctx, reads, gauge }
+        Self {
+            ctx,
+            reads,
+            gauge,
+            written: status::LastWritten::default(),
+        }
     }
 
     async fn run(&self, name: &str, rc: &ReconcileContext) -> Result<Outcome, KubeFailure> {
@@ -107,12 +114,13 @@ impl ClusterSecretReconciler {
         )
         .await?;
         let cr = match start {
-            Start::Valid(cr) => cr,
+            Start::Valid(cr) => self.written.newest(cr),
             Start::Gone => {
                 status::forget(&self.gauge, name);
                 return Ok(Outcome::done());
             }
             Start::Deleting(object) => {
+                self.written.forget(&object.uid().unwrap_or_default());
                 if let Some(cr) = object.valid() {
                     let how = match cr.spec.secret_spec.deletion_policy() {
                         DeletionPolicy::Retain => LetGo::Unlabel,
@@ -165,6 +173,7 @@ impl ClusterSecretReconciler {
             Err(Stop::Quiet(_)) => return Ok(Outcome::done()),
         };
         let written = status::record((&api, objects.written()), &self.gauge, &cr, &pass, now).await?;
+        self.written.remember(&cr, &written);
         let (_, failed) = pass.counts();
         let retry = (failed > 0)
             .then(|| requeue_after(RequeueCase::Failed, interval))

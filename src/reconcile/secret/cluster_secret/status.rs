@@ -10,6 +10,11 @@
 //!   secrets are created by cluster admins only, so its cardinality does not grow with tenants;
 //!   both are removed with the object.
 
+use std::{
+    collections::HashMap,
+    sync::{Mutex, PoisonError},
+};
+
 use jiff::Timestamp;
 use kube::{
     Api, Resource, ResourceExt,
@@ -140,4 +145,49 @@ async fn write(
         )))?;
     written.record(patched.meta());
     Ok(())
+}
+
+/// The status each pass wrote last, by cluster secret UID: what the next pass starts from while
+/// the watch's store still shows an older one. A cluster-scoped object is read from its store only
+/// (the operator may not GET it), and the store may lag our own write by a few milliseconds: a
+/// pass starting in that window would otherwise find the last sync unrecorded and reveal again.
+/// One entry per ClusterFerrVaultSecret (cluster admins create them), removed with it.
+#[derive(Default)]
+pub(super) struct LastWritten {
+    statuses: Mutex<HashMap<String, ClusterFerrVaultSecretStatus>>,
+}
+
+impl LastWritten {
+    /// `cr` with the newer of its stored status and the one we wrote last (by `lastSyncedAt`, then
+    /// `observedGeneration`).
+    pub(super) fn newest(&self, mut cr: ClusterFerrVaultSecret) -> ClusterFerrVaultSecret {
+        let uid = cr.uid().unwrap_or_default();
+        let ours = self.lock().get(&uid).cloned();
+        let order = |s: &ClusterFerrVaultSecretStatus| {
+            (s.last_synced_at.as_ref().map(|t| t.0), s.observed_generation)
+        };
+        if let Some(ours) = ours
+            && cr
+                .status
+                .as_ref()
+                .is_none_or(|stored| order(&ours) > order(stored))
+        {
+            cr.status = Some(ours);
+        }
+        cr
+    }
+
+    /// Remembers `status` as the last one written for `cr`.
+    pub(super) fn remember(&self, cr: &ClusterFerrVaultSecret, status: &ClusterFerrVaultSecretStatus) {
+        self.lock().insert(cr.uid().unwrap_or_default(), status.clone());
+    }
+
+    /// Forgets cluster secret `uid`.
+    pub(super) fn forget(&self, uid: &str) {
+        self.lock().remove(uid);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ClusterFerrVaultSecretStatus>> {
+        self.statuses.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
