@@ -204,3 +204,20 @@ impl Reconciler for ClusterSecretReconciler {
             .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_secret_key_should_fall_in_the_cluster_bucket_of_the_fair_share() {
+        // A FerrVaultSecret on a cluster connection keeps its own namespace's key (watch/cluster.rs);
+        // a cluster secret, an admin's object, shares the cluster-scoped bucket with the cluster
+        // connections, which holds at most its share of the workers.
+        let key = cluster_secret_key("shared");
+        assert_eq!(
+            (key.controller, key.namespace.as_deref()),
+            (CLUSTER_SECRET_CONTROLLER, None)
+        );
+    }
+}
