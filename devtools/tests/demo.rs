@@ -33,6 +33,8 @@ fn demo_with_exit_when_ready_should_reach_all_ready_print_the_endpoints_and_exit
         "team-a/app-db ",
         "team-b/app-db ",
         "team-c/app-db ",
+        // The cluster secret's sample: one read, copied into the same three namespaces.
+        "/shared-config ",
     ] {
         assert!(
             output

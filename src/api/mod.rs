@@ -12,6 +12,8 @@
 //!   namespaces its `allowedNamespaces` lets in; `namespaces.rs`: [`NamespaceSelection`].
 //! - [`client_cert`]: `clientCertSecretRef` and `pinSha256`, a connection's TLS identity and pins.
 //! - `change_detection.rs`: [`ChangeDetection`], a connection's `spec.changeDetection`.
+//! - `cluster_secret.rs`: [`ClusterFerrVaultSecret`] (`cfvs`): a FerrVaultSecret spec fanned out
+//!   to the namespaces it selects, with one read.
 //! - `common.rs`: references and the conditions list shared by both kinds.
 //! - [`bounds`]: the `maxLength`/`maxItems` of every spec string and list, schema and reconciler.
 //! - `lenient.rs`: [`Lenient`], reading an object that bypassed the schema without failing its kind.
@@ -33,6 +35,8 @@ pub mod client_cert;
 pub(crate) mod change_detection;
 #[allow(unreachable_pub)]
 pub(crate) mod cluster_connection;
+#[allow(unreachable_pub)]
+pub(crate) mod cluster_secret;
 pub(crate) mod common;
 pub(crate) mod conflicts;
 // kube's `KubeSchema` derive copies the `pub` of `FerrVaultConnectionSpec` and `SecretTarget`
@@ -60,6 +64,11 @@ pub use change_detection::{
 pub use cluster_connection::{
     ClusterFerrVaultConnection, ClusterFerrVaultConnectionSpec, ClusterFerrVaultConnectionStatus,
     NamespacedSecretKeyRef, ReferenceNamespaces, SAME_NAMESPACE_MESSAGE,
+};
+pub use cluster_secret::{
+    CLUSTER_CONNECTION_MESSAGE, ClusterFerrVaultSecret, ClusterFerrVaultSecretSpec,
+    ClusterFerrVaultSecretStatus, FailedNamespace, MAX_FAILED_NAMESPACES, NO_ROLLOUT_MESSAGE,
+    OWNER_ONLY_MESSAGE, RevealScope,
 };
 pub use common::{ConnectionKind, ConnectionRef, SecretKeyRef};
 pub use conflicts::{CREATED_ONCE_REPLACE_MESSAGE, MERGE_REPLACE_MESSAGE};

@@ -11,6 +11,15 @@ pub const SECRET_FINALIZER: &str = "ferrvault.com/secret-cleanup";
 /// Finalizer on `FerrVaultConnection`: held while any FerrVaultSecret still references it.
 pub const CONNECTION_FINALIZER: &str = "ferrvault.com/connection-cleanup";
 
+/// Finalizer on `ClusterFerrVaultSecret`: removed once its copies are deleted (or, under
+/// `deletionPolicy: Retain`, unlabelled).
+pub const CLUSTER_SECRET_FINALIZER: &str = "ferrvault.com/cluster-secret-cleanup";
+
+/// Label on each copy a ClusterFerrVaultSecret writes: its UID. Owner references cannot cross
+/// namespaces, so this label is what marks a Secret as a copy; a cluster secret writes and
+/// deletes only Secrets carrying its own UID here (or absent, to create them).
+pub const CLUSTER_SECRET_UID_LABEL: &str = "ferrvault.com/cluster-secret-uid";
+
 /// Annotation on a target Secret naming its writer; its value is [`MANAGED_BY_VALUE`].
 pub const MANAGED_BY_ANNOTATION: &str = "ferrvault.com/managed-by";
 

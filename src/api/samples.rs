@@ -21,3 +21,7 @@ pub const SECRET_WITH_TEMPLATE: &str = include_str!("samples/secret-with-templat
 /// `kubernetes.io/metadata.name`), its token Secret, the namespaces, and a FerrVaultSecret in
 /// each using it.
 pub const CLUSTER_CONNECTION: &str = include_str!("samples/cluster-connection.yaml");
+
+/// A ClusterFerrVaultSecret fanning one read out to the three team namespaces of
+/// [`CLUSTER_CONNECTION`] (apply it after that sample).
+pub const CLUSTER_SECRET: &str = include_str!("samples/cluster-secret.yaml");

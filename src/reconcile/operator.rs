@@ -25,7 +25,10 @@ use super::{
     context::Context,
     read::Reads,
     report::{EventSink, SyncMetrics},
-    secret::SecretReconciler,
+    secret::{
+        CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, SecretReconciler, TargetsGauge,
+        register_targets_gauge,
+    },
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
     watch,
     write::WriteBudget,
@@ -42,6 +45,8 @@ pub struct Operator {
     /// The ClusterFerrVaultConnection reconciler's gauge (registered by [`Operator::new`], set by
     /// the reconciler [`Operator::install`] adds).
     cluster_refused: RefusedGauge,
+    /// The ClusterFerrVaultSecret reconciler's gauge, registered likewise.
+    cluster_targets: TargetsGauge,
 }
 
 impl Operator {
@@ -67,8 +72,10 @@ impl Operator {
         let content_hash_key = ContentHashKeySource::new(settings.content_hash_key_namespace.clone());
         let cluster_refused = register_refused_gauge(registry);
         let changes = ChangeFeed::register(registry);
+        let cluster_targets = register_targets_gauge(registry);
         Operator {
             cluster_refused,
+            cluster_targets,
             ctx: Arc::new(Context {
                 client,
                 ferrvault,
@@ -94,7 +101,7 @@ impl Operator {
     }
 
     /// Adds the reconcilers (`ferrvaultsecret`, `ferrvaultconnection`,
-    /// `clusterferrvaultconnection`) and all their watches.
+    /// `clusterferrvaultconnection`, `clusterferrvaultsecret`) and all their watches.
     pub fn install(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
         let watches = watch::build(
             &self.ctx.client,
@@ -112,11 +119,17 @@ impl Operator {
             reads.clone(),
             self.cluster_refused.clone(),
         ));
+        let cluster_secrets = Arc::new(ClusterSecretReconciler::new(
+            self.ctx.clone(),
+            reads.clone(),
+            self.cluster_targets.clone(),
+        ));
         let connections = Arc::new(ConnectionReconciler::new(self.ctx.clone(), reads));
         let builder = builder
             .reconciler(SECRET_CONTROLLER, secrets)
             .reconciler(CONNECTION_CONTROLLER, connections)
-            .reconciler(CLUSTER_CONNECTION_CONTROLLER, cluster);
+            .reconciler(CLUSTER_CONNECTION_CONTROLLER, cluster)
+            .reconciler(CLUSTER_SECRET_CONTROLLER, cluster_secrets);
         // Runs while leading, like the watches: it lends the pollers the controllers' key sink.
         let versions = KeyFeed::new(CHANGE_FEED, self.ctx.changes.clone());
         let builder = builder.watch(Box::new(versions));

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use ferrvault_operator::api::{
-    ClusterFerrVaultConnection, FerrVaultConnection, FerrVaultSecret, crdgen, samples,
+    ClusterFerrVaultConnection, ClusterFerrVaultSecret, FerrVaultConnection, FerrVaultSecret, crdgen, samples,
 };
 use ferrvault_sim::ferrvault::SimConfig;
 
@@ -86,6 +86,7 @@ pub fn manifests() -> Result<Vec<Value>, FixtureError> {
         samples::SECRET_WITH_TEMPLATE,
         PLAIN_SECRET,
         samples::CLUSTER_CONNECTION,
+        samples::CLUSTER_SECRET,
     ] {
         for document in serde_norway::Deserializer::from_str(text) {
             let value = Value::deserialize(document).map_err(|e| FixtureError::Manifest(e.to_string()))?;
@@ -179,10 +180,14 @@ pub async fn apply_samples(client: &Client, manifests: &[Value]) -> Result<(), F
                 create_namespace(client, name).await?;
                 continue;
             }
-            "ClusterFerrVaultConnection" => {
+            "ClusterFerrVaultConnection" | "ClusterFerrVaultSecret" => {
                 let object: DynamicObject = serde_json::from_value(manifest.clone())
                     .map_err(|e| FixtureError::Manifest(e.to_string()))?;
-                let resource = ApiResource::erase::<ClusterFerrVaultConnection>(&());
+                let resource = if kind == "ClusterFerrVaultSecret" {
+                    ApiResource::erase::<ClusterFerrVaultSecret>(&())
+                } else {
+                    ApiResource::erase::<ClusterFerrVaultConnection>(&())
+                };
                 let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
                 create(&api, &object, format!("{kind} {name}")).await?;
                 continue;

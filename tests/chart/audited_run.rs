@@ -15,7 +15,7 @@
 
 use std::{collections::BTreeSet, process::Command, time::Duration};
 
-use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
+use ferrvault_operator::api::{ClusterFerrVaultSecret, FerrVaultConnection, FerrVaultSecret};
 use ferrvault_sim::{
     ferrvault::FerrVaultSim,
     kube::{AuditEntry, KubeSim},
@@ -24,7 +24,7 @@ use ferrvault_testkit::sample_world::{self, NAMESPACE as SAMPLES};
 use k8s_openapi::{api::core::v1::Secret, apimachinery::pkg::apis::meta::v1::Condition};
 use kube::{
     Api,
-    api::{DynamicObject, ListParams, Patch, PatchParams, PostParams},
+    api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams},
     core::{ApiResource, GroupVersionKind},
 };
 use serde_json::{Value, json};
@@ -120,7 +120,16 @@ async fn samples_synced(client: &kube::Client) -> bool {
                 || (ready(&conditions, "Ready")
                     && (s.spec.rollout_restart.is_empty() || ready(&conditions, "RolloutRestarted")))
         });
+    // The cluster secret sample: its three copies written.
+    let cluster: Api<ClusterFerrVaultSecret> = Api::all(client.clone());
+    let cluster_done = cluster.list(&lp).await.is_ok_and(|list| {
+        list.items.len() == 1
+            && list
+                .into_iter()
+                .all(|c| ready(&c.status.map(|s| s.conditions).unwrap_or_default(), "Ready"))
+    });
     secrets_done
+        && cluster_done
         && connections.items.len() == 2
         && connections
             .into_iter()
@@ -357,6 +366,18 @@ pub async fn audited_run(sets: &[&str]) -> AuditedRun {
             .ok()
             .and_then(|s| s.status)
             .is_some_and(|s| s.conditions.iter().any(|c| c.reason == "ConnectionNotFound"))
+    })
+    .await;
+
+    // The cluster secret deleted: its finalizer lets go of its copies (a delete each), then of
+    // the object (a patch).
+    let cluster: Api<ClusterFerrVaultSecret> = Api::all(admin.clone());
+    cluster
+        .delete("shared-config", &DeleteParams::default())
+        .await
+        .expect("the cluster secret deleted");
+    until("the cluster secret gone", &operator, || async {
+        cluster.get_opt("shared-config").await.is_ok_and(|c| c.is_none())
     })
     .await;
 

@@ -9,6 +9,7 @@ fn crds_should_render_every_kind_labelled_and_kept_on_uninstall() {
         rendering.names_of("CustomResourceDefinition"),
         [
             "clusterferrvaultconnections.ferrvault.com",
+            "clusterferrvaultsecrets.ferrvault.com",
             "ferrvaultconnections.ferrvault.com",
             "ferrvaultsecrets.ferrvault.com"
         ]

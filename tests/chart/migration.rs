@@ -73,7 +73,7 @@ fn the_go_charts_values_should_install_our_chart_with_each_key_reaching_its_sett
             launch.argv
         );
     }
-    assert_eq!(rendering.of_kind("CustomResourceDefinition").len(), 3);
+    assert_eq!(rendering.of_kind("CustomResourceDefinition").len(), 4);
     assert_eq!(rendering.of_kind("PrometheusRule").len(), 1);
     let container = manager(&deployment(&rendering));
     assert_eq!(

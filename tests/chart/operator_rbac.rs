@@ -124,7 +124,11 @@ async fn with_watch_namespaces_every_api_call_should_be_allowed_by_the_roles_of_
             "the operator watches {namespace}"
         );
     }
-    let cluster_kinds = ["clusterferrvaultconnections", "namespaces"];
+    let cluster_kinds = [
+        "clusterferrvaultconnections",
+        "clusterferrvaultsecrets",
+        "namespaces",
+    ];
     assert!(
         !run.requests.iter().any(|e| e.verb == "watch"
             && e.namespace.is_empty()

@@ -254,7 +254,7 @@ fn the_cluster_kinds_should_be_read_for_the_operator_and_managed_only_by_a_clust
             .expect("the admins' ClusterRole");
         assert_eq!(
             admin["rules"][0]["resources"],
-            serde_json::json!(["clusterferrvaultconnections"]),
+            serde_json::json!(["clusterferrvaultconnections", "clusterferrvaultsecrets"]),
             "{admin}"
         );
     }

@@ -77,6 +77,7 @@ fn crdgen_subcommand_should_print_every_crd_as_a_multi_document_stream() {
         names,
         [
             "clusterferrvaultconnections.ferrvault.com",
+            "clusterferrvaultsecrets.ferrvault.com",
             "ferrvaultconnections.ferrvault.com",
             "ferrvaultsecrets.ferrvault.com"
         ]

@@ -4,6 +4,7 @@ mod bounds;
 mod cel;
 mod client_cert_cel;
 mod cluster_cel;
+mod cluster_secret_cel;
 mod drift;
 mod go_manifests;
 mod readme_manifests;

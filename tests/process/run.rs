@@ -117,7 +117,8 @@ async fn run_should_serve_probes_metrics_and_debug_endpoints_then_exit_zero_on_s
         [
             "ferrvaultsecret",
             "ferrvaultconnection",
-            "clusterferrvaultconnection"
+            "clusterferrvaultconnection",
+            "clusterferrvaultsecret"
         ],
         "{queue:#}"
     );

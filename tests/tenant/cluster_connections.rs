@@ -29,9 +29,9 @@ use crate::harness::{
 };
 
 /// The cluster connection's name.
-const PLATFORM: &str = "platform";
+pub(crate) const PLATFORM: &str = "platform";
 /// The label an admin sets on namespaces the platform serves.
-const SERVED: &str = "platform.example/served";
+pub(crate) const SERVED: &str = "platform.example/served";
 /// How long a refusal may take to show once the event that causes it happened: far below the
 /// FerrVaultSecrets' one-hour refresh, so only the event can have caused it.
 const REFUSED_WITHIN: Duration = Duration::from_secs(10);
@@ -43,12 +43,12 @@ fn cluster_connections(client: kube::Client) -> Api<DynamicObject> {
 
 /// The admin's cluster connection [`PLATFORM`] to FerrVault with [`PLATFORM_TOKEN`] (a Secret in
 /// the operator's namespace), letting in `allowed`, with `revocation: Keep` (the default).
-async fn platform_connection(world: &World, allowed: Value) {
+pub(crate) async fn platform_connection(world: &World, allowed: Value) {
     platform_connection_revoking(world, allowed, "Keep").await;
 }
 
 /// [`platform_connection`] with `revocation`.
-async fn platform_connection_revoking(world: &World, allowed: Value, revocation: &str) {
+pub(crate) async fn platform_connection_revoking(world: &World, allowed: Value, revocation: &str) {
     let token: Secret = serde_json::from_value(json!({
         "metadata": { "name": "platform-token" },
         "stringData": { "token": PLATFORM_TOKEN },
@@ -77,7 +77,7 @@ async fn platform_connection_revoking(world: &World, allowed: Value, revocation:
 }
 
 /// A FerrVaultSecret spec reading the victim's vault through the cluster connection.
-fn through_platform() -> Value {
+pub(crate) fn through_platform() -> Value {
     json!({
         "connectionRef": { "kind": "ClusterFerrVaultConnection", "name": PLATFORM },
         "vault": VICTIM_VAULT,
@@ -86,7 +86,7 @@ fn through_platform() -> Value {
 }
 
 /// Sets (or, with `None`, removes) label [`SERVED`] on `namespace`, as the admin.
-async fn label_namespace(world: &World, namespace: &str, value: Option<&str>) {
+pub(crate) async fn label_namespace(world: &World, namespace: &str, value: Option<&str>) {
     let patch = json!({ "metadata": { "labels": { SERVED: value } } });
     Api::<Namespace>::all(world.admin.clone())
         .patch(namespace, &PatchParams::default(), &Patch::Merge(&patch))
@@ -95,7 +95,7 @@ async fn label_namespace(world: &World, namespace: &str, value: Option<&str>) {
 }
 
 /// FerrVault requests made with the platform's token so far.
-fn platform_requests(world: &World) -> u64 {
+pub(crate) fn platform_requests(world: &World) -> u64 {
     world.fv.token_stats("platform").requests
 }
 
@@ -281,7 +281,7 @@ async fn revocation_delete_should_remove_the_copy_of_a_namespace_relabelled_out_
 }
 
 /// Fails unless `result` is the API server's 403 Forbidden; `what` names the attempt.
-fn forbidden<T>(what: &str, result: Result<T, kube::Error>) {
+pub(crate) fn forbidden<T>(what: &str, result: Result<T, kube::Error>) {
     match result {
         Err(kube::Error::Api(status)) if status.code == 403 => {}
         Err(other) => panic!("{what}: expected 403 Forbidden, got {other}"),

@@ -149,3 +149,35 @@ fn queue_should_publish_which_namespaces_hold_workers_and_what_waits_on_their_sh
         ]
     );
 }
+
+#[test]
+fn queue_should_keep_each_namespace_its_turn_on_a_shared_cluster_connection() {
+    // Issue 37: the FerrVaultSecrets of many namespaces use one ClusterFerrVaultConnection, and
+    // cluster secrets (cluster-scoped keys) fan out beside them. Each FerrVaultSecret's key keeps
+    // its own namespace, and every cluster-scoped key shares one bucket: a backlog of one
+    // namespace, or of the cluster kinds, holds at most its share while another namespace's key
+    // takes the next free worker.
+    let t0 = Instant::now();
+    let mut q = QueueState::new(BackoffConfig::default(), SHARE, t0);
+    for i in 0..40 {
+        q.add(
+            ObjectKey {
+                controller: "clusterferrvaultsecret",
+                namespace: None,
+                name: format!("c{i:03}"),
+            },
+            Cause::Event,
+            t0,
+        );
+        q.add(key("team-a", i), Cause::Event, t0);
+    }
+    q.add(key("team-b", 0), Cause::Event, t0);
+    let taken: Vec<ObjectKey> = std::iter::from_fn(|| q.pop(t0).map(|d| d.key))
+        .take(WORKERS)
+        .collect();
+    assert!(taken.contains(&key("team-b", 0)), "{taken:?}");
+    for bucket in [None, Some("team-a")] {
+        let held = taken.iter().filter(|k| k.namespace.as_deref() == bucket).count();
+        assert!(held <= SHARE, "{bucket:?} holds {held}");
+    }
+}

@@ -27,7 +27,7 @@ use progress::{Progress, ResourceState, all_ready};
 
 use ferrvault_operator::{
     OperatorProcess, ProcessEnv, RunArgs, RunError, RunSettings,
-    api::{FerrVaultConnection, FerrVaultSecret},
+    api::{ClusterFerrVaultSecret, FerrVaultConnection, FerrVaultSecret},
     rules::parse_go_duration,
 };
 use ferrvault_sim::{ferrvault::FerrVaultSim, kube::KubeSim};
@@ -243,6 +243,21 @@ async fn read_states(client: &Client) -> Vec<ResourceState> {
         states.push(ResourceState::new(
             "FerrVaultSecret",
             key(&s.metadata),
+            &conditions,
+        ));
+    }
+    // The cluster secret's sample: one read fanned out to the same three team namespaces.
+    let cluster: Api<ClusterFerrVaultSecret> = Api::all(client.clone());
+    for c in cluster
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+    {
+        let conditions = c.status.map(|s| s.conditions).unwrap_or_default();
+        states.push(ResourceState::new(
+            "ClusterFerrVaultSecret",
+            key(&c.metadata),
             &conditions,
         ));
     }

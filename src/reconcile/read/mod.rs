@@ -65,7 +65,7 @@ pub(crate) use self::{
     stores::Stores,
 };
 use crate::{
-    api::{FerrVaultConnection, FerrVaultSecret},
+    api::{ClusterFerrVaultSecret, FerrVaultConnection, FerrVaultSecret},
     reconcile::settings::OperatorSettings,
 };
 
@@ -77,6 +77,8 @@ pub struct Reads {
     pub secrets: CrStore<FerrVaultSecret>,
     /// FerrVaultConnections.
     pub connections: CrStore<FerrVaultConnection>,
+    /// ClusterFerrVaultSecrets.
+    pub cluster_secrets: CrStore<ClusterFerrVaultSecret>,
     /// Token and CA bundle values.
     pub values: SecretValues,
 }
@@ -88,6 +90,7 @@ impl Reads {
         Self {
             secrets: CrStore::new(stores.secrets.clone()),
             connections: CrStore::new(stores.connections.clone()),
+            cluster_secrets: CrStore::new(stores.cluster_secrets.clone()),
             values: SecretValues::new(client, stores.clone(), settings.require_credential_opt_in),
             stores,
         }

@@ -13,12 +13,13 @@
 //! | | the controller owner reference (none other) | `controlling_secret`; `judge_target` and `needs_write` on a target as our last write left it |
 //! | | annotations [`MANAGED_BY_ANNOTATION`], [`CONTENT_HASH_ANNOTATION`], [`ADOPTABLE_BY_ANNOTATION`] | `secret_change_matters`, `needs_write`, `recorded_hash`, `judge_target` |
 //! | | annotations [`SERVICE_ACCOUNT_ANNOTATIONS`], presence only | `judge_target` (`kubernetes_marker`) |
+//! | | label [`CLUSTER_SECRET_UID_LABEL`] (no other label) | a ClusterFerrVaultSecret's pass: which Secrets are its copies (`judge_copy`, `is_copy_of`) |
 //! | FerrVaultSecret, FerrVaultConnection | name, namespace, UID, `resourceVersion`, generation, creation and deletion timestamps, finalizers | the stores' lookups, both reconcilers' prologue, `cr_change_matters`, the settled rules, Events |
 //! | | annotation [`FORCE_SYNC_ANNOTATION`], its value bounded ([`force_token`]: a longer one as its digest) | `cr_change_matters`, the rule `explain` |
 //! | | spec, status | both reconcilers, the mappers (`connectionRef`, `target.name`, the Secrets a connection reads), the dependants filter (Ready status) |
 //!
 //! Not kept, because no reconciler reads them: labels and annotations of the custom resources
-//! (all of them but the force-sync one), Secrets' labels and every other annotation, owner references
+//! (all of them but the force-sync one), Secrets' labels (but the cluster secret's) and every other annotation, owner references
 //! of the custom resources and non-controller ones of Secrets, Secrets' finalizers,
 //! `generateName`, `managedFields`, `selfLink`, `deletionGracePeriodSeconds`. Nor the labels and
 //! annotations a target gets from its FerrVaultSecret's `target.metadata`: a target the store
@@ -55,8 +56,8 @@ use crate::{
     api::{
         FerrVaultConnection, FerrVaultSecret, FerrVaultSecretSpec, Lenient,
         names::{
-            ADOPTABLE_BY_ANNOTATION, CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION, FORCE_SYNC_ANNOTATION,
-            MANAGED_BY_ANNOTATION, SECRET_FINALIZER,
+            ADOPTABLE_BY_ANNOTATION, CLUSTER_SECRET_UID_LABEL, CONNECTION_FINALIZER, CONTENT_HASH_ANNOTATION,
+            FORCE_SYNC_ANNOTATION, MANAGED_BY_ANNOTATION, SECRET_FINALIZER,
         },
     },
     reconcile::rules::{
@@ -110,8 +111,16 @@ pub(crate) fn secret_metadata(secret: &mut PartialObjectMeta<Secret>) {
         deletion_timestamp: meta.deletion_timestamp,
         owner_references: controller(meta.owner_references),
         annotations: kept(meta.annotations, &SECRET_ANNOTATIONS),
+        labels: cluster_secret_label(meta.labels),
         ..ObjectMeta::default()
     };
+}
+
+/// Of a Secret's labels, only [`CLUSTER_SECRET_UID_LABEL`] (a UID, at most 63 bytes): what marks a
+/// ClusterFerrVaultSecret's copy, so its passes find and judge their copies without a GET.
+fn cluster_secret_label(labels: Option<BTreeMap<String, String>>) -> Option<BTreeMap<String, String>> {
+    let (key, value) = labels?.remove_entry(CLUSTER_SECRET_UID_LABEL)?;
+    (value.len() <= MAX_KEPT_VALUE).then(|| BTreeMap::from([(key, value)]))
 }
 
 /// The `ferrvaultsecret` watches' projection.

@@ -7,7 +7,9 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::core::PartialObjectMeta;
 
 use super::Scoped;
-use crate::api::{ClusterFerrVaultConnection, FerrVaultConnection, FerrVaultSecret, Lenient};
+use crate::api::{
+    ClusterFerrVaultConnection, ClusterFerrVaultSecret, FerrVaultConnection, FerrVaultSecret, Lenient,
+};
 
 /// The stores both reconcilers read, each across the watched scopes.
 #[derive(Clone, Default)]
@@ -28,6 +30,9 @@ pub struct Stores {
     /// The metadata of every Namespace (the `namespace-metadata` watch's store): the labels a
     /// cluster connection's `allowedNamespaces` is matched against, without a GET per pass.
     pub namespaces: Scoped<PartialObjectMeta<Namespace>>,
+    /// Every ClusterFerrVaultSecret (the `clusterferrvaultsecret` watch's store, one cluster-wide
+    /// scope).
+    pub cluster_secrets: Scoped<Lenient<ClusterFerrVaultSecret>>,
 }
 
 impl Stores {

@@ -51,9 +51,12 @@
 //!   target Secret: as it must be, read, written), `rollout.rs` (workload restarts).
 //! - `retain.rs`: the pre-delete step of `target.deletionPolicy: Retain` (our owner reference
 //!   removed from the target).
+//! - `cluster_secret/`: the ClusterFerrVaultSecret reconciler, which fans one spec out through
+//!   these same steps (its own module doc).
 //! - `status.rs`: the status write (what it says is `rules::status::secret_status`).
 
 mod cluster_connection;
+mod cluster_secret;
 mod due;
 mod failure;
 mod finish;
@@ -72,4 +75,8 @@ mod sync;
 pub(crate) mod target;
 mod target_access;
 
+pub(crate) use self::cluster_secret::{
+    CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, TargetsGauge, cluster_secret_key,
+    register_targets_gauge,
+};
 pub use self::reconciler::SecretReconciler;

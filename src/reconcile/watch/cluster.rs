@@ -8,6 +8,9 @@
 //! | `namespace-metadata` | Namespace, metadata only | the FerrVaultSecrets of that namespace referencing any ClusterFerrVaultConnection, and every ClusterFerrVaultConnection (their status counts), when its labels change (or it appears) |
 //! | `ferrvaultsecret` (in `keys.rs`) | FerrVaultSecret | the ClusterFerrVaultConnection it references (its status counts) |
 //! | `secret-metadata` (a route added to it) | Secret | the FerrVaultSecrets whose cluster connection reads that Secret (token rotation) |
+//! | `clusterferrvaultsecret` | ClusterFerrVaultSecret | itself on a new generation, deletion, a lost finalizer, a new force-sync token, or first sighting |
+//! | `namespace-metadata` (a second route) | Namespace | every ClusterFerrVaultSecret, when its labels change (or it appears): a namespace joining a selection gets its copy at that event |
+//! | `clusterferrvaultconnection` (a third route) | ClusterFerrVaultConnection | the ClusterFerrVaultSecrets using it, as for its FerrVaultSecrets |
 //!
 //! # Guarantees
 //! - A namespace relabelled in or out of an `allowedNamespaces` selection re-queues its
@@ -22,9 +25,16 @@ use controller_actors::{ObjectKey, Route, WatchSource, WatchSpec, WatchStore};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{Api, Resource, ResourceExt, api::ObjectMeta, core::PartialObjectMeta, runtime::watcher};
 
+use super::filters::cr_change_matters;
 use crate::{
-    api::{ClusterFerrVaultConnection, ConnectionKind, FerrVaultSecret, Lenient},
-    reconcile::{connection::cluster_connection_key, read::Scoped, settings::SECRET_CONTROLLER},
+    api::{
+        ClusterFerrVaultConnection, ClusterFerrVaultSecret, ConnectionKind, FerrVaultSecret, Lenient,
+        names::{CLUSTER_SECRET_FINALIZER, FORCE_SYNC_ANNOTATION},
+    },
+    reconcile::{
+        connection::cluster_connection_key, read::Scoped, secret::cluster_secret_key,
+        settings::SECRET_CONTROLLER,
+    },
 };
 
 /// The two cluster-wide watches before their routes, and their stores.
@@ -37,6 +47,10 @@ pub(super) struct ClusterWatches {
     pub(super) connections: WatchStore<Lenient<ClusterFerrVaultConnection>>,
     /// The Namespaces' metadata store.
     pub(super) namespaces: WatchStore<PartialObjectMeta<Namespace>>,
+    /// The ClusterFerrVaultSecret watch.
+    secret_watch: WatchSpec<Lenient<ClusterFerrVaultSecret>>,
+    /// The ClusterFerrVaultSecrets' store.
+    pub(super) secrets: WatchStore<Lenient<ClusterFerrVaultSecret>>,
 }
 
 /// Both watches, without routes yet (the FerrVaultSecrets' stores they read come later).
@@ -51,11 +65,18 @@ pub(super) fn watches(client: &kube::Client) -> ClusterWatches {
         Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
         watcher::Config::default(),
     );
+    let (secret_watch, secrets) = WatchSpec::full(
+        "clusterferrvaultsecret",
+        Api::<Lenient<ClusterFerrVaultSecret>>::all(client.clone()),
+        watcher::Config::default(),
+    );
     ClusterWatches {
         connection_watch,
         namespace_watch,
         connections,
         namespaces,
+        secret_watch,
+        secrets,
     }
 }
 
@@ -67,12 +88,18 @@ impl ClusterWatches {
         let itself =
             Route::map(|c: &Lenient<ClusterFerrVaultConnection>| vec![cluster_connection_key(&c.name_any())])
                 .matters(|old, new| connection_matters(old.map(Resource::meta), new.meta()));
+        let cluster_secrets = self.secrets.clone();
+        let cluster_users = Route::map(move |c: &Lenient<ClusterFerrVaultConnection>| {
+            cluster_secrets_using(&cluster_secrets, &c.name_any())
+        })
+        .matters(|old, new| connection_matters(old.map(Resource::meta), new.meta()));
         let connection_watch = self
             .connection_watch
             .trim(trim_connection)
             .matters(|old, new| connection_matters(old.map(Resource::meta), new.meta()))
             .map(move |c: &Lenient<ClusterFerrVaultConnection>| users_of(&by_connection, &c.name_any()))
-            .route(itself);
+            .route(itself)
+            .route(cluster_users);
         let by_namespace = secrets.clone();
         let connections = self.connections.clone();
         let labels_changed = |old: Option<&PartialObjectMeta<Namespace>>,
@@ -87,6 +114,22 @@ impl ClusterWatches {
                 .collect()
         })
         .matters(labels_changed);
+        let cluster_secrets = self.secrets.clone();
+        let every_cluster_secret = Route::map(move |_: &PartialObjectMeta<Namespace>| {
+            cluster_secrets
+                .state()
+                .iter()
+                .map(|s| cluster_secret_key(&s.name_any()))
+                .collect()
+        })
+        .matters(labels_changed);
+        let secret_watch = self
+            .secret_watch
+            .trim(trim_cluster_secret)
+            .matters(|old, new| {
+                cr_change_matters(old.map(Resource::meta), new.meta(), CLUSTER_SECRET_FINALIZER)
+            })
+            .map(|s: &Lenient<ClusterFerrVaultSecret>| vec![cluster_secret_key(&s.name_any())]);
         let namespace_watch = self
             .namespace_watch
             .trim(trim_namespace)
@@ -94,8 +137,13 @@ impl ClusterWatches {
             .map(move |n: &PartialObjectMeta<Namespace>| {
                 cluster_users_in(&by_namespace, n.metadata.name.as_deref().unwrap_or_default())
             })
-            .route(every_connection);
-        vec![Box::new(connection_watch), Box::new(namespace_watch)]
+            .route(every_connection)
+            .route(every_cluster_secret);
+        vec![
+            Box::new(connection_watch),
+            Box::new(namespace_watch),
+            Box::new(secret_watch),
+        ]
     }
 }
 
@@ -169,6 +217,31 @@ fn keys_where(
         .filter(|s| pick(s))
         .map(|s| ObjectKey::namespaced(SECRET_CONTROLLER, s.namespace().unwrap_or_default(), s.name_any()))
         .collect()
+}
+
+/// Keys of the ClusterFerrVaultSecrets (in `secrets`) using ClusterFerrVaultConnection `name`.
+fn cluster_secrets_using(
+    secrets: &WatchStore<Lenient<ClusterFerrVaultSecret>>,
+    name: &str,
+) -> Vec<ObjectKey> {
+    secrets
+        .state()
+        .iter()
+        .filter_map(|s| s.valid())
+        .filter(|s| s.spec.secret_spec.connection_ref.name == name)
+        .map(|s| cluster_secret_key(&s.name_any()))
+        .collect()
+}
+
+/// What the cluster secrets' store drops: labels, managed fields, and every annotation but the
+/// force-sync one (what a pass and `cr_change_matters` read).
+fn trim_cluster_secret(secret: &mut Lenient<ClusterFerrVaultSecret>) {
+    let meta = secret.meta_mut();
+    meta.labels = None;
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.retain(|key, _| key == FORCE_SYNC_ANNOTATION);
+    }
 }
 
 /// What the Namespace store keeps: name, labels, version, deletion.

@@ -99,6 +99,7 @@ pub(crate) fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWr
         .cluster_connections
         .add(None, cluster.connections.clone());
     watches.stores.namespaces.add(None, cluster.namespaces.clone());
+    watches.stores.cluster_secrets.add(None, cluster.secrets.clone());
     let routed = cluster.routed(&watches.stores.secrets);
     watches.sources.extend(routed);
     watches

@@ -1,4 +1,5 @@
-//! The schema's bounds of a ClusterFerrVaultConnection, checked again (as [`spec_bounds`] does
+//! The schema's bounds of a ClusterFerrVaultConnection and a ClusterFerrVaultSecret (with the
+//! latter's CEL rules), checked again (as [`spec_bounds`] does
 //! for the namespaced kinds): its connection fields, its references' namespaces and its
 //! `allowedNamespaces`, in declaration order, a list's length before its items.
 //!
@@ -7,10 +8,13 @@
 //! terms of at most [`MAX_SELECTOR_VALUES`] values: matching a namespace against it is bounded
 //! whatever was stored.
 
-use super::spec_bounds::{connection_spec_problem, list, problem, text};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+
+use super::spec_bounds::{SpecBounds, connection_spec_problem, list, problem, secret_spec_problem, text};
 use crate::api::{
-    ClusterFerrVaultConnectionSpec, NamespaceSelection, NamespacedSecretKeyRef, SAME_NAMESPACE_MESSAGE,
-    SpecProblem,
+    CLUSTER_CONNECTION_MESSAGE, ClusterFerrVaultConnectionSpec, ClusterFerrVaultSecret,
+    ClusterFerrVaultSecretSpec, ConnectionKind, CreationPolicy, NO_ROLLOUT_MESSAGE, NamespaceSelection,
+    NamespacedSecretKeyRef, OWNER_ONLY_MESSAGE, SAME_NAMESPACE_MESSAGE, SpecProblem,
     bounds::{
         MAX_LABEL_TEXT, MAX_NAMESPACE_NAME, MAX_NAMESPACE_NAMES, MAX_SELECTOR_TERMS, MAX_SELECTOR_VALUES,
     },
@@ -56,6 +60,50 @@ pub(crate) fn cluster_connection_spec_problem(
         }
     }
     selection_problem("spec.allowedNamespaces", &spec.allowed_namespaces)
+}
+
+/// The first bound a ClusterFerrVaultSecret's `spec` exceeds, if any: its nested FerrVaultSecret
+/// spec (named by that spec's own paths), then its `namespaces`.
+///
+/// # Errors
+/// As [`cluster_connection_spec_problem`].
+pub(crate) fn cluster_secret_spec_problem(spec: &ClusterFerrVaultSecretSpec) -> Result<(), SpecProblem> {
+    secret_spec_problem(&spec.secret_spec)?;
+    selection_problem("spec.namespaces", &spec.namespaces)?;
+    // The kind's CEL rules, checked again for an object stored past them.
+    let secret = &spec.secret_spec;
+    if secret.connection_ref.kind != ConnectionKind::ClusterFerrVaultConnection {
+        return Err(problem(
+            &"spec.secretSpec.connectionRef.kind",
+            CLUSTER_CONNECTION_MESSAGE.to_owned(),
+        ));
+    }
+    if secret.creation_policy() != CreationPolicy::Owner {
+        return Err(problem(
+            &"spec.secretSpec.target.creationPolicy",
+            OWNER_ONLY_MESSAGE.to_owned(),
+        ));
+    }
+    if !secret.rollout_restart.is_empty() {
+        return Err(problem(
+            &"spec.secretSpec.rolloutRestart",
+            NO_ROLLOUT_MESSAGE.to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+impl SpecBounds for ClusterFerrVaultSecret {
+    fn bounds_problem(&self) -> Option<SpecProblem> {
+        cluster_secret_spec_problem(&self.spec).err()
+    }
+
+    fn conditions(&self) -> Vec<Condition> {
+        self.status
+            .as_ref()
+            .map(|status| status.conditions.clone())
+            .unwrap_or_default()
+    }
 }
 
 /// The first bound `selection` (at `path`) exceeds, if any.
@@ -144,5 +192,46 @@ mod tests {
         let problem = selection_problem("spec.allowedNamespaces", &selection).unwrap_err();
         assert_eq!(problem.path, "spec.allowedNamespaces.names[0]");
         assert!(!problem.to_string().contains("SECRET"), "{problem}");
+    }
+
+    #[test]
+    fn a_cluster_secret_over_its_namespaces_bound_should_be_named() {
+        let mut spec: ClusterFerrVaultSecretSpec = serde_json::from_value(serde_json::json!({
+            "secretSpec": {"connectionRef": {"kind": "ClusterFerrVaultConnection", "name": "p"}, "vault": "v"},
+            "namespaces": {"names": ["a"]},
+        }))
+        .expect("a cluster secret spec");
+        assert_eq!(cluster_secret_spec_problem(&spec), Ok(()));
+        spec.namespaces.names = vec!["n".into(); MAX_NAMESPACE_NAMES + 1];
+        let problem = cluster_secret_spec_problem(&spec).unwrap_err();
+        assert_eq!(problem.path, "spec.namespaces.names");
+    }
+
+    #[test]
+    fn a_cluster_secret_stored_past_its_cel_rules_should_be_refused_again() {
+        let stored = |secret_spec: serde_json::Value| -> ClusterFerrVaultSecretSpec {
+            serde_json::from_value(serde_json::json!({ "secretSpec": secret_spec })).expect("a spec")
+        };
+        let cluster = serde_json::json!({"kind": "ClusterFerrVaultConnection", "name": "p"});
+        for (secret_spec, path) in [
+            (
+                serde_json::json!({"connectionRef": {"name": "p"}, "vault": "v"}),
+                "spec.secretSpec.connectionRef.kind",
+            ),
+            (
+                serde_json::json!({"connectionRef": cluster, "vault": "v", "target": {"creationPolicy": "Merge"}}),
+                "spec.secretSpec.target.creationPolicy",
+            ),
+            (
+                serde_json::json!({"connectionRef": cluster, "vault": "v",
+                    "rolloutRestart": [{"kind": "Deployment", "name": "app"}]}),
+                "spec.secretSpec.rolloutRestart",
+            ),
+        ] {
+            assert_eq!(
+                cluster_secret_spec_problem(&stored(secret_spec)).map_err(|p| p.path),
+                Err(path.to_owned())
+            );
+        }
     }
 }

@@ -1,0 +1,288 @@
+//! One pass of a valid ClusterFerrVaultSecret: which namespaces it serves, whether anything is
+//! due, the reveal (one, or one per namespace in cloud mode), the payload, each copy, and the
+//! copies it lets go.
+//!
+//! # Guarantees
+//! - Selected: every namespace the Namespace store shows whose name or labels `spec.namespaces`
+//!   selects and whose Secrets the operator watches (`--watch-namespace` list mode restricts the
+//!   copies to those). Each selected namespace is then judged through the very check a
+//!   FerrVaultSecret of that namespace meets ([`cluster_connection`]): not allowed by the
+//!   connection, a missing or invalid connection, an unwatched token namespace: that namespace
+//!   fails with the reason, and nothing is read for it.
+//! - In ferrvault mode one reveal serves every namespace (the token is not namespace-scoped); in
+//!   cloud mode each namespace is revealed on its own (FerrVault authorises each namespace), and
+//!   `status.revealScope` says so. Every reveal goes through the credential's one limiter.
+//! - Nothing is revealed when nothing is due: the generation recorded, no force-sync, the refresh
+//!   not due, and every served namespace's copy shown by the Secret store at the recorded content
+//!   hash. A namespace created or relabelled into the selection is therefore the only thing such
+//!   a pass reveals for.
+//! - Values live only for the pass (the payload is dropped when it ends): nothing is kept to
+//!   provision a later namespace, which is revealed again through the limiter (a reveal of the
+//!   same wave may be joined, [`FerrVault::reveal_in_wave`](crate::ferrvault::FerrVault::reveal_in_wave)).
+//! - A copy in a namespace no longer selected is deleted; one in a namespace the connection no
+//!   longer allows is deleted under `revocation: Delete` and kept otherwise.
+
+use std::collections::BTreeMap;
+
+use controller_actors::ReconcileContext;
+use jiff::Timestamp;
+use kube::{ResourceExt, api::ObjectMeta};
+use tracing::warn;
+
+use super::{
+    super::{
+        cluster_connection::cluster_connection,
+        failure::{Failure, Stop},
+        payload::{self, Payload},
+        plan::content_hash_key,
+        reveal,
+    },
+    copies::{self, LetGo, Source},
+};
+use crate::{
+    api::{
+        ClusterFerrVaultSecret, ConnectionMode, FerrVaultConnection, FerrVaultSecret, Reason, RefreshPolicy,
+        RevealScope, Revocation,
+    },
+    reconcile::{
+        context::Context,
+        read::Reads,
+        rules::{
+            access::{copy_access::is_copy_of, namespace_match::selects},
+            content::content_hash::content_hash,
+            schedule::force_sync::force_token,
+            status::cluster_secret_status::{CopyState, FanOut},
+        },
+    },
+};
+
+/// The cluster secret seen as a FerrVaultSecret of `namespace`: its name, UID and generation, its
+/// `secretSpec`. What the FerrVaultSecret's steps (connection, reveal, payload, target) read.
+pub(super) fn view(cr: &ClusterFerrVaultSecret, namespace: &str) -> FerrVaultSecret {
+    let mut view = FerrVaultSecret::new(&cr.name_any(), cr.spec.secret_spec.clone());
+    view.metadata = ObjectMeta {
+        name: cr.metadata.name.clone(),
+        namespace: Some(namespace.to_owned()),
+        uid: cr.metadata.uid.clone(),
+        generation: cr.metadata.generation,
+        ..ObjectMeta::default()
+    };
+    view
+}
+
+/// The namespaces `cr` selects that the operator watches, sorted.
+pub(super) fn selected(reads: &Reads, cr: &ClusterFerrVaultSecret) -> Vec<String> {
+    let stores = &reads.stores;
+    let mut names: Vec<String> = stores
+        .namespaces
+        .state()
+        .iter()
+        .filter_map(|n| {
+            let name = n.metadata.name.as_deref()?;
+            let labels = n.metadata.labels.clone().unwrap_or_default();
+            (stores.secret_metadata.covers(name) && selects(&cr.spec.namespaces, name, &labels))
+                .then(|| name.to_owned())
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Whether a pass is due beyond provisioning missing copies: a new generation, a force-sync, or
+/// the refresh (`interval`) come.
+pub(super) fn is_due(cr: &ClusterFerrVaultSecret, interval: std::time::Duration, now: Timestamp) -> bool {
+    let status = cr.status.clone().unwrap_or_default();
+    let forced = is_forced(cr);
+    let changed = status.observed_generation != cr.metadata.generation;
+    let refresh = match (cr.spec.secret_spec.policy(), &status.last_synced_at) {
+        (_, None) => true,
+        (RefreshPolicy::Periodic, Some(last)) => {
+            !interval.is_zero()
+                && jiff::SignedDuration::try_from(interval)
+                    .ok()
+                    .and_then(|i| last.0.checked_add(i).ok())
+                    .is_none_or(|due| due <= now)
+        }
+        (RefreshPolicy::OnChange | RefreshPolicy::CreatedOnce, Some(_)) => false,
+    };
+    forced || changed || refresh
+}
+
+/// Whether `cr` carries a force-sync token it has not honoured yet.
+pub(super) fn is_forced(cr: &ClusterFerrVaultSecret) -> bool {
+    let token = force_token(cr.metadata.annotations.as_ref());
+    let seen = cr.status.as_ref().and_then(|s| s.observed_force_sync.clone());
+    token.is_some() && token != seen
+}
+
+/// One pass over the selected namespaces; `due` as [`is_due`] decided.
+///
+/// # Errors
+/// A stop that ends the whole pass without a status (rate limited, the content-hash key or the
+/// stores unavailable, a Kubernetes failure).
+pub(super) async fn fan_out(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &ClusterFerrVaultSecret,
+    (rc, due): (&ReconcileContext, bool),
+) -> Result<FanOut, Stop> {
+    let uid = cr.uid().unwrap_or_default();
+    let forced = is_forced(cr);
+    let previous = cr.status.clone().unwrap_or_default();
+    let mut copies = BTreeMap::new();
+    let mut serve: Vec<(FerrVaultSecret, FerrVaultConnection)> = Vec::new();
+    for namespace in selected(reads, cr) {
+        let view = view(cr, &namespace);
+        match cluster_connection(reads, &view).await {
+            Ok(connection) => serve.push((view, connection)),
+            Err(Stop::Fail(refused)) => {
+                copies.insert(namespace, failed(refused));
+            }
+            Err(stop) => return Err(stop),
+        }
+    }
+    let shared = serve
+        .first()
+        .is_none_or(|(_, c)| c.spec.mode == ConnectionMode::Ferrvault);
+    let scope = if shared {
+        RevealScope::Shared
+    } else {
+        RevealScope::PerNamespace
+    };
+    let created_once = cr.spec.secret_spec.policy() == RefreshPolicy::CreatedOnce && !forced;
+    let stores = &reads.stores;
+    let held = |view: &FerrVaultSecret| {
+        let namespace = view.namespace().unwrap_or_default();
+        let own_name = view.name_any();
+        let target = view.spec.target_name(&own_name);
+        stores.secret_meta(&namespace, target).is_some_and(|meta| {
+            is_copy_of(&uid, &meta.metadata)
+                && (created_once
+                    || previous.content_hash.as_deref()
+                        == meta
+                            .metadata
+                            .annotations
+                            .as_ref()
+                            .and_then(|a| a.get(crate::api::names::CONTENT_HASH_ANNOTATION))
+                            .map(String::as_str))
+        })
+    };
+    let (current, missing): (Vec<_>, Vec<_>) = serve.into_iter().partition(|(view, _)| held(view));
+    let to_write = if due && !created_once {
+        current.into_iter().chain(missing).collect::<Vec<_>>()
+    } else {
+        for (view, _) in current {
+            copies.insert(view.namespace().unwrap_or_default(), CopyState::Provisioned);
+        }
+        missing
+    };
+    let mut content = None;
+    if !to_write.is_empty() {
+        let key = content_hash_key(ctx).await?;
+        let mut shared_payload: Option<(Payload, String)> = None;
+        for (view, connection) in &to_write {
+            let namespace = view.namespace().unwrap_or_default();
+            let computed = match (&shared_payload, shared) {
+                (Some(done), true) => Ok(done),
+                _ => match reveal_payload(ctx, reads, view, connection, (rc, forced)).await {
+                    Ok(payload) => {
+                        let hash = content_hash(key, &payload.data);
+                        shared_payload = Some((payload, hash));
+                        Ok(shared_payload.as_ref().expect("just set"))
+                    }
+                    Err(Stop::Fail(f)) => Err(f),
+                    Err(stop) => return Err(stop),
+                },
+            };
+            let state = match computed {
+                Ok((payload, hash)) => {
+                    content = Some(hash.clone());
+                    let source = Source {
+                        view,
+                        uid: &uid,
+                        payload,
+                        hash,
+                    };
+                    copies::put(ctx, stores, &source, forced).await
+                }
+                Err(f) => failed(f),
+            };
+            copies.insert(namespace, state);
+        }
+    }
+    let_go_of_the_rest(ctx, reads, cr, &copies).await;
+    Ok(FanOut {
+        copies,
+        content_hash: content,
+        scope,
+        synced: !to_write.is_empty(),
+        force_sync: if forced {
+            force_token(cr.metadata.annotations.as_ref())
+        } else {
+            previous.observed_force_sync
+        },
+    })
+}
+
+/// Reveals `view`'s keys through `connection` and renders them (transforms, template, size).
+async fn reveal_payload(
+    ctx: &Context,
+    reads: &Reads,
+    view: &FerrVaultSecret,
+    connection: &FerrVaultConnection,
+    (rc, forced): (&ReconcileContext, bool),
+) -> Result<Payload, Stop> {
+    let revealed = reveal::reveal(ctx, reads, view, connection, (rc.deadline, forced)).await?;
+    let target = view.spec.target_name(&view.name_any()).to_owned();
+    payload::payload(view, revealed, &target).await
+}
+
+/// Deletes the copies in namespaces no longer selected, and (under the connection's `revocation:
+/// Delete`) those in namespaces it no longer allows; failures are logged and retried at the next
+/// pass.
+async fn let_go_of_the_rest(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &ClusterFerrVaultSecret,
+    copies: &BTreeMap<String, CopyState>,
+) {
+    let revocation = reads
+        .stores
+        .cluster_connections
+        .get("", &cr.spec.secret_spec.connection_ref.name)
+        .and_then(|c| c.valid().map(|c| c.spec.revocation))
+        .unwrap_or_default();
+    let not_allowed = |namespace: &str| matches!(copies.get(namespace), Some(CopyState::Failed { reason, .. }) if *reason == Reason::ConnectionNotAllowed);
+    for stored in own_copies(reads, cr) {
+        let namespace = stored.namespace.clone().unwrap_or_default();
+        let goes =
+            !copies.contains_key(&namespace) || (revocation == Revocation::Delete && not_allowed(&namespace));
+        if goes && let Err(e) = copies::let_go(ctx, &stored, LetGo::Delete).await {
+            warn!(namespace, error = %e, "could not delete a copy no longer served");
+        }
+    }
+}
+
+/// The stored metadata of every copy of `cr` (its UID label on its target name) in the namespaces
+/// the Namespace store shows.
+pub(super) fn own_copies(reads: &Reads, cr: &ClusterFerrVaultSecret) -> Vec<ObjectMeta> {
+    let uid = cr.uid().unwrap_or_default();
+    let target = cr.spec.secret_spec.target_name(&cr.name_any()).to_owned();
+    let stores = &reads.stores;
+    stores
+        .namespaces
+        .state()
+        .iter()
+        .filter_map(|n| n.metadata.name.clone())
+        .filter_map(|namespace| stores.secret_meta(&namespace, &target))
+        .filter(|meta| is_copy_of(&uid, &meta.metadata))
+        .map(|meta| meta.metadata.clone())
+        .collect()
+}
+
+fn failed(failure: Failure) -> CopyState {
+    CopyState::Failed {
+        reason: failure.reason,
+        message: failure.message,
+    }
+}
