@@ -19,6 +19,8 @@
 //! - `admin/`: the HTTP servers — `/metrics`, the probes, `/debug/*` — as warp filters on a
 //!   hardened accept loop; [`HttpLimits`], each server's address (`BindAddress`).
 //! - `telemetry/`: the process and REST-client metrics a controller-runtime operator exposes.
+//! - `hints/`: signed change hints, `POST /hooks/ferrvault` (`--hint-bind-address`): the
+//!   signature, replay window, bucket and bounded body; [`hint_body`] is its parser's facade.
 //!
 //! # Layout
 //! ```text
@@ -41,6 +43,7 @@ mod admin;
 pub mod api;
 mod cli;
 pub mod ferrvault;
+mod hints;
 mod reconcile;
 mod telemetry;
 
@@ -83,6 +86,11 @@ pub mod rules {
         status::conditions::find_condition,
     };
     pub use crate::reconcile::{connection_secret_names, secret_inputs_by};
+}
+
+/// The change-hint body parser (what the fuzz target `hint_body` drives) and its bounds.
+pub mod hint_body {
+    pub use crate::hints::body::{BodyError, Hint, MAX_BODY_BYTES, MAX_NAME_BYTES, MAX_NAMES, parse_hint};
 }
 
 /// How far the secure metrics endpoint lets a client go with its reviews (what the process

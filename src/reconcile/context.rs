@@ -10,6 +10,7 @@ use super::{
     read::OwnWrites,
     report::{EventSink, SyncMetrics},
     settings::OperatorSettings,
+    watch::HintMarks,
     write::WriteBudget,
 };
 
@@ -32,4 +33,6 @@ pub struct Context {
     pub writes: Arc<WriteBudget>,
     /// The key of the content hash (loaded once).
     pub content_hash_key: ContentHashKeySource,
+    /// FerrVaultSecrets a change hint made due, taken by their next pass.
+    pub(crate) hints: Arc<HintMarks>,
 }

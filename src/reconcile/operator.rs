@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use controller_actors::RuntimeBuilder;
+use controller_actors::{QueueHandle, RuntimeBuilder};
 use prometheus_client::registry::Registry;
 
 use super::{
@@ -26,10 +26,13 @@ use super::{
     report::{EventSink, SyncMetrics},
     secret::SecretReconciler,
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
-    watch,
+    watch::{self, HintDispatch},
     write::WriteBudget,
 };
-use crate::ferrvault::{self, FerrVault};
+use crate::{
+    ferrvault::{self, FerrVault},
+    hints::HintSink,
+};
 
 /// The operator's reconcilers and their shared context. Cheap to clone.
 #[derive(Clone)]
@@ -72,6 +75,7 @@ impl Operator {
                 own_writes: Arc::default(),
                 writes,
                 content_hash_key,
+                hints: Arc::default(),
             }),
         }
     }
@@ -94,6 +98,7 @@ impl Operator {
             &self.ctx.settings.watch_namespaces,
             self.ctx.own_writes.clone(),
         );
+        self.ctx.hints.watch_store(watches.stores.secrets.clone());
         let reads = Arc::new(Reads::new(
             self.ctx.client.clone(),
             watches.stores,
@@ -111,6 +116,12 @@ impl Operator {
             .reconciler(CONNECTION_CONTROLLER, connections)
             .reconciler(CLUSTER_CONNECTION_CONTROLLER, cluster);
         watches.sources.into_iter().fold(builder, |b, w| b.watch(w))
+    }
+
+    /// Where the hint endpoint sends accepted hints: they mark the matching FerrVaultSecrets due
+    /// and enqueue them through `queues`.
+    pub(crate) fn hint_sink(&self, queues: QueueHandle) -> Arc<dyn HintSink> {
+        Arc::new(HintDispatch::new(self.ctx.hints.clone(), queues))
     }
 
     /// The shared FerrVault client (for `/debug/queue`'s per-credential limiter state).

@@ -111,7 +111,9 @@ pub(super) async fn sync(
     target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
-    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, forced)).await?;
+    // A hinted pass reads fresh too: the hint says the value changed since any kept answer.
+    let fresh = forced || trigger == Trigger::Hint;
+    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, fresh)).await?;
     let payload = payload::payload(cr, revealed, &target_name).await?;
     let (target, plan) = settle_target(
         reads,

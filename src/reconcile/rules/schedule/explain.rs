@@ -49,11 +49,21 @@ pub enum Trigger {
     Inputs,
     /// The target was edited or deleted since the last sync.
     Drift,
+    /// A signed change hint named its vault (`POST /hooks/ferrvault`) while it was otherwise
+    /// quiet; the pass reads FerrVault fresh, like a forced one.
+    Hint,
 }
 
 impl Trigger {
     /// Every trigger, for metric pre-registration.
-    pub const ALL: [Trigger; 5] = [Self::Force, Self::Refresh, Self::Spec, Self::Inputs, Self::Drift];
+    pub const ALL: [Trigger; 6] = [
+        Self::Force,
+        Self::Refresh,
+        Self::Spec,
+        Self::Inputs,
+        Self::Drift,
+        Self::Hint,
+    ];
 
     /// The metric label.
     pub fn as_str(self) -> &'static str {
@@ -63,6 +73,7 @@ impl Trigger {
             Self::Spec => "spec",
             Self::Inputs => "inputs",
             Self::Drift => "drift",
+            Self::Hint => "hint",
         }
     }
 }
