@@ -419,3 +419,37 @@ async fn the_budget_should_return_when_a_wave_ends_or_its_answer_is_replaced() {
         "what was returned keeps another vault's answer"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_wanting_a_read_since_an_instant_should_skip_older_answers_and_share_newer_ones() {
+    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let read = |caller: &'static str, since: Option<Instant>| {
+        flights.reveal_fresh_after(
+            "vault",
+            (Some(caller), since),
+            names(&["a"]),
+            deadline,
+            fake_fetch(calls.clone(), Duration::ZERO),
+        )
+    };
+    read("before", None).await.expect("read");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let hinted = Instant::now();
+    read("first-hinted", Some(hinted)).await.expect("read");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the answer kept from before is not taken"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    read("second-hinted", Some(hinted)).await.expect("read");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the answer read since is shared with the wave"
+    );
+    read("third", Some(Instant::now())).await.expect("read");
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}

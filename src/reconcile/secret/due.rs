@@ -51,14 +51,14 @@ pub(super) async fn judge(
 }
 
 /// `explanation`, or [`Trigger::Hint`] when it is quiet only because nothing is due yet and a
-/// change hint marked `cr` (the mark is then taken). A suspended object, a kept `CreatedOnce`
-/// target stay quiet, and keep the mark for when they are not.
+/// change hint marked `cr` (the sync takes the mark when it reveals). A suspended object, a kept
+/// `CreatedOnce` target stay quiet, and keep the mark for when they are not.
 fn with_hint(hints: &HintMarks, cr: &FerrVaultSecret, explanation: Explanation) -> Explanation {
     match explanation {
         Explanation::NotDue {
             why: Quiet::RefreshNotDue | Quiet::RefreshDisabled | Quiet::OnChange,
             ..
-        } if hints.take(&cr.namespace().unwrap_or_default(), &cr.name_any()) => {
+        } if hints.is_marked(&cr.namespace().unwrap_or_default(), &cr.name_any()) => {
             Explanation::Due(Trigger::Hint)
         }
         Explanation::NotDue { .. } | Explanation::Due(_) => explanation,

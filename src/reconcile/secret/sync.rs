@@ -26,7 +26,8 @@ use super::{
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
     recorded_inputs::recorded_inputs,
-    reveal, revocation, rollout,
+    reveal::{self, Freshness},
+    revocation, rollout,
     target::{self, KnownTarget, Write},
     target_access,
 };
@@ -111,9 +112,17 @@ pub(super) async fn sync(
     target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
-    // A hinted pass reads fresh too: the hint says the value changed since any kept answer.
-    let fresh = forced || trigger == Trigger::Hint;
-    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, fresh)).await?;
+    let freshness = match trigger {
+        Trigger::Force => Freshness::Now,
+        // The hint says the value changed since any kept answer: read since the hints were
+        // gathered (the mark is taken only now, so a pass that stops earlier leaves it).
+        Trigger::Hint => ctx
+            .hints
+            .take(&cr.namespace().unwrap_or_default(), &cr.name_any())
+            .map_or(Freshness::Now, Freshness::Since),
+        Trigger::Refresh | Trigger::Spec | Trigger::Inputs | Trigger::Drift => Freshness::Wave,
+    };
+    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, freshness)).await?;
     let payload = payload::payload(cr, revealed, &target_name).await?;
     let (target, plan) = settle_target(
         reads,

@@ -1,13 +1,15 @@
 //! What an accepted change hint does: it marks the FerrVaultSecrets that read its vault (and,
-//! when it names secrets, select one of them) due, and enqueues them. Their pass takes the mark
-//! ([`HintMarks::take`]) and syncs with the trigger `hint`, revealing fresh through the
-//! credential's limiter like a forced pass: a hint carries no data.
+//! when it names secrets, select one of them) due, and enqueues them. Their pass is due with the
+//! trigger `hint` ([`HintMarks::is_marked`]) and takes the mark when it reveals
+//! ([`HintMarks::take`]): through the credential's limiter, reading nothing requested before the
+//! window closed (never an answer kept from before the hints). A hint carries no data.
 //!
 //! # Coalescing
 //! The first hint opens a window of [`COALESCE_WINDOW`]; hints arriving within it are gathered
 //! (by vault, names merged); when it closes, the matching objects are marked and enqueued once.
-//! The passes of one credential's objects then run together and share one reveal (the client's
-//! single-flight gathers them), so a thousand hints for one vault cost one reveal per credential.
+//! The passes of one credential's objects share one reveal (the client's single-flight: the
+//! first one read since the window closed serves the others, however far apart the worker pool
+//! runs them within its wave), so a thousand hints for one vault cost one reveal per credential.
 //! An object already marked is not enqueued again.
 //!
 //! # Guarantees
@@ -20,13 +22,14 @@
 //!   name: it may sync once more than needed, never once less.
 
 use std::{
-    collections::{BTreeSet, HashMap, HashSet},
+    collections::{BTreeSet, HashMap},
     sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
 use controller_actors::{Cause, ObjectKey, QueueHandle};
 use kube::ResourceExt;
+use tokio::time::Instant;
 
 use crate::{
     api::{FerrVaultSecret, Lenient},
@@ -51,8 +54,9 @@ pub(crate) struct HintMarks {
 
 #[derive(Default)]
 struct MarkState {
-    /// `(namespace, name)` of the FerrVaultSecrets a hint made due, until their pass takes it.
-    marked: HashSet<(String, String)>,
+    /// `(namespace, name)` of the FerrVaultSecrets a hint made due, until their pass takes it,
+    /// with when the window that marked them closed (their read must not be older).
+    marked: HashMap<(String, String), Instant>,
     /// The hints of the open window by vault; `None`: no window open.
     gathering: Option<HashMap<String, Names>>,
 }
@@ -63,8 +67,16 @@ impl HintMarks {
         *self.store.lock().unwrap_or_else(PoisonError::into_inner) = Some(store);
     }
 
-    /// Takes the mark of `namespace/name`: whether a hint made it due since its last pass.
-    pub(crate) fn take(&self, namespace: &str, name: &str) -> bool {
+    /// Whether a hint made `namespace/name` due since its last hinted reveal.
+    pub(crate) fn is_marked(&self, namespace: &str, name: &str) -> bool {
+        self.lock()
+            .marked
+            .contains_key(&(namespace.to_owned(), name.to_owned()))
+    }
+
+    /// Takes the mark of `namespace/name`: when the window that marked it closed (its reveal
+    /// must not be older), or `None` when it is not marked.
+    pub(crate) fn take(&self, namespace: &str, name: &str) -> Option<Instant> {
         self.lock()
             .marked
             .remove(&(namespace.to_owned(), name.to_owned()))
@@ -100,6 +112,7 @@ impl HintMarks {
             return Vec::new();
         };
         let objects = store.state();
+        let closed = Instant::now();
         let mut newly = Vec::new();
         for cr in objects.iter().filter_map(|object| object.valid()) {
             let Some(names) = gathered.get(&cr.spec.vault) else {
@@ -109,14 +122,14 @@ impl HintMarks {
                 continue;
             }
             let key = (cr.namespace().unwrap_or_default(), cr.name_any());
-            if state.marked.insert(key.clone()) {
+            if state.marked.insert(key.clone(), closed).is_none() {
                 newly.push(key);
             }
         }
         // Marks of objects gone from the store would never be taken.
         state
             .marked
-            .retain(|(namespace, name)| store.get(namespace, name).is_some());
+            .retain(|(namespace, name), _| store.get(namespace, name).is_some());
         newly
     }
 

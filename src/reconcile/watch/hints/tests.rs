@@ -55,9 +55,11 @@ fn marks_should_match_the_vault_and_the_selected_names() {
     ]);
     assert!(marks.gather(hint("pay", Some(&["DB_URL"]))));
     assert_eq!(names(marks.close_window()), ["all-keys", "db"]);
-    assert!(marks.take("default", "db"));
-    assert!(!marks.take("default", "db"), "a mark is taken once");
-    assert!(!marks.take("default", "api"));
+    assert!(marks.is_marked("default", "db"));
+    assert!(marks.take("default", "db").is_some());
+    assert!(marks.take("default", "db").is_none(), "a mark is taken once");
+    assert!(!marks.is_marked("default", "db"));
+    assert!(marks.take("default", "api").is_none());
 }
 
 #[test]
@@ -88,7 +90,7 @@ fn marks_should_ignore_an_unknown_vault() {
     let marks = marks_over(vec![object("db", "pay", &[])]);
     marks.gather(hint("unknown", None));
     assert!(marks.close_window().is_empty());
-    assert!(!marks.take("default", "db"));
+    assert!(marks.take("default", "db").is_none());
 }
 
 #[test]
