@@ -38,7 +38,7 @@ use crate::{
 };
 
 /// How long hints are gathered before their objects are enqueued.
-pub(crate) const COALESCE_WINDOW: Duration = Duration::from_millis(500);
+pub(crate) const COALESCE_WINDOW: Duration = Duration::from_secs(1);
 
 /// Names a window gathered for one vault; `None`: any name.
 type Names = Option<BTreeSet<String>>;
