@@ -156,6 +156,35 @@ async fn wait_metric(operator: &Operator, series: &str, at_least: f64) {
     .await;
 }
 
+/// Waits until no key of any queue is ready, running or overdue (`/debug/queue`): every pass
+/// enqueued so far has run.
+async fn wait_queues_settled(operator: &Operator) {
+    let admin = operator.at.admin.expect("the admin server is enabled");
+    let url = format!("http://{admin}/debug/queue");
+    poll_until("the queues settled", Duration::from_secs(20), || async {
+        let (_, body) = ferrvault_sim::testkit::http::get(&url).await;
+        let document: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+        let busy: Vec<String> = document["controllers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|c| c["keys"].as_array().cloned().unwrap_or_default())
+            .filter(|k| match k["state"].as_str() {
+                Some("delayed") => k["due_in_secs"].as_f64().is_none_or(|due| due <= 0.0),
+                Some("idle" | "held") => false,
+                _ => true,
+            })
+            .map(|k| k["key"].to_string())
+            .collect();
+        if busy.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{busy:?}"))
+        }
+    })
+    .await;
+}
+
 const HINT_SYNCS: &str = "ferrvault_secret_sync_trigger_total{trigger=\"hint\"}";
 
 #[tokio::test(flavor = "multi_thread")]
@@ -183,10 +212,9 @@ async fn a_signed_hint_should_bring_a_changed_value_in_seconds_with_one_reveal()
     .await;
     wait_metric(&operator, HINT_SYNCS, 1.0).await;
     assert_eq!(reveals(&world, "victim") - before, 1, "one reveal for the hint");
-    assert_eq!(
-        metric(&operator, "ferrvault_hints_total{result=\"accepted\"}").await,
-        1.0
-    );
+    let accepted = "ferrvault_hints_total{result=\"accepted\"}";
+    wait_metric(&operator, accepted, 1.0).await;
+    assert_eq!(metric(&operator, accepted).await, 1.0);
 
     victim_keeps_syncing(&world, "during-hints").await;
     baseline.assert_held(&mut operator).await;
@@ -243,19 +271,22 @@ async fn forged_replayed_stale_oversized_and_unknown_hints_should_reveal_nothing
         assert_eq!(hint.send(&url).await.0, status, "{case}");
     }
     // Signed, for vaults the cluster does not read: answered as any other, nothing marked.
-    let unknown = SignedHint::now("no-such-vault", &[], 3);
+    let unknown = SignedHint::new(HINT_KEY, json!({ "vault": "no-such-vault" }), now());
     assert_eq!(unknown.send(&url).await.0, 202, "an unknown vault");
 
-    // The control: a valid hint for the attacker's vault, after them; once it is synced, any
-    // window the refused hints had opened has closed and its passes have run.
+    // The control: a valid hint for the attacker's vault, right after them (in the same window
+    // as the unknown vault's, or a later one). Once it is synced and the queues are settled,
+    // whatever the hints before it enqueued has run.
     let control = SignedHint::now(PLAYGROUND_VAULT, &[], 4);
     assert_eq!(control.send(&url).await.0, 202);
     wait_metric(&operator, HINT_SYNCS, 2.0).await;
+    wait_queues_settled(&operator).await;
     assert_eq!(
         reveals(&world, "victim"),
         victim_before,
         "no reveal for a refused hint"
     );
+    // `/metrics` is rendered at most once a second: wait for the counts, then check them exact.
     for (result, count) in [
         ("unauthorized", 3.0),
         ("replayed", 1.0),
@@ -264,8 +295,14 @@ async fn forged_replayed_stale_oversized_and_unknown_hints_should_reveal_nothing
         ("accepted", 3.0),
     ] {
         let series = format!("ferrvault_hints_total{{result=\"{result}\"}}");
+        wait_metric(&operator, &series, count).await;
         assert_eq!(metric(&operator, &series).await, count, "{result}");
     }
+    assert_eq!(
+        metric(&operator, HINT_SYNCS).await,
+        2.0,
+        "the taken hint's sync and the control's only"
+    );
     let target = world
         .tenant(ATTACKER)
         .target("control")
