@@ -55,7 +55,7 @@ pub use crate::{
     },
     reconcile::{
         COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ContentHashKeySource, Context,
-        DEFAULT_MIN_REFRESH_INTERVAL, EventSink, FIELD_MANAGER, Operator, OperatorSettings,
+        DEFAULT_MIN_REFRESH_INTERVAL, EventSink, FIELD_MANAGER, HintMarks, Operator, OperatorSettings,
         REPORTING_CONTROLLER, SECRET_CONTROLLER, SecretReconciler, SyncMetrics, WriteBudget,
     },
 };

@@ -34,5 +34,5 @@ pub struct Context {
     /// The key of the content hash (loaded once).
     pub content_hash_key: ContentHashKeySource,
     /// FerrVaultSecrets a change hint made due, taken by their next pass.
-    pub(crate) hints: Arc<HintMarks>,
+    pub hints: Arc<HintMarks>,
 }

@@ -234,6 +234,8 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
         // Measured as a plain Controller would run: no write budget.
         writes: Arc::new(WriteBudget::unlimited()),
         content_hash_key: ContentHashKeySource::new(settings.content_hash_key_namespace.clone()),
+        // No change-hint endpoint here: nothing is ever marked.
+        hints: Arc::default(),
     });
     let reconciles = Arc::new(AtomicU64::new(0));
     let worker = Arc::new(Worker {

@@ -1,6 +1,15 @@
 use super::*;
 
 const NOW: i64 = 1_800_000_000;
+
+/// One row of the table: name, timestamp header, signature header, body, verdict.
+type Case<'a> = (
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a [u8],
+    Result<(), SignatureRefusal>,
+);
 const BODY: &[u8] = br#"{"vault":"payments"}"#;
 
 fn key() -> HintKey {
@@ -41,13 +50,7 @@ fn verifier_should_decide_every_case_of_the_table() {
     let upper = format!("sha256={}", good["sha256=".len()..].to_uppercase());
     let sha1 = good.replace("sha256=", "sha1=");
     let unauthorized = Err(SignatureRefusal::Unauthorized);
-    let cases: Vec<(
-        &str,
-        Option<&str>,
-        Option<&str>,
-        &[u8],
-        Result<(), SignatureRefusal>,
-    )> = vec![
+    let cases: Vec<Case<'_>> = vec![
         ("signed now", Some(&ts), Some(&good), BODY, Ok(())),
         ("upper-case hex", Some(&ts), Some(&upper), BODY, Ok(())),
         ("at the window's edge", Some(&edge_ts), Some(&edge), BODY, Ok(())),

@@ -46,7 +46,7 @@ type Names = Option<BTreeSet<String>>;
 /// The marks, the open window and the store they are matched against. Shared by the hint
 /// endpoint (through [`HintDispatch`]) and the FerrVaultSecret passes.
 #[derive(Default)]
-pub(crate) struct HintMarks {
+pub struct HintMarks {
     state: Mutex<MarkState>,
     /// The `ferrvaultsecret` watches' stores, set by each `install`.
     store: Mutex<Option<Scoped<Lenient<FerrVaultSecret>>>>,

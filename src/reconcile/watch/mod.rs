@@ -47,7 +47,8 @@ use kube::{Api, Resource, core::PartialObjectMeta, runtime::watcher};
 pub(crate) use self::filters::{
     connection_change_matters_to_dependants, cr_change_matters, secret_change_matters,
 };
-pub(crate) use self::hints::{HintDispatch, HintMarks};
+pub(crate) use self::hints::HintDispatch;
+pub use self::hints::HintMarks;
 #[cfg(test)]
 pub(crate) use self::keys::controlling_secret;
 use self::{
