@@ -26,12 +26,12 @@ use tokio::{sync::watch, time::Instant};
 use warp::{Filter, filters::path::FullPath};
 
 use super::{
-    HintSink,
     body::{MAX_BODY_BYTES, parse_hint},
     bucket::HintBucket,
     metrics::{HintMetrics, HintResult},
     replay::{SeenSignatures, Unseen},
     signature::{HintKey, SIGNATURE_HEADER, SignatureRefusal, Signed, TIMESTAMP_HEADER, verify},
+    sink::HintSink,
 };
 use crate::admin::routes::{Reply, Routes};
 

@@ -12,6 +12,7 @@
 //!   hardened accept loop of `admin/` (with a body, unlike the other servers).
 //! - `key.rs`: the key, read from the Secret named by `--hint-secret-name` and re-read.
 //! - `metrics.rs`: `ferrvault_hints_total{result}`.
+//! - `sink.rs`: [`HintSink`], where accepted hints go.
 //!
 //! What an accepted hint does is the reconcilers' business ([`HintSink`]): they mark the
 //! matching FerrVaultSecrets due and the data still comes from a reveal through the
@@ -28,6 +29,7 @@ mod key;
 mod metrics;
 mod replay;
 mod signature;
+mod sink;
 
 pub(crate) use self::{
     body::Hint,
@@ -35,13 +37,5 @@ pub(crate) use self::{
     key::keep_key,
     metrics::HintMetrics,
     signature::HintKey,
+    sink::HintSink,
 };
-
-/// Where accepted hints go: the reconcilers mark the FerrVaultSecrets they match due.
-///
-/// # Guarantees expected from the implementor
-/// `hint` returns at once (no I/O awaited on the endpoint's thread) and reveals nothing.
-pub(crate) trait HintSink: Send + Sync + 'static {
-    /// `hint` was accepted.
-    fn hint(&self, hint: Hint);
-}
