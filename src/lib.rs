@@ -28,6 +28,7 @@
 //!              ├──▶ reconcile::Operator ──install──▶ the runtime (watches, queues, workers)
 //!              │        └── reconcilers ──▶ ferrvault (reveals), api (types), rules (pure)
 //!              ├──▶ admin (servers) ──reads──▶ health, tree, queues, registry, ferrvault limiters
+//!              │        └── hints (POST /hooks/ferrvault) ──marks──▶ reconcile (HintMarks)
 //!              └──▶ telemetry (process and REST-client metrics)
 //! ```
 //! Arrows only go down: `api` names no other module, `ferrvault` only `api`, the `rules` only

@@ -71,6 +71,11 @@ impl QueueHandle {
             .map(|(_, rx)| rx.borrow().clone())
     }
 
+    /// Whether `controller`'s queue runs (this replica leads, and the controllers started).
+    pub fn is_running(&self, controller: &str) -> bool {
+        self.router.get(controller).is_some()
+    }
+
     /// Queues `key` for `cause` in its controller's queue, as a watch event would (coalesced
     /// with any pending entry for the key; dropped when no queue runs: standby, or stopping).
     pub fn enqueue(&self, key: ObjectKey, cause: Cause) {

@@ -2,6 +2,8 @@
 //!
 //! 1. Anything but `POST /hooks/ferrvault` → 405 or 404 (not counted).
 //! 2. The endpoint's bucket ([`HintBucket`]) → 429 with `Retry-After`, body unread.
+//!    A replica that does not lead → 503 with `Retry-After`, body unread (its hint would be
+//!    lost; nothing is spent of the replay cache, so the sender's retry can reach the leader).
 //! 3. `Content-Length` missing → 411, over [`MAX_BODY_BYTES`] → 413, body unread.
 //! 4. The body, read within the header-read timeout (else 400).
 //! 5. The signature ([`verify`]) → 401; then the replay cache ([`SeenSignatures`]) → 401.
@@ -107,6 +109,16 @@ impl HintEndpoint {
             .take(Instant::now());
         if let Err(wait) = taken {
             return (HintResult::RateLimited, rate_limited(wait));
+        }
+        if !self.sink.is_accepting() {
+            let mut reply = text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "this replica does not lead: retry (another replica takes hints)\n",
+            );
+            reply
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(1));
+            return (HintResult::Unavailable, reply);
         }
         let length = headers
             .get(header::CONTENT_LENGTH)

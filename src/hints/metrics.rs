@@ -23,11 +23,13 @@ pub(crate) enum HintResult {
     RateLimited,
     /// Signed, but not a hint (or the body did not arrive in time): 400.
     Malformed,
+    /// This replica does not lead: 503 with `Retry-After`, unread.
+    Unavailable,
 }
 
 impl HintResult {
     /// Every result, for the series created at zero.
-    pub(crate) const ALL: [HintResult; 7] = [
+    pub(crate) const ALL: [HintResult; 8] = [
         Self::Accepted,
         Self::Unauthorized,
         Self::Stale,
@@ -35,6 +37,7 @@ impl HintResult {
         Self::TooLarge,
         Self::RateLimited,
         Self::Malformed,
+        Self::Unavailable,
     ];
 
     /// The metric label.
@@ -47,6 +50,7 @@ impl HintResult {
             Self::TooLarge => "too_large",
             Self::RateLimited => "rate_limited",
             Self::Malformed => "malformed",
+            Self::Unavailable => "unavailable",
         }
     }
 }
@@ -72,7 +76,7 @@ impl HintMetrics {
         registry.register(
             "ferrvault_hints",
             "Requests to the change-hint endpoint (POST /hooks/ferrvault), by result (accepted, \
-             unauthorized, stale, replayed, too_large, rate_limited, malformed)",
+             unauthorized, stale, replayed, too_large, rate_limited, malformed, unavailable)",
             metrics.hints.clone(),
         );
         for result in HintResult::ALL {

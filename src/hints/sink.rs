@@ -7,6 +7,10 @@ use super::body::Hint;
 /// # Guarantees expected from the implementor
 /// `hint` returns at once (no I/O awaited on the endpoint's thread) and reveals nothing.
 pub(crate) trait HintSink: Send + Sync + 'static {
+    /// Whether an accepted hint would be acted on now: this replica leads (a standby's hint
+    /// would be lost, so the endpoint answers 503 and the sender retries, reaching the leader).
+    fn is_accepting(&self) -> bool;
+
     /// `hint` was accepted.
     fn hint(&self, hint: Hint);
 }

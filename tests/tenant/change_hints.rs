@@ -400,3 +400,42 @@ async fn a_thousand_hints_should_cost_one_reveal_per_credential_and_a_flood_429s
     baseline.assert_held(&mut operator).await;
     finish(&world, &operator, &[HINT_KEY, BODY_MARK, &hints[0].signature]).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_standby_replica_should_answer_503_and_the_same_hint_should_be_taken_by_the_leader() {
+    let (world, mut operator) = hinted_world().await;
+    let mut standby = Launch::new()
+        .insecure_http()
+        .hints()
+        .replica("standby")
+        .start(&world);
+    poll_until(
+        "the second replica on standby",
+        Duration::from_secs(20),
+        || async {
+            match standby.role().await.as_deref() {
+                Some("standby") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    )
+    .await;
+    let before = reveals(&world, "victim");
+    assert!(world.fv.put_secret(VICTIM_VAULT, "DB_URL", ROTATED));
+
+    // A standby's hint would be lost: it says so, and spends nothing of the hint.
+    let hint = SignedHint::now(VICTIM_VAULT, &["DB_URL"], 0);
+    let (status, retry_after) = hint.send(&standby.hint_url()).await;
+    assert_eq!(status, 503, "a standby does not take hints");
+    assert!(retry_after.is_some(), "it says when to retry");
+    assert_eq!(
+        hint.send(&operator.hint_url()).await.0,
+        202,
+        "the retry reaches the leader"
+    );
+    wait_metric(&operator, HINT_SYNCS, 1.0).await;
+    assert_eq!(reveals(&world, "victim") - before, 1);
+
+    assert!(standby.is_running() && operator.is_running());
+    finish(&world, &operator, &[HINT_KEY, BODY_MARK, &hint.signature]).await;
+}

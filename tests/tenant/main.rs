@@ -38,7 +38,7 @@
 //! | `target_shape.rs` | `target.metadata` forging the operator's or Kubernetes' annotations (adoption opt-in, content hash, ServiceAccount marker), at admission and past it; `creationPolicy: Merge` into a Secret another controller owns, one never opted in, one that does not exist |
 //! | `templates.rs` | a `target.template` repeating a hostile 256 KiB value 1,200 times (300 MiB if built): refused from its computed size, unbuilt |
 //! | `cluster_connections.rs` | a ClusterFerrVaultConnection named from a namespace it does not allow, a namespace relabelled out of its selection, a namespaced Role granting the cluster kinds or namespace labels |
-//! | `change_hints.rs` | signed change hints (`POST /hooks/ferrvault`): forged, tampered, unsigned, replayed, stale, future and 65 KiB hints, an unknown vault (nothing revealed); a valid one (the value in seconds, one reveal); 1,000 at once (429s, one reveal per credential) |
+//! | `change_hints.rs` | signed change hints (`POST /hooks/ferrvault`): forged, tampered, unsigned, replayed, stale, future and 65 KiB hints, an unknown vault (nothing revealed); a valid one (the value in seconds, one reveal); 1,000 at once (429s, one reveal per credential); a standby replica (503, retried at the leader) |
 //! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names; forty waves answering 1.2 MB every second (the kept-answer budget) |
 
 mod cache_bounds;

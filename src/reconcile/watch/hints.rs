@@ -163,6 +163,10 @@ impl HintDispatch {
 }
 
 impl HintSink for HintDispatch {
+    fn is_accepting(&self) -> bool {
+        self.queues.is_running(SECRET_CONTROLLER)
+    }
+
     fn hint(&self, hint: Hint) {
         if !self.marks.gather(hint) {
             return;
