@@ -171,7 +171,7 @@ impl FerrVault {
 
     async fn reveal_as(
         &self,
-        (caller, fresh_after): (Option<&str>, Option<Instant>),
+        caller: (Option<&str>, Option<Instant>),
         endpoint: &Endpoint,
         credential: &Credential,
         request: RevealRequest,
@@ -195,33 +195,27 @@ impl FerrVault {
         let RevealRequest { scope, vault, keys } = request;
         self.inner
             .flights
-            .reveal_fresh_after(
-                key,
-                (caller, fresh_after),
-                keys,
-                deadline,
-                move |flight| async move {
-                    http::call(
-                        &client,
-                        &settings,
-                        Some(&pacer),
-                        flight.deadline(),
-                        settings.max_body_bytes,
-                        |client| {
-                            reveal::build_request(
-                                client,
-                                &endpoint,
-                                &credential,
-                                &scope,
-                                &vault,
-                                &flight.freeze(),
-                            )
-                        },
-                        |body| reveal::decode::decode(&scope, body),
-                    )
-                    .await
-                },
-            )
+            .reveal(key, caller, keys, deadline, move |flight| async move {
+                http::call(
+                    &client,
+                    &settings,
+                    Some(&pacer),
+                    flight.deadline(),
+                    settings.max_body_bytes,
+                    |client| {
+                        reveal::build_request(
+                            client,
+                            &endpoint,
+                            &credential,
+                            &scope,
+                            &vault,
+                            &flight.freeze(),
+                        )
+                    },
+                    |body| reveal::decode::decode(&scope, body),
+                )
+                .await
+            })
             .await
             .map_err(|error| error.redact(token.bearer()))
     }

@@ -193,31 +193,11 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
     }
 
     /// Reveals `want` for `key` for `caller` (`None`: anonymous), sharing the request with
-    /// concurrent callers and, for a named caller, with its wave (the tests' shorthand for
-    /// [`SingleFlight::reveal_fresh_after`] without a bound).
-    #[cfg(test)]
-    pub(crate) async fn reveal<F, Fut>(
-        &self,
-        key: K,
-        caller: Option<&str>,
-        want: KeySelector,
-        deadline: Instant,
-        fetch: F,
-    ) -> Result<Revealed, FerrVaultError>
-    where
-        F: FnOnce(FlightHandle<K>) -> Fut,
-        Fut: Future<Output = Result<Revealed, FerrVaultError>> + Send + 'static,
-    {
-        self.reveal_fresh_after(key, (caller, None), want, deadline, fetch)
-            .await
-    }
-
-    /// Reveals `want` for `key` for `caller` (`None`: anonymous), sharing the request with
     /// concurrent callers and, for a named caller, with its wave; with `fresh_after`, reading
     /// nothing requested before it: a kept answer, or a flight already sent, that was made earlier is not taken
     /// (a gathering flight is: its request has not gone out yet). A change hint's pass asks for
     /// the read to follow the hint, and shares it with the other passes of the same hints.
-    pub(crate) async fn reveal_fresh_after<F, Fut>(
+    pub(crate) async fn reveal<F, Fut>(
         &self,
         key: K,
         (caller, fresh_after): (Option<&str>, Option<Instant>),
