@@ -19,6 +19,8 @@
 //! - `admin/`: the HTTP servers — `/metrics`, the probes, `/debug/*` — as warp filters on a
 //!   hardened accept loop; [`HttpLimits`], each server's address (`BindAddress`).
 //! - `telemetry/`: the process and REST-client metrics a controller-runtime operator exposes.
+//! - `hints/`: signed change hints, `POST /hooks/ferrvault` (`--hint-bind-address`): the
+//!   signature, replay window, bucket and bounded body; [`hint_body`] is its parser's facade.
 //!
 //! # Layout
 //! ```text
@@ -26,6 +28,7 @@
 //!              ├──▶ reconcile::Operator ──install──▶ the runtime (watches, queues, workers)
 //!              │        └── reconcilers ──▶ ferrvault (reveals), api (types), rules (pure)
 //!              ├──▶ admin (servers) ──reads──▶ health, tree, queues, registry, ferrvault limiters
+//!              │        └── hints (POST /hooks/ferrvault) ──marks──▶ reconcile (HintMarks)
 //!              └──▶ telemetry (process and REST-client metrics)
 //! ```
 //! Arrows only go down: `api` names no other module, `ferrvault` only `api`, the `rules` only
@@ -41,6 +44,7 @@ mod admin;
 pub mod api;
 mod cli;
 pub mod ferrvault;
+mod hints;
 mod reconcile;
 mod telemetry;
 
@@ -52,7 +56,7 @@ pub use crate::{
     },
     reconcile::{
         COMBINED_PREFIX, CONTENT_HASH_KEY_SECRET, ChangeFeed, ContentHashKeySource, Context,
-        DEFAULT_MIN_REFRESH_INTERVAL, EventSink, FIELD_MANAGER, Operator, OperatorSettings,
+        DEFAULT_MIN_REFRESH_INTERVAL, EventSink, FIELD_MANAGER, HintMarks, Operator, OperatorSettings,
         REPORTING_CONTROLLER, SECRET_CONTROLLER, SecretReconciler, SyncMetrics, WriteBudget,
     },
 };
@@ -83,6 +87,11 @@ pub mod rules {
         status::conditions::find_condition,
     };
     pub use crate::reconcile::{connection_secret_names, secret_inputs_by};
+}
+
+/// The change-hint body parser (what the fuzz target `hint_body` drives) and its bounds.
+pub mod hint_body {
+    pub use crate::hints::body::{BodyError, Hint, MAX_BODY_BYTES, MAX_NAME_BYTES, MAX_NAMES, parse_hint};
 }
 
 /// How far the secure metrics endpoint lets a client go with its reviews (what the process

@@ -37,12 +37,13 @@ use crate::{
     health::{EscalationCell, HealthArgs, HealthHandle},
     health_rules::{HealthConfig, Verdict},
     introspection::TreeHandle,
+    key::{Cause, ObjectKey},
     lease_source::LeaseLeadership,
     metrics::RuntimeMetrics,
     queue_state::KeyInfo,
     queue_view::{QueueConfig, QueueStats},
     restart_policy::{RestartLog, RestartPolicy},
-    seams::{Escalation, LeadershipSource, LeaseStatus, Role, WatchSource},
+    seams::{Escalation, KeySink, LeadershipSource, LeaseStatus, Role, WatchSource},
     spawn::Spawner,
     supervisor::{ChildFactory, Exit, Supervisor, SupervisorArgs, SupervisorMsg},
     watch_state::WatchReporter,
@@ -68,6 +69,17 @@ impl QueueHandle {
             .iter()
             .find(|(n, _)| *n == controller)
             .map(|(_, rx)| rx.borrow().clone())
+    }
+
+    /// Whether `controller`'s queue runs (this replica leads, and the controllers started).
+    pub fn is_running(&self, controller: &str) -> bool {
+        self.router.get(controller).is_some()
+    }
+
+    /// Queues `key` for `cause` in its controller's queue, as a watch event would (coalesced
+    /// with any pending entry for the key; dropped when no queue runs: standby, or stopping).
+    pub fn enqueue(&self, key: ObjectKey, cause: Cause) {
+        KeySink::enqueue(&*self.router, key, cause);
     }
 
     /// Every key of `controller`'s queue with state, attempts and due time. Asks the queue

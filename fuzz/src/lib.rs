@@ -7,6 +7,7 @@
 //! - [`error_body`]: a non-2xx body's message and the redacted error carrying it (`error_body`).
 //! - [`exchange`]: the OIDC token-exchange answer (`oidc_exchange`).
 //! - [`list`], [`me`]: the `list` and `me` answers (`list`, `me`).
+//! - [`hint_body`]: the change-hint body (`hint_body`).
 //! - [`retry_after`]: the `Retry-After` header (`retry_after`).
 //! - [`transforms`]: the `spec.transforms` pipeline (`transforms`).
 //! - [`template`]: the `target.template` language and `dockerConfig` (`template`).
@@ -18,6 +19,7 @@
 
 pub mod error_body;
 pub mod exchange;
+pub mod hint_body;
 pub mod lenient;
 pub mod list;
 pub mod me;

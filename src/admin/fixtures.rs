@@ -28,6 +28,7 @@ pub(super) fn serving(routes: Routes, limits: HttpLimits) -> (SocketAddr, Cancel
         routes,
         limits,
         tls: None,
+        takes_body: false,
     };
     tokio::spawn(serve(served, stop.clone()));
     (addr, stop)

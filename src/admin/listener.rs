@@ -11,7 +11,8 @@
 //! - A request head must arrive within `header_read_timeout` (the TLS handshake counts), and be
 //!   at most [`HttpLimits::MAX_HEAD_BYTES`] with at most [`HttpLimits::MAX_HEADERS`] fields
 //!   (hyper answers 431 beyond that and closes).
-//! - No server here takes a request body: a request announcing one gets 413 and the connection
+//! - No server here takes a request body, but the hint endpoint's (`takes_body`, whose route
+//!   bounds the body before reading it): a request announcing one gets 413 and the connection
 //!   closes before any route sees it, so nothing a client sends is buffered beyond the head.
 //! - A connection on which no byte moves for `idle_timeout` is closed (a client that stops
 //!   reading its response).
@@ -64,6 +65,9 @@ pub(super) struct Served {
     pub(super) limits: HttpLimits,
     /// HTTPS with this certificate (re-read while serving); plain HTTP without.
     pub(super) tls: Option<Arc<ServingCert>>,
+    /// Requests with a body reach the routes, which bound and read it themselves (the hint
+    /// endpoint); without, they get 413 here.
+    pub(super) takes_body: bool,
 }
 
 /// Accepts and serves until `stop`, then waits for open connections to finish; meanwhile
@@ -85,6 +89,7 @@ async fn accept(served: Served, stop: CancellationToken) {
         routes,
         limits,
         tls,
+        takes_body,
     } = served;
     let listener = match TcpListener::from_std(listener) {
         Ok(listener) => listener,
@@ -133,7 +138,7 @@ async fn accept(served: Served, stop: CancellationToken) {
             Peer(peer),
             slot,
             routes.clone(),
-            limits,
+            (limits, takes_body),
             tls.clone(),
             stop.clone(),
         ));
@@ -170,18 +175,19 @@ async fn connection(
     peer: Peer,
     slot: Slot,
     routes: Routes,
-    limits: HttpLimits,
+    limits: (HttpLimits, bool),
     tls: Option<TlsAcceptor>,
     stop: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
+    let (limits, takes_body) = limits;
     let mut timed = TimeoutStream::new(stream);
     timed.set_read_timeout(Some(limits.idle_timeout));
     timed.set_write_timeout(Some(limits.idle_timeout));
     let timed = WriteDeadline::new(Box::pin(timed), HttpLimits::WRITE_TIMEOUT);
     let slot = Arc::new(slot);
     match tls {
-        None => http(timed, peer, slot, routes, limits, stop).await,
+        None => http(timed, peer, slot, routes, (limits, takes_body), stop).await,
         Some(acceptor) => {
             let handshake = tokio::time::timeout(limits.header_read_timeout, acceptor.accept(timed));
             let stream = tokio::select! {
@@ -195,7 +201,7 @@ async fn connection(
                     Err(_) => return,
                 },
             };
-            http(stream, peer, slot, routes, limits, stop).await;
+            http(stream, peer, slot, routes, (limits, takes_body), stop).await;
         }
     }
 }
@@ -207,7 +213,7 @@ async fn http<I>(
     peer: Peer,
     slot: Arc<Slot>,
     routes: Routes,
-    limits: HttpLimits,
+    (limits, takes_body): (HttpLimits, bool),
     stop: CancellationToken,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -217,11 +223,8 @@ async fn http<I>(
     let service = service_fn(move |mut request: http::Request<Incoming>| {
         let busy = service_slot.busy();
         request.extensions_mut().insert(peer);
-        // A request with a body never reaches the routes.
-        let routed = request
-            .body()
-            .is_end_stream()
-            .then(|| routes.clone().call(request));
+        // A request with a body never reaches the routes, unless they read bodies themselves.
+        let routed = (takes_body || request.body().is_end_stream()).then(|| routes.clone().call(request));
         async move {
             let _busy = busy;
             match routed {

@@ -14,7 +14,8 @@
 //!   `slots.rs`: the connection budget, which evicts the longest-idle connection when full;
 //!   `listener/write_deadline.rs`: the time a client has to take a response.
 //! - [`secure`]: `--metrics-secure` (HTTPS, TokenReview and SubjectAccessReview, caches).
-//! - [`server`]: binds every listener first, then serves each on a thread of its own;
+//! - [`server`]: binds every listener first, then serves each on a thread of its own (the
+//!   change-hint endpoint's too, whose routes are in `hints/`: POST only, a bounded body);
 //!   `address.rs`: [`BindAddress`], each server's address as its flag gives it.
 //!
 //! # Guarantees

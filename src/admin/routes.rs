@@ -303,7 +303,7 @@ fn reply_bytes(status: StatusCode, content_type: &'static str, body: Bytes) -> R
 }
 
 /// A plain-text answer of the server itself (limits), not of a route.
-pub(super) fn text(status: StatusCode, body: &str) -> Reply {
+pub(crate) fn text(status: StatusCode, body: &str) -> Reply {
     reply(status, TEXT, body.to_owned())
 }
 

@@ -7,6 +7,8 @@
 //!   unusable certificate fails startup, never a background task.
 //! - Work on the operator's runtime, however heavy, cannot delay a probe: the servers share
 //!   nothing with it but the snapshots they read.
+//! - The hint endpoint (`--hint-bind-address`) is a server of its own too: a flood of hints
+//!   uses its thread and connection budget only.
 //! - The probes share nothing with `/metrics` or `/debug/*` either: a flood of scrapes, or of
 //!   connections to the metrics port, uses the metrics thread and its connection budget only.
 //! - [`Servers::stop`] (or drop) ends serving; `stop` waits at most [`Servers::STOP_WAIT`] for
@@ -25,7 +27,7 @@ use super::{
     Sources,
     limits::HttpLimits,
     listener::{self, Served},
-    routes,
+    routes::{self, Routes},
     secure::{CertError, MetricsGuard, SecureMetrics, ServingCert},
 };
 
@@ -43,6 +45,8 @@ pub struct Requested {
     pub limits: HttpLimits,
     /// `--metrics-secure`: HTTPS with authentication and authorization.
     pub secure_metrics: Option<SecureMetrics>,
+    /// `POST /hooks/ferrvault` (`--hint-bind-address`), with its routes.
+    pub hints: Option<(BindAddress, Routes)>,
 }
 
 /// Where each server listens (`None` = disabled).
@@ -54,6 +58,8 @@ pub struct Addresses {
     pub probes: SocketAddr,
     /// `/debug/*`.
     pub admin: Option<SocketAddr>,
+    /// `POST /hooks/ferrvault`.
+    pub hints: Option<SocketAddr>,
 }
 
 /// Why the servers could not start.
@@ -62,7 +68,7 @@ pub enum ServeError {
     /// A listener could not be bound.
     #[error("cannot listen on {addr} for {server}: {source}")]
     Bind {
-        /// `metrics`, `health probes` or `admin`.
+        /// `metrics`, `health probes`, `admin` or `hints`.
         server: &'static str,
         /// The address asked for.
         addr: BindAddress,
@@ -98,10 +104,15 @@ impl Servers {
         let metrics = requested.metrics.map(|addr| bind("metrics", addr)).transpose()?;
         let probes = bind("health probes", requested.probes)?;
         let admin = requested.admin.map(|addr| bind("admin", addr)).transpose()?;
+        let hints = requested
+            .hints
+            .map(|(addr, routes)| bind("hints", addr).map(|bound| (bound, routes)))
+            .transpose()?;
         let bound = Addresses {
             metrics: metrics.as_ref().map(|(_, local)| *local),
             probes: probes.1,
             admin: admin.as_ref().map(|(_, local)| *local),
+            hints: hints.as_ref().map(|((_, local), _)| *local),
         };
         let limits = requested.limits;
         let mut served = vec![Served {
@@ -110,6 +121,7 @@ impl Servers {
             routes: routes::probes(sources.health.clone()),
             limits,
             tls: None,
+            takes_body: false,
         }];
         if let Some((listener, _)) = metrics {
             let (tls, guard) = match requested.secure_metrics {
@@ -125,6 +137,7 @@ impl Servers {
                 routes: routes::metrics(sources.registry.clone(), guard),
                 limits,
                 tls,
+                takes_body: false,
             });
         }
         if let Some((listener, _)) = admin {
@@ -134,6 +147,17 @@ impl Servers {
                 routes: routes::debug(sources.tree, sources.queues, sources.ferrvault),
                 limits,
                 tls: None,
+                takes_body: false,
+            });
+        }
+        if let Some(((listener, _), routes)) = hints {
+            served.push(Served {
+                name: "hints",
+                listener,
+                routes,
+                limits,
+                tls: None,
+                takes_body: true,
             });
         }
         let stop = CancellationToken::new();

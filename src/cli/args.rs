@@ -53,6 +53,17 @@ pub struct RunArgs {
     /// Where `/debug/actors` and `/debug/queue` listen; an empty value disables them.
     #[arg(long, env = "FERRVAULT_ADMIN_BIND_ADDRESS", default_value = "127.0.0.1:8082")]
     pub admin_bind_address: String,
+    /// Where `POST /hooks/ferrvault` (signed change hints, docs/change-hints.md) listens; empty
+    /// (the default): no hint endpoint.
+    #[arg(long, env = "FERRVAULT_HINT_BIND_ADDRESS", default_value = "")]
+    pub hint_bind_address: String,
+    /// The Secret in the operator's namespace whose `key` (at least 16 bytes) signs change hints.
+    #[arg(
+        long,
+        env = "FERRVAULT_HINT_SECRET_NAME",
+        default_value = "ferrvault-operator-hint-key"
+    )]
+    pub hint_secret_name: String,
     /// Compete for a Lease so that only one replica reconciles (`--leader-elect[=true|false]`).
     #[arg(long, env = "FERRVAULT_LEADER_ELECT", action = clap::ArgAction::Set, num_args = 0..=1,
           require_equals = true, default_value = "false", default_missing_value = "true",

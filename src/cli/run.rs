@@ -20,6 +20,7 @@ use controller_actors::{
     Fence, FenceLayer, HealthHandle, LeaderElection, LeaderElectionConfig, Runtime, identity,
 };
 use prometheus_client::registry::Registry;
+use tokio::sync::watch;
 
 use self::kube_client::{kube_client_for, kube_config};
 pub use self::{error::RunError, kube_client::kube_client};
@@ -31,6 +32,7 @@ use crate::{
         server::{Addresses, Requested, Servers},
     },
     ferrvault::host_facts,
+    hints::{self, HintEndpoint, HintKey, HintMetrics},
     reconcile::{Operator, OperatorSettings},
     telemetry::{self, rest_client::RestClientMetrics},
 };
@@ -75,6 +77,10 @@ pub struct OperatorProcess {
     unfenced: kube::Client,
     runtime: Runtime,
     servers: Servers,
+    /// With the hint endpoint: where its key is published, and the Secret it is read from.
+    hint_key: Option<(watch::Sender<Option<HintKey>>, String)>,
+    /// The operator's namespace (the Lease's): where the hint key Secret lives.
+    namespace: String,
 }
 
 impl OperatorProcess {
@@ -127,7 +133,18 @@ impl OperatorProcess {
                 timings: settings.timings,
             }))
             .registry(&mut registry);
+        let hint_metrics = settings.hint_addr.map(|_| HintMetrics::register(&mut registry));
         let runtime = reconcilers.install(builder).build()?;
+        let (key_sender, key) = watch::channel(None);
+        let hint_server = settings.hint_addr.zip(hint_metrics).map(|(addr, metrics)| {
+            let sink = reconcilers.hint_sink(runtime.queues());
+            let timeout = settings.http_limits.header_read_timeout;
+            let endpoint = HintEndpoint::new(key.clone(), metrics, sink, timeout);
+            (addr, hints::routes(Arc::new(endpoint)))
+        });
+        let hint_key = hint_server
+            .is_some()
+            .then(|| (key_sender, settings.hint_secret_name.clone()));
         let sources = Sources {
             health: runtime.health(),
             tree: runtime.tree(),
@@ -145,11 +162,12 @@ impl OperatorProcess {
                     cert,
                     client: unfenced.clone(),
                 }),
+                hints: hint_server,
             },
             sources,
         )?;
         let bound = servers.addresses();
-        let own_servers: Vec<SocketAddr> = [bound.metrics, Some(bound.probes), bound.admin]
+        let own_servers: Vec<SocketAddr> = [bound.metrics, Some(bound.probes), bound.admin, bound.hints]
             .into_iter()
             .flatten()
             .collect();
@@ -161,6 +179,7 @@ impl OperatorProcess {
             metrics_secure = settings.metrics_cert.is_some(),
             probes = %bound.probes,
             admin = %bound.admin.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
+            hints = %bound.hints.map_or_else(|| "disabled".to_owned(), |a| a.to_string()),
             "http servers listening"
         );
         tracing::info!(
@@ -184,6 +203,8 @@ impl OperatorProcess {
             unfenced,
             runtime,
             servers,
+            hint_key,
+            namespace: settings.lease_namespace.clone(),
         })
     }
 
@@ -208,7 +229,18 @@ impl OperatorProcess {
             self.servers.stop();
             return Err(error.into());
         }
+        let hint_key = self.hint_key.map(|(key, secret)| {
+            tokio::spawn(hints::keep_key(
+                self.unfenced.clone(),
+                self.namespace,
+                secret,
+                key,
+            ))
+        });
         let result = self.runtime.run(shutdown).await;
+        if let Some(task) = hint_key {
+            task.abort();
+        }
         self.servers.stop();
         result.map_err(RunError::from)
     }

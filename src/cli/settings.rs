@@ -75,6 +75,10 @@ pub struct RunSettings {
     pub probe_addr: BindAddress,
     /// `/debug/*`, `None` when disabled.
     pub admin_addr: Option<BindAddress>,
+    /// `--hint-bind-address`; `None`: no hint endpoint.
+    pub hint_addr: Option<BindAddress>,
+    /// `--hint-secret-name`.
+    pub hint_secret_name: String,
     /// `--metrics-secure`: where the serving certificate comes from (`None`: plain HTTP).
     pub metrics_cert: Option<CertSource>,
     /// `--http-*`: the limits of every HTTP server.
@@ -131,6 +135,10 @@ impl RunSettings {
         let admin_addr = match args.admin_bind_address.trim() {
             "" => None,
             value => Some(BindAddress::parse(value).map_err(invalid("admin-bind-address"))?),
+        };
+        let hint_addr = match args.hint_bind_address.trim() {
+            "" => None,
+            value => Some(BindAddress::parse(value).map_err(invalid("hint-bind-address"))?),
         };
         let log = log_settings(&args);
         let http_limits = http_limits(&args)?;
@@ -194,6 +202,8 @@ impl RunSettings {
             metrics_addr,
             probe_addr,
             admin_addr,
+            hint_addr,
+            hint_secret_name: args.hint_secret_name,
             metrics_cert,
             http_limits,
             leader_elect: args.leader_elect,

@@ -119,7 +119,7 @@ impl FerrVault {
         request: RevealRequest,
         deadline: Instant,
     ) -> Result<Revealed, FerrVaultError> {
-        self.reveal_as(None, endpoint, credential, request, deadline)
+        self.reveal_as((None, None), endpoint, credential, request, deadline)
             .await
     }
 
@@ -141,13 +141,37 @@ impl FerrVault {
         request: RevealRequest,
         deadline: Instant,
     ) -> Result<Revealed, FerrVaultError> {
-        self.reveal_as(Some(caller), endpoint, credential, request, deadline)
+        self.reveal_as((Some(caller), None), endpoint, credential, request, deadline)
             .await
+    }
+
+    /// [`FerrVault::reveal_in_wave`], reading nothing requested before `fresh_after`: a kept
+    /// answer or a request in flight made earlier is not taken, one made since is (a change
+    /// hint's passes share the one read that follows the hints).
+    ///
+    /// # Errors
+    /// As [`FerrVault::reveal`].
+    pub async fn reveal_in_wave_fresh_after(
+        &self,
+        caller: &str,
+        endpoint: &Endpoint,
+        credential: &Credential,
+        request: RevealRequest,
+        (deadline, fresh_after): (Instant, Instant),
+    ) -> Result<Revealed, FerrVaultError> {
+        self.reveal_as(
+            (Some(caller), Some(fresh_after)),
+            endpoint,
+            credential,
+            request,
+            deadline,
+        )
+        .await
     }
 
     async fn reveal_as(
         &self,
-        caller: Option<&str>,
+        caller: (Option<&str>, Option<Instant>),
         endpoint: &Endpoint,
         credential: &Credential,
         request: RevealRequest,

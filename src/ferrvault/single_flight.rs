@@ -90,14 +90,26 @@ impl Slot {
         !self.has_flights() && self.answer.is_none()
     }
 
-    /// The kept answer's slice for `caller`, if its wave is not over, it covers `want` and it
-    /// has not served `caller` yet.
-    fn serve(&self, caller: &str, want: &KeySelector, horizon: Horizon) -> Option<Revealed> {
-        self.answer.as_ref()?.serve(caller, want, Instant::now(), horizon)
+    /// The kept answer's slice for `caller`, if its wave is not over, it covers `want`, it
+    /// has not served `caller` yet and it was requested at or after `fresh_after`.
+    fn serve(
+        &self,
+        caller: &str,
+        want: &KeySelector,
+        horizon: Horizon,
+        fresh_after: Option<Instant>,
+    ) -> Option<Revealed> {
+        let answer = self.answer.as_ref()?;
+        if fresh_after.is_some_and(|after| answer.requested() < after) {
+            return None;
+        }
+        answer.serve(caller, want, Instant::now(), horizon)
     }
 }
 
 struct Flight {
+    /// When the first caller made it: its request goes out at or after this.
+    created: Instant,
     state: Mutex<FlightState>,
     /// The latest deadline of the callers that joined; the request runs until then.
     deadline: Deadline,
@@ -181,11 +193,14 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
     }
 
     /// Reveals `want` for `key` for `caller` (`None`: anonymous), sharing the request with
-    /// concurrent callers and, for a named caller, with its wave.
+    /// concurrent callers and, for a named caller, with its wave; with `fresh_after`, reading
+    /// nothing requested before it: a kept answer, or a flight already sent, that was made earlier is not taken
+    /// (a gathering flight is: its request has not gone out yet). A change hint's pass asks for
+    /// the read to follow the hint, and shares it with the other passes of the same hints.
     pub(crate) async fn reveal<F, Fut>(
         &self,
         key: K,
-        caller: Option<&str>,
+        (caller, fresh_after): (Option<&str>, Option<Instant>),
         want: KeySelector,
         deadline: Instant,
         fetch: F,
@@ -194,7 +209,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
         F: FnOnce(FlightHandle<K>) -> Fut,
         Fut: Future<Output = Result<Revealed, FerrVaultError>> + Send + 'static,
     {
-        let flight = match self.join(&key, caller, &want, deadline, fetch) {
+        let flight = match self.join(&key, (caller, fresh_after), &want, deadline, fetch) {
             Joined::Served(revealed) => return Ok(revealed),
             Joined::Flight(flight) => flight,
         };
@@ -228,7 +243,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
     fn join<F, Fut>(
         &self,
         key: &K,
-        caller: Option<&str>,
+        (caller, fresh_after): (Option<&str>, Option<Instant>),
         want: &KeySelector,
         deadline: Instant,
         fetch: F,
@@ -239,12 +254,14 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
     {
         let mut table = lock(&self.table);
         let slot = table.entry(key.clone()).or_default();
-        if let Some(revealed) = caller.and_then(|caller| slot.serve(caller, want, self.horizon)) {
+        if let Some(revealed) = caller.and_then(|caller| slot.serve(caller, want, self.horizon, fresh_after))
+        {
             return Joined::Served(revealed);
         }
         let existing = slot
             .sent
             .iter()
+            .filter(|f| fresh_after.is_none_or(|after| f.created >= after))
             .find(|f| f.state().keys.covers(want))
             .cloned()
             .or_else(|| {
@@ -261,6 +278,7 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             return Joined::Flight(flight);
         }
         let flight = Arc::new(Flight {
+            created: Instant::now(),
             state: Mutex::new(FlightState {
                 keys: want.clone(),
                 frozen: false,
@@ -293,7 +311,8 @@ impl<K: Clone + Eq + Hash + Send + Sync + 'static> SingleFlight<K> {
             let outcome = request.await.map(Arc::new);
             let kept = {
                 let state = flight_ref.state();
-                Answer::keep(&outcome, &state.keys, &state.callers, Instant::now(), &budget)
+                let times = (flight_ref.created, Instant::now());
+                Answer::keep(&outcome, &state.keys, &state.callers, times, &budget)
             };
             {
                 let mut table = lock(&table_ref);

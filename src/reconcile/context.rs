@@ -12,6 +12,7 @@ use super::{
     read::OwnWrites,
     report::{EventSink, SyncMetrics},
     settings::OperatorSettings,
+    watch::HintMarks,
     write::WriteBudget,
 };
 
@@ -36,4 +37,6 @@ pub struct Context {
     pub content_hash_key: ContentHashKeySource,
     /// Change detection: the connections' `list` pollers and their latest versions.
     pub changes: Arc<ChangeFeed>,
+    /// FerrVaultSecrets a change hint made due, taken by their next pass.
+    pub hints: Arc<HintMarks>,
 }

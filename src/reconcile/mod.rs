@@ -59,6 +59,7 @@ pub use self::{
     report::{COMBINED_PREFIX, EventSink, REPORTING_CONTROLLER, SyncMetrics},
     secret::SecretReconciler,
     settings::{DEFAULT_MIN_REFRESH_INTERVAL, OperatorSettings, SECRET_CONTROLLER},
+    watch::HintMarks,
     write::{FIELD_MANAGER, WriteBudget},
 };
 pub(crate) use self::{content_hash_key::KeyError, write::write_budget};

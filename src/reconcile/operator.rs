@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use controller_actors::{KeyFeed, RuntimeBuilder};
+use controller_actors::{KeyFeed, QueueHandle, RuntimeBuilder};
 use prometheus_client::registry::Registry;
 
 use super::{
@@ -30,10 +30,13 @@ use super::{
         register_targets_gauge,
     },
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
-    watch,
+    watch::{self, HintDispatch},
     write::WriteBudget,
 };
-use crate::ferrvault::{self, FerrVault};
+use crate::{
+    ferrvault::{self, FerrVault},
+    hints::HintSink,
+};
 
 /// The name of the change detection's key feed (the actor tree, readiness).
 const CHANGE_FEED: &str = "FerrVault versions";
@@ -86,6 +89,7 @@ impl Operator {
                 writes,
                 content_hash_key,
                 changes,
+                hints: Arc::default(),
             }),
         }
     }
@@ -108,6 +112,7 @@ impl Operator {
             &self.ctx.settings.watch_namespaces,
             self.ctx.own_writes.clone(),
         );
+        self.ctx.hints.watch_store(watches.stores.secrets.clone());
         let reads = Arc::new(Reads::new(
             self.ctx.client.clone(),
             watches.stores,
@@ -134,6 +139,12 @@ impl Operator {
         let versions = KeyFeed::new(CHANGE_FEED, self.ctx.changes.clone());
         let builder = builder.watch(Box::new(versions));
         watches.sources.into_iter().fold(builder, |b, w| b.watch(w))
+    }
+
+    /// Where the hint endpoint sends accepted hints: they mark the matching FerrVaultSecrets due
+    /// and enqueue them through `queues`.
+    pub(crate) fn hint_sink(&self, queues: QueueHandle) -> Arc<dyn HintSink> {
+        Arc::new(HintDispatch::new(self.ctx.hints.clone(), queues))
     }
 
     /// The shared FerrVault client (for `/debug/queue`'s per-credential limiter state).

@@ -15,6 +15,7 @@ mod command_line;
 mod crds;
 mod docs;
 mod hardening;
+mod hints;
 mod image;
 mod launch;
 mod migrating_md;
@@ -51,6 +52,8 @@ const RUN_FLAGS: &[&str] = &[
     "metrics-cert-key",
     "health-probe-bind-address",
     "admin-bind-address",
+    "hint-bind-address",
+    "hint-secret-name",
     "leader-elect",
     "leader-elect-id",
     "leader-elect-namespace",

@@ -502,7 +502,7 @@ async fn a_forced_sync_should_read_fresh_rather_than_take_its_waves_kept_answer(
 
 /// The sum of `ferrvault_secret_sync_trigger_total` over every trigger: the syncs started.
 pub(crate) fn syncs_started(h: &Harness) -> f64 {
-    ["force", "refresh", "spec", "inputs", "drift"]
+    ["force", "refresh", "spec", "inputs", "drift", "source", "hint"]
         .iter()
         .map(|trigger| trigger_count(h, trigger))
         .sum()

@@ -42,10 +42,12 @@
 //! | `client_certs.rs` | another principal's TLS Secret named as a connection's client certificate (the confused deputy), a target that is a connection's client certificate, a 900 KiB chain and a 60 KiB key |
 //! | `hostile_me.rs` | a hostile FerrVault answering `GET /operator/me` with 256 MiB, 30,000 unclosed brackets, a body trickling one byte every 200 ms |
 //! | `change_detection.rs` | a hostile `list` under `changeDetection: Versions`: 20,000 names dated year 9999, refused as `ResponseTooLarge` on the connection while its secret still polls |
+//! | `change_hints.rs` | signed change hints (`POST /hooks/ferrvault`): forged, tampered, unsigned, replayed, stale, future and 65 KiB hints, an unknown vault (nothing revealed); a valid one (the value in seconds, one reveal); 1,000 at once (429s, one reveal per credential); a standby replica (503, retried at the leader) |
 //! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names; forty waves answering 1.2 MB every second (the kept-answer budget) |
 
 mod cache_bounds;
 mod change_detection;
+mod change_hints;
 mod client_certs;
 mod cluster_connections;
 mod cluster_secrets;

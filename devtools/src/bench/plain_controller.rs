@@ -236,6 +236,8 @@ pub async fn run(args: PlainWorkerArgs) -> Result<(), String> {
         content_hash_key: ContentHashKeySource::new(settings.content_hash_key_namespace.clone()),
         // Never attached: a plain Controller runs no poller.
         changes: ChangeFeed::register(&mut registry),
+        // No change-hint endpoint here: nothing is ever marked.
+        hints: Arc::default(),
     });
     let reconciles = Arc::new(AtomicU64::new(0));
     let worker = Arc::new(Worker {

@@ -95,6 +95,22 @@ fn an_empty_admin_address_should_disable_the_admin_server() {
 }
 
 #[test]
+fn the_hint_endpoint_should_be_off_by_default_and_bind_where_its_flag_says() {
+    let defaults = settings(&[], &ProcessEnv::default()).unwrap();
+    assert_eq!(defaults.hint_addr, None);
+    assert_eq!(defaults.hint_secret_name, "ferrvault-operator-hint-key");
+    let on = settings(
+        &["--hint-bind-address=:8083", "--hint-secret-name=ci-key"],
+        &ProcessEnv::default(),
+    )
+    .unwrap();
+    assert_eq!(on.hint_addr, Some(BindAddress::EveryInterface(8083)));
+    assert_eq!(on.hint_secret_name, "ci-key");
+    let error = settings(&["--hint-bind-address=8083"], &ProcessEnv::default()).unwrap_err();
+    assert!(error.to_string().contains("--hint-bind-address"), "{error}");
+}
+
+#[test]
 fn each_broken_rule_should_name_its_flag() {
     for (flags, fragment) in [
         (&["--metrics-bind-address=8080"][..], "--metrics-bind-address"),

@@ -18,7 +18,13 @@ fn spawn_reveal(
     let (flights, calls) = (flights.clone(), calls.clone());
     tokio::spawn(async move {
         flights
-            .reveal("vault", None, want, deadline, fake_fetch(calls, fetch_takes))
+            .reveal(
+                "vault",
+                (None, None),
+                want,
+                deadline,
+                fake_fetch(calls, fetch_takes),
+            )
             .await
     })
 }
@@ -115,7 +121,7 @@ async fn a_caller_wanting_more_than_the_frozen_request_should_start_a_new_flight
     tokio::time::sleep(Duration::from_millis(1)).await;
     let covered = flights.reveal(
         "vault",
-        None,
+        (None, None),
         names(&["b"]),
         deadline,
         fake_fetch(calls.clone(), Duration::ZERO),
@@ -142,7 +148,7 @@ async fn an_impatient_caller_should_time_out_alone_and_the_last_one_leaving_shou
     let impatient = flights
         .reveal(
             "vault",
-            None,
+            (None, None),
             names(&["a"]),
             now + Duration::from_secs(1),
             fake_fetch(calls.clone(), Duration::ZERO),
@@ -195,7 +201,7 @@ async fn reveal_from(
     flights
         .reveal(
             vault,
-            caller,
+            (caller, None),
             want,
             deadline,
             fake_fetch(calls.clone(), Duration::from_millis(10)),
@@ -288,7 +294,7 @@ async fn a_kept_answer_should_be_dropped_when_its_wave_is_over_and_never_kept_fo
     let failed = failing
         .reveal(
             "vault",
-            Some("cr-0"),
+            (Some("cr-0"), None),
             names(&["a"]),
             Instant::now() + Duration::from_secs(5),
             |_| async { Err(FerrVaultError::Decode("broken".into())) },
@@ -418,4 +424,38 @@ async fn the_budget_should_return_when_a_wave_ends_or_its_answer_is_replaced() {
         (2, 0),
         "what was returned keeps another vault's answer"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_wanting_a_read_since_an_instant_should_skip_older_answers_and_share_newer_ones() {
+    let flights = SingleFlight::new(Duration::ZERO, WAVE_HORIZON, KEPT_ANSWER_BYTES);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let read = |caller: &'static str, since: Option<Instant>| {
+        flights.reveal(
+            "vault",
+            (Some(caller), since),
+            names(&["a"]),
+            deadline,
+            fake_fetch(calls.clone(), Duration::ZERO),
+        )
+    };
+    read("before", None).await.expect("read");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let hinted = Instant::now();
+    read("first-hinted", Some(hinted)).await.expect("read");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the answer kept from before is not taken"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    read("second-hinted", Some(hinted)).await.expect("read");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the answer read since is shared with the wave"
+    );
+    read("third", Some(Instant::now())).await.expect("read");
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
 }

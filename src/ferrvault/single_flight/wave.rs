@@ -40,6 +40,8 @@ pub(super) struct Answer {
     revealed: Arc<Revealed>,
     /// The selector it was requested with.
     keys: KeySelector,
+    /// When its flight was made: its request went out at or after this.
+    requested: Instant,
     arrived: Instant,
     state: Mutex<Served>,
     /// Its cost, taken from the client's budget and given back when it is dropped.
@@ -60,7 +62,7 @@ impl Answer {
         outcome: &Result<Arc<Revealed>, FerrVaultError>,
         keys: &KeySelector,
         callers: &HashSet<String>,
-        now: Instant,
+        (requested, now): (Instant, Instant),
         budget: &KeptBudget,
     ) -> Option<Arc<Self>> {
         let Ok(revealed) = outcome else {
@@ -73,6 +75,7 @@ impl Answer {
         Some(Arc::new(Self {
             revealed: revealed.clone(),
             keys: keys.clone(),
+            requested,
             arrived: now,
             state: Mutex::new(Served {
                 callers: callers.clone(),
@@ -100,6 +103,11 @@ impl Answer {
         }
         served.last = now;
         Some(self.revealed.slice_for(want))
+    }
+
+    /// When its flight was made (its request went out at or after this).
+    pub(super) fn requested(&self) -> Instant {
+        self.requested
     }
 
     /// When its wave is over, as things stand (a caller served meanwhile moves it later).

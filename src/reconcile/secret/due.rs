@@ -19,6 +19,7 @@ use crate::{
             freshness::Schedule,
             requeue::MIN_REQUEUE,
         },
+        watch::HintMarks,
     },
 };
 
@@ -40,6 +41,33 @@ pub(super) fn connection_seen(connection: Option<&FerrVaultConnection>) -> Conne
 /// the target is then as left, and the pass looks again after [`MIN_REQUEUE`] to judge it
 /// from the store, rather than syncing again (a GET, a reveal and a status write).
 pub(super) async fn judge(
+    ctx: &Context,
+    reads: &Reads,
+    cr: &FerrVaultSecret,
+    previous: &FerrVaultSecretStatus,
+    schedule: Schedule,
+) -> Explanation {
+    let explanation = judge_by_rule(ctx, reads, cr, previous, schedule).await;
+    with_hint(&ctx.hints, cr, explanation)
+}
+
+/// `explanation`, or [`Trigger::Hint`] when it is quiet only because nothing is due yet and a
+/// change hint marked `cr` (the sync takes the mark when it reveals). A suspended object, a kept
+/// `CreatedOnce` target stay quiet, and keep the mark for when they are not.
+fn with_hint(hints: &HintMarks, cr: &FerrVaultSecret, explanation: Explanation) -> Explanation {
+    match explanation {
+        Explanation::NotDue {
+            why: Quiet::RefreshNotDue | Quiet::RefreshDisabled | Quiet::OnChange,
+            ..
+        } if hints.is_marked(&cr.namespace().unwrap_or_default(), &cr.name_any()) => {
+            Explanation::Due(Trigger::Hint)
+        }
+        Explanation::NotDue { .. } | Explanation::Due(_) => explanation,
+    }
+}
+
+/// [`judge`] by the rule of [`explain`] alone.
+async fn judge_by_rule(
     ctx: &Context,
     reads: &Reads,
     cr: &FerrVaultSecret,

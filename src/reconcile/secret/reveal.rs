@@ -71,10 +71,24 @@ pub(super) async fn connection(
 /// What a GET of a missing object answers, as `kube_error_text` words it.
 const NOT_FOUND: &str = "not found";
 
+/// How fresh a pass's reveal must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Freshness {
+    /// Shared with its wave: a kept answer may serve it.
+    Wave,
+    /// Read now (a forced pass): it joins a request in flight, never takes a kept answer.
+    Now,
+    /// Read since this instant (when the change hints that marked it were gathered): it shares
+    /// the read of the other passes of the same hints, never an older one.
+    Since(Instant),
+}
+
 /// Reveals `cr`'s keys through `connection` before `deadline`: shared with its wave
 /// ([`FerrVault::reveal_in_wave`](crate::ferrvault::FerrVault::reveal_in_wave)), or, when
-/// `forced`, read fresh ([`FerrVault::reveal`](crate::ferrvault::FerrVault::reveal): it joins a
-/// request in flight but never takes a kept answer). Both wait on the credential's limiter.
+/// forced, read fresh ([`FerrVault::reveal`](crate::ferrvault::FerrVault::reveal): it joins a
+/// request in flight but never takes a kept answer), or, after a change hint, read since the
+/// hint ([`FerrVault::reveal_in_wave_fresh_after`](crate::ferrvault::FerrVault::reveal_in_wave_fresh_after)).
+/// All wait on the credential's limiter.
 ///
 /// # Errors
 /// The connection's access reasons (its spec refusals without a timer: only an edit of the
@@ -85,7 +99,7 @@ pub(super) async fn reveal(
     reads: &Reads,
     cr: &FerrVaultSecret,
     connection: &FerrVaultConnection,
-    (deadline, forced): (Instant, bool),
+    (deadline, freshness): (Instant, Freshness),
 ) -> Result<Revealed, Stop> {
     let namespace = cr.namespace().unwrap_or_default();
     let refused = |e: access::AccessError| {
@@ -125,20 +139,23 @@ pub(super) async fn reveal(
         vault: cr.spec.vault.clone(),
         keys: KeySelector::from_names(cr.spec.selected_names().iter().cloned()),
     };
-    let revealed = if forced {
-        ctx.ferrvault
-            .reveal(&endpoint, &credential, request, deadline)
-            .await
-    } else {
-        ctx.ferrvault
-            .reveal_in_wave(
-                &cr.uid().unwrap_or_default(),
-                &endpoint,
-                &credential,
-                request,
-                deadline,
-            )
-            .await
+    let caller = cr.uid().unwrap_or_default();
+    let revealed = match freshness {
+        Freshness::Now => {
+            ctx.ferrvault
+                .reveal(&endpoint, &credential, request, deadline)
+                .await
+        }
+        Freshness::Wave => {
+            ctx.ferrvault
+                .reveal_in_wave(&caller, &endpoint, &credential, request, deadline)
+                .await
+        }
+        Freshness::Since(since) => {
+            ctx.ferrvault
+                .reveal_in_wave_fresh_after(&caller, &endpoint, &credential, request, (deadline, since))
+                .await
+        }
     };
     revealed.map_err(reveal_failure)
 }

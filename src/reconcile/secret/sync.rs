@@ -28,7 +28,8 @@ use super::{
     payload::{self, Payload, guard_missing_keys},
     plan::{self, Plan, content_hash_key},
     recorded_inputs::recorded_inputs,
-    reveal, revocation,
+    reveal::{self, Freshness},
+    revocation,
     rollout::{self, RolloutFor},
     target::{self, KnownTarget, Write},
     target_access,
@@ -119,9 +120,18 @@ pub(super) async fn sync(
     target_access::judge(&reads.stores, cr, &target_name, target.secret()).await?;
     let key = content_hash_key(ctx).await?;
     let inputs = recorded_inputs(&ctx.client, &reads.stores, &connection, key).await;
-    // A moved version is read fresh: a wave's kept answer may predate it.
-    let fresh = forced || trigger == Trigger::Source;
-    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, fresh)).await?;
+    let freshness = match trigger {
+        // A moved version is read fresh: a wave's kept answer may predate it.
+        Trigger::Force | Trigger::Source => Freshness::Now,
+        // The hint says the value changed since any kept answer: read since the hints were
+        // gathered (the mark is taken only now, so a pass that stops earlier leaves it).
+        Trigger::Hint => ctx
+            .hints
+            .take(&cr.namespace().unwrap_or_default(), &cr.name_any())
+            .map_or(Freshness::Now, Freshness::Since),
+        Trigger::Refresh | Trigger::Spec | Trigger::Inputs | Trigger::Drift => Freshness::Wave,
+    };
+    let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, freshness)).await?;
     let followed = followed_by(cr);
     let selected = cr.spec.selected_names();
     let source_version = followed

@@ -35,6 +35,8 @@
 //! - `filters.rs`: which changes of each kind matter (the routes' filters).
 //! - `keys.rs`: which keys a change enqueues (the routes' mappers).
 //! - `settled.rs`: which listed custom resources are settled (refreshes) and which are changes.
+//! - `hints.rs`: the FerrVaultSecrets a signed change hint marks due, and their enqueue (a
+//!   source of keys besides the watches).
 
 use std::sync::Arc;
 
@@ -45,6 +47,8 @@ use kube::{Api, Resource, core::PartialObjectMeta, runtime::watcher};
 pub(crate) use self::filters::{
     connection_change_matters_to_dependants, cr_change_matters, secret_change_matters,
 };
+pub(crate) use self::hints::HintDispatch;
+pub use self::hints::HintMarks;
 #[cfg(test)]
 pub(crate) use self::keys::controlling_secret;
 use self::{
@@ -198,6 +202,7 @@ fn secret_metadata_routes(
 
 mod cluster;
 mod filters;
+mod hints;
 mod keys;
 mod settled;
 #[cfg(test)]

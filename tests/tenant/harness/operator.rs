@@ -67,6 +67,13 @@ impl Launch {
         self
     }
 
+    /// `--hint-bind-address` on a free loopback port (`--hint-secret-name` keeps its default):
+    /// the change-hint endpoint ([`Operator::hint_url`]).
+    pub fn hints(mut self) -> Launch {
+        self.args.push("--hint-bind-address=127.0.0.1:0".into());
+        self
+    }
+
     /// `--require-credential-opt-in`: a connection uses only Secrets opted in as credentials.
     pub fn require_credential_opt_in(mut self) -> Launch {
         self.args.push("--require-credential-opt-in".into());
@@ -237,6 +244,20 @@ impl Operator {
             }
         })
         .await;
+    }
+
+    /// `http://<address>/hooks/ferrvault` of the hint endpoint, from the `http servers listening`
+    /// log line (started with [`Launch::hints`]).
+    pub fn hint_url(&self) -> String {
+        let log = self.log();
+        let line = log
+            .lines()
+            .find(|line| line.contains("http servers listening"))
+            .expect("the servers' log line");
+        let json: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
+        let address = json["hints"].as_str().expect("a hints address");
+        assert_ne!(address, "disabled", "the hint endpoint is enabled");
+        format!("http://{address}/hooks/ferrvault")
     }
 
     /// Everything it printed so far.

@@ -55,17 +55,21 @@ pub enum Trigger {
     /// A selected name's version moved, appeared or disappeared in the connection's `list`
     /// (`changeDetection.mode: Versions`).
     Source,
+    /// A signed change hint named its vault (`POST /hooks/ferrvault`) while it was otherwise
+    /// quiet; the pass reads FerrVault fresh, like a forced one.
+    Hint,
 }
 
 impl Trigger {
     /// Every trigger, for metric pre-registration.
-    pub const ALL: [Trigger; 6] = [
+    pub const ALL: [Trigger; 7] = [
         Self::Force,
         Self::Refresh,
         Self::Spec,
         Self::Inputs,
         Self::Drift,
         Self::Source,
+        Self::Hint,
     ];
 
     /// The metric label.
@@ -77,6 +81,7 @@ impl Trigger {
             Self::Inputs => "inputs",
             Self::Drift => "drift",
             Self::Source => "source",
+            Self::Hint => "hint",
         }
     }
 }

@@ -35,7 +35,7 @@ use super::{
         failure::{Failure, Stop},
         payload::{self, Payload},
         plan::content_hash_key,
-        reveal,
+        reveal::{self, Freshness},
     },
     copies::{self, LetGo, Source},
 };
@@ -232,7 +232,8 @@ async fn reveal_payload(
     connection: &FerrVaultConnection,
     (rc, forced): (&ReconcileContext, bool),
 ) -> Result<Payload, Stop> {
-    let revealed = reveal::reveal(ctx, reads, view, connection, (rc.deadline, forced)).await?;
+    let freshness = if forced { Freshness::Now } else { Freshness::Wave };
+    let revealed = reveal::reveal(ctx, reads, view, connection, (rc.deadline, freshness)).await?;
     let target = view.spec.target_name(&view.name_any()).to_owned();
     payload::payload(view, revealed, &target).await
 }
