@@ -50,9 +50,8 @@ fn reference(body: &[u8]) -> Expected {
     match Parsed::from_slice(body) {
         Parsed::Json(Tree::Map(fields)) => read_hint(&fields).map_or(Expected::Refused, Expected::Hint),
         Parsed::Unsure => Expected::Unknown,
-        Parsed::Json(Tree::Null | Tree::Bool | Tree::Number(_) | Tree::Str(_) | Tree::Seq(_)) | Parsed::NotJson => {
-            Expected::Refused
-        }
+        Parsed::Json(Tree::Null | Tree::Bool | Tree::Number(_) | Tree::Str(_) | Tree::Seq(_))
+        | Parsed::NotJson => Expected::Refused,
     }
 }
 
