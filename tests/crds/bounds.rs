@@ -235,8 +235,8 @@ fn every_string_and_list_of_both_specs_should_have_a_bound() {
         [
             "/caBundleSecretRef/key",
             "/caBundleSecretRef/name",
-            "/clientCertSecretRef/name",
             "/changeDetection/interval",
+            "/clientCertSecretRef/name",
             "/oidc/audience",
             "/oidc/clusterID",
             "/oidc/tokenPath",
