@@ -99,6 +99,12 @@ pub(crate) fn platform_requests(world: &World) -> u64 {
     world.fv.token_stats("platform").requests
 }
 
+/// Reveals made with the platform's token so far (requests naming a vault): unlike
+/// [`platform_requests`], never the connection's own probe or `me`, whose timing is the probe's.
+pub(crate) fn platform_reveals(world: &World) -> u64 {
+    world.fv.token_stats("platform").vaults.values().sum()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_namespace_the_cluster_connection_does_not_allow_should_be_refused_with_no_ferrvault_request() {
     let world = World::start().await;

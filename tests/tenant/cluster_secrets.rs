@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::{
     cluster_connections::{
         SERVED, forbidden, label_namespace, platform_connection, platform_connection_revoking,
-        platform_requests, through_platform,
+        platform_reveals, through_platform,
     },
     harness::{
         ATTACKER, Launch, VICTIM, VICTIM_DB_URL, World,
@@ -139,7 +139,7 @@ async fn one_cluster_secret_should_provision_a_hundred_namespaces_with_one_ferrv
     for namespace in &namespaces {
         served_namespace(&world, namespace).await;
     }
-    let before = platform_requests(&world);
+    let before = platform_reveals(&world);
     cluster_secret(&world, "shared", json!({})).await;
     let status = wait_status(&world, "shared", "a hundred copies", |s| s["provisioned"] == 100).await;
     assert_eq!(ready(&status), ("True".to_owned(), "Synced".to_owned()));
@@ -148,7 +148,7 @@ async fn one_cluster_secret_should_provision_a_hundred_namespaces_with_one_ferrv
         (json!(100), json!("Shared"))
     );
     assert_eq!(
-        platform_requests(&world) - before,
+        platform_reveals(&world) - before,
         1,
         "one reveal for a hundred namespaces"
     );
@@ -186,7 +186,7 @@ async fn one_cluster_secret_should_provision_a_hundred_namespaces_with_one_ferrv
         s["observedForceSync"] == "1"
     })
     .await;
-    assert_eq!(platform_requests(&world) - before, 2, "one reveal per refresh");
+    assert_eq!(platform_reveals(&world) - before, 2, "one reveal per refresh");
 
     // A namespace labelled into the selection: its copy within a second.
     label_namespace(&world, VICTIM, Some("yes")).await;
@@ -287,7 +287,7 @@ async fn copies_should_go_with_revocation_delete_and_deletion_and_stay_unlabelle
         served_namespace(&world, namespace).await;
     }
     // Suspended first: nothing read, nothing written.
-    let before = platform_requests(&world);
+    let before = platform_reveals(&world);
     cluster_secret(&world, "paused", json!({ "suspend": true })).await;
     wait_status(&world, "paused", "Suspended", |s| {
         s["conditions"]
@@ -296,7 +296,7 @@ async fn copies_should_go_with_revocation_delete_and_deletion_and_stay_unlabelle
     })
     .await;
     assert_eq!(
-        platform_requests(&world),
+        platform_reveals(&world),
         before,
         "a suspended cluster secret reads nothing"
     );
