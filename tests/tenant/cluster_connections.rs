@@ -37,7 +37,7 @@ pub(crate) const SERVED: &str = "platform.example/served";
 const REFUSED_WITHIN: Duration = Duration::from_secs(10);
 
 /// The cluster kinds' API, through `client`.
-fn cluster_connections(client: kube::Client) -> Api<DynamicObject> {
+pub(crate) fn cluster_connections(client: kube::Client) -> Api<DynamicObject> {
     Api::all_with(client, &ApiResource::erase::<ClusterFerrVaultConnection>(&()))
 }
 

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 
 use crate::{
     cluster_connections::{
-        SERVED, forbidden, label_namespace, platform_connection, platform_connection_revoking,
-        platform_reveals, through_platform,
+        PLATFORM, SERVED, cluster_connections, forbidden, label_namespace, platform_connection,
+        platform_connection_revoking, platform_reveals, through_platform,
     },
     harness::{
         ATTACKER, Launch, VICTIM, VICTIM_DB_URL, World,
@@ -88,6 +88,22 @@ async fn select_namespace(world: &World, namespace: &str) {
         .expect("the admin labels the namespace");
 }
 
+/// Waits until the platform connection's status counts `allowed` namespaces: the operator's
+/// Namespace store has seen them all, so a cluster secret created now selects them in its first
+/// pass (one created earlier may start with part of them and read again for the rest).
+async fn wait_allowed(world: &World, allowed: u64) {
+    let api = cluster_connections(world.admin.clone());
+    poll_until("the namespaces seen by the operator", SHOWS_WITHIN, || async {
+        let status = api.get(PLATFORM).await.map_err(|e| e.to_string())?.data["status"].clone();
+        if status["allowedNamespaces"] == allowed {
+            Ok(())
+        } else {
+            Err(status.to_string())
+        }
+    })
+    .await;
+}
+
 /// Cluster secret `name`'s status once `check` accepts it (within [`SHOWS_WITHIN`]).
 async fn wait_status(world: &World, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
     let api = cluster_secrets(world.admin.clone());
@@ -139,6 +155,7 @@ async fn one_cluster_secret_should_provision_a_hundred_namespaces_with_one_ferrv
     for namespace in &namespaces {
         served_namespace(&world, namespace).await;
     }
+    wait_allowed(&world, 100).await;
     let before = platform_reveals(&world);
     cluster_secret(&world, "shared", json!({})).await;
     let status = wait_status(&world, "shared", "a hundred copies", |s| s["provisioned"] == 100).await;
