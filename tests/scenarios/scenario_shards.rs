@@ -2,7 +2,8 @@
 //! shards two each and every namespace's objects are written by the replica holding its shard
 //! only; SIGKILL one and its shards are held again by the other two within lease duration +
 //! retry period + slack, every object stays synced, nothing is written again and FerrVault
-//! sees no request but the one a new object needs.
+//! sees no request but the one a new object needs; SIGTERM another and the last one holds every
+//! shard before any Lease could have expired.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -10,7 +11,7 @@ use std::{
 };
 
 use controller_actors::Shards;
-use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
+use ferrvault_operator::api::{ClusterFerrVaultConnection, FerrVaultConnection, FerrVaultSecret};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{
     Api,
@@ -22,7 +23,7 @@ use crate::scenario_support::{
     audit::is_object_write,
     cluster::{Cluster, VAULT, ferrvault_config, unlimited},
     finish,
-    fixtures::{PROD_TOKEN, connection_spec, secret_spec},
+    fixtures::{NS, PROD_TOKEN, connection_spec, secret_spec},
     operator::{LEADER_ELECT, LEASE_DURATION, OperatorProcess, RETRY_PERIOD, get_lenient},
     poll_until,
 };
@@ -55,6 +56,7 @@ async fn three_replicas_should_split_six_shards_and_take_over_a_killed_ones_with
         let held: Vec<u16> = owners.iter().filter(|(_, o)| **o == i).map(|(s, _)| *s).collect();
         assert_shows_its_shards(operator, &held).await;
     }
+    platform_connection(&cluster).await;
     let mut names = Vec::new();
     for namespace in &namespaces {
         names.extend(tenant_objects(&cluster, namespace).await);
@@ -76,12 +78,29 @@ async fn three_replicas_should_split_six_shards_and_take_over_a_killed_ones_with
             of.of_namespace(namespace).0
         );
     }
-    let stored: f64 = sum_all(&mut operators, &[0, 1, 2], "ferrvault_shard_objects").await;
-    assert_eq!(
-        stored,
-        (NAMESPACES * PER_NAMESPACE) as f64,
-        "the replicas store every FerrVaultSecret once between them"
-    );
+    // The cluster connection is reconciled by the empty namespace's shard holder only: any
+    // other replica's pass would end in a write its fence refuses.
+    let platform = cluster_connections(&cluster);
+    poll_until(
+        "the cluster connection's status",
+        Duration::from_secs(30),
+        || async {
+            let status = platform.get("platform").await.map_err(|e| e.to_string())?;
+            let allowed = status.data.pointer("/status/allowedNamespaces").cloned();
+            allowed.ok_or_else(|| "no status yet".to_owned())
+        },
+    )
+    .await;
+    let errors = sum_all(
+        &mut operators,
+        &[0, 1, 2],
+        "controller_runtime_reconcile_errors_total",
+    )
+    .await;
+    assert_eq!(errors, 0.0, "no replica should fail a reconcile");
+    // Every FerrVaultSecret stored once between the replicas.
+    let stored = (NAMESPACES * PER_NAMESPACE) as f64;
+    wait_sum(&mut operators, &[0, 1, 2], "ferrvault_shard_objects", stored).await;
 
     // SIGKILL one: its Leases must expire before the others take its shards.
     let requests_before = cluster.fv.stats().total.requests;
@@ -138,9 +157,35 @@ async fn three_replicas_should_split_six_shards_and_take_over_a_killed_ones_with
         target_writes_before + 1,
         "after the takeover only the new object's Secret should be written"
     );
+    // The moved shards' objects were listed by their new holders, not only the new one.
+    wait_sum(
+        &mut operators,
+        &[1, 2],
+        "ferrvault_shard_objects",
+        (NAMESPACES * PER_NAMESPACE + 1) as f64,
+    )
+    .await;
     let held = sum_all(&mut operators, &[1, 2], "ferrvault_shard_owned").await;
     assert_eq!(held, f64::from(SHARDS), "the survivors hold every shard once");
-    eprintln!("scenario shards: takeover after SIGKILL {takeover:?}, shards {moved:?} moved");
+
+    // SIGTERM another: it releases its shards on the way out; the last replica takes them at
+    // its next rounds, without waiting for any Lease to expire.
+    let stopped_at = Instant::now();
+    operators[1].sigterm();
+    assert_eq!(
+        operators[1].wait_exit(Duration::from_secs(20)),
+        Some(0),
+        "a SIGTERM'd replica exits 0"
+    );
+    wait_for_split(&mut operators, &[2], usize::from(SHARDS)).await;
+    let handover = stopped_at.elapsed();
+    assert!(
+        handover < LEASE_DURATION,
+        "the released shards were taken {handover:?} after SIGTERM: they waited for expiry"
+    );
+    eprintln!(
+        "scenario shards: takeover after SIGKILL {takeover:?} (shards {moved:?}), after SIGTERM {handover:?}"
+    );
 
     finish("shards", started, &cluster, operators, &[]).await;
 }
@@ -165,6 +210,37 @@ async fn assert_shows_its_shards(operator: &OperatorProcess, held: &[u16]) {
         "{}'s /debug/actors should list shards {held:?}:\n{tree}",
         operator.name
     );
+}
+
+/// ClusterFerrVaultConnection `platform`, letting in every namespace, its token in the
+/// operator's namespace (its reconcile reads the stores only; its status counts namespaces).
+async fn platform_connection(cluster: &Cluster) {
+    cluster
+        .create_secret("platform-token", &[("token", PROD_TOKEN)])
+        .await;
+    let connection: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "ferrvault.com/v1alpha1",
+        "kind": "ClusterFerrVaultConnection",
+        "metadata": { "name": "platform" },
+        "spec": {
+            "url": cluster.fv.url(),
+            "tokenSecretRef": { "namespace": NS, "name": "platform-token", "key": "token" },
+            "allowedNamespaces": { "names": ["*"] },
+        },
+    }))
+    .expect("a ClusterFerrVaultConnection");
+    cluster_connections(cluster)
+        .create(&PostParams::default(), &connection)
+        .await
+        .expect("create ClusterFerrVaultConnection");
+}
+
+/// The ClusterFerrVaultConnections, untyped.
+fn cluster_connections(cluster: &Cluster) -> Api<DynamicObject> {
+    Api::all_with(
+        cluster.client.clone(),
+        &ApiResource::erase::<ClusterFerrVaultConnection>(&()),
+    )
 }
 
 /// Namespace `namespace` with the token Secret the connection reads.
@@ -286,6 +362,23 @@ fn owned_shards(metrics: &str) -> Vec<u16> {
         .filter(|(_, value)| value.trim() == "1")
         .filter_map(|(shard, _)| shard.parse().ok())
         .collect()
+}
+
+/// Polls (`/metrics` is rendered at most once a second) until the series of `family` sum to
+/// `expected` over the replicas `live`.
+async fn wait_sum(operators: &mut [OperatorProcess], live: &[usize], family: &str, expected: f64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let sum = sum_all(operators, live, family).await;
+        if sum == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{family} sums to {sum} over replicas {live:?}, not {expected}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// The sum of every series of `family` over the replicas `live`.
