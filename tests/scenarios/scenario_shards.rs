@@ -225,7 +225,9 @@ async fn assert_shows_its_shards(operator: &OperatorProcess, held: &[u16]) {
         Duration::from_secs(30),
         || async {
             match operator.probe("/readyz?verbose").await {
-                (200, body) if body.contains("[+]role ok: leader") => Ok(()),
+                (200, body) if body.contains("[+]role ok: leader") && body.contains("[+]watches ok") => {
+                    Ok(())
+                }
                 (status, body) => Err(format!("{status}: {body}")),
             }
         },
