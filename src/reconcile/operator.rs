@@ -165,17 +165,15 @@ impl Operator {
         Arc::new(HintDispatch::new(self.ctx.hints.clone(), queues))
     }
 
-    /// The namespace of every FerrVaultSecret the watches store (none before
+    /// Calls `f` with the namespace of every FerrVaultSecret the watches store (none before
     /// [`install_kept`](Self::install_kept)): with `--shards`, only the held shards' objects.
-    pub fn stored_secret_namespaces(&self) -> Vec<String> {
+    pub fn for_each_stored_secret_namespace(&self, mut f: impl FnMut(&str)) {
         let Some(store) = self.stored_secrets.get() else {
-            return Vec::new();
+            return;
         };
-        store
-            .state()
-            .iter()
-            .map(|secret| secret.meta().namespace.clone().unwrap_or_default())
-            .collect()
+        for secret in store.state() {
+            f(secret.meta().namespace.as_deref().unwrap_or_default());
+        }
     }
 
     /// The shared FerrVault client (for `/debug/queue`'s per-credential limiter state).

@@ -48,9 +48,9 @@ impl Collector for ShardCollector {
         let shards = self.leases.shards();
         let held = self.leases.held().borrow().clone();
         let mut objects = vec![0_u32; usize::from(shards.count())];
-        for namespace in self.operator.stored_secret_namespaces() {
-            objects[usize::from(shards.of_namespace(&namespace).0)] += 1;
-        }
+        self.operator.for_each_stored_secret_namespace(|namespace| {
+            objects[usize::from(shards.of_namespace(namespace).0)] += 1;
+        });
         let mut owned = encoder.encode_descriptor(
             "ferrvault_shard_owned",
             "1 while this replica holds the shard (its Lease, and runs its controllers), else 0.",
