@@ -65,13 +65,26 @@ pub(crate) struct ControllerSpec {
     pub stats: Arc<watch::Sender<QueueStats>>,
 }
 
+/// Which keys may be queued (see `RuntimeBuilder::only_keys`).
+pub(crate) type KeyFilter = Arc<dyn Fn(&ObjectKey) -> bool + Send + Sync>;
+
 /// Routes keys to the live queue of their controller; also how the queue handle finds queues.
 #[derive(Default)]
 pub(crate) struct QueueRouter {
     queues: RwLock<HashMap<&'static str, CountedRef<QueueMsg>>>,
+    /// Keys it refuses are dropped (`None`: every key is kept).
+    keeps: Option<KeyFilter>,
 }
 
 impl QueueRouter {
+    /// A router dropping the keys `keeps` refuses.
+    pub(crate) fn keeping(keeps: Option<KeyFilter>) -> Self {
+        Self {
+            queues: RwLock::default(),
+            keeps,
+        }
+    }
+
     /// The live queue of `controller`.
     pub(crate) fn get(&self, controller: &str) -> Option<CountedRef<QueueMsg>> {
         self.queues
@@ -92,6 +105,10 @@ impl QueueRouter {
 
 impl KeySink for QueueRouter {
     fn enqueue(&self, key: ObjectKey, cause: Cause) {
+        if self.keeps.as_ref().is_some_and(|keeps| !keeps(&key)) {
+            // Another replica's shard: its holder queues it.
+            return;
+        }
         match self.get(key.controller) {
             // A stopping queue drops the key: the next leader's first pass lists it again.
             Some(q) => drop(q.cast(QueueMsg::Enqueue { key, cause })),

@@ -284,6 +284,9 @@ fn render(node: &ActorNode, depth: usize, out: &mut String) {
                 l.role,
                 l.holder.as_deref().unwrap_or("-")
             );
+            if let Some(shards) = &l.shards {
+                let _ = write!(out, " shards={shards:?}");
+            }
         }
         Some(Detail::Watch(w)) => {
             let _ = write!(

@@ -307,6 +307,7 @@ pub(crate) fn status(
         expires_at,
         lease_duration: timings.lease_duration,
         transitions: observed.map_or(0, |o| o.record.transitions),
+        shards: None,
     }
 }
 

@@ -24,8 +24,8 @@
 //!   leadership hooks.
 //! - `watcher`: one per watch spec (`watcher/stream.rs`: the watch stream task).
 //! - `shard_leadership`: holds this replica's member Lease and its share of the shard Leases,
-//!   one fence per shard (`shard_source`: its adapter, `ShardLeases`; not yet wired into the
-//!   supervisor).
+//!   one fence per shard (`shard_source`: its adapter, `ShardLeases`, also a
+//!   `LeadershipSource` restarting the controllers on each change of the held set).
 //! - `key_feed`: a feed of keys from outside the watches (a poller, a webhook), run like a
 //!   watch while leading.
 //!

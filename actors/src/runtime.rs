@@ -210,6 +210,7 @@ impl Runtime {
             expires_at: None,
             lease_duration: Duration::ZERO,
             transitions: 0,
+            shards: None,
         });
         let mut controllers = Vec::new();
         let mut queue_stats = Vec::new();
@@ -230,7 +231,7 @@ impl Runtime {
             lease_rx.clone(),
         );
         let (verdict_tx, verdict_rx) = watch::channel(Verdict::initial(tokio::time::Instant::now()));
-        let router = Arc::new(QueueRouter::default());
+        let router = Arc::new(QueueRouter::keeping(b.keeps_key));
         let health = HealthHandle::new(verdict_rx, b.health.stale_after);
         let queues = QueueHandle {
             router: router.clone(),

@@ -66,6 +66,10 @@ pub struct LeaseStatus {
     pub lease_duration: Duration,
     /// Leader transitions recorded in the Lease.
     pub transitions: i32,
+    /// With shards ([`ShardLeases`](crate::shard_source::ShardLeases)): the shards this
+    /// replica holds and runs the controllers for; `None` with one Lease.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shards: Option<Vec<u16>>,
 }
 
 /// Called by the leadership actor when this replica starts or stops leading.

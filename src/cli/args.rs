@@ -89,6 +89,12 @@ pub struct RunArgs {
     /// How often candidates try to acquire and the leader renews.
     #[arg(long, env = "FERRVAULT_LEADER_ELECT_RETRY_PERIOD", default_value = "2s", value_parser = duration)]
     pub leader_elect_retry_period: Duration,
+    /// Split the objects into this many shards, each behind its own Lease, so that every
+    /// replica reconciles its share (1..=256; 1: one leader, as without it; needs
+    /// `--leader-elect` above 1; docs/sharding.md).
+    #[arg(long, env = "FERRVAULT_SHARDS", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub shards: u16,
     /// Refresh interval of a FerrVaultSecret whose spec has none.
     #[arg(long, env = "FERRVAULT_DEFAULT_REFRESH_INTERVAL", default_value = "1h", value_parser = duration)]
     pub default_refresh_interval: Duration,

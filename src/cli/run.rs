@@ -12,17 +12,19 @@
 //!
 //! [`OperatorProcess::start`] is shared with `demo`, which runs the same process in-process against
 //! the simulators. `run/error.rs`: [`RunError`] and its exit codes; `run/kube_client.rs`: the
-//! process's Kubernetes client.
+//! process's Kubernetes client; `run/election.rs`: one Lease or the shard Leases (`--shards`), with
+//! their write fence and filters.
 
 use std::{future::Future, net::SocketAddr, sync::Arc};
 
-use controller_actors::{
-    Fence, FenceLayer, HealthHandle, LeaderElection, LeaderElectionConfig, Runtime, identity,
-};
+use controller_actors::{HealthHandle, Runtime};
 use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 
-use self::kube_client::{kube_client_for, kube_config};
+use self::{
+    election::Election,
+    kube_client::{kube_client_for, kube_config},
+};
 pub use self::{error::RunError, kube_client::kube_client};
 use super::{args::RunArgs, logging, settings::ProcessEnv, settings::RunSettings};
 use crate::{
@@ -94,11 +96,9 @@ impl OperatorProcess {
         // process installed a provider first, which is just as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
         // Every write stops when this replica can no longer prove it holds the Lease (docs/architecture.md).
-        let fence = Fence::new();
+        let election = Election::new(settings, &client);
         let unfenced = client.clone();
-        let client = FenceLayer::new(fence.clone())
-            .exempt_lease(&settings.lease_namespace, &settings.lease_name)
-            .wrap(client);
+        let client = election.fence_layer(settings).wrap(client);
         let mut registry = Registry::default();
         telemetry::process::register(&mut registry);
         RestClientMetrics::process_wide().register(&mut registry);
@@ -122,19 +122,16 @@ impl OperatorProcess {
             .reconcile_timeout(settings.reconcile_timeout)
             .stall_threshold(settings.stall_threshold)
             .shutdown_grace(settings.shutdown_grace)
-            .fence(fence)
             .client(client)
-            .leader_election(LeaderElection::Lease(LeaderElectionConfig {
-                enabled: settings.leader_elect,
-                lease_namespace: settings.lease_namespace.clone(),
-                lease_name: settings.lease_name.clone(),
-                identity: identity(&settings.pod_name),
-                field_manager: crate::reconcile::FIELD_MANAGER.to_owned(),
-                timings: settings.timings,
-            }))
             .registry(&mut registry);
+        let builder = election.configure(builder, settings);
         let hint_metrics = settings.hint_addr.map(|_| HintMetrics::register(&mut registry));
-        let runtime = reconcilers.install(builder).build()?;
+        let runtime = reconcilers
+            .install_kept(builder, election.keeps_namespace())
+            .build()?;
+        if let Some(leases) = election.shards() {
+            telemetry::shards::register(&mut registry, leases, reconcilers.clone());
+        }
         let (key_sender, key) = watch::channel(None);
         let hint_server = settings.hint_addr.zip(hint_metrics).map(|(addr, metrics)| {
             let sink = reconcilers.hint_sink(runtime.queues());
@@ -185,6 +182,7 @@ impl OperatorProcess {
         tracing::info!(
             watch_namespaces = %watched(&settings.watch_namespaces),
             leader_elect = settings.leader_elect,
+            shards = settings.shards.count(),
             default_refresh_interval = ?settings.default_refresh_interval,
             min_refresh_interval = ?settings.min_refresh_interval,
             namespace_write_qps = settings.namespace_write_budget.map_or(0.0, |rate| rate.per_second),
@@ -290,5 +288,6 @@ pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
     })
 }
 
+mod election;
 mod error;
 mod kube_client;

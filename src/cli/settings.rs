@@ -24,7 +24,7 @@
 
 use std::time::Duration;
 
-use controller_actors::Timings;
+use controller_actors::{Shards, Timings};
 
 pub(crate) use self::checks::check_reconcile_timeout;
 use self::checks::{
@@ -91,6 +91,8 @@ pub struct RunSettings {
     pub lease_name: String,
     /// Lease timings (validated).
     pub timings: Timings,
+    /// `--shards` (more than one only with leader election).
+    pub shards: Shards,
     /// `--default-refresh-interval`.
     pub default_refresh_interval: Duration,
     /// `--watch-namespace` (empty: cluster-wide), without repeats.
@@ -153,6 +155,10 @@ impl RunSettings {
         if args.leader_elect_id.trim().is_empty() {
             return Err(ConfigError::EmptyLeaseName);
         }
+        if args.shards > 1 && !args.leader_elect {
+            return Err(ConfigError::ShardsWithoutLeaderElection(args.shards));
+        }
+        let shards = Shards::new(u32::from(args.shards)).map_err(ConfigError::Shards)?;
         let egress = EgressPolicy::from_flags(&args.ferrvault_allowed_cidrs, &args.ferrvault_denied_cidrs)
             .map_err(ConfigError::EgressCidrs)?;
         let cluster_identity = cluster_identity(&args)?;
@@ -210,6 +216,7 @@ impl RunSettings {
             lease_namespace,
             lease_name: args.leader_elect_id,
             timings,
+            shards,
             default_refresh_interval: args.default_refresh_interval,
             watch_namespaces,
             stall_threshold: args.stall_threshold,

@@ -10,9 +10,10 @@
 //! - Every write of the reconcilers is charged to its namespace's write budget: the shared
 //!   client is wrapped once, here ([`WriteBudget::charging`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use controller_actors::{KeyFeed, QueueHandle, RuntimeBuilder};
+use kube::Resource;
 use prometheus_client::registry::Registry;
 
 use super::{
@@ -23,17 +24,18 @@ use super::{
     },
     content_hash_key::{ContentHashKeySource, KeyError},
     context::Context,
-    read::Reads,
+    read::{Reads, Scoped},
     report::{EventSink, SyncMetrics},
     secret::{
         CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, SecretReconciler, TargetsGauge,
         register_targets_gauge,
     },
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
-    watch::{self, HintDispatch},
+    watch::{self, HintDispatch, KeepsNamespace},
     write::WriteBudget,
 };
 use crate::{
+    api::{FerrVaultSecret, Lenient},
     ferrvault::{self, FerrVault},
     hints::HintSink,
 };
@@ -50,6 +52,8 @@ pub struct Operator {
     cluster_refused: RefusedGauge,
     /// The ClusterFerrVaultSecret reconciler's gauge, registered likewise.
     cluster_targets: TargetsGauge,
+    /// The FerrVaultSecrets' store, once [`Operator::install_kept`] built it.
+    stored_secrets: Arc<OnceLock<Scoped<Lenient<FerrVaultSecret>>>>,
 }
 
 impl Operator {
@@ -79,6 +83,7 @@ impl Operator {
         Operator {
             cluster_refused,
             cluster_targets,
+            stored_secrets: Arc::default(),
             ctx: Arc::new(Context {
                 client,
                 ferrvault,
@@ -107,12 +112,25 @@ impl Operator {
     /// Adds the reconcilers (`ferrvaultsecret`, `ferrvaultconnection`,
     /// `clusterferrvaultconnection`, `clusterferrvaultsecret`) and all their watches.
     pub fn install(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
+        self.install_kept(builder, None)
+    }
+
+    /// [`install`](Self::install), the namespaced watches storing only the objects of the
+    /// namespaces `keeps` accepts (with `--shards`: the held shards'; docs/sharding.md).
+    pub(crate) fn install_kept(
+        &self,
+        builder: RuntimeBuilder,
+        keeps: Option<KeepsNamespace>,
+    ) -> RuntimeBuilder {
         let watches = watch::build(
             &self.ctx.client,
             &self.ctx.settings.watch_namespaces,
             self.ctx.own_writes.clone(),
+            keeps.as_ref(),
         );
         self.ctx.hints.watch_store(watches.stores.secrets.clone());
+        // Installed once per process; a second install keeps counting the first one's store.
+        let _ = self.stored_secrets.set(watches.stores.secrets.clone());
         let reads = Arc::new(Reads::new(
             self.ctx.client.clone(),
             watches.stores,
@@ -145,6 +163,17 @@ impl Operator {
     /// and enqueue them through `queues`.
     pub(crate) fn hint_sink(&self, queues: QueueHandle) -> Arc<dyn HintSink> {
         Arc::new(HintDispatch::new(self.ctx.hints.clone(), queues))
+    }
+
+    /// Calls `f` with the namespace of every FerrVaultSecret the watches store (none before
+    /// [`install_kept`](Self::install_kept)): with `--shards`, only the held shards' objects.
+    pub fn for_each_stored_secret_namespace(&self, mut f: impl FnMut(&str)) {
+        let Some(store) = self.stored_secrets.get() else {
+            return;
+        };
+        for secret in store.state() {
+            f(secret.meta().namespace.as_deref().unwrap_or_default());
+        }
     }
 
     /// The shared FerrVault client (for `/debug/queue`'s per-credential limiter state).

@@ -60,6 +60,7 @@ const RUN_FLAGS: &[&str] = &[
     "leader-elect-lease-duration",
     "leader-elect-renew-deadline",
     "leader-elect-retry-period",
+    "shards",
     "default-refresh-interval",
     "watch-namespace",
     "stall-threshold",

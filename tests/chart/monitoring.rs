@@ -121,6 +121,19 @@ fn more_than_one_replica_should_add_the_no_standby_alert() {
 }
 
 #[test]
+fn shards_should_drop_the_no_standby_alert_every_shard_holder_leads() {
+    let alerts = alerts(&rule_file(
+        &[MONITORING_ON, THREE_REPLICAS, &["shards=6"]].concat(),
+    ));
+    assert!(
+        !alerts
+            .iter()
+            .any(|(name, _)| name == "FerrVaultOperatorNoStandby"),
+        "{alerts:?}"
+    );
+}
+
+#[test]
 fn the_stuck_alert_should_use_the_configured_threshold_on_the_controller_label() {
     let alerts = alerts(&rule_file(
         &[MONITORING_ON, &["metrics.prometheusRule.stuckAfterSeconds=451"]].concat(),

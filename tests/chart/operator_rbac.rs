@@ -146,6 +146,26 @@ async fn with_watch_namespaces_every_api_call_should_be_allowed_by_the_roles_of_
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn with_shards_every_api_call_should_be_allowed_and_the_shard_leases_listed_and_held() {
+    let sets = &["shards=4"];
+    let run = audited_run(sets).await;
+    assert_every_call_allowed(&run, sets);
+    let lease = |verb: &str| {
+        run.requests
+            .iter()
+            .filter(|e| e.resource == "leases" && e.verb == verb && e.code < 300)
+            .map(|e| e.name.clone())
+            .collect::<BTreeSet<_>>()
+    };
+    assert!(!lease("list").is_empty(), "the replica lists the Leases");
+    let updated = lease("update");
+    assert!(
+        updated.iter().filter(|name| name.contains("-shard-")).count() == 4,
+        "the one replica holds (renews) the four shard Leases: {updated:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn every_rule_of_the_rendered_rbac_should_be_used_by_some_call_of_the_operator() {
     let run = audited_run(SCRAPER_SETS).await;
     assert_every_call_allowed(&run, SCRAPER_SETS);

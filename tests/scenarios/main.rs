@@ -1,5 +1,5 @@
 //! The incident scenarios of issue 7, and those of issue 11 (fencing) and issue 12 (fairness
-//! across namespaces), each against real operator processes and ending with a leak scan of
+//! across namespaces) and issue 39 (shards), each against real operator processes and ending with a leak scan of
 //! everything it produced.
 
 mod scenario_1_incident;
@@ -12,4 +12,5 @@ mod scenario_7_ferrvault_faults;
 mod scenario_8_bad_input;
 mod scenario_fairness;
 mod scenario_fencing;
+mod scenario_shards;
 mod scenario_support;

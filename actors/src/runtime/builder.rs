@@ -9,8 +9,10 @@ use prometheus_client::registry::Registry;
 use super::error::RuntimeError;
 use crate::{
     backoff::BackoffConfig,
+    controllers::KeyFilter,
     fence::Fence,
     health_rules::HealthConfig,
+    key::ObjectKey,
     leadership::LeaderElectionConfig,
     metrics::RuntimeMetrics,
     queue_view::QueueConfig,
@@ -46,6 +48,7 @@ pub struct RuntimeBuilder {
     pub(super) metrics: Option<RuntimeMetrics>,
     pub(super) fence: Option<Fence>,
     pub(super) namespace_share: Option<usize>,
+    pub(super) keeps_key: Option<KeyFilter>,
 }
 
 impl Default for RuntimeBuilder {
@@ -77,6 +80,7 @@ impl Default for RuntimeBuilder {
             metrics: None,
             fence: None,
             namespace_share: None,
+            keeps_key: None,
         }
     }
 }
@@ -104,6 +108,14 @@ impl RuntimeBuilder {
     /// Add a watch run while leading.
     pub fn watch(mut self, source: Box<dyn WatchSource>) -> Self {
         self.watches.push(Arc::from(source));
+        self
+    }
+
+    /// Queue only the keys `keeps` accepts (default: every key), whoever enqueues them
+    /// (watches, key feeds, [`QueueHandle::enqueue`](crate::runtime::QueueHandle::enqueue)):
+    /// with shards, the keys of the held shards' namespaces.
+    pub fn only_keys(mut self, keeps: impl Fn(&ObjectKey) -> bool + Send + Sync + 'static) -> Self {
+        self.keeps_key = Some(Arc::new(keeps));
         self
     }
 

@@ -449,3 +449,28 @@ async fn a_failed_leadership_actor_should_stop_the_controllers_and_be_restarted(
     runs_again(&watch, &rec, "leading again runs keys").await;
     running.shutdown().await.expect("graceful shutdown");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn only_keys_should_drop_the_keys_it_refuses_whoever_enqueues_them() {
+    let rec = done_quickly();
+    let (running, watch) = start_with_first_key(rec.clone(), "kept", |b| {
+        b.only_keys(|key| !key.name.starts_with("other"))
+    })
+    .await;
+    watch.emit("other-watched");
+    running
+        .queues
+        .enqueue(ObjectKey::namespaced("test", "ns", "other-handle"), Cause::Event);
+    watch.emit("kept-after");
+    eventually(HANG, "the kept keys ran", || {
+        rec.calls_of("kept") == 1 && rec.calls_of("kept-after") == 1
+    })
+    .await;
+    assert_eq!(
+        (rec.calls_of("other-watched"), rec.calls_of("other-handle")),
+        (0, 0),
+        "refused keys must never be queued"
+    );
+    let stats = running.queues.stats("test").expect("the test queue");
+    assert_eq!(stats.depth + stats.delayed + stats.processing, 0, "{stats:?}");
+}

@@ -68,6 +68,7 @@ impl Candidate {
             expires_at: None,
             lease_duration: TIMINGS.lease_duration,
             transitions: 0,
+            shards: None,
         });
         let hooks = RecordingHooks::new(stop_takes);
         // Spawned the way the runtime does it: through the LeadershipSource, under a supervisor.

@@ -122,6 +122,8 @@ Render-time guards: settings the operator would refuse, or that break it in a cl
 {{- end }}
 {{- else if gt (int .Values.replicaCount) 1 }}
 {{- fail "replicaCount > 1 needs leaderElection.enabled: replicas without a Lease would all reconcile the same objects" }}
+{{- else if gt (int .Values.shards) 1 }}
+{{- fail "shards > 1 needs leaderElection.enabled: each shard is a Lease" }}
 {{- end }}
 {{- if .Values.oidc.enabled }}
 {{- if not .Values.oidc.audience }}

@@ -1,6 +1,6 @@
 //! [`ConfigError`]: a flag value `run` refuses, named with the flag and the rule it breaks.
 
-use controller_actors::TimingsError;
+use controller_actors::{ShardsError, TimingsError};
 
 use crate::admin::AddressError;
 
@@ -54,6 +54,12 @@ pub enum ConfigError {
     /// A refresh or probe interval of zero would spin.
     #[error("invalid --{0}: must be positive")]
     ZeroInterval(&'static str),
+    /// `--shards` out of range (the flag's parser already bounds it; the env var too).
+    #[error("invalid --shards: {0}")]
+    Shards(#[source] ShardsError),
+    /// `--shards` above 1 without `--leader-elect`: every replica would reconcile everything.
+    #[error("invalid --shards: {0} shards need --leader-elect (each shard is a Lease)")]
+    ShardsWithoutLeaderElection(u16),
     /// An empty Lease name.
     #[error("invalid --leader-elect-id: must not be empty")]
     EmptyLeaseName,

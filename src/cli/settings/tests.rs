@@ -443,3 +443,22 @@ fn the_credential_opt_in_should_be_off_by_default_and_on_with_its_flag() {
             .require_credential_opt_in
     );
 }
+
+#[test]
+fn shards_should_default_to_one_take_up_to_256_with_leader_election_and_refuse_the_rest() {
+    let env = ProcessEnv::default();
+    assert_eq!(settings(&[], &env).expect("defaults").shards, Shards::ONE);
+    let many = settings(&["--leader-elect", "--shards=256"], &env).expect("256 shards");
+    assert_eq!(many.shards.count(), 256);
+    let error = settings(&["--shards=6"], &env).expect_err("shards without a Lease");
+    assert!(
+        matches!(error, ConfigError::ShardsWithoutLeaderElection(6)),
+        "{error}"
+    );
+    assert!(error.to_string().contains("--shards"), "{error}");
+    for value in ["0", "257", "-1"] {
+        let flag = format!("--shards={value}");
+        let argv = ["run", "--leader-elect", flag.as_str()];
+        assert!(Harness::try_parse_from(argv).is_err(), "{flag} parsed");
+    }
+}

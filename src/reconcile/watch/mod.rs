@@ -72,15 +72,25 @@ pub(crate) struct Watches {
     pub stores: Stores,
 }
 
-/// Builds every watch; `namespaces` is `--watch-namespace` (empty: the whole cluster).
-pub(crate) fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWrites>) -> Watches {
+/// Which namespaces' objects this replica keeps (with `--shards`: those of its held shards).
+pub(crate) type KeepsNamespace = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// Builds every watch; `namespaces` is `--watch-namespace` (empty: the whole cluster); with
+/// `keeps`, the namespaced watches store only the objects of the namespaces it accepts (the
+/// cluster kinds' and the Namespace watches keep everything: every shard reads them).
+pub(crate) fn build(
+    client: &kube::Client,
+    namespaces: &[String],
+    own: Arc<OwnWrites>,
+    keeps: Option<&KeepsNamespace>,
+) -> Watches {
     let mut watches = Watches {
         sources: Vec::new(),
         stores: Stores::default(),
     };
     let cluster = cluster::watches(client);
     if namespaces.is_empty() {
-        build_scope(client, None, "", own.clone(), &cluster, &mut watches);
+        build_scope(client, None, "", own.clone(), &cluster, keeps, &mut watches);
     }
     for namespace in namespaces {
         // Watcher names are actor names, unique in the process; one namespace keeps the plain names.
@@ -95,6 +105,7 @@ pub(crate) fn build(client: &kube::Client, namespaces: &[String], own: Arc<OwnWr
             &suffix,
             own.clone(),
             &cluster,
+            keeps,
             &mut watches,
         );
     }
@@ -118,6 +129,7 @@ fn build_scope(
     suffix: &str,
     own: Arc<OwnWrites>,
     cluster: &ClusterWatches,
+    keeps: Option<&KeepsNamespace>,
     watches: &mut Watches,
 ) {
     fn api<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
@@ -145,6 +157,14 @@ fn build_scope(
         api::<PartialObjectMeta<Secret>>(client, namespace),
         config(),
     );
+    let (secret_watch, connection_watch, metadata_watch) = match keeps {
+        Some(keeps) => (
+            secret_watch.only_namespaces(kept(keeps)),
+            connection_watch.only_namespaces(kept(keeps)),
+            metadata_watch.only_namespaces(kept(keeps)),
+        ),
+        None => (secret_watch, connection_watch, metadata_watch),
+    };
     let stores = &mut watches.stores;
     stores.secrets.add(namespace, secrets.clone());
     stores.connections.add(namespace, connections.clone());
@@ -157,6 +177,12 @@ fn build_scope(
                 .route(cluster::secret_route(secrets, cluster.connections.clone())),
         ),
     ]);
+}
+
+/// `keeps` as a watch's namespace filter.
+fn kept(keeps: &KeepsNamespace) -> impl Fn(&str) -> bool + Send + Sync + 'static {
+    let keeps = keeps.clone();
+    move |namespace: &str| keeps(namespace)
 }
 
 /// The FerrVaultSecret watch: each FerrVaultSecret enqueues itself (and, while it is being
