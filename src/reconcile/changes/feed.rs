@@ -39,15 +39,23 @@ use crate::{
     reconcile::rules::schedule::source_version::{change_age, listed_version, revealed_version},
 };
 
-/// A connection: its namespace and name.
+/// A connection: its namespace and name; a ClusterFerrVaultConnection's namespace is `""`
+/// ([`cluster_id`]), which no FerrVaultConnection has, so the two kinds never share an id.
 pub(crate) type ConnectionId = (String, String);
 
-/// The connection whose versions `cr` follows: its FerrVaultConnection (change detection is a
-/// FerrVaultConnection's only, for now).
-pub(crate) fn followed_by(cr: &FerrVaultSecret) -> Option<ConnectionId> {
+/// The id of ClusterFerrVaultConnection `name`.
+pub(crate) fn cluster_id(name: &str) -> ConnectionId {
+    (String::new(), name.to_owned())
+}
+
+/// The connection whose versions `cr` follows: its FerrVaultConnection, or its
+/// ClusterFerrVaultConnection (a ClusterFerrVaultSecret's view names that too).
+pub(crate) fn followed_by(cr: &FerrVaultSecret) -> ConnectionId {
     let reference = &cr.spec.connection_ref;
-    (reference.kind == ConnectionKind::FerrVaultConnection)
-        .then(|| (cr.namespace().unwrap_or_default(), reference.name.clone()))
+    match reference.kind {
+        ConnectionKind::FerrVaultConnection => (cr.namespace().unwrap_or_default(), reference.name.clone()),
+        ConnectionKind::ClusterFerrVaultConnection => cluster_id(&reference.name),
+    }
 }
 
 /// The latest `list` answer of a connection, by name.

@@ -57,6 +57,9 @@ pub(crate) struct FanOut {
     pub(crate) synced: bool,
     /// The force-sync token the pass honoured.
     pub(crate) force_sync: Option<String>,
+    /// The hash of the selected versions the pass's reveal returned (`None`: nothing was
+    /// revealed, or the connection follows no versions; the last one holds).
+    pub(crate) source_version: Option<String>,
 }
 
 impl FanOut {
@@ -127,6 +130,10 @@ pub(crate) fn cluster_secret_status(
             .or_else(|| previous.content_hash.clone()),
         reveal_scope: pass.scope,
         observed_force_sync: pass.force_sync.clone(),
+        observed_source_version: pass
+            .source_version
+            .clone()
+            .or_else(|| previous.observed_source_version.clone()),
         last_synced_at: if pass.synced {
             Some(Time(now))
         } else {
@@ -166,6 +173,7 @@ mod tests {
             scope: RevealScope::Shared,
             synced: true,
             force_sync: None,
+            source_version: None,
         }
     }
 
