@@ -98,7 +98,8 @@ fn follow_spec(
     let generation = *generation;
     let versions = spec.change_mode() == ChangeDetectionMode::Versions && !spec.is_suspended();
     let cloud = spec.mode == ConnectionMode::Cloud;
-    let wanted = (versions && !cloud && ctx.changes.is_attached()).then(|| PollSpec {
+    let leading = versions && !cloud && ctx.changes.leads_or_waits(&followed.own);
+    let wanted = leading.then(|| PollSpec {
         interval: interval(spec),
         generation,
     });
