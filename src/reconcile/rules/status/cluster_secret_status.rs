@@ -227,4 +227,24 @@ mod tests {
         assert_eq!(status.failed_namespaces[19].namespace, "ns-0019");
         assert_eq!((status.selected, status.provisioned), (1000, 0));
     }
+
+    #[test]
+    fn a_pass_that_revealed_nothing_should_keep_the_recorded_source_version() {
+        let now = Timestamp::UNIX_EPOCH;
+        let mut revealed = pass([("a".into(), CopyState::Provisioned)]);
+        revealed.source_version = Some("v1".into());
+        let status = cluster_secret_status(&ClusterFerrVaultSecretStatus::default(), &revealed, None, now);
+        assert_eq!(status.observed_source_version.as_deref(), Some("v1"));
+        let quiet = pass([("a".into(), CopyState::Provisioned)]);
+        let status = cluster_secret_status(&status, &quiet, None, now);
+        assert_eq!(
+            status.observed_source_version.as_deref(),
+            Some("v1"),
+            "nothing revealed: the last versions hold"
+        );
+        let mut moved = pass([("a".into(), CopyState::Provisioned)]);
+        moved.source_version = Some("v2".into());
+        let status = cluster_secret_status(&status, &moved, None, now);
+        assert_eq!(status.observed_source_version.as_deref(), Some("v2"));
+    }
 }
