@@ -33,6 +33,8 @@ enum BenchCommand {
     Scale(bench::scale::ScaleArgs),
     /// Requests after a restart with nothing due, and per refresh wave.
     Economy(bench::economy::EconomyArgs),
+    /// Rotation → target write and FerrVault requests per hour: Poll, Versions, change hints.
+    Freshness(bench::freshness::FreshnessArgs),
     /// One tenant's new objects while another's backlog waits on a slow token.
     Fairness(bench::fairness::FairnessArgs),
     /// /healthz probes while slow-loris connections and a /metrics flood hit the admin ports.
@@ -107,6 +109,12 @@ fn main() -> anyhow::Result<()> {
                 .block_on(bench::economy::run(&args, None))
                 .map_err(anyhow::Error::msg)?;
             Some(format!("economy {}", report.flags))
+        }
+        BenchCommand::Freshness(args) => {
+            let report = runtime
+                .block_on(bench::freshness::run(&args))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("freshness {}", report.flags))
         }
         BenchCommand::Fairness(args) => {
             let report = runtime

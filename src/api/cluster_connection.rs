@@ -20,6 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
+    ChangeDetection,
     bounds::{MAX_IDENTIFIER, MAX_NAME, MAX_NAMESPACE_NAME, MAX_SECRET_KEY, MAX_URL},
     client_cert::{
         CLIENT_CERT_NAMESPACE_MESSAGE, CLIENT_CERT_NAMESPACE_RULE, ClientCertSecretRef, MAX_PINS,
@@ -109,6 +110,12 @@ pub struct ClusterFerrVaultConnectionSpec {
     /// something else changed. Unset means `false`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspend: Option<bool>,
+    /// How its FerrVaultSecrets and ClusterFerrVaultSecrets learn of a change in FerrVault, as a
+    /// FerrVaultConnection's: `{mode: Poll}` (the default) or `{mode: Versions, interval: 30s}`
+    /// (one `list` of versions per interval for the whole connection, however many objects use
+    /// it). See docs/change-detection.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_detection: Option<ChangeDetection>,
 }
 
 impl ClusterFerrVaultConnectionSpec {
@@ -139,8 +146,7 @@ impl ClusterFerrVaultConnectionSpec {
                 .map(|r| ClientCertSecretRef { name: r.name.clone() }),
             pin_sha256: self.pin_sha256.clone(),
             suspend: self.suspend,
-            // Change detection is a FerrVaultConnection's only (for now): its view polls.
-            change_detection: None,
+            change_detection: self.change_detection.clone(),
         };
         let namespaces = ReferenceNamespaces {
             token: namespace_of(&self.token_secret_ref),
@@ -182,7 +188,8 @@ pub struct NamespacedSecretKeyRef {
 #[serde(rename_all = "camelCase")]
 #[schemars(description = "Observed state of a ClusterFerrVaultConnection.")]
 pub struct ClusterFerrVaultConnectionStatus {
-    /// `Ready`, with reason `Reachable` or why not.
+    /// `Suspended` while `spec.suspend` is true; with `changeDetection.mode: Versions`,
+    /// `ChangeDetection` (reason `VersionsFollowed`, `Unsupported` or `ResponseTooLarge`).
     #[serde(default)]
     #[schemars(schema_with = "conditions_schema")]
     pub conditions: Vec<Condition>,
@@ -202,7 +209,7 @@ pub struct ClusterFerrVaultConnectionStatus {
     #[serde(default)]
     pub last_checked_at: Option<Time>,
     /// The SHA-256 (hex) of the connection fields of the spec (without `suspend`,
-    /// `allowedNamespaces` and `revocation`): what its FerrVaultSecrets' syncs depend on.
+    /// `allowedNamespaces`, `revocation` and `changeDetection`): what its FerrVaultSecrets' syncs depend on.
     #[serde(default)]
     pub input_digest: Option<String>,
     /// The `metadata.generation` at which `inputDigest` last changed: the

@@ -155,6 +155,11 @@ pub struct ClusterFerrVaultSecretStatus {
     /// `ferrvault.com/force-sync` as last honoured.
     #[serde(default)]
     pub observed_force_sync: Option<String>,
+    /// A SHA-256 over the sorted `name:version` pairs the last reveal returned for the selection
+    /// (as a FerrVaultSecret's): under a connection with `changeDetection.mode: Versions`, a
+    /// `list` whose versions differ makes the next pass reveal.
+    #[serde(default)]
+    pub observed_source_version: Option<String>,
     /// When the copies were last written or confirmed.
     #[serde(default)]
     pub last_synced_at: Option<Time>,

@@ -1,6 +1,6 @@
 //! The ClusterFerrVaultConnection's CEL rules (docs/cluster-scope.md), evaluated as in `cel.rs`:
 //! `"*"` is the only name when it is used, a CA bundle sits beside its token, cloud mode needs
-//! an organization.
+//! an organization, `changeDetection.interval` is at least 5 s (as a FerrVaultConnection's).
 
 use ferrvault_operator::api::{ClusterFerrVaultConnection, SAME_NAMESPACE_MESSAGE};
 use kube::core::cel::validate_cel;
@@ -71,5 +71,22 @@ fn a_cloud_cluster_connection_should_need_an_organization() {
     assert_eq!(
         cluster_connection(&format!("{TOKEN}  mode: cloud\n  organization: acme\n")),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_cluster_change_detection_interval_below_5s_should_be_refused() {
+    let with = |interval: &str| {
+        cluster_connection(&format!(
+            "{TOKEN}  changeDetection: {{mode: Versions, interval: {interval}}}\n"
+        ))
+    };
+    let floor = ferrvault_operator::api::INTERVAL_FLOOR_MESSAGE;
+    assert_eq!(with("5s"), Vec::<String>::new());
+    assert_eq!(with("4s"), [floor]);
+    assert_eq!(
+        cluster_connection(&format!("{TOKEN}  changeDetection: {{mode: Versions}}\n")),
+        Vec::<String>::new(),
+        "unset means 30s"
     );
 }

@@ -49,6 +49,11 @@ pub(crate) async fn platform_connection(world: &World, allowed: Value) {
 
 /// [`platform_connection`] with `revocation`.
 pub(crate) async fn platform_connection_revoking(world: &World, allowed: Value, revocation: &str) {
+    platform_connection_with(world, allowed, json!({ "revocation": revocation })).await;
+}
+
+/// [`platform_connection`] with `extra` merged into its spec.
+pub(crate) async fn platform_connection_with(world: &World, allowed: Value, extra: Value) {
     let token: Secret = serde_json::from_value(json!({
         "metadata": { "name": "platform-token" },
         "stringData": { "token": PLATFORM_TOKEN },
@@ -58,16 +63,17 @@ pub(crate) async fn platform_connection_revoking(world: &World, allowed: Value, 
         .create(&PostParams::default(), &token)
         .await
         .expect("the platform's token Secret");
+    let mut spec = json!({
+        "url": world.fv.url(),
+        "tokenSecretRef": { "namespace": OPERATOR_NAMESPACE, "name": "platform-token", "key": "token" },
+        "allowedNamespaces": allowed,
+    });
+    json_patch::merge(&mut spec, &extra);
     let connection: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "ferrvault.com/v1alpha1",
         "kind": "ClusterFerrVaultConnection",
         "metadata": { "name": PLATFORM },
-        "spec": {
-            "url": world.fv.url(),
-            "tokenSecretRef": { "namespace": OPERATOR_NAMESPACE, "name": "platform-token", "key": "token" },
-            "allowedNamespaces": allowed,
-            "revocation": revocation,
-        },
+        "spec": spec,
     }))
     .expect("a ClusterFerrVaultConnection");
     cluster_connections(world.admin.clone())

@@ -41,6 +41,8 @@
 //! | `cluster_secrets.rs` | a ClusterFerrVaultSecret over a hundred namespaces (one reveal per refresh, a new namespace's copy within 1 s), a selection reaching a namespace the connection refuses or a Secret the victim owns (that namespace fails alone, untouched), revocation and deletion of copies, a namespaced Role granting the kind |
 //! | `client_certs.rs` | another principal's TLS Secret named as a connection's client certificate (the confused deputy), a target that is a connection's client certificate, a 900 KiB chain and a 60 KiB key |
 //! | `hostile_me.rs` | a hostile FerrVault answering `GET /operator/me` with 256 MiB, 30,000 unclosed brackets, a body trickling one byte every 200 ms |
+//! | `cluster_client_certs.rs` | a ClusterFerrVaultConnection's `clientCertSecretRef` against a FerrVault requiring a client certificate (the platform's path; no attack) |
+//! | `cluster_change_detection.rs` | `changeDetection: Versions` on a ClusterFerrVaultConnection: a rotation reaches a FerrVaultSecret and a ClusterFerrVaultSecret's copies within the interval, one `list` per interval, one reveal per object (the admin's path; no attack) |
 //! | `change_detection.rs` | a hostile `list` under `changeDetection: Versions`: 20,000 names dated year 9999, refused as `ResponseTooLarge` on the connection while its secret still polls |
 //! | `change_hints.rs` | signed change hints (`POST /hooks/ferrvault`): forged, tampered, unsigned, replayed, stale, future and 65 KiB hints, an unknown vault (nothing revealed); a valid one (the value in seconds, one reveal); 1,000 at once (429s, one reveal per credential); a standby replica (503, retried at the leader) |
 //! | `response_bounds.rs` | a hostile FerrVault answering with size: 8 MiB error bodies, 250,000 keys, 250,000 or 4,000 missing names; forty waves answering 1.2 MB every second (the kept-answer budget) |
@@ -49,6 +51,8 @@ mod cache_bounds;
 mod change_detection;
 mod change_hints;
 mod client_certs;
+mod cluster_change_detection;
+mod cluster_client_certs;
 mod cluster_connections;
 mod cluster_secrets;
 mod connection_secrets;

@@ -1,6 +1,6 @@
 //! `ferrvault-dev bench all`: every benchmark in one run (rate limit, scale against both
 //! `kube_runtime::Controller` baselines, economy, memory under unrelated Secrets, failover,
-//! fairness, admin-port load), then the targets as met / not met. Writes `report.json`
+//! fairness, admin-port load, freshness of rotated values), then the targets as met / not met. Writes `report.json`
 //! (everything, with the machine and the command), `tables.md` (the README's tables) and PNG
 //! plots into the results folder it names, and prints each table with the command that
 //! reproduces the whole run.
@@ -12,6 +12,7 @@ use super::{
     economy::{self, EconomyArgs},
     failover::{self, FailoverArgs},
     fairness::{self, FairnessArgs},
+    freshness::{self, FreshnessArgs},
     memory::{self, MemoryArgs, UnrelatedLoad},
     plot::line_chart,
     rate_limit::{self, Group, RateLimitArgs},
@@ -74,6 +75,9 @@ pub struct AllArgs {
     /// Load on the admin ports.
     #[command(flatten)]
     pub admin_load: AdminLoadArgs,
+    /// Freshness of rotated values per change-detection mode.
+    #[command(flatten)]
+    pub freshness: FreshnessArgs,
     /// Operator binary to launch (default: `ferrvault-operator` beside this executable).
     #[arg(long, hide = true)]
     pub binary: Option<PathBuf>,
@@ -84,7 +88,7 @@ impl AllArgs {
     pub fn command(&self, out: &Path) -> String {
         let rate_sizes: Vec<String> = self.rate_sizes.iter().map(ToString::to_string).collect();
         format!(
-            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --small-shape-size {} --window-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {}",
+            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --small-shape-size {} --window-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {} {}",
             out.display(),
             self.scale.flags(),
             rate_sizes.join(","),
@@ -101,7 +105,8 @@ impl AllArgs {
             self.terms,
             self.replicas,
             self.fairness.flags(),
-            self.admin_load.flags()
+            self.admin_load.flags(),
+            self.freshness.flags()
         )
     }
 }
@@ -185,6 +190,11 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     section("admin ports under load");
     let admin_load = admin_load::run(&args.admin_load, binary).await?;
     reproduce("admin-load", &admin_load.flags);
+    section("freshness of rotated values");
+    let mut freshness_args = args.freshness.clone();
+    freshness_args.binary = freshness_args.binary.or_else(|| args.binary.clone());
+    let freshness = freshness::run(&freshness_args).await?;
+    reproduce("freshness", &freshness.flags);
     let mut report = AllReport {
         command: args.command(&out),
         machine,
@@ -195,6 +205,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         failover,
         fairness,
         admin_load,
+        freshness: Some(freshness),
         targets: Vec::new(),
     };
     report.targets = targets::evaluate(
@@ -204,6 +215,9 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         &report.memory,
         &report.failover,
     );
+    if let Some(freshness) = &report.freshness {
+        report.targets.extend(freshness.targets.iter().cloned());
+    }
     section("targets");
     targets::print(&report.targets);
     write(&out, &report)?;

@@ -9,7 +9,8 @@
 //! reconcile logic under two `kube_runtime::Controller` set-ups ([`plain_controller`]). Figures
 //! over repeated runs are medians with min–max ([`stats`]). `scale` also runs the [`floor`]: only
 //! the operator's Kubernetes writes, the anchor of its headline ratio; `instructions` counts
-//! instructions per object under callgrind. `all` runs everything, checks the
+//! instructions per object under callgrind; `freshness` times a rotated value's way to its target
+//! per change-detection mode. `all` runs everything, checks the
 //! [`targets`], draws [`plot`]s and renders the README tables ([`tables`]).
 
 pub mod admin_load;
@@ -22,6 +23,8 @@ pub mod economy;
 pub mod failover;
 pub mod fairness;
 pub mod floor;
+pub mod freshness;
+pub mod freshness_run;
 pub mod instructions;
 pub mod kube_sim;
 pub mod memory;

@@ -15,13 +15,15 @@
 //!   [`MAX_LIST_BYTES`](crate::ferrvault::MAX_LIST_BYTES) of names); a failed poll keeps it.
 //! - A connection whose server has no `list` keeps no task: it is not asked again until its
 //!   spec (generation) or interval changes.
+//! - A connection that wanted a poller before the feed attached (its pass ran first) is queued
+//!   again when it attaches ([`ChangeFeed::leads_or_waits`]).
 //!
 //! # Invariants
 //! - A poller record with `unsupported` has no live task (the poller ended itself, or none was
 //!   started).
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, BTreeSet, HashMap},
     sync::{Arc, Mutex, MutexGuard},
     time::Duration,
 };
@@ -39,15 +41,23 @@ use crate::{
     reconcile::rules::schedule::source_version::{change_age, listed_version, revealed_version},
 };
 
-/// A connection: its namespace and name.
+/// A connection: its namespace and name; a ClusterFerrVaultConnection's namespace is `""`
+/// ([`cluster_id`]), which no FerrVaultConnection has, so the two kinds never share an id.
 pub(crate) type ConnectionId = (String, String);
 
-/// The connection whose versions `cr` follows: its FerrVaultConnection (change detection is a
-/// FerrVaultConnection's only, for now).
-pub(crate) fn followed_by(cr: &FerrVaultSecret) -> Option<ConnectionId> {
+/// The id of ClusterFerrVaultConnection `name`.
+pub(crate) fn cluster_id(name: &str) -> ConnectionId {
+    (String::new(), name.to_owned())
+}
+
+/// The connection whose versions `cr` follows: its FerrVaultConnection, or its
+/// ClusterFerrVaultConnection (a ClusterFerrVaultSecret's view names that too).
+pub(crate) fn followed_by(cr: &FerrVaultSecret) -> ConnectionId {
     let reference = &cr.spec.connection_ref;
-    (reference.kind == ConnectionKind::FerrVaultConnection)
-        .then(|| (cr.namespace().unwrap_or_default(), reference.name.clone()))
+    match reference.kind {
+        ConnectionKind::FerrVaultConnection => (cr.namespace().unwrap_or_default(), reference.name.clone()),
+        ConnectionKind::ClusterFerrVaultConnection => cluster_id(&reference.name),
+    }
 }
 
 /// The latest `list` answer of a connection, by name.
@@ -110,6 +120,9 @@ struct FeedState {
     sink: Option<Arc<dyn KeySink>>,
     /// Pollers by connection.
     pollers: HashMap<ConnectionId, Poller>,
+    /// The keys of connections that wanted a poller while no sink was attached, queued again
+    /// when one is (at most one entry per connection).
+    waiting: BTreeSet<ObjectKey>,
 }
 
 /// The change detection's shared state (see the module).
@@ -141,9 +154,16 @@ impl ChangeFeed {
         &self.metrics
     }
 
-    /// Whether this replica leads (a sink is attached): pollers run only then.
-    pub(crate) fn is_attached(&self) -> bool {
-        self.lock().sink.is_some()
+    /// Whether this replica leads (a sink is attached): pollers run only then. When it does
+    /// not, `own` (the key of a connection wanting a poller) is queued again as soon as a sink
+    /// attaches, so a connection whose pass ran before the feed attached still gets its poller.
+    pub(crate) fn leads_or_waits(&self, own: &ObjectKey) -> bool {
+        let mut state = self.lock();
+        if state.sink.is_some() {
+            return true;
+        }
+        state.waiting.insert(own.clone());
+        false
     }
 
     /// Decides about `id`'s poller when `wanted` (`None`: no poller) and aborts what must go.
@@ -327,7 +347,14 @@ fn abort(task: Option<AbortHandle>) {
 
 impl FeedHooks for ChangeFeed {
     fn attach(&self, sink: Arc<dyn KeySink>) {
-        self.lock().sink = Some(sink);
+        let waiting = {
+            let mut state = self.lock();
+            state.sink = Some(sink.clone());
+            std::mem::take(&mut state.waiting)
+        };
+        for key in waiting {
+            sink.enqueue(key, Cause::Event);
+        }
     }
 
     fn detach(&self) {

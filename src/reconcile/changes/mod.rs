@@ -1,6 +1,6 @@
-//! Change detection (issue 38 point 3): for a FerrVaultConnection with
-//! `changeDetection.mode: Versions`, one poller calls `list` once per interval and re-queues only
-//! the FerrVaultSecrets whose selected versions moved; the rule of
+//! Change detection (issue 38 point 3): for a FerrVaultConnection or ClusterFerrVaultConnection
+//! with `changeDetection.mode: Versions`, one poller calls `list` once per interval and re-queues
+//! only the FerrVaultSecrets and ClusterFerrVaultSecrets whose selected versions moved; the rule of
 //! [`explain`](super::rules::schedule::explain) makes them due ([`Trigger::Source`]).
 //!
 //! # Layout
@@ -23,6 +23,6 @@ mod poller;
 
 pub use self::feed::ChangeFeed;
 pub(crate) use self::{
-    feed::{ConnectionId, Plan, PollSpec, Standing, followed_by},
+    feed::{ConnectionId, Plan, PollSpec, Standing, cluster_id, followed_by},
     poller::spawn,
 };

@@ -1,7 +1,9 @@
 //! One connection's poller: a task that calls `GET /operator/secrets/list` once per interval
 //! through the connection's credential (and so its limiter: it spends the token's one budget),
 //! records the answer in the [`ChangeFeed`](super::ChangeFeed), and re-queues the
-//! FerrVaultSecrets of the connection whose selection's versions moved.
+//! FerrVaultSecrets of the connection whose selection's versions moved (for a
+//! ClusterFerrVaultConnection, those of every namespace using it, and its
+//! ClusterFerrVaultSecrets: one `list` serves them all).
 //!
 //! Started by [`spawn`] (the connection reconciler, after [`Plan::Start`](super::Plan::Start));
 //! aborted by the feed (spec change, suspend, deletion, loss of leadership).
@@ -28,61 +30,68 @@ use tokio::time::{Instant, MissedTickBehavior};
 use tracing::{Instrument, info, info_span};
 
 use super::{
-    feed::{ConnectionId, PollSpec, Standing},
+    feed::{ConnectionId, PollSpec, Standing, followed_by},
     metrics::PollResult,
 };
 use crate::{
-    api::FerrVaultConnection,
+    api::{ConnectionKind, FerrVaultConnection, FerrVaultSecretSpec},
     ferrvault::{FerrVaultError, Inventory},
     reconcile::{
         connection::access,
         context::Context,
         read::Reads,
         rules::schedule::source_version::{concerns, listed_version},
-        settings::{CONNECTION_CONTROLLER, SECRET_CONTROLLER},
+        secret::{cluster_secret_key, stored_view},
+        settings::SECRET_CONTROLLER,
     },
 };
 
 /// Bound of one `list` (as the probe's), waiting on the limiter included.
 const LIST_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Starts `id`'s poller with `spec` and records it in the feed.
-pub(crate) fn spawn(ctx: &Arc<Context>, reads: &Arc<Reads>, id: ConnectionId, spec: PollSpec) {
+/// Starts `id`'s poller with `spec` and records it in the feed; `own` is the connection's own
+/// key, queued when its `ChangeDetection` condition must change.
+pub(crate) fn spawn(
+    ctx: &Arc<Context>,
+    reads: &Arc<Reads>,
+    (id, own): (ConnectionId, ObjectKey),
+    spec: PollSpec,
+) {
     let span = info_span!("change_detection", connection = %format!("{}/{}", id.0, id.1));
-    let task = tokio::spawn(run(ctx.clone(), reads.clone(), id.clone(), spec.interval).instrument(span));
+    let poller = run(ctx.clone(), reads.clone(), (id.clone(), own), spec.interval);
+    let task = tokio::spawn(poller.instrument(span));
     ctx.changes.started(id, spec, task.abort_handle());
 }
 
 /// The poller's loop (see the module).
-async fn run(ctx: Arc<Context>, reads: Arc<Reads>, id: ConnectionId, interval: Duration) {
+async fn run(ctx: Arc<Context>, reads: Arc<Reads>, (id, own): (ConnectionId, ObjectKey), interval: Duration) {
     let mut ticks = tokio::time::interval(interval);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        let stored = reads.stores.connections.get(&id.0, &id.1);
-        let Some(connection) = stored.as_ref().and_then(|c| c.valid()) else {
+        let Some(connection) = followed_connection(&reads, &id) else {
             return;
         };
-        match list(&ctx, &reads, connection).await {
+        match list(&ctx, &reads, &connection).await {
             Ok(inventory) => {
                 let first = matches!(ctx.changes.standing(&id), Standing::Waiting | Standing::TooLarge);
                 if let Some(changed) = ctx.changes.record(&id, inventory.entries) {
                     requeue(&ctx, &reads, &id, &changed);
                 }
                 if first {
-                    ctx.changes.enqueue(connection_key(&id));
+                    ctx.changes.enqueue(own.clone());
                 }
             }
             Err(Some(error)) if error.is_unsupported() => {
                 info!("the server has no list: the connection polls");
                 ctx.changes.record_unsupported(&id);
-                ctx.changes.enqueue(connection_key(&id));
+                ctx.changes.enqueue(own.clone());
                 return;
             }
             Err(Some(error)) if error.is_response_too_large() => {
                 info!("list answer over its bounds, refused; the last versions stay");
                 if ctx.changes.record_too_large(&id) {
-                    ctx.changes.enqueue(connection_key(&id));
+                    ctx.changes.enqueue(own.clone());
                 }
             }
             Err(error) => {
@@ -92,6 +101,16 @@ async fn run(ctx: Arc<Context>, reads: Arc<Reads>, id: ConnectionId, interval: D
             }
         }
     }
+}
+
+/// `id`'s connection as its users read through it: a FerrVaultConnection from its store, or a
+/// ClusterFerrVaultConnection's view; `None` once it is gone or invalid.
+fn followed_connection(reads: &Reads, id: &ConnectionId) -> Option<FerrVaultConnection> {
+    if id.0.is_empty() {
+        return stored_view(&reads.stores, &id.1);
+    }
+    let stored = reads.stores.connections.get(&id.0, &id.1)?;
+    stored.valid().cloned()
 }
 
 /// One `list` through `connection`'s endpoint and credential; `Err(None)` when those cannot be
@@ -114,33 +133,46 @@ async fn list(
         .map_err(Some)
 }
 
-/// Queues the FerrVaultSecrets of `id` that `changed` concerns and whose selection's versions
-/// differ from what their last sync recorded.
+/// Queues the FerrVaultSecrets and ClusterFerrVaultSecrets following `id` that `changed`
+/// concerns and whose selection's versions differ from what their last sync recorded.
 fn requeue(ctx: &Context, reads: &Reads, id: &ConnectionId, changed: &[String]) {
     let Some(listed) = ctx.changes.listed(id) else {
         return;
     };
     let changed: BTreeSet<&str> = changed.iter().map(String::as_str).collect();
+    let moved = |spec: &FerrVaultSecretSpec, recorded: Option<&str>| {
+        let selected = spec.selected_names();
+        concerns(selected, &changed) && recorded != Some(listed_version(selected, &listed).as_str())
+    };
     for object in reads.stores.secrets.state() {
         let Some(cr) = object.valid() else { continue };
-        let ours =
-            cr.namespace().as_deref() == Some(id.0.as_str()) && cr.spec.connection_ref.is_namespaced(&id.1);
-        let selected = cr.spec.selected_names();
-        if !ours || !concerns(selected, &changed) {
-            continue;
-        }
         let recorded = cr
             .status
             .as_ref()
             .and_then(|s| s.observed_source_version.as_deref());
-        if recorded != Some(listed_version(selected, &listed).as_str()) {
-            ctx.changes
-                .enqueue(ObjectKey::namespaced(SECRET_CONTROLLER, &id.0, cr.name_any()));
+        if followed_by(cr) == *id && moved(&cr.spec, recorded) {
+            let namespace = cr.namespace().unwrap_or_default();
+            ctx.changes.enqueue(ObjectKey::namespaced(
+                SECRET_CONTROLLER,
+                &namespace,
+                cr.name_any(),
+            ));
         }
     }
-}
-
-/// The connection's own key, for its condition.
-fn connection_key(id: &ConnectionId) -> ObjectKey {
-    ObjectKey::namespaced(CONNECTION_CONTROLLER, &id.0, &id.1)
+    if !id.0.is_empty() {
+        return;
+    }
+    for object in reads.stores.cluster_secrets.state() {
+        let Some(cr) = object.valid() else { continue };
+        let spec = &cr.spec.secret_spec;
+        let ours = spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection
+            && spec.connection_ref.name == id.1;
+        let recorded = cr
+            .status
+            .as_ref()
+            .and_then(|s| s.observed_source_version.as_deref());
+        if ours && moved(spec, recorded) {
+            ctx.changes.enqueue(cluster_secret_key(&cr.name_any()));
+        }
+    }
 }

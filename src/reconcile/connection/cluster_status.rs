@@ -2,14 +2,16 @@
 //! (counts of allowed, referencing and refused namespaces, the first 10 refused references), and
 //! `ferrvault_connection_refused_references{connection}` counts the refused references.
 //!
-//! It also says what its spec means to its FerrVaultSecrets: `Suspended=True/Suspended` while
+//! It also runs its change detection (`change_detection.rs`: with `changeDetection.mode:
+//! Versions`, one poller for the connection and its `ChangeDetection` condition), and says what
+//! its spec means to its FerrVaultSecrets: `Suspended=True/Suspended` while
 //! `spec.suspend` is true (they then make no FerrVault request and show
 //! `Suspended=True/ConnectionSuspended`), and the input generation they record
 //! (`status.inputDigest`/`inputGeneration`: a suspend, a resume or an `allowedNamespaces` edit
 //! re-syncs none of them).
 //!
 //! One pass reads the watches' stores only (the connection, the Namespaces' labels, every
-//! FerrVaultSecret), never FerrVault and never a GET; it writes the status only when it changed.
+//! FerrVaultSecret), never FerrVault (its poller lists, on its own task) and never a GET; it writes the status only when it changed.
 //! It is enqueued by the connection's own new generation or first sighting, by any Namespace's
 //! label change, and by a change of a FerrVaultSecret referencing it (see `watch/cluster.rs`).
 //!
@@ -43,12 +45,14 @@ use prometheus_client::{
 use serde_json::json;
 use tracing::{Instrument, info_span, warn};
 
+use super::change_detection;
 use crate::{
     api::{
         ClusterFerrVaultConnection, ClusterFerrVaultConnectionStatus, ConnectionKind, NamespaceSelection,
         Reason,
     },
     reconcile::{
+        changes::cluster_id,
         context::Context,
         read::Reads,
         rules::{
@@ -130,13 +134,16 @@ impl ClusterConnectionReconciler {
             connection: name.to_owned(),
         };
         let Some(stored) = stores.cluster_connections.get("", name) else {
+            self.ctx.changes.forget(&cluster_id(name));
             self.refused.remove(&label);
             return Outcome::done();
         };
         let Some(connection) = stored.valid() else {
+            self.ctx.changes.forget(&cluster_id(name));
             return Outcome::done();
         };
         if cluster_connection_spec_problem(&connection.spec).is_err() {
+            self.ctx.changes.forget(&cluster_id(name));
             return Outcome::done();
         }
         let namespaces: Vec<(String, BTreeMap<String, String>)> = stores
@@ -164,6 +171,8 @@ impl ClusterConnectionReconciler {
             .collect();
         let (mut status, refused) = tally(&connection.spec.allowed_namespaces, &namespaces, &references);
         observe_spec(connection, &mut status);
+        let own = cluster_connection_key(name);
+        change_detection::follow_cluster(&self.ctx, &self.reads, (connection, own), &mut status.conditions);
         self.refused
             .get_or_create(&label)
             .set(i64::try_from(refused).unwrap_or(i64::MAX));

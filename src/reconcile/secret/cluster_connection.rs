@@ -123,6 +123,21 @@ pub(super) fn stored_cluster_connection(
         .then(|| as_connection(connection, &namespace))
 }
 
+/// ClusterFerrVaultConnection `name` as the store holds it, seen as the FerrVaultConnection its
+/// users read through, when it is valid and has a token (the view is then the same from every
+/// namespace): what its change-detection poller asks `list` through, with the same endpoint and
+/// credential (so the same limiter) as its FerrVaultSecrets' reveals.
+pub(crate) fn stored_view(stores: &Stores, name: &str) -> Option<FerrVaultConnection> {
+    let stored = stores.cluster_connections.get("", name)?;
+    let connection = stored.valid()?;
+    cluster_connection_spec_problem(&connection.spec).ok()?;
+    connection
+        .spec
+        .token_secret_ref
+        .is_some()
+        .then(|| as_connection(connection, ""))
+}
+
 /// `Outcome::Error` reason while the cluster kinds' stores cannot be read (shutdown).
 const CLUSTER_STORES_UNAVAILABLE: &str = "ClusterStoresUnavailable";
 

@@ -120,7 +120,9 @@ async fn judge_from_stores(
     let recorded = previous.target_resource_version.as_deref();
     let arriving = stored_version != recorded
         && recorded.is_some_and(|v| ctx.own_writes.arriving(&namespace, &target, v, Instant::now()));
-    let source = followed_by(cr).and_then(|id| ctx.changes.listed_version(&id, cr.spec.selected_names()));
+    let source = ctx
+        .changes
+        .listed_version(&followed_by(cr), cr.spec.selected_names());
     let seen = Seen {
         inputs: &inputs,
         target_version: if arriving { recorded } else { stored_version },

@@ -75,6 +75,7 @@ mod sync;
 pub(crate) mod target;
 mod target_access;
 
+pub(crate) use self::cluster_connection::stored_view;
 pub(crate) use self::cluster_secret::{
     CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, TargetsGauge, cluster_secret_key,
     register_targets_gauge,

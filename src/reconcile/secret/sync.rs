@@ -134,9 +134,7 @@ pub(super) async fn sync(
     let revealed = reveal::reveal(ctx, reads, cr, &connection, (rc.deadline, freshness)).await?;
     let followed = followed_by(cr);
     let selected = cr.spec.selected_names();
-    let source_version = followed
-        .as_ref()
-        .and_then(|id| ctx.changes.recorded_version(id, selected, &revealed));
+    let source_version = ctx.changes.recorded_version(&followed, selected, &revealed);
     let payload = payload::payload(cr, revealed, &target_name).await?;
     let (target, plan) = settle_target(
         reads,
@@ -157,8 +155,8 @@ pub(super) async fn sync(
     })?;
     let recorded = rollout::record_pending_rollout(ctx, reads, cr, previous, &plan).await?;
     let (look_again, target_version) = write_target(ctx, &secrets, write, &target, &plan.desired).await?;
-    if let (Trigger::Source, Some(id)) = (trigger, &followed) {
-        ctx.changes.observe_arrival(id, selected);
+    if trigger == Trigger::Source {
+        ctx.changes.observe_arrival(&followed, selected);
     }
     let announcement = announce(cr, &payload, &plan, &target_name);
     let replaced_now = matches!(write, Some(Write::Replace { restart: true, .. }));

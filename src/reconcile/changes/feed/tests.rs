@@ -111,6 +111,30 @@ async fn detach_should_abort_every_poller_and_drop_the_sink() {
     feed.detach();
     tokio::task::yield_now().await;
     assert!(running.is_finished());
-    assert!(!feed.is_attached());
     assert_eq!(feed.standing(&id()), Standing::Off);
+}
+
+/// A sink recording what it is given.
+#[derive(Default)]
+struct Recorded(Mutex<Vec<ObjectKey>>);
+
+impl KeySink for Recorded {
+    fn enqueue(&self, key: ObjectKey, _cause: Cause) {
+        self.0.lock().expect("recorded").push(key);
+    }
+}
+
+#[test]
+fn a_connection_seen_before_the_feed_attached_should_be_queued_when_it_attaches() {
+    let feed = feed();
+    let own = ObjectKey::namespaced("ferrvaultconnection", "ns", "fv");
+    assert!(!feed.leads_or_waits(&own), "detached: no poller yet");
+    assert!(!feed.leads_or_waits(&own), "remembered once");
+    let sink = Arc::new(Recorded::default());
+    feed.attach(sink.clone());
+    assert_eq!(*sink.0.lock().expect("recorded"), vec![own.clone()]);
+    assert!(feed.leads_or_waits(&own), "attached: the poller may start");
+    feed.detach();
+    feed.attach(sink.clone());
+    assert_eq!(sink.0.lock().expect("recorded").len(), 1, "queued once");
 }

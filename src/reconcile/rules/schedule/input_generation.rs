@@ -12,7 +12,7 @@
 //! # Guarantees
 //! - `spec.suspend` and `spec.changeDetection` never change a connection's input generation; any field its
 //!   FerrVaultSecrets read does (for a ClusterFerrVaultConnection, `allowedNamespaces` and
-//!   `revocation` do not: who may use it is checked on every pass, not recorded).
+//!   `revocation` do not either: who may use it is checked on every pass, not recorded).
 //! - A spec whose digest differs from the recorded one (changed, and not probed since) gives
 //!   its current `metadata.generation`: a real change re-syncs its dependants at once.
 //! - No object syncs on an upgrade: a status without these fields gives `metadata.generation`,
@@ -29,8 +29,9 @@ use crate::api::{
 /// and how changes are detected (switching to `Versions` must not reveal every dependant again).
 const NOT_INPUTS: &[&str] = &["suspend", "changeDetection"];
 
-/// The fields of a ClusterFerrVaultConnection's spec its FerrVaultSecrets do not depend on.
-const CLUSTER_NOT_INPUTS: &[&str] = &["suspend", "allowedNamespaces", "revocation"];
+/// The fields of a ClusterFerrVaultConnection's spec its FerrVaultSecrets do not depend on
+/// (`changeDetection` as a FerrVaultConnection's).
+const CLUSTER_NOT_INPUTS: &[&str] = &["suspend", "allowedNamespaces", "revocation", "changeDetection"];
 
 /// The digest of what `spec`'s FerrVaultSecrets depend on.
 pub(crate) fn connection_input_digest(spec: &FerrVaultConnectionSpec) -> String {

@@ -57,6 +57,9 @@ pub(crate) struct FanOut {
     pub(crate) synced: bool,
     /// The force-sync token the pass honoured.
     pub(crate) force_sync: Option<String>,
+    /// The hash of the selected versions the pass's reveal returned (`None`: nothing was
+    /// revealed, or the connection follows no versions; the last one holds).
+    pub(crate) source_version: Option<String>,
 }
 
 impl FanOut {
@@ -127,6 +130,10 @@ pub(crate) fn cluster_secret_status(
             .or_else(|| previous.content_hash.clone()),
         reveal_scope: pass.scope,
         observed_force_sync: pass.force_sync.clone(),
+        observed_source_version: pass
+            .source_version
+            .clone()
+            .or_else(|| previous.observed_source_version.clone()),
         last_synced_at: if pass.synced {
             Some(Time(now))
         } else {
@@ -166,6 +173,7 @@ mod tests {
             scope: RevealScope::Shared,
             synced: true,
             force_sync: None,
+            source_version: None,
         }
     }
 
@@ -218,5 +226,25 @@ mod tests {
         assert_eq!(status.failed_namespaces[0].namespace, "ns-0000");
         assert_eq!(status.failed_namespaces[19].namespace, "ns-0019");
         assert_eq!((status.selected, status.provisioned), (1000, 0));
+    }
+
+    #[test]
+    fn a_pass_that_revealed_nothing_should_keep_the_recorded_source_version() {
+        let now = Timestamp::UNIX_EPOCH;
+        let mut revealed = pass([("a".into(), CopyState::Provisioned)]);
+        revealed.source_version = Some("v1".into());
+        let status = cluster_secret_status(&ClusterFerrVaultSecretStatus::default(), &revealed, None, now);
+        assert_eq!(status.observed_source_version.as_deref(), Some("v1"));
+        let quiet = pass([("a".into(), CopyState::Provisioned)]);
+        let status = cluster_secret_status(&status, &quiet, None, now);
+        assert_eq!(
+            status.observed_source_version.as_deref(),
+            Some("v1"),
+            "nothing revealed: the last versions hold"
+        );
+        let mut moved = pass([("a".into(), CopyState::Provisioned)]);
+        moved.source_version = Some("v2".into());
+        let status = cluster_secret_status(&status, &moved, None, now);
+        assert_eq!(status.observed_source_version.as_deref(), Some("v2"));
     }
 }

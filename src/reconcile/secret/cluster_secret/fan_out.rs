@@ -12,8 +12,9 @@
 //! - In ferrvault mode one reveal serves every namespace (the token is not namespace-scoped); in
 //!   cloud mode each namespace is revealed on its own (FerrVault authorises each namespace), and
 //!   `status.revealScope` says so. Every reveal goes through the credential's one limiter.
-//! - Nothing is revealed when nothing is due: the generation recorded, no force-sync, the refresh
-//!   not due, and every served namespace's copy shown by the Secret store at the recorded content
+//! - Nothing is revealed when nothing is due: the generation recorded, no force-sync, no moved
+//!   version ([`source_moved`]: its connection's latest `list` under `changeDetection.mode:
+//!   Versions`, read fresh like a force-sync), the refresh not due, and every served namespace's copy shown by the Secret store at the recorded content
 //!   hash. A namespace created or relabelled into the selection is therefore the only thing such
 //!   a pass reveals for.
 //! - Values live only for the pass (the payload is dropped when it ends): nothing is kept to
@@ -45,6 +46,7 @@ use crate::{
         RevealScope, Revocation,
     },
     reconcile::{
+        changes::followed_by,
         context::Context,
         read::Reads,
         rules::{
@@ -108,6 +110,21 @@ pub(super) fn is_due(cr: &ClusterFerrVaultSecret, interval: std::time::Duration,
     forced || changed || refresh
 }
 
+/// Whether a version `cr` selects moved since its last pass recorded them (under a connection
+/// with `changeDetection.mode: Versions`, whose latest `list` is known); never under
+/// `refreshPolicy: CreatedOnce`.
+pub(super) fn source_moved(ctx: &Context, cr: &ClusterFerrVaultSecret) -> bool {
+    let spec = &cr.spec.secret_spec;
+    let recorded = cr
+        .status
+        .as_ref()
+        .and_then(|s| s.observed_source_version.as_deref());
+    let listed = ctx
+        .changes
+        .listed_version(&followed_by(&view(cr, "")), spec.selected_names());
+    spec.policy() != RefreshPolicy::CreatedOnce && listed.is_some_and(|l| Some(l.as_str()) != recorded)
+}
+
 /// Whether `cr` carries a force-sync token it has not honoured yet.
 pub(super) fn is_forced(cr: &ClusterFerrVaultSecret) -> bool {
     let token = force_token(cr.metadata.annotations.as_ref());
@@ -128,6 +145,7 @@ pub(super) async fn fan_out(
 ) -> Result<FanOut, Stop> {
     let uid = cr.uid().unwrap_or_default();
     let forced = is_forced(cr);
+    let moved = source_moved(ctx, cr);
     let previous = cr.status.clone().unwrap_or_default();
     let mut copies = BTreeMap::new();
     let mut serve: Vec<(FerrVaultSecret, FerrVaultConnection)> = Vec::new();
@@ -177,6 +195,7 @@ pub(super) async fn fan_out(
         missing
     };
     let mut content = None;
+    let mut source_version = None;
     if !to_write.is_empty() {
         let key = content_hash_key(ctx).await?;
         let mut shared_payload: Option<(Payload, String)> = None;
@@ -184,8 +203,9 @@ pub(super) async fn fan_out(
             let namespace = view.namespace().unwrap_or_default();
             let computed = match (&shared_payload, shared) {
                 (Some(done), true) => Ok(done),
-                _ => match reveal_payload(ctx, reads, view, connection, (rc, forced)).await {
-                    Ok(payload) => {
+                _ => match reveal_payload(ctx, reads, view, connection, (rc, forced || moved)).await {
+                    Ok((payload, version)) => {
+                        source_version = version;
                         let hash = content_hash(key, &payload.data);
                         shared_payload = Some((payload, hash));
                         Ok(shared_payload.as_ref().expect("just set"))
@@ -210,6 +230,11 @@ pub(super) async fn fan_out(
             copies.insert(namespace, state);
         }
     }
+    if moved && content.is_some() {
+        let view = view(cr, "");
+        ctx.changes
+            .observe_arrival(&followed_by(&view), view.spec.selected_names());
+    }
     let_go_of_the_rest(ctx, reads, cr, &copies).await;
     Ok(FanOut {
         copies,
@@ -221,21 +246,27 @@ pub(super) async fn fan_out(
         } else {
             previous.observed_force_sync
         },
+        source_version,
     })
 }
 
-/// Reveals `view`'s keys through `connection` and renders them (transforms, template, size).
+/// Reveals `view`'s keys through `connection` (`fresh`: never from a kept wave answer, which may
+/// predate a force-sync or a moved version) and renders them (transforms, template, size); with
+/// the hash of the versions the reveal returned, when the connection follows versions.
 async fn reveal_payload(
     ctx: &Context,
     reads: &Reads,
     view: &FerrVaultSecret,
     connection: &FerrVaultConnection,
-    (rc, forced): (&ReconcileContext, bool),
-) -> Result<Payload, Stop> {
-    let freshness = if forced { Freshness::Now } else { Freshness::Wave };
+    (rc, fresh): (&ReconcileContext, bool),
+) -> Result<(Payload, Option<String>), Stop> {
+    let freshness = if fresh { Freshness::Now } else { Freshness::Wave };
     let revealed = reveal::reveal(ctx, reads, view, connection, (rc.deadline, freshness)).await?;
+    let version = ctx
+        .changes
+        .recorded_version(&followed_by(view), view.spec.selected_names(), &revealed);
     let target = view.spec.target_name(&view.name_any()).to_owned();
-    payload::payload(view, revealed, &target).await
+    Ok((payload::payload(view, revealed, &target).await?, version))
 }
 
 /// Deletes the copies in namespaces no longer selected, and (under the connection's `revocation:

@@ -38,7 +38,7 @@ use tracing::{Instrument, info, info_span, warn};
 pub(crate) use self::status::{TargetsGauge, register_targets_gauge};
 use self::{
     copies::LetGo,
-    fan_out::{fan_out, is_due, own_copies},
+    fan_out::{fan_out, is_due, own_copies, source_moved},
 };
 use super::failure::Stop;
 use crate::{
@@ -158,7 +158,7 @@ impl ClusterSecretReconciler {
                 return Ok(Outcome::done());
             }
         };
-        let due = is_due(&cr, interval, now);
+        let due = is_due(&cr, interval, now) || source_moved(ctx, &cr);
         let pass = match fan_out(ctx, reads, &cr, (rc, due)).await {
             Ok(pass) => pass,
             Err(Stop::RateLimited(retry_after)) => return Ok(Outcome::RateLimited { retry_after }),

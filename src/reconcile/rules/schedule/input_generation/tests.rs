@@ -74,7 +74,7 @@ fn a_connections_input_digest_should_ignore_suspend_and_change_detection_only() 
 }
 
 #[test]
-fn a_cluster_connections_input_digest_should_ignore_who_may_use_it_and_suspend() {
+fn a_cluster_connections_input_digest_should_ignore_who_may_use_it_suspend_and_change_detection() {
     let token = |namespace: &str| NamespacedSecretKeyRef {
         namespace: namespace.into(),
         name: "token".into(),
@@ -92,6 +92,7 @@ fn a_cluster_connections_input_digest_should_ignore_who_may_use_it_and_suspend()
         allowed_namespaces: NamespaceSelection::default(),
         revocation: Revocation::default(),
         suspend: None,
+        change_detection: None,
     };
     let digest = cluster_input_digest(&base);
     let not_inputs = ClusterFerrVaultConnectionSpec {
@@ -101,6 +102,9 @@ fn a_cluster_connections_input_digest_should_ignore_who_may_use_it_and_suspend()
             selector: None,
         },
         revocation: Revocation::Delete,
+        change_detection: Some(
+            serde_json::from_str(r#"{"mode":"Versions","interval":"30s"}"#).expect("a changeDetection"),
+        ),
         ..base.clone()
     };
     assert_eq!(cluster_input_digest(&not_inputs), digest);
