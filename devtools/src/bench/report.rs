@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     admin_load::AdminLoadReport, economy::EconomyReport, failover::FailoverReport, fairness::FairnessReport,
-    memory::MemoryReport, rate_limit, scale::ScaleReport, targets::Target,
+    fanout::FanoutReport, memory::MemoryReport, rate_limit, scale::ScaleReport, targets::Target,
 };
 
 /// The machine a run measured.
@@ -58,6 +58,9 @@ pub struct AllReport {
     pub fairness: FairnessReport,
     /// `bench admin-load`.
     pub admin_load: AdminLoadReport,
+    /// `bench fanout` (absent from reports older than issue 37).
+    #[serde(default)]
+    pub fanout: Option<FanoutReport>,
     /// The targets and their verdicts.
     pub targets: Vec<Target>,
 }
