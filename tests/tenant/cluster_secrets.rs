@@ -32,21 +32,21 @@ use crate::{
 };
 
 /// The label a cluster secret selects its namespaces by (the connection allows by [`SERVED`]).
-const COPIES: &str = "platform.example/copies";
+pub(crate) const COPIES: &str = "platform.example/copies";
 /// The copies' name in every namespace.
-const TARGET: &str = "shared-db";
+pub(crate) const TARGET: &str = "shared-db";
 /// How long a namespace labelled into the selection may wait for its copy (issue 37).
 const NEW_NAMESPACE_WITHIN: Duration = Duration::from_secs(1);
 
 /// The cluster kind's API, through `client`.
-fn cluster_secrets(client: kube::Client) -> Api<DynamicObject> {
+pub(crate) fn cluster_secrets(client: kube::Client) -> Api<DynamicObject> {
     Api::all_with(client, &ApiResource::erase::<ClusterFerrVaultSecret>(&()))
 }
 
 /// The admin's ClusterFerrVaultSecret `name`: the victim's vault through the platform's cluster
 /// connection into [`TARGET`], in the namespaces labelled [`COPIES`]`=yes`, `extra` merged into its
 /// `secretSpec`.
-async fn cluster_secret(world: &World, name: &str, extra: Value) {
+pub(crate) async fn cluster_secret(world: &World, name: &str, extra: Value) {
     let mut secret_spec = through_platform();
     secret_spec["target"] = json!({ "name": TARGET });
     json_patch::merge(&mut secret_spec, &extra);
@@ -68,7 +68,7 @@ async fn cluster_secret(world: &World, name: &str, extra: Value) {
 
 /// Creates namespace `name` labelled both [`SERVED`] (allowed by the connection) and [`COPIES`]
 /// (selected by the cluster secrets) as `yes`.
-async fn served_namespace(world: &World, name: &str) {
+pub(crate) async fn served_namespace(world: &World, name: &str) {
     let namespace: Namespace = serde_json::from_value(json!({
         "metadata": { "name": name, "labels": { SERVED: "yes", COPIES: "yes" } },
     }))
@@ -80,7 +80,7 @@ async fn served_namespace(world: &World, name: &str) {
 }
 
 /// Sets label [`COPIES`] of an existing namespace (the cluster secrets select it).
-async fn select_namespace(world: &World, namespace: &str) {
+pub(crate) async fn select_namespace(world: &World, namespace: &str) {
     let patch = json!({ "metadata": { "labels": { COPIES: "yes" } } });
     Api::<Namespace>::all(world.admin.clone())
         .patch(namespace, &PatchParams::default(), &Patch::Merge(&patch))
@@ -91,7 +91,7 @@ async fn select_namespace(world: &World, namespace: &str) {
 /// Waits until the platform connection's status counts `allowed` namespaces: the operator's
 /// Namespace store has seen them all, so a cluster secret created now selects them in its first
 /// pass (one created earlier may start with part of them and read again for the rest).
-async fn wait_allowed(world: &World, allowed: u64) {
+pub(crate) async fn wait_allowed(world: &World, allowed: u64) {
     let api = cluster_connections(world.admin.clone());
     poll_until("the namespaces seen by the operator", SHOWS_WITHIN, || async {
         let status = api.get(PLATFORM).await.map_err(|e| e.to_string())?.data["status"].clone();
@@ -105,7 +105,12 @@ async fn wait_allowed(world: &World, allowed: u64) {
 }
 
 /// Cluster secret `name`'s status once `check` accepts it (within [`SHOWS_WITHIN`]).
-async fn wait_status(world: &World, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+pub(crate) async fn wait_status(
+    world: &World,
+    name: &str,
+    what: &str,
+    check: impl Fn(&Value) -> bool,
+) -> Value {
     let api = cluster_secrets(world.admin.clone());
     poll_until(what, SHOWS_WITHIN, || async {
         let status = api.get(name).await.map_err(|e| e.to_string())?.data["status"].clone();
@@ -119,7 +124,7 @@ async fn wait_status(world: &World, name: &str, what: &str, check: impl Fn(&Valu
 }
 
 /// The `Ready` condition's `(status, reason)` in `status`.
-fn ready(status: &Value) -> (String, String) {
+pub(crate) fn ready(status: &Value) -> (String, String) {
     let conditions = status["conditions"].as_array().cloned().unwrap_or_default();
     let ready = conditions
         .iter()
@@ -133,7 +138,7 @@ fn ready(status: &Value) -> (String, String) {
 }
 
 /// The copy in `namespace`, if any.
-async fn copy(world: &World, namespace: &str) -> Option<Secret> {
+pub(crate) async fn copy(world: &World, namespace: &str) -> Option<Secret> {
     Api::<Secret>::namespaced(world.admin.clone(), namespace)
         .get_opt(TARGET)
         .await

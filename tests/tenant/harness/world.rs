@@ -72,6 +72,12 @@ impl World {
 
     /// Starts everything with [`World::ferrvault_config`]; every Kubernetes request is authorized.
     pub async fn start() -> World {
+        Self::start_with(Self::ferrvault_config()).await
+    }
+
+    /// [`World::start`] with FerrVault configured as `config` (e.g. [`World::ferrvault_config`]
+    /// with its cluster honoured for more namespaces).
+    pub async fn start_with(config: SimConfig) -> World {
         // Apart from FerrVault's 127.0.0.1, so the API server is an address of its own, as in a cluster.
         let options = ClusterOptions {
             kube_address: KUBE_ADDRESS.into(),
@@ -81,7 +87,7 @@ impl World {
             },
             client_identity: None,
         };
-        let cluster = Cluster::start_with(Self::ferrvault_config(), options).await;
+        let cluster = Cluster::start_with(config, options).await;
         let fv_https = TlsFront::start(cluster.fv.addr()).await;
         let admin = cluster.client.clone();
         let namespaces: Api<Namespace> = Api::all(admin.clone());

@@ -11,7 +11,8 @@
 //!   fails with the reason, and nothing is read for it.
 //! - In ferrvault mode one reveal serves every namespace (the token is not namespace-scoped); in
 //!   cloud mode each namespace is revealed on its own (FerrVault authorises each namespace), and
-//!   `status.revealScope` says so. Every reveal goes through the credential's one limiter.
+//!   `status.revealScope` says so. Every reveal goes through the credential's one limiter; copies
+//!   and cloud reveals run a bounded number at a time (`provision.rs`).
 //! - Nothing is revealed when nothing is due: the generation recorded, no force-sync, the refresh
 //!   not due, and every served namespace's copy shown by the Secret store at the recorded content
 //!   hash. A namespace created or relabelled into the selection is therefore the only thing such
@@ -30,14 +31,9 @@ use kube::{ResourceExt, api::ObjectMeta};
 use tracing::warn;
 
 use super::{
-    super::{
-        cluster_connection::cluster_connection,
-        failure::{Failure, Stop},
-        payload::{self, Payload},
-        plan::content_hash_key,
-        reveal::{self, Freshness},
-    },
-    copies::{self, LetGo, Source},
+    super::{cluster_connection::cluster_connection, failure::Stop, plan::content_hash_key},
+    copies::{self, LetGo},
+    provision::{Provision, failed},
 };
 use crate::{
     api::{
@@ -49,7 +45,6 @@ use crate::{
         read::Reads,
         rules::{
             access::{copy_access::is_copy_of, namespace_match::selects},
-            content::content_hash::content_hash,
             schedule::force_sync::force_token,
             status::cluster_secret_status::{CopyState, FanOut},
         },
@@ -179,36 +174,17 @@ pub(super) async fn fan_out(
     let mut content = None;
     if !to_write.is_empty() {
         let key = content_hash_key(ctx).await?;
-        let mut shared_payload: Option<(Payload, String)> = None;
-        for (view, connection) in &to_write {
-            let namespace = view.namespace().unwrap_or_default();
-            let computed = match (&shared_payload, shared) {
-                (Some(done), true) => Ok(done),
-                _ => match reveal_payload(ctx, reads, view, connection, (rc, forced)).await {
-                    Ok(payload) => {
-                        let hash = content_hash(key, &payload.data);
-                        shared_payload = Some((payload, hash));
-                        Ok(shared_payload.as_ref().expect("just set"))
-                    }
-                    Err(Stop::Fail(f)) => Err(f),
-                    Err(stop) => return Err(stop),
-                },
-            };
-            let state = match computed {
-                Ok((payload, hash)) => {
-                    content = Some(hash.clone());
-                    let source = Source {
-                        view,
-                        uid: &uid,
-                        payload,
-                        hash,
-                    };
-                    copies::put(ctx, stores, &source, forced).await
-                }
-                Err(f) => failed(f),
-            };
-            copies.insert(namespace, state);
-        }
+        let provision = Provision {
+            ctx,
+            reads,
+            uid: &uid,
+            key,
+            rc,
+            forced,
+        };
+        let (states, hash) = provision.run(&to_write, shared).await?;
+        copies.extend(states);
+        content = hash;
     }
     let_go_of_the_rest(ctx, reads, cr, &copies).await;
     Ok(FanOut {
@@ -222,20 +198,6 @@ pub(super) async fn fan_out(
             previous.observed_force_sync
         },
     })
-}
-
-/// Reveals `view`'s keys through `connection` and renders them (transforms, template, size).
-async fn reveal_payload(
-    ctx: &Context,
-    reads: &Reads,
-    view: &FerrVaultSecret,
-    connection: &FerrVaultConnection,
-    (rc, forced): (&ReconcileContext, bool),
-) -> Result<Payload, Stop> {
-    let freshness = if forced { Freshness::Now } else { Freshness::Wave };
-    let revealed = reveal::reveal(ctx, reads, view, connection, (rc.deadline, freshness)).await?;
-    let target = view.spec.target_name(&view.name_any()).to_owned();
-    payload::payload(view, revealed, &target).await
 }
 
 /// Deletes the copies in namespaces no longer selected, and (under the connection's `revocation:
@@ -279,11 +241,4 @@ pub(super) fn own_copies(reads: &Reads, cr: &ClusterFerrVaultSecret) -> Vec<Obje
         .filter(|meta| is_copy_of(&uid, &meta.metadata))
         .map(|meta| meta.metadata.clone())
         .collect()
-}
-
-fn failed(failure: Failure) -> CopyState {
-    CopyState::Failed {
-        reason: failure.reason,
-        message: failure.message,
-    }
 }
