@@ -1,5 +1,6 @@
 //! A ClusterFerrVaultSecret as its users see it beyond the copies (issue 37): a copy someone
-//! deletes is back within a second, for one reveal; its Events say `Synced` and name each failed
+//! deletes, or whose data they edit under its content-hash annotation, is healed within a second,
+//! for one reveal; its Events say `Synced` and name each failed
 //! namespace with its reason; in cloud mode each namespace is read on its own (FerrVault
 //! authorises each), exactly once per refresh, a bounded number at a time, so a slow FerrVault
 //! costs N / 8 round trips, not N, within the reconcile deadline.
@@ -32,7 +33,7 @@ use crate::{
     },
 };
 
-/// How long a copy someone deleted may stay missing: far below the one-hour refresh, so only
+/// How long a copy someone deleted or edited may stay so: far below the one-hour refresh, so only
 /// the Secret's own event can have brought it back.
 const HEALED_WITHIN: Duration = Duration::from_secs(2);
 /// Namespaces of the cloud-mode test.
@@ -69,7 +70,7 @@ async fn force(world: &World, name: &str, token: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_copy_someone_deletes_should_be_back_within_a_second_for_one_reveal() {
+async fn a_copy_someone_deletes_or_edits_should_be_healed_within_a_second_for_one_reveal_each() {
     let world = World::start().await;
     let mut operator = Launch::new().insecure_http().start(&world);
     victim_syncs(&world, &world.fv.url()).await;
@@ -110,6 +111,28 @@ async fn a_copy_someone_deletes_should_be_back_within_a_second_for_one_reveal() 
         other.metadata.resource_version, untouched.metadata.resource_version,
         "the other namespace's copy is not rewritten"
     );
+
+    // Its data edited under the operator's content-hash annotation: rewritten at that event.
+    let before = platform_reveals(&world);
+    let tamper = json!({ "data": { "DB_URL": "dGFtcGVyZWQ=" } });
+    Api::<Secret>::namespaced(world.admin.clone(), "fan-a")
+        .patch(TARGET, &PatchParams::default(), &Patch::Merge(&tamper))
+        .await
+        .expect("someone edits a copy's data");
+    let edited = Instant::now();
+    poll_until("the edited copy is healed", HEALED_WITHIN, || async {
+        let data = copy(&world, "fan-a")
+            .await
+            .and_then(|c| c.data)
+            .unwrap_or_default();
+        match data.get("DB_URL") {
+            Some(value) if value.0 == VICTIM_DB_URL.as_bytes() => Ok(()),
+            other => Err(format!("{} bytes", other.map_or(0, |v| v.0.len()))),
+        }
+    })
+    .await;
+    assert!(edited.elapsed() < HEALED_WITHIN, "{:?}", edited.elapsed());
+    assert_eq!(platform_reveals(&world) - before, 1, "one reveal to heal an edit");
     victim_keeps_syncing(&world, "after-heal").await;
     baseline.assert_held(&mut operator).await;
     finish(&world, &operator, &[]).await;

@@ -15,7 +15,7 @@
 //! seen: bounded by the number of targets, and in the steady state by the recent writes.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Mutex, PoisonError},
     time::{Duration, Instant},
 };
@@ -46,6 +46,10 @@ type SecretKey = (String, String);
 #[derive(Default)]
 pub struct OwnWrites {
     writes: Mutex<HashMap<SecretKey, WriteState>>,
+    /// ClusterFerrVaultSecret copies someone else changed since the operator last wrote them
+    /// (their watch event was not ours): at most one entry per copy, removed by the pass that
+    /// writes it again.
+    copies_changed: Mutex<HashSet<SecretKey>>,
 }
 
 impl OwnWrites {
@@ -86,6 +90,26 @@ impl OwnWrites {
             Some(WriteState::Written { version: ours, at })
                 if ours == version && now.saturating_duration_since(*at) < WATCH_LAG
         )
+    }
+
+    /// Marks copy `namespace/name` as changed by someone else: whatever its annotations say, its
+    /// next pass reads and rewrites it (its data may have been edited under our content hash).
+    pub fn mark_copy_changed(&self, namespace: &str, name: &str) {
+        self.changed().insert(key(namespace, name));
+    }
+
+    /// Whether copy `namespace/name` is marked as changed by someone else.
+    pub fn copy_changed(&self, namespace: &str, name: &str) -> bool {
+        self.changed().contains(&key(namespace, name))
+    }
+
+    /// Clears the mark of copy `namespace/name`; whether it was set.
+    pub fn take_copy_changed(&self, namespace: &str, name: &str) -> bool {
+        self.changed().remove(&key(namespace, name))
+    }
+
+    fn changed(&self) -> std::sync::MutexGuard<'_, HashSet<SecretKey>> {
+        self.copies_changed.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether the change to `meta` is (or is assumed to be, during a write) our own.

@@ -193,7 +193,8 @@ fn connection_routes(
 /// The Secret metadata watch: a Secret someone else changed enqueues the FerrVaultSecrets that
 /// control or target it, and the connections reading it with their FerrVaultSecrets (found in
 /// `secrets` and `connections`), and, when it is a copy, its ClusterFerrVaultSecret (found in
-/// `cluster_secrets`); the operator's own writes (`own`) enqueue nothing. One route: its filter
+/// `cluster_secrets`, the copy marked as changed in `own`); the operator's own writes (`own`)
+/// enqueue nothing. One route: its filter
 /// consumes the record of an own write, which a second route would no longer find.
 fn secret_metadata_routes(
     watch: WatchSpec<PartialObjectMeta<Secret>>,
@@ -204,12 +205,18 @@ fn secret_metadata_routes(
     ),
     cluster_secrets: WatchStore<Lenient<ClusterFerrVaultSecret>>,
 ) -> WatchSpec<PartialObjectMeta<Secret>> {
+    let marks = own.clone();
     watch
         .trim(projection::secret_metadata)
         .matters(move |old, new| secret_change_matters(&own, old.map(|o| &o.metadata), &new.metadata))
         .map(move |s: &PartialObjectMeta<Secret>| {
             let mut keys = secret_metadata_keys(&secrets, &connections, s);
-            keys.extend(cluster::copy_owner(&cluster_secrets, &s.metadata));
+            if let Some(owner) = cluster::copy_owner(&cluster_secrets, &s.metadata) {
+                let meta = &s.metadata;
+                let (namespace, name) = (meta.namespace.as_deref(), meta.name.as_deref());
+                marks.mark_copy_changed(namespace.unwrap_or_default(), name.unwrap_or_default());
+                keys.push(owner);
+            }
             keys
         })
 }

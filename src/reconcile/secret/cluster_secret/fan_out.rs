@@ -150,17 +150,19 @@ pub(super) async fn fan_out(
         let namespace = view.namespace().unwrap_or_default();
         let own_name = view.name_any();
         let target = view.spec.target_name(&own_name);
-        stores.secret_meta(&namespace, target).is_some_and(|meta| {
-            is_copy_of(&uid, &meta.metadata)
-                && (created_once
-                    || previous.content_hash.as_deref()
-                        == meta
-                            .metadata
-                            .annotations
-                            .as_ref()
-                            .and_then(|a| a.get(crate::api::names::CONTENT_HASH_ANNOTATION))
-                            .map(String::as_str))
-        })
+        let changed = ctx.own_writes.copy_changed(&namespace, target);
+        !changed
+            && stores.secret_meta(&namespace, target).is_some_and(|meta| {
+                is_copy_of(&uid, &meta.metadata)
+                    && (created_once
+                        || previous.content_hash.as_deref()
+                            == meta
+                                .metadata
+                                .annotations
+                                .as_ref()
+                                .and_then(|a| a.get(crate::api::names::CONTENT_HASH_ANNOTATION))
+                                .map(String::as_str))
+            })
     };
     let (current, missing): (Vec<_>, Vec<_>) = serve.into_iter().partition(|(view, _)| held(view));
     let to_write = if due && !created_once {

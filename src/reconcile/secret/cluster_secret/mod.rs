@@ -17,15 +17,15 @@
 //! - `spec.secretSpec.suspend: true`: `Suspended=True`, no FerrVault request, no write, no timer.
 //! - A namespace created or relabelled into the selection is provisioned at that event: the
 //!   Namespace watch enqueues every cluster secret (`watch/cluster.rs`).
-//! - A copy someone else deletes, or whose content-hash annotation they change, is written again
-//!   at that event: the Secret watch enqueues the cluster secret its UID label names
-//!   (`watch/mod.rs`), and the pass reveals for that namespace (one reveal: values are not kept).
+//! - A copy someone else deletes or edits (its data too, under our content-hash annotation) is
+//!   written again at that event: the Secret watch marks it changed and enqueues the cluster
+//!   secret its UID label names (`watch/mod.rs`), and the pass reveals for that namespace (one
+//!   reveal: values are not kept), reads the copy and rewrites it.
 //! - No value reaches a log line, an Event, a status or an error.
 //!
 //! # Caveats
-//! - A copy whose data someone else edits while keeping its content-hash annotation re-queues its
-//!   cluster secret, but the pass trusts the annotation: it is healed at the next refresh or
-//!   force-sync.
+//! - An edit made while the operator was down is not seen as one (a re-list does not compare
+//!   data): it is healed at the next refresh or force-sync.
 //! - A copy whose target name changed (an edit of `secretSpec.target.name`) stays under its old
 //!   name, labelled: delete it by hand.
 

@@ -136,7 +136,8 @@ impl Provision<'_> {
         (namespace(view), self.put(view, payload, hash).await)
     }
 
-    /// Writes (or confirms) `view`'s copy of `payload`.
+    /// Writes (or confirms) `view`'s copy of `payload`; a copy someone else changed is read and
+    /// rewritten whatever its annotations say (and stays marked if that fails).
     async fn put(&self, view: &FerrVaultSecret, payload: &Payload, hash: &str) -> CopyState {
         let source = Source {
             view,
@@ -144,7 +145,17 @@ impl Provision<'_> {
             payload,
             hash,
         };
-        copies::put(self.ctx, &self.reads.stores, &source, self.forced).await
+        let own = &self.ctx.own_writes;
+        let (namespace, name) = (
+            namespace(view),
+            view.spec.target_name(&view.name_any()).to_owned(),
+        );
+        let changed = own.take_copy_changed(&namespace, &name);
+        let state = copies::put(self.ctx, &self.reads.stores, &source, self.forced || changed).await;
+        if changed && state != CopyState::Provisioned {
+            own.mark_copy_changed(&namespace, &name);
+        }
+        state
     }
 
     /// Reveals `view`'s keys through `connection` and renders them (transforms, template, size).
