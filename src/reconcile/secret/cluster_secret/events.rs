@@ -13,7 +13,9 @@
 //! - Notes hold names, counts, reasons, the keyed content hash and the status's failure messages:
 //!   never a value or a token.
 //! - The object is cluster-scoped: its Events live in namespace `default`, where Kubernetes puts
-//!   those of cluster-scoped objects.
+//!   those of cluster-scoped objects, and are published only when the operator watches `default`
+//!   (always, unless `--watch-namespace` lists namespaces without it): its RBAC grants Events in
+//!   the watched namespaces only.
 
 use kube::Resource;
 
@@ -21,18 +23,27 @@ use crate::{
     api::{ClusterFerrVaultSecret, ClusterFerrVaultSecretStatus, MAX_FAILED_NAMESPACES},
     reconcile::{
         context::Context,
-        report::EventKind,
+        read::Reads,
+        report::{CLUSTER_SCOPED_EVENTS_NAMESPACE, EventKind},
         rules::status::cluster_secret_status::{CopyState, FanOut},
     },
 };
 
-/// Publishes the Events of `pass` over `cr`, whose status before the pass was `previous`.
+/// Publishes the Events of `pass` over `cr`, whose status before the pass was `previous`, when
+/// the operator watches (so may write Events in) [`CLUSTER_SCOPED_EVENTS_NAMESPACE`].
 pub(super) fn publish(
-    ctx: &Context,
+    (ctx, reads): (&Context, &Reads),
     cr: &ClusterFerrVaultSecret,
     pass: &FanOut,
     previous: &ClusterFerrVaultSecretStatus,
 ) {
+    if !reads
+        .stores
+        .secret_metadata
+        .covers(CLUSTER_SCOPED_EVENTS_NAMESPACE)
+    {
+        return;
+    }
     let regarding = cr.object_ref(&());
     let (provisioned, failed) = pass.counts();
     let news = pass.content_hash != previous.content_hash || provisioned != previous.provisioned;

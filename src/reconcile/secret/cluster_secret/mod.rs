@@ -182,7 +182,7 @@ impl ClusterSecretReconciler {
         };
         let written = status::record((&api, objects.written()), &self.gauge, &cr, &pass, now).await?;
         self.written.remember(&cr, &written);
-        events::publish(ctx, &cr, &pass, &cr.status.clone().unwrap_or_default());
+        events::publish((ctx, reads), &cr, &pass, &cr.status.clone().unwrap_or_default());
         let (_, failed) = pass.counts();
         let retry = (failed > 0)
             .then(|| requeue_after(RequeueCase::Failed, interval))
