@@ -10,9 +10,13 @@
 //! ([`OwnWrites::arriving`]), and a pass that runs meanwhile (one queued behind the sync that
 //! wrote) must not take that for a change.
 //!
+//! It also keeps the ClusterFerrVaultSecret copies someone else changed (their watch event was
+//! not ours), so the next pass rewrites them whatever their content-hash annotation says.
+//!
 //! # Invariants
 //! At most one entry per Secret, held while a write is in flight or its watch event has not been
-//! seen: bounded by the number of targets, and in the steady state by the recent writes.
+//! seen: bounded by the number of targets, and in the steady state by the recent writes. At most
+//! one mark per copy, removed by the pass that writes it again: bounded by the copies.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -204,6 +208,17 @@ mod tests {
         assert!(own.is_own(&meta("7")));
         own.finish("ns", "app", Some("7"));
         assert!(!own.arriving("ns", "app", "7", Instant::now()));
+    }
+
+    #[test]
+    fn a_copy_marked_changed_should_stay_marked_until_its_pass_takes_the_mark() {
+        let own = OwnWrites::default();
+        assert!(!own.copy_changed("ns", "copy"));
+        own.mark_copy_changed("ns", "copy");
+        own.mark_copy_changed("ns", "copy");
+        assert!(own.copy_changed("ns", "copy") && !own.copy_changed("ns", "other"));
+        assert!(own.take_copy_changed("ns", "copy"));
+        assert!(!own.take_copy_changed("ns", "copy") && !own.copy_changed("ns", "copy"));
     }
 
     #[test]
