@@ -9,9 +9,7 @@
 //! same credential (so the same limiter), the same vault and the same operator flags.
 
 use std::{
-    collections::HashSet,
     fmt::Debug,
-    hash::Hash,
     path::Path,
     time::{Duration, Instant},
 };
@@ -21,15 +19,14 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{
     Api, Resource, ResourceExt,
     api::{Patch, PatchParams, PostParams},
-    runtime::{WatchStreamExt, watcher},
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::{Value, json};
-use tokio::{sync::watch, task::JoinHandle};
 
 use super::{
     driver::{Driver, LaunchOptions},
     scale_run::STOP_GRACE,
+    watchers::Counter,
     work::{Work, WorkMeter},
 };
 use ferrvault_operator::api::{
@@ -285,55 +282,4 @@ where
         .await
         .map(drop)
         .map_err(|e| format!("create {}: {e}", object.name_any()))
-}
-
-/// Counts, from a watch, the objects for which a predicate holds.
-struct Counter {
-    count: watch::Receiver<usize>,
-    task: JoinHandle<()>,
-}
-
-impl Counter {
-    /// Starts watching `api`, counting the objects `holds` accepts.
-    fn start<K>(api: Api<K>, holds: impl Fn(&K) -> bool + Send + 'static) -> Self
-    where
-        K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::DynamicType: Default + Eq + Hash + Clone,
-    {
-        let (tx, count) = watch::channel(0);
-        let task = tokio::spawn(async move {
-            let mut holding = HashSet::new();
-            let mut events = std::pin::pin!(
-                watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .applied_objects()
-            );
-            while let Some(event) = events.next().await {
-                let Ok(object) = event else { continue };
-                let key = (object.namespace(), object.name_any());
-                let changed = if holds(&object) {
-                    holding.insert(key)
-                } else {
-                    holding.remove(&key)
-                };
-                if changed {
-                    tx.send_replace(holding.len());
-                }
-            }
-        });
-        Self { count, task }
-    }
-
-    /// Waits until at least `n` hold; `false` when `within` passed first.
-    async fn wait_for(&mut self, n: usize, within: Duration) -> bool {
-        tokio::time::timeout(within, self.count.wait_for(|c| *c >= n))
-            .await
-            .is_ok_and(|r| r.is_ok())
-    }
-}
-
-impl Drop for Counter {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
