@@ -43,6 +43,8 @@ enum BenchCommand {
     Memory(bench::memory::MemoryArgs),
     /// Leader takeover times over SIGKILLs and SIGTERMs of the leader.
     Failover(bench::failover::FailoverArgs),
+    /// One secret in 1,000 namespaces: one ClusterFerrVaultSecret vs a FerrVaultSecret per namespace.
+    Fanout(bench::fanout::FanoutArgs),
     /// Every benchmark, the targets, JSON, README tables and PNG plots in a results folder.
     All(Box<bench::all::AllArgs>),
     /// The README's Performance tables from a `bench all` report.
@@ -139,6 +141,12 @@ fn main() -> anyhow::Result<()> {
                 .block_on(bench::memory::run(&args))
                 .map_err(anyhow::Error::msg)?;
             Some(format!("memory {}", report.flags))
+        }
+        BenchCommand::Fanout(args) => {
+            let report = runtime
+                .block_on(bench::fanout::run(&args))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("fanout {}", report.flags))
         }
         BenchCommand::Failover(args) => {
             let report = runtime

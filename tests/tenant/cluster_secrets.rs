@@ -32,14 +32,14 @@ use crate::{
 };
 
 /// The label a cluster secret selects its namespaces by (the connection allows by [`SERVED`]).
-const COPIES: &str = "platform.example/copies";
+pub(crate) const COPIES: &str = "platform.example/copies";
 /// The copies' name in every namespace.
 pub(crate) const TARGET: &str = "shared-db";
 /// How long a namespace labelled into the selection may wait for its copy (issue 37).
 const NEW_NAMESPACE_WITHIN: Duration = Duration::from_secs(1);
 
 /// The cluster kind's API, through `client`.
-fn cluster_secrets(client: kube::Client) -> Api<DynamicObject> {
+pub(crate) fn cluster_secrets(client: kube::Client) -> Api<DynamicObject> {
     Api::all_with(client, &ApiResource::erase::<ClusterFerrVaultSecret>(&()))
 }
 
@@ -80,7 +80,7 @@ pub(crate) async fn served_namespace(world: &World, name: &str) {
 }
 
 /// Sets label [`COPIES`] of an existing namespace (the cluster secrets select it).
-async fn select_namespace(world: &World, namespace: &str) {
+pub(crate) async fn select_namespace(world: &World, namespace: &str) {
     let patch = json!({ "metadata": { "labels": { COPIES: "yes" } } });
     Api::<Namespace>::all(world.admin.clone())
         .patch(namespace, &PatchParams::default(), &Patch::Merge(&patch))
@@ -124,7 +124,7 @@ pub(crate) async fn wait_status(
 }
 
 /// The `Ready` condition's `(status, reason)` in `status`.
-fn ready(status: &Value) -> (String, String) {
+pub(crate) fn ready(status: &Value) -> (String, String) {
     let conditions = status["conditions"].as_array().cloned().unwrap_or_default();
     let ready = conditions
         .iter()

@@ -39,6 +39,7 @@
 //! | `templates.rs` | a `target.template` repeating a hostile 256 KiB value 1,200 times (300 MiB if built): refused from its computed size, unbuilt |
 //! | `cluster_connections.rs` | a ClusterFerrVaultConnection named from a namespace it does not allow, a namespace relabelled out of its selection, a namespaced Role granting the cluster kinds or namespace labels; suspended by its admin (no request for any user), resumed (none re-synced) |
 //! | `cluster_secrets.rs` | a ClusterFerrVaultSecret over a hundred namespaces (one reveal per refresh, a new namespace's copy within 1 s), a selection reaching a namespace the connection refuses or a Secret the victim owns (that namespace fails alone, untouched), revocation and deletion of copies, a namespaced Role granting the kind |
+//! | `cluster_fanout.rs` | a ClusterFerrVaultSecret's copy deleted by someone (back within a second, one reveal), its Events (`Synced`, a Warning naming each failed namespace), a cloud-mode connection over a hundred namespaces behind a slow FerrVault (one read per namespace per refresh, eight at a time) |
 //! | `client_certs.rs` | another principal's TLS Secret named as a connection's client certificate (the confused deputy), a target that is a connection's client certificate, a 900 KiB chain and a 60 KiB key |
 //! | `hostile_me.rs` | a hostile FerrVault answering `GET /operator/me` with 256 MiB, 30,000 unclosed brackets, a body trickling one byte every 200 ms |
 //! | `cluster_client_certs.rs` | a ClusterFerrVaultConnection's `clientCertSecretRef` against a FerrVault requiring a client certificate (the platform's path; no attack) |
@@ -54,6 +55,7 @@ mod client_certs;
 mod cluster_change_detection;
 mod cluster_client_certs;
 mod cluster_connections;
+mod cluster_fanout;
 mod cluster_secrets;
 mod connection_secrets;
 mod credential_opt_in;

@@ -1,6 +1,7 @@
 //! `ferrvault-dev bench all`: every benchmark in one run (rate limit, scale against both
 //! `kube_runtime::Controller` baselines, economy, memory under unrelated Secrets, failover,
-//! fairness, admin-port load, freshness of rotated values), then the targets as met / not met. Writes `report.json`
+//! fairness, admin-port load, freshness of rotated values, the fan-out of one secret to many
+//! namespaces), then the targets as met / not met. Writes `report.json`
 //! (everything, with the machine and the command), `tables.md` (the README's tables) and PNG
 //! plots into the results folder it names, and prints each table with the command that
 //! reproduces the whole run.
@@ -12,6 +13,7 @@ use super::{
     economy::{self, EconomyArgs},
     failover::{self, FailoverArgs},
     fairness::{self, FairnessArgs},
+    fanout::{self, FanoutArgs},
     freshness::{self, FreshnessArgs},
     memory::{self, MemoryArgs, UnrelatedLoad},
     plot::line_chart,
@@ -78,6 +80,12 @@ pub struct AllArgs {
     /// Freshness of rotated values per change-detection mode.
     #[command(flatten)]
     pub freshness: FreshnessArgs,
+    /// Fan-out: namespaces served from one secret.
+    #[arg(long, default_value_t = 1000)]
+    pub fanout_namespaces: usize,
+    /// Fan-out: runs per shape.
+    #[arg(long, default_value_t = 3)]
+    pub fanout_runs: usize,
     /// Operator binary to launch (default: `ferrvault-operator` beside this executable).
     #[arg(long, hide = true)]
     pub binary: Option<PathBuf>,
@@ -88,7 +96,7 @@ impl AllArgs {
     pub fn command(&self, out: &Path) -> String {
         let rate_sizes: Vec<String> = self.rate_sizes.iter().map(ToString::to_string).collect();
         format!(
-            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --small-shape-size {} --window-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {} {}",
+            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --small-shape-size {} --window-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {} {} --fanout-namespaces {} --fanout-runs {}",
             out.display(),
             self.scale.flags(),
             rate_sizes.join(","),
@@ -106,7 +114,9 @@ impl AllArgs {
             self.replicas,
             self.fairness.flags(),
             self.admin_load.flags(),
-            self.freshness.flags()
+            self.freshness.flags(),
+            self.fanout_namespaces,
+            self.fanout_runs
         )
     }
 }
@@ -195,6 +205,15 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     freshness_args.binary = freshness_args.binary.or_else(|| args.binary.clone());
     let freshness = freshness::run(&freshness_args).await?;
     reproduce("freshness", &freshness.flags);
+    section("fan-out of one secret to many namespaces");
+    let fanout = fanout::run(&FanoutArgs {
+        namespaces: args.fanout_namespaces,
+        runs: args.fanout_runs,
+        timeout_seconds: 600,
+        binary: args.binary.clone(),
+    })
+    .await?;
+    reproduce("fanout", &fanout.flags);
     let mut report = AllReport {
         command: args.command(&out),
         machine,
@@ -206,6 +225,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         fairness,
         admin_load,
         freshness: Some(freshness),
+        fanout: Some(fanout),
         targets: Vec::new(),
     };
     report.targets = targets::evaluate(
@@ -218,6 +238,9 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     if let Some(freshness) = &report.freshness {
         report.targets.extend(freshness.targets.iter().cloned());
     }
+    report
+        .targets
+        .extend(report.fanout.as_ref().map(fanout::targets).unwrap_or_default());
     section("targets");
     targets::print(&report.targets);
     write(&out, &report)?;

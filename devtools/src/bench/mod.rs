@@ -22,6 +22,8 @@ pub mod early_exit;
 pub mod economy;
 pub mod failover;
 pub mod fairness;
+pub mod fanout;
+pub mod fanout_run;
 pub mod floor;
 pub mod freshness;
 pub mod freshness_run;

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     admin_load::AdminLoadReport, economy::EconomyReport, failover::FailoverReport, fairness::FairnessReport,
-    freshness::FreshnessReport, memory::MemoryReport, rate_limit, scale::ScaleReport, targets::Target,
+    fanout::FanoutReport, freshness::FreshnessReport, memory::MemoryReport, rate_limit, scale::ScaleReport,
+    targets::Target,
 };
 
 /// The machine a run measured.
@@ -61,6 +62,9 @@ pub struct AllReport {
     /// `bench freshness` (absent from reports written before it existed).
     #[serde(default)]
     pub freshness: Option<FreshnessReport>,
+    /// `bench fanout` (absent from reports older than issue 37).
+    #[serde(default)]
+    pub fanout: Option<FanoutReport>,
     /// The targets and their verdicts.
     pub targets: Vec<Target>,
 }

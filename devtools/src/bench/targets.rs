@@ -32,7 +32,8 @@ pub struct Target {
 }
 
 impl Target {
-    fn new(goal: impl Into<String>, measured: impl Into<String>, met: Option<bool>) -> Self {
+    /// `goal`, what was `measured`, and whether it is `met` (`None`: not measured).
+    pub fn new(goal: impl Into<String>, measured: impl Into<String>, met: Option<bool>) -> Self {
         Self {
             goal: goal.into(),
             measured: measured.into(),

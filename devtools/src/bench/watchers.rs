@@ -1,8 +1,10 @@
-//! Watches the benchmarks time things with: when FerrVaultSecrets become Ready, and when target
-//! Secrets (or a given key of them) first appear.
+//! Watches the benchmarks time things with: when FerrVaultSecrets become Ready, when target
+//! Secrets (or a given key of them) first appear, and how many objects of a kind meet a condition.
 
 use std::{
     collections::{HashMap, HashSet},
+    fmt::Debug,
+    hash::Hash,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -10,9 +12,10 @@ use std::{
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{
-    Api, ResourceExt,
+    Api, Resource, ResourceExt,
     runtime::{WatchStreamExt, watcher},
 };
+use serde::de::DeserializeOwned;
 use tokio::{sync::watch, task::JoinHandle, time::Instant};
 
 use ferrvault_operator::api::FerrVaultSecret;
@@ -146,6 +149,57 @@ impl SecretArrivals {
 }
 
 impl Drop for SecretArrivals {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Counts, from a watch, the objects for which a predicate holds.
+pub struct Counter {
+    count: watch::Receiver<usize>,
+    task: JoinHandle<()>,
+}
+
+impl Counter {
+    /// Starts watching `api`, counting the objects `holds` accepts.
+    pub fn start<K>(api: Api<K>, holds: impl Fn(&K) -> bool + Send + 'static) -> Self
+    where
+        K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone,
+    {
+        let (tx, count) = watch::channel(0);
+        let task = tokio::spawn(async move {
+            let mut holding = HashSet::new();
+            let mut events = std::pin::pin!(
+                watcher(api, watcher::Config::default())
+                    .default_backoff()
+                    .applied_objects()
+            );
+            while let Some(event) = events.next().await {
+                let Ok(object) = event else { continue };
+                let key = (object.namespace(), object.name_any());
+                let changed = if holds(&object) {
+                    holding.insert(key)
+                } else {
+                    holding.remove(&key)
+                };
+                if changed {
+                    tx.send_replace(holding.len());
+                }
+            }
+        });
+        Self { count, task }
+    }
+
+    /// Waits until at least `n` hold; `false` when `within` passed first.
+    pub async fn wait_for(&mut self, n: usize, within: Duration) -> bool {
+        tokio::time::timeout(within, self.count.wait_for(|c| *c >= n))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+}
+
+impl Drop for Counter {
     fn drop(&mut self) {
         self.task.abort();
     }

@@ -10,12 +10,16 @@
 //! ([`OwnWrites::arriving`]), and a pass that runs meanwhile (one queued behind the sync that
 //! wrote) must not take that for a change.
 //!
+//! It also keeps the ClusterFerrVaultSecret copies someone else changed (their watch event was
+//! not ours), so the next pass rewrites them whatever their content-hash annotation says.
+//!
 //! # Invariants
 //! At most one entry per Secret, held while a write is in flight or its watch event has not been
-//! seen: bounded by the number of targets, and in the steady state by the recent writes.
+//! seen: bounded by the number of targets, and in the steady state by the recent writes. At most
+//! one mark per copy, removed by the pass that writes it again: bounded by the copies.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Mutex, PoisonError},
     time::{Duration, Instant},
 };
@@ -46,6 +50,10 @@ type SecretKey = (String, String);
 #[derive(Default)]
 pub struct OwnWrites {
     writes: Mutex<HashMap<SecretKey, WriteState>>,
+    /// ClusterFerrVaultSecret copies someone else changed since the operator last wrote them
+    /// (their watch event was not ours): at most one entry per copy, removed by the pass that
+    /// writes it again.
+    copies_changed: Mutex<HashSet<SecretKey>>,
 }
 
 impl OwnWrites {
@@ -86,6 +94,26 @@ impl OwnWrites {
             Some(WriteState::Written { version: ours, at })
                 if ours == version && now.saturating_duration_since(*at) < WATCH_LAG
         )
+    }
+
+    /// Marks copy `namespace/name` as changed by someone else: whatever its annotations say, its
+    /// next pass reads and rewrites it (its data may have been edited under our content hash).
+    pub fn mark_copy_changed(&self, namespace: &str, name: &str) {
+        self.changed().insert(key(namespace, name));
+    }
+
+    /// Whether copy `namespace/name` is marked as changed by someone else.
+    pub fn copy_changed(&self, namespace: &str, name: &str) -> bool {
+        self.changed().contains(&key(namespace, name))
+    }
+
+    /// Clears the mark of copy `namespace/name`; whether it was set.
+    pub fn take_copy_changed(&self, namespace: &str, name: &str) -> bool {
+        self.changed().remove(&key(namespace, name))
+    }
+
+    fn changed(&self) -> std::sync::MutexGuard<'_, HashSet<SecretKey>> {
+        self.copies_changed.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether the change to `meta` is (or is assumed to be, during a write) our own.
@@ -180,6 +208,17 @@ mod tests {
         assert!(own.is_own(&meta("7")));
         own.finish("ns", "app", Some("7"));
         assert!(!own.arriving("ns", "app", "7", Instant::now()));
+    }
+
+    #[test]
+    fn a_copy_marked_changed_should_stay_marked_until_its_pass_takes_the_mark() {
+        let own = OwnWrites::default();
+        assert!(!own.copy_changed("ns", "copy"));
+        own.mark_copy_changed("ns", "copy");
+        own.mark_copy_changed("ns", "copy");
+        assert!(own.copy_changed("ns", "copy") && !own.copy_changed("ns", "other"));
+        assert!(own.take_copy_changed("ns", "copy"));
+        assert!(!own.take_copy_changed("ns", "copy") && !own.copy_changed("ns", "copy"));
     }
 
     #[test]

@@ -62,6 +62,9 @@ pub(crate) const MAX_NOTE_BYTES: usize = 1024;
 /// What a combined Event's note starts with (client-go's aggregate message).
 pub const COMBINED_PREFIX: &str = "(combined from similar events): ";
 
+/// Where the Events of a cluster-scoped object live (Kubernetes' convention).
+pub(crate) const CLUSTER_SCOPED_EVENTS_NAMESPACE: &str = "default";
+
 /// The `reportingController` of every Event.
 pub const REPORTING_CONTROLLER: &str = "ferrvault-operator";
 
@@ -305,7 +308,10 @@ impl Writer {
     fn events(&self, regarding: &ObjectReference) -> Api<Event> {
         Api::namespaced(
             self.client.clone(),
-            regarding.namespace.as_deref().unwrap_or("default"),
+            regarding
+                .namespace
+                .as_deref()
+                .unwrap_or(CLUSTER_SCOPED_EVENTS_NAMESPACE),
         )
     }
 }

@@ -15,7 +15,10 @@
 mod events;
 mod metrics;
 
-pub(crate) use self::{events::EventKind, metrics::SyncTimer};
+pub(crate) use self::{
+    events::{CLUSTER_SCOPED_EVENTS_NAMESPACE, EventKind},
+    metrics::SyncTimer,
+};
 pub use self::{
     events::{COMBINED_PREFIX, EventSink, REPORTING_CONTROLLER},
     metrics::SyncMetrics,

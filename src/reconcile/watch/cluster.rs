@@ -11,6 +11,7 @@
 //! | `clusterferrvaultsecret` | ClusterFerrVaultSecret | itself on a new generation, deletion, a lost finalizer, a new force-sync token, or first sighting |
 //! | `namespace-metadata` (a second route) | Namespace | every ClusterFerrVaultSecret, when its labels change (or it appears): a namespace joining a selection gets its copy at that event |
 //! | `clusterferrvaultconnection` (a third route) | ClusterFerrVaultConnection | the ClusterFerrVaultSecrets using it, as for its FerrVaultSecrets |
+//! | `secret-metadata` (its first route, in `mod.rs`) | Secret | the ClusterFerrVaultSecret whose copy it is (its UID label), when someone else changed or deleted it: the copy is healed at that event |
 //!
 //! # Guarantees
 //! - A namespace relabelled in or out of an `allowedNamespaces` selection re-queues its
@@ -29,7 +30,7 @@ use super::filters::cr_change_matters;
 use crate::{
     api::{
         ClusterFerrVaultConnection, ClusterFerrVaultSecret, ConnectionKind, FerrVaultSecret, Lenient,
-        names::{CLUSTER_SECRET_FINALIZER, FORCE_SYNC_ANNOTATION},
+        names::{CLUSTER_SECRET_FINALIZER, CLUSTER_SECRET_UID_LABEL, FORCE_SYNC_ANNOTATION},
     },
     reconcile::{
         connection::cluster_connection_key, read::Scoped, secret::cluster_secret_key,
@@ -180,6 +181,21 @@ pub(super) fn secret_route(
         keys.dedup();
         keys
     })
+}
+
+/// The key of the ClusterFerrVaultSecret (in `secrets`) whose copy a Secret with metadata `meta`
+/// is: the one whose UID its [`CLUSTER_SECRET_UID_LABEL`] names. A copy someone else changed or
+/// deleted so re-queues its cluster secret, whose pass writes it again.
+pub(super) fn copy_owner(
+    secrets: &WatchStore<Lenient<ClusterFerrVaultSecret>>,
+    meta: &ObjectMeta,
+) -> Option<ObjectKey> {
+    let uid = meta.labels.as_ref()?.get(CLUSTER_SECRET_UID_LABEL)?;
+    secrets
+        .state()
+        .iter()
+        .find(|c| c.meta().uid.as_ref() == Some(uid))
+        .map(|c| cluster_secret_key(&c.name_any()))
 }
 
 /// Whether a cluster connection change matters to its users: first sighting, new generation,

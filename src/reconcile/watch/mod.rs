@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `ferrvaultsecret` | FerrVaultSecret | itself on a new generation, deletion, or a lost finalizer; its connection while it is being deleted (to unblock the connection's deletion) |
 //! | `ferrvaultconnection` | FerrVaultConnection | itself on a new generation, deletion, or a lost finalizer; and, by a second route with its own filter, its FerrVaultSecrets when its spec or its Ready status changed (not on every `lastCheckedAt` write, reference §8 item 4, nor on a first probe finding it reachable), the FerrVaultSecrets targeting a Secret it reads, and those refused because a connection read their target (`TargetIsConnectionSecret`: the reference may be gone) |
-//! | `secret-metadata` | Secret, metadata only | the owner FerrVaultSecret of a target that someone else changed or deleted (drift healing), and every FerrVaultSecret targeting it by name (a refused target retried when its owner, annotations or existence change); the connections using it as token or CA Secret, and their FerrVaultSecrets (token rotation) |
+//! | `secret-metadata` | Secret, metadata only | the owner FerrVaultSecret of a target that someone else changed or deleted (drift healing), and every FerrVaultSecret targeting it by name (a refused target retried when its owner, annotations or existence change); the connections using it as token or CA Secret, and their FerrVaultSecrets (token rotation); the ClusterFerrVaultSecret whose copy it is (its UID label: a copy someone else changed or deleted is healed at that event) |
 //!
 //! # Guarantees
 //! - The operator's own writes to target Secrets do not enqueue anything ([`OwnWrites`]): a
@@ -58,7 +58,7 @@ use self::{
 };
 use crate::{
     api::{
-        FerrVaultConnection, FerrVaultSecret, Lenient,
+        ClusterFerrVaultSecret, FerrVaultConnection, FerrVaultSecret, Lenient,
         names::{CONNECTION_FINALIZER, SECRET_FINALIZER},
     },
     reconcile::read::{OwnWrites, Stores, projection},
@@ -173,8 +173,13 @@ fn build_scope(
         Box::new(secret_routes(secret_watch)) as Box<dyn WatchSource>,
         Box::new(connection_routes(connection_watch, secrets.clone())),
         Box::new(
-            secret_metadata_routes(metadata_watch, own, secrets.clone(), connections)
-                .route(cluster::secret_route(secrets, cluster.connections.clone())),
+            secret_metadata_routes(
+                metadata_watch,
+                own,
+                (secrets.clone(), connections),
+                cluster.secrets.clone(),
+            )
+            .route(cluster::secret_route(secrets, cluster.connections.clone())),
         ),
     ]);
 }
@@ -213,17 +218,33 @@ fn connection_routes(
 
 /// The Secret metadata watch: a Secret someone else changed enqueues the FerrVaultSecrets that
 /// control or target it, and the connections reading it with their FerrVaultSecrets (found in
-/// `secrets` and `connections`); the operator's own writes (`own`) enqueue nothing.
+/// `secrets` and `connections`), and, when it is a copy, its ClusterFerrVaultSecret (found in
+/// `cluster_secrets`, the copy marked as changed in `own`); the operator's own writes (`own`)
+/// enqueue nothing. One route: its filter
+/// consumes the record of an own write, which a second route would no longer find.
 fn secret_metadata_routes(
     watch: WatchSpec<PartialObjectMeta<Secret>>,
     own: Arc<OwnWrites>,
-    secrets: WatchStore<Lenient<FerrVaultSecret>>,
-    connections: WatchStore<Lenient<FerrVaultConnection>>,
+    (secrets, connections): (
+        WatchStore<Lenient<FerrVaultSecret>>,
+        WatchStore<Lenient<FerrVaultConnection>>,
+    ),
+    cluster_secrets: WatchStore<Lenient<ClusterFerrVaultSecret>>,
 ) -> WatchSpec<PartialObjectMeta<Secret>> {
+    let marks = own.clone();
     watch
         .trim(projection::secret_metadata)
         .matters(move |old, new| secret_change_matters(&own, old.map(|o| &o.metadata), &new.metadata))
-        .map(move |s: &PartialObjectMeta<Secret>| secret_metadata_keys(&secrets, &connections, s))
+        .map(move |s: &PartialObjectMeta<Secret>| {
+            let mut keys = secret_metadata_keys(&secrets, &connections, s);
+            if let Some(owner) = cluster::copy_owner(&cluster_secrets, &s.metadata) {
+                let meta = &s.metadata;
+                let (namespace, name) = (meta.namespace.as_deref(), meta.name.as_deref());
+                marks.mark_copy_changed(namespace.unwrap_or_default(), name.unwrap_or_default());
+                keys.push(owner);
+            }
+            keys
+        })
 }
 
 mod cluster;

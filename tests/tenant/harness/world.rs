@@ -76,7 +76,8 @@ impl World {
     }
 
     /// [`World::start`] with FerrVault configured as `ferrvault` (e.g. [`World::ferrvault_config`]
-    /// serving HTTPS and requiring a client certificate).
+    /// serving HTTPS and requiring a client certificate, or with its cluster honoured for more
+    /// namespaces).
     pub async fn start_with(ferrvault: SimConfig) -> World {
         // Apart from FerrVault's 127.0.0.1, so the API server is an address of its own, as in a cluster.
         let options = ClusterOptions {

@@ -11,10 +11,12 @@
 //!   fails with the reason, and nothing is read for it.
 //! - In ferrvault mode one reveal serves every namespace (the token is not namespace-scoped); in
 //!   cloud mode each namespace is revealed on its own (FerrVault authorises each namespace), and
-//!   `status.revealScope` says so. Every reveal goes through the credential's one limiter.
+//!   `status.revealScope` says so. Every reveal goes through the credential's one limiter; copies
+//!   and cloud reveals run a bounded number at a time (`provision.rs`).
 //! - Nothing is revealed when nothing is due: the generation recorded, no force-sync, no moved
 //!   version ([`source_moved`]: its connection's latest `list` under `changeDetection.mode:
-//!   Versions`, read fresh like a force-sync), the refresh not due, and every served namespace's copy shown by the Secret store at the recorded content
+//!   Versions`, read fresh like a force-sync), the refresh not due, and every served namespace's
+//!   copy shown by the Secret store at the recorded content
 //!   hash. A namespace created or relabelled into the selection is therefore the only thing such
 //!   a pass reveals for.
 //! - Values live only for the pass (the payload is dropped when it ends): nothing is kept to
@@ -31,14 +33,9 @@ use kube::{ResourceExt, api::ObjectMeta};
 use tracing::warn;
 
 use super::{
-    super::{
-        cluster_connection::cluster_connection,
-        failure::{Failure, Stop},
-        payload::{self, Payload},
-        plan::content_hash_key,
-        reveal::{self, Freshness},
-    },
-    copies::{self, LetGo, Source},
+    super::{cluster_connection::cluster_connection, failure::Stop, plan::content_hash_key},
+    copies::{self, LetGo},
+    provision::{Provision, failed},
 };
 use crate::{
     api::{
@@ -51,7 +48,6 @@ use crate::{
         read::Reads,
         rules::{
             access::{copy_access::is_copy_of, namespace_match::selects},
-            content::content_hash::content_hash,
             schedule::force_sync::force_token,
             status::cluster_secret_status::{CopyState, FanOut},
         },
@@ -173,17 +169,19 @@ pub(super) async fn fan_out(
         let namespace = view.namespace().unwrap_or_default();
         let own_name = view.name_any();
         let target = view.spec.target_name(&own_name);
-        stores.secret_meta(&namespace, target).is_some_and(|meta| {
-            is_copy_of(&uid, &meta.metadata)
-                && (created_once
-                    || previous.content_hash.as_deref()
-                        == meta
-                            .metadata
-                            .annotations
-                            .as_ref()
-                            .and_then(|a| a.get(crate::api::names::CONTENT_HASH_ANNOTATION))
-                            .map(String::as_str))
-        })
+        let changed = ctx.own_writes.copy_changed(&namespace, target);
+        !changed
+            && stores.secret_meta(&namespace, target).is_some_and(|meta| {
+                is_copy_of(&uid, &meta.metadata)
+                    && (created_once
+                        || previous.content_hash.as_deref()
+                            == meta
+                                .metadata
+                                .annotations
+                                .as_ref()
+                                .and_then(|a| a.get(crate::api::names::CONTENT_HASH_ANNOTATION))
+                                .map(String::as_str))
+            })
     };
     let (current, missing): (Vec<_>, Vec<_>) = serve.into_iter().partition(|(view, _)| held(view));
     let to_write = if due && !created_once {
@@ -198,37 +196,19 @@ pub(super) async fn fan_out(
     let mut source_version = None;
     if !to_write.is_empty() {
         let key = content_hash_key(ctx).await?;
-        let mut shared_payload: Option<(Payload, String)> = None;
-        for (view, connection) in &to_write {
-            let namespace = view.namespace().unwrap_or_default();
-            let computed = match (&shared_payload, shared) {
-                (Some(done), true) => Ok(done),
-                _ => match reveal_payload(ctx, reads, view, connection, (rc, forced || moved)).await {
-                    Ok((payload, version)) => {
-                        source_version = version;
-                        let hash = content_hash(key, &payload.data);
-                        shared_payload = Some((payload, hash));
-                        Ok(shared_payload.as_ref().expect("just set"))
-                    }
-                    Err(Stop::Fail(f)) => Err(f),
-                    Err(stop) => return Err(stop),
-                },
-            };
-            let state = match computed {
-                Ok((payload, hash)) => {
-                    content = Some(hash.clone());
-                    let source = Source {
-                        view,
-                        uid: &uid,
-                        payload,
-                        hash,
-                    };
-                    copies::put(ctx, stores, &source, forced).await
-                }
-                Err(f) => failed(f),
-            };
-            copies.insert(namespace, state);
-        }
+        let provision = Provision {
+            ctx,
+            reads,
+            uid: &uid,
+            key,
+            rc,
+            forced,
+            fresh: forced || moved,
+        };
+        let provisioned = provision.run(&to_write, shared).await?;
+        copies.extend(provisioned.states);
+        content = provisioned.content_hash;
+        source_version = provisioned.source_version;
     }
     if moved && content.is_some() {
         let view = view(cr, "");
@@ -248,25 +228,6 @@ pub(super) async fn fan_out(
         },
         source_version,
     })
-}
-
-/// Reveals `view`'s keys through `connection` (`fresh`: never from a kept wave answer, which may
-/// predate a force-sync or a moved version) and renders them (transforms, template, size); with
-/// the hash of the versions the reveal returned, when the connection follows versions.
-async fn reveal_payload(
-    ctx: &Context,
-    reads: &Reads,
-    view: &FerrVaultSecret,
-    connection: &FerrVaultConnection,
-    (rc, fresh): (&ReconcileContext, bool),
-) -> Result<(Payload, Option<String>), Stop> {
-    let freshness = if fresh { Freshness::Now } else { Freshness::Wave };
-    let revealed = reveal::reveal(ctx, reads, view, connection, (rc.deadline, freshness)).await?;
-    let version = ctx
-        .changes
-        .recorded_version(&followed_by(view), view.spec.selected_names(), &revealed);
-    let target = view.spec.target_name(&view.name_any()).to_owned();
-    Ok((payload::payload(view, revealed, &target).await?, version))
 }
 
 /// Deletes the copies in namespaces no longer selected, and (under the connection's `revocation:
@@ -310,11 +271,4 @@ pub(super) fn own_copies(reads: &Reads, cr: &ClusterFerrVaultSecret) -> Vec<Obje
         .filter(|meta| is_copy_of(&uid, &meta.metadata))
         .map(|meta| meta.metadata.clone())
         .collect()
-}
-
-fn failed(failure: Failure) -> CopyState {
-    CopyState::Failed {
-        reason: failure.reason,
-        message: failure.message,
-    }
 }

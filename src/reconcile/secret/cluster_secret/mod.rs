@@ -5,7 +5,9 @@
 //!
 //! One pass: the shared [`prologue`](super::super::prologue) (read from the watch's store,
 //! finalizer, invalid spec) → suspended? (its status only) → the refresh interval → the fan-out
-//! (`fan_out.rs`) → the status and `ferrvault_cluster_secret_targets{name,state}` (`status.rs`).
+//! (`fan_out.rs`; its reveals and copies, a bounded number at a time, `provision.rs`) → the
+//! status and `ferrvault_cluster_secret_targets{name,state}` (`status.rs`) → its Events
+//! (`events.rs`).
 //! Deletion: every copy deleted, or under `target.deletionPolicy: Retain` unlabelled, then the
 //! finalizer released.
 //!
@@ -15,16 +17,22 @@
 //! - `spec.secretSpec.suspend: true`: `Suspended=True`, no FerrVault request, no write, no timer.
 //! - A namespace created or relabelled into the selection is provisioned at that event: the
 //!   Namespace watch enqueues every cluster secret (`watch/cluster.rs`).
+//! - A copy someone else deletes or edits (its data too, under our content-hash annotation) is
+//!   written again at that event: the Secret watch marks it changed and enqueues the cluster
+//!   secret its UID label names (`watch/mod.rs`), and the pass reveals for that namespace (one
+//!   reveal: values are not kept), reads the copy and rewrites it.
 //! - No value reaches a log line, an Event, a status or an error.
 //!
 //! # Caveats
-//! - A copy edited by someone else keeping its content-hash annotation is healed at the next
-//!   refresh or force-sync, not at once (the Secret watch does not route copies yet).
+//! - An edit made while the operator was down is not seen as one (a re-list does not compare
+//!   data): it is healed at the next refresh or force-sync.
 //! - A copy whose target name changed (an edit of `secretSpec.target.name`) stays under its old
 //!   name, labelled: delete it by hand.
 
 mod copies;
+mod events;
 mod fan_out;
+mod provision;
 mod status;
 
 use std::{sync::Arc, time::Duration};
@@ -174,6 +182,7 @@ impl ClusterSecretReconciler {
         };
         let written = status::record((&api, objects.written()), &self.gauge, &cr, &pass, now).await?;
         self.written.remember(&cr, &written);
+        events::publish((ctx, reads), &cr, &pass, &cr.status.clone().unwrap_or_default());
         let (_, failed) = pass.counts();
         let retry = (failed > 0)
             .then(|| requeue_after(RequeueCase::Failed, interval))
