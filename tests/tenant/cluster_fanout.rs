@@ -21,8 +21,8 @@ use serde_json::json;
 use crate::{
     cluster_connections::{PLATFORM, SERVED, cluster_connections, platform_connection, platform_reveals},
     cluster_secrets::{
-        TARGET, cluster_secret, cluster_secrets, copy, select_namespace, served_namespace, wait_allowed,
-        wait_status,
+        TARGET, cluster_secret, cluster_secrets, copy, select_namespace, served_namespace, serving_world,
+        wait_allowed, wait_status,
     },
     harness::{
         ATTACKER, Launch, ORG, PROJECT, VICTIM_DB_URL, World,
@@ -71,15 +71,7 @@ async fn force(world: &World, name: &str, token: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_copy_someone_deletes_or_edits_should_be_healed_within_a_second_for_one_reveal_each() {
-    let world = World::start().await;
-    let mut operator = Launch::new().insecure_http().start(&world);
-    victim_syncs(&world, &world.fv.url()).await;
-    let baseline = Baseline::take(&operator);
-    platform_connection(
-        &world,
-        json!({ "selector": { "matchLabels": { SERVED: "yes" } } }),
-    )
-    .await;
+    let (world, mut operator, baseline) = serving_world().await;
     for namespace in ["fan-a", "fan-b"] {
         served_namespace(&world, namespace).await;
     }

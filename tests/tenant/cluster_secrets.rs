@@ -22,7 +22,7 @@ use crate::{
         platform_connection_revoking, platform_reveals, through_platform,
     },
     harness::{
-        ATTACKER, Launch, VICTIM, VICTIM_DB_URL, World,
+        ATTACKER, Launch, Operator, VICTIM, VICTIM_DB_URL, World,
         bounds::{Baseline, victim_keeps_syncing},
         finish,
         rbac::tenant_user,
@@ -64,6 +64,22 @@ pub(crate) async fn cluster_secret(world: &World, name: &str, extra: Value) {
         .create(&PostParams::default(), &object)
         .await
         .expect("the admin creates the cluster secret");
+}
+
+/// The start the fan-out tests share: the world and the operator, the victim syncing, the memory
+/// baseline taken, and the platform's cluster connection allowing the namespaces labelled
+/// [`SERVED`]`=yes`.
+pub(crate) async fn serving_world() -> (World, Operator, Baseline) {
+    let world = World::start().await;
+    let operator = Launch::new().insecure_http().start(&world);
+    victim_syncs(&world, &world.fv.url()).await;
+    let baseline = Baseline::take(&operator);
+    platform_connection(
+        &world,
+        json!({ "selector": { "matchLabels": { SERVED: "yes" } } }),
+    )
+    .await;
+    (world, operator, baseline)
 }
 
 /// Creates namespace `name` labelled both [`SERVED`] (allowed by the connection) and [`COPIES`]
@@ -147,15 +163,7 @@ pub(crate) async fn copy(world: &World, namespace: &str) -> Option<Secret> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_cluster_secret_should_provision_a_hundred_namespaces_with_one_ferrvault_reveal_per_refresh() {
-    let world = World::start().await;
-    let mut operator = Launch::new().insecure_http().start(&world);
-    victim_syncs(&world, &world.fv.url()).await;
-    let baseline = Baseline::take(&operator);
-    platform_connection(
-        &world,
-        json!({ "selector": { "matchLabels": { SERVED: "yes" } } }),
-    )
-    .await;
+    let (world, mut operator, baseline) = serving_world().await;
     let namespaces: Vec<String> = (0..100).map(|i| format!("fan-{i:03}")).collect();
     for namespace in &namespaces {
         served_namespace(&world, namespace).await;
@@ -239,15 +247,7 @@ async fn one_cluster_secret_should_provision_a_hundred_namespaces_with_one_ferrv
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_secret_another_owner_holds_should_fail_only_its_namespace_and_stay_untouched() {
-    let world = World::start().await;
-    let mut operator = Launch::new().insecure_http().start(&world);
-    victim_syncs(&world, &world.fv.url()).await;
-    let baseline = Baseline::take(&operator);
-    platform_connection(
-        &world,
-        json!({ "selector": { "matchLabels": { SERVED: "yes" } } }),
-    )
-    .await;
+    let (world, mut operator, baseline) = serving_world().await;
     served_namespace(&world, "fan-a").await;
     served_namespace(&world, "fan-b").await;
     // The victim's own Secret of the copies' name, in a namespace the selection reaches.
