@@ -15,12 +15,10 @@ use std::{
     time::Duration,
 };
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{
     Api, ResourceExt,
     api::{Patch, PatchParams, PostParams},
-    runtime::{WatchStreamExt, watcher},
 };
 use serde_json::json;
 use tokio::{task::JoinHandle, time::Instant};
@@ -29,7 +27,7 @@ use super::{
     child,
     driver::{Driver, DriverProcess, LaunchOptions},
     scale_run::STOP_GRACE,
-    watchers::ReadyCounter,
+    watchers::{ReadyCounter, on_each_applied},
 };
 use ferrvault_operator::api::SecretSelector;
 use ferrvault_sim::ferrvault::SimStats;
@@ -322,21 +320,13 @@ impl ValueArrivals {
         let api = Api::<Secret>::namespaced(client.clone(), NS);
         let seen = Arc::new(Mutex::new(HashMap::new()));
         let record = seen.clone();
-        let task = tokio::spawn(async move {
-            let mut events = std::pin::pin!(
-                watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .applied_objects()
-            );
-            while let Some(event) = events.next().await {
-                let Ok(secret) = event else { continue };
-                let now = Instant::now();
-                let name = secret.name_any();
-                let mut seen = record.lock().expect("arrivals lock");
-                for (key, value) in secret.data.iter().flatten() {
-                    seen.entry((name.clone(), key.clone(), value.0.clone()))
-                        .or_insert(now);
-                }
+        let task = on_each_applied(api, move |secret: Secret| {
+            let now = Instant::now();
+            let name = secret.name_any();
+            let mut seen = record.lock().expect("arrivals lock");
+            for (key, value) in secret.data.iter().flatten() {
+                seen.entry((name.clone(), key.clone(), value.0.clone()))
+                    .or_insert(now);
             }
         });
         Self { seen, task }

@@ -30,55 +30,46 @@ pub fn is_ready(cr: &FerrVaultSecret) -> bool {
 }
 
 /// Counts the FerrVaultSecrets of a namespace that are Ready, from a watch.
-pub struct ReadyCounter {
-    count: watch::Receiver<usize>,
-    task: JoinHandle<()>,
-}
+pub struct ReadyCounter(Counter);
 
 impl ReadyCounter {
     /// Starts watching `ns`.
     pub fn start(client: &kube::Client, ns: &str) -> Self {
-        let api = Api::<FerrVaultSecret>::namespaced(client.clone(), ns);
-        let (tx, count) = watch::channel(0);
-        let task = tokio::spawn(async move {
-            let mut ready = HashSet::new();
-            let mut events = std::pin::pin!(
-                watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .applied_objects()
-            );
-            while let Some(event) = events.next().await {
-                let Ok(cr) = event else { continue };
-                let changed = if is_ready(&cr) {
-                    ready.insert(cr.name_any())
-                } else {
-                    ready.remove(&cr.name_any())
-                };
-                if changed {
-                    tx.send_replace(ready.len());
-                }
-            }
-        });
-        Self { count, task }
+        Self(Counter::start(
+            Api::<FerrVaultSecret>::namespaced(client.clone(), ns),
+            is_ready,
+        ))
     }
 
     /// Waits until at least `n` are Ready; `false` when `within` passed first.
     pub async fn wait_for(&mut self, n: usize, within: Duration) -> bool {
-        tokio::time::timeout(within, self.count.wait_for(|c| *c >= n))
-            .await
-            .is_ok_and(|r| r.is_ok())
+        self.0.wait_for(n, within).await
     }
 
     /// How many are Ready now.
     pub fn ready(&self) -> usize {
-        *self.count.borrow()
+        self.0.count()
     }
 }
 
-impl Drop for ReadyCounter {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+/// Spawns a task handing `on_object` every object a watch of `api` applies (created or changed),
+/// until the task is aborted; a failed watch is retried with the default backoff.
+pub fn on_each_applied<K>(api: Api<K>, mut on_object: impl FnMut(K) + Send + 'static) -> JoinHandle<()>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    K::DynamicType: Default + Eq + Hash + Clone,
+{
+    tokio::spawn(async move {
+        let mut events = std::pin::pin!(
+            watcher(api, watcher::Config::default())
+                .default_backoff()
+                .applied_objects()
+        );
+        while let Some(event) = events.next().await {
+            let Ok(object) = event else { continue };
+            on_object(object);
+        }
+    })
 }
 
 /// Records when each Secret of a namespace was first seen, and when each of its keys was.
@@ -95,26 +86,18 @@ impl SecretArrivals {
         let seen = Arc::new(Mutex::new(HashMap::new()));
         let keys = Arc::new(Mutex::new(HashMap::new()));
         let (record_seen, record_keys) = (seen.clone(), keys.clone());
-        let task = tokio::spawn(async move {
-            let mut events = std::pin::pin!(
-                watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .applied_objects()
-            );
-            while let Some(event) = events.next().await {
-                let Ok(secret) = event else { continue };
-                let now = Instant::now();
-                let name = secret.name_any();
-                let mut keys = record_keys.lock().expect("arrivals lock");
-                for key in secret.data.iter().flat_map(|d| d.keys()) {
-                    keys.entry((name.clone(), key.clone())).or_insert(now);
-                }
-                record_seen
-                    .lock()
-                    .expect("arrivals lock")
-                    .entry(name)
-                    .or_insert(now);
+        let task = on_each_applied(api, move |secret: Secret| {
+            let now = Instant::now();
+            let name = secret.name_any();
+            let mut keys = record_keys.lock().expect("arrivals lock");
+            for key in secret.data.iter().flat_map(|d| d.keys()) {
+                keys.entry((name.clone(), key.clone())).or_insert(now);
             }
+            record_seen
+                .lock()
+                .expect("arrivals lock")
+                .entry(name)
+                .or_insert(now);
         });
         Self { seen, keys, task }
     }
@@ -168,27 +151,24 @@ impl Counter {
         K::DynamicType: Default + Eq + Hash + Clone,
     {
         let (tx, count) = watch::channel(0);
-        let task = tokio::spawn(async move {
-            let mut holding = HashSet::new();
-            let mut events = std::pin::pin!(
-                watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .applied_objects()
-            );
-            while let Some(event) = events.next().await {
-                let Ok(object) = event else { continue };
-                let key = (object.namespace(), object.name_any());
-                let changed = if holds(&object) {
-                    holding.insert(key)
-                } else {
-                    holding.remove(&key)
-                };
-                if changed {
-                    tx.send_replace(holding.len());
-                }
+        let mut holding = HashSet::new();
+        let task = on_each_applied(api, move |object: K| {
+            let key = (object.namespace(), object.name_any());
+            let changed = if holds(&object) {
+                holding.insert(key)
+            } else {
+                holding.remove(&key)
+            };
+            if changed {
+                tx.send_replace(holding.len());
             }
         });
         Self { count, task }
+    }
+
+    /// How many hold now.
+    pub fn count(&self) -> usize {
+        *self.count.borrow()
     }
 
     /// Waits until at least `n` hold; `false` when `within` passed first.
