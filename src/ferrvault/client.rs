@@ -16,7 +16,7 @@ use super::{
     http::{self, CallSettings, MAX_SMALL_BODY_BYTES},
     oidc::{OidcCache, OidcSource},
     pacer::Pacer,
-    pool::HttpPool,
+    pool::{EndpointClient, HttpPool},
     reveal::{self, RevealRequest, RevealScope, Revealed},
     single_flight::{KEPT_ANSWER_BYTES, SingleFlight, WAVE_HORIZON},
 };
@@ -363,7 +363,7 @@ impl FerrVault {
     }
 
     /// The pooled HTTP client for an endpoint the client may talk to.
-    fn client_for(&self, endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> {
+    fn client_for(&self, endpoint: &Endpoint) -> Result<EndpointClient, FerrVaultError> {
         self.admit(endpoint)?;
         self.inner.http.client_for(endpoint)
     }

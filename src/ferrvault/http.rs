@@ -10,6 +10,10 @@
 //!   is not throttling us.
 //! - An address the egress policy refuses ends the attempt as [`FerrVaultError::EgressDenied`],
 //!   not retried: the pooled client's resolver refused it, so nothing was connected to.
+//! - A connection closed before any answer, right after a handshake in which the server asked
+//!   for a client certificate, is the server's refusal of it
+//!   ([`TlsRefusal::ClientCertificateRefused`]), whose alert hyper's connection task read first
+//!   ([`certificate_requests`](super::certificate_requests)).
 //! - No redirect is ever followed: a 3xx ends the attempt as [`FerrVaultError::Redirected`], so a
 //!   server (or a tenant's URL) cannot send a token or a request body on to another host.
 //! - No body is read past its bound, and the buffer grows only as bytes arrive: a non-2xx body
@@ -27,8 +31,9 @@ use reqwest::{RequestBuilder, header::RETRY_AFTER};
 use tokio::time::Instant;
 
 use super::{
-    DeadlineStage, FerrVaultError, RequestResult, ResponseBound, RetryPolicy, deadline::Deadline,
-    egress_gate, pacer::Pacer, pinning, retry_after::parse_retry_after,
+    DeadlineStage, FerrVaultError, RequestResult, ResponseBound, RetryPolicy, TlsRefusal,
+    certificate_requests::CertificateRequests, deadline::Deadline, egress_gate, pacer::Pacer, pinning,
+    pool::EndpointClient, retry_after::parse_retry_after,
 };
 
 /// The most the client reads of a non-2xx body (the rest is dropped with the connection), and
@@ -51,7 +56,7 @@ pub(crate) struct CallSettings {
 /// 2xx body (of at most `max_body` bytes) with `decode`. `build` runs after the attempt's token is
 /// taken, so a single-flight caller can freeze its key selector at the last possible moment.
 pub(crate) async fn call<T>(
-    client: &reqwest::Client,
+    client: &EndpointClient,
     settings: &CallSettings,
     pacer: Option<&Pacer>,
     deadline: &Deadline,
@@ -72,8 +77,15 @@ pub(crate) async fn call<T>(
             Some(pacer) => Some(pacer.acquire(deadline).await?),
             None => None,
         };
-        let request = build(client)?;
-        let outcome = attempt_once(request, settings, max_body, deadline).await;
+        let request = build(&client.http)?;
+        let outcome = attempt_once(
+            request,
+            &client.certificate_requests,
+            settings,
+            max_body,
+            deadline,
+        )
+        .await;
         let (result, error) = match outcome {
             Ok(body) => match decode(&body) {
                 Ok(value) => {
@@ -129,13 +141,20 @@ pub(crate) async fn call<T>(
 /// One HTTP exchange under `min(per-attempt timeout, caller deadline)`; non-2xx → error.
 async fn attempt_once(
     request: RequestBuilder,
+    certificate_requests: &CertificateRequests,
     settings: &CallSettings,
     max_body: usize,
     deadline: &Deadline,
 ) -> Result<Bytes, FerrVaultError> {
     let attempt_end = (Instant::now() + settings.attempt_timeout).min(deadline.get());
+    let requests_before = certificate_requests.count();
     let exchange = async {
-        let response = request.send().await.map_err(transport)?;
+        let response = request.send().await.map_err(|error| {
+            if certificate_requests.asked_since(requests_before) && closed_before_answer(&error) {
+                return FerrVaultError::TlsRefused(TlsRefusal::ClientCertificateRefused);
+            }
+            transport(error)
+        })?;
         let status = response.status();
         let retry_after = response
             .headers()
@@ -205,6 +224,32 @@ fn transport(error: reqwest::Error) -> FerrVaultError {
         attempts: 1,
         source: Arc::new(error),
     }
+}
+
+/// Whether the connection closed before the request got any answer: hyper's connection task
+/// ended first (the request canceled, or its channel closed), the answer stopped short, or the
+/// peer reset the connection.
+fn closed_before_answer(error: &reqwest::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    // Bounded: an error chain is a handful of links; the bound only guards against a cycle.
+    for _ in 0..32 {
+        let Some(current) = cause else { return false };
+        if let Some(hyper) = current.downcast_ref::<hyper::Error>()
+            && (hyper.is_canceled() || hyper.is_closed() || hyper.is_incomplete_message())
+        {
+            return true;
+        }
+        if let Some(io) = current.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+            )
+        {
+            return true;
+        }
+        cause = current.source();
+    }
+    false
 }
 
 /// The accounting label of a failed attempt.

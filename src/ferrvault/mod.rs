@@ -40,6 +40,7 @@
 //! trusted base URL and, in a reveal, only with `X-FerrVault-Namespace`.
 
 mod answer_budget;
+mod certificate_requests;
 mod client;
 mod client_identity;
 mod config;

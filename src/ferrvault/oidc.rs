@@ -26,6 +26,7 @@ use super::{
     ClusterIdentity, Credential, Endpoint, FerrVaultError,
     deadline::Deadline,
     http::{self, MAX_SMALL_BODY_BYTES},
+    pool::EndpointClient,
     token_file,
 };
 
@@ -69,7 +70,7 @@ struct ExchangeAnswer {
 impl OidcCache {
     pub(crate) async fn token(
         &self,
-        client: &reqwest::Client,
+        client: &EndpointClient,
         settings: &http::CallSettings,
         identity: &ClusterIdentity,
         source: &OidcSource,

@@ -25,6 +25,7 @@ use tokio::time::Instant;
 
 use super::{
     Endpoint, FerrVaultError,
+    certificate_requests::CertificateRequests,
     egress_gate::{EgressGate, EgressResolver},
     trust,
 };
@@ -53,8 +54,16 @@ struct PoolState {
 
 #[derive(Debug)]
 struct Pooled {
-    client: reqwest::Client,
+    client: EndpointClient,
     last_used: Instant,
+}
+
+/// One endpoint's client, and the count of its server's requests for a client certificate
+/// (how `http.rs` recognises a refusal whose alert never reached the request).
+#[derive(Clone, Debug)]
+pub(crate) struct EndpointClient {
+    pub(crate) http: reqwest::Client,
+    pub(crate) certificate_requests: Arc<CertificateRequests>,
 }
 
 impl HttpPool {
@@ -70,7 +79,7 @@ impl HttpPool {
     ///
     /// # Errors
     /// [`FerrVaultError::InvalidTls`] when the TLS client cannot be built.
-    pub(crate) fn client_for(&self, endpoint: &Endpoint) -> Result<reqwest::Client, FerrVaultError> {
+    pub(crate) fn client_for(&self, endpoint: &Endpoint) -> Result<EndpointClient, FerrVaultError> {
         let mut state = self.lock();
         let now = Instant::now();
         if let Some(pooled) = state.clients.get_mut(endpoint) {
@@ -158,8 +167,9 @@ impl PoolState {
     }
 }
 
-fn build_client(endpoint: &Endpoint, egress: &Arc<EgressGate>) -> Result<reqwest::Client, FerrVaultError> {
-    reqwest::Client::builder()
+fn build_client(endpoint: &Endpoint, egress: &Arc<EgressGate>) -> Result<EndpointClient, FerrVaultError> {
+    let certificate_requests = Arc::new(CertificateRequests::default());
+    let http = reqwest::Client::builder()
         .user_agent(concat!("ferrvault-operator/", env!("CARGO_PKG_VERSION")))
         // A proxy would resolve (and connect to) the host itself, out of the policy's sight.
         .no_proxy()
@@ -170,9 +180,13 @@ fn build_client(endpoint: &Endpoint, egress: &Arc<EgressGate>) -> Result<reqwest
         // host nobody checked; a 3xx is an error instead (see `FerrVaultError::Redirected`).
         .redirect(reqwest::redirect::Policy::none())
         .pool_idle_timeout(Duration::from_secs(90))
-        .tls_backend_preconfigured(trust::client_config(endpoint)?)
+        .tls_backend_preconfigured(trust::client_config(endpoint, certificate_requests.clone())?)
         .build()
-        .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))
+        .map_err(|e| FerrVaultError::InvalidTls(e.to_string()))?;
+    Ok(EndpointClient {
+        http,
+        certificate_requests,
+    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@
 //!   http/1.1 with a client certificate).
 //! - With pins (`pinSha256`), the leaf must also match one ([`PinnedVerifier`]); with a client
 //!   identity (`clientCertSecretRef`), it is presented to this endpoint's server only.
+//! - Every request of the server for a client certificate is counted in the endpoint's
+//!   [`CertificateRequests`], with or without an identity to present.
 
 use std::sync::{Arc, LazyLock};
 
@@ -24,7 +26,11 @@ use rustls::{
     pki_types::{CertificateDer, ServerName, UnixTime, pem::PemObject},
 };
 
-use super::{Endpoint, FerrVaultError, pinning::PinnedVerifier};
+use super::{
+    Endpoint, FerrVaultError,
+    certificate_requests::{CertificateRequests, CountingResolver},
+    pinning::PinnedVerifier,
+};
 
 /// The system's roots as one verifier, or why there is none (no CA certificate on the system).
 static SYSTEM: LazyLock<Result<Arc<WebPkiServerVerifier>, String>> = LazyLock::new(|| {
@@ -42,13 +48,16 @@ static SYSTEM: LazyLock<Result<Arc<WebPkiServerVerifier>, String>> = LazyLock::n
 });
 
 /// The TLS settings of a client for `endpoint`: its CA bundle (or none), its pins and its client
-/// identity.
+/// identity; the server's requests for a client certificate are counted in `requests`.
 ///
 /// # Errors
 /// [`FerrVaultError::InvalidTls`] when the bundle holds no usable certificate, or when the
 /// endpoint has no bundle and the system has no CA certificate;
 /// [`FerrVaultError::InvalidClientCertificate`] when the identity cannot be used.
-pub(crate) fn client_config(endpoint: &Endpoint) -> Result<ClientConfig, FerrVaultError> {
+pub(crate) fn client_config(
+    endpoint: &Endpoint,
+    requests: Arc<CertificateRequests>,
+) -> Result<ClientConfig, FerrVaultError> {
     let system = SYSTEM.as_ref().ok().cloned();
     let verifier: Arc<dyn ServerCertVerifier> = match endpoint.extra_ca_pem() {
         None => system
@@ -81,6 +90,10 @@ pub(crate) fn client_config(endpoint: &Endpoint) -> Result<ClientConfig, FerrVau
             })?
         }
     };
+    config.client_auth_cert_resolver = Arc::new(CountingResolver {
+        inner: config.client_auth_cert_resolver.clone(),
+        requests,
+    });
     // With a client certificate, HTTP/1.1 only: a server refusing the certificate sends its
     // alert after the handshake, and over HTTP/2 the connection task swallows it (the request
     // only sees the channel close), while an HTTP/1.1 read returns it (`TlsRefusal`).
