@@ -51,6 +51,7 @@ use crate::{
         ClusterFerrVaultConnection, ClusterFerrVaultConnectionStatus, ConnectionKind, NamespaceSelection,
         Reason,
     },
+    ferrvault::{ClientConfig, describe_split},
     reconcile::{
         changes::cluster_id,
         context::Context,
@@ -171,6 +172,7 @@ impl ClusterConnectionReconciler {
             .collect();
         let (mut status, refused) = tally(&connection.spec.allowed_namespaces, &namespaces, &references);
         observe_spec(connection, &mut status);
+        status.budget_share = budget_share(connection, self.ctx.ferrvault.config());
         let own = cluster_connection_key(name);
         change_detection::follow_cluster(&self.ctx, &self.reads, (connection, own), &mut status.conditions);
         self.refused
@@ -230,6 +232,7 @@ pub(crate) fn tally(
         last_checked_at: None,
         input_digest: None,
         input_generation: None,
+        budget_share: None,
     };
     (status, refused_total)
 }
@@ -254,6 +257,20 @@ fn observe_spec(connection: &ClusterFerrVaultConnection, status: &mut ClusterFer
     status.input_generation = cluster_input_generation(connection);
     status.input_digest = Some(cluster_input_digest(&connection.spec));
 }
+
+/// `status.budgetShare`: how the shards split the budget of `connection`'s token under the
+/// client's `config` (`None` with one shard); an `oidc` connection's bearers are minted per
+/// namespace, each spent by one shard, so not split.
+fn budget_share(connection: &ClusterFerrVaultConnection, config: &ClientConfig) -> Option<String> {
+    let split = describe_split(config.shards, config.rate_per_second, config.burst)?;
+    Some(match connection.spec.token_secret_ref {
+        Some(_) => split,
+        None => NOT_SPLIT.to_owned(),
+    })
+}
+
+/// `status.budgetShare` of an `oidc` connection under shards.
+const NOT_SPLIT: &str = "not split: a bearer per namespace, each spent by one shard";
 
 impl Reconciler for ClusterConnectionReconciler {
     async fn reconcile(&self, key: &ObjectKey, _rc: &ReconcileContext) -> Outcome {
