@@ -15,6 +15,12 @@
 //! It is enqueued by the connection's own new generation or first sighting, by any Namespace's
 //! label change, and by a change of a FerrVaultSecret referencing it (see `watch/cluster.rs`).
 //!
+//! With `--shards N > 1` it also states how the shards split its token's reveal budget
+//! (`status.budgetShare`, docs/sharding.md "Shared credentials"); and, running on the holder of
+//! the empty namespace's shard only, it counts the references of the FerrVaultSecrets of the
+//! shards that replica holds, a lower bound (docs/sharding.md "What a ClusterFerrVaultConnection's
+//! status counts under shards"); `allowedNamespaces` stays exact.
+//!
 //! # Guarantees
 //! - `refusedReferences` holds at most [`REFUSED_LISTED`] entries whatever the cluster holds; the
 //!   counts are exact.
