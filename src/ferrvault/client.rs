@@ -473,3 +473,51 @@ impl std::fmt::Debug for FerrVault {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU32;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_shared_credential_should_be_paced_at_the_held_shards_share_and_follow_their_count() {
+        let client = FerrVault::new(ClientConfig {
+            rate_per_second: 6.0,
+            burst: 6,
+            shards: 6,
+            ..ClientConfig::default()
+        });
+        let held = Arc::new(AtomicU32::new(2));
+        let count = held.clone();
+        client.follow_held_shards(move || count.load(Ordering::Relaxed));
+        let endpoint = Endpoint::parse("https://ferrvault.example").expect("a URL");
+        let token = || Credential::new("fvsat_shared").expect("a token");
+        let configured = |pacer: Arc<Pacer>| {
+            let snapshot = pacer.snapshot();
+            (snapshot.configured_rate, snapshot.burst)
+        };
+        assert_eq!(
+            configured(client.pacer(&endpoint, &token().shared_across_shards())),
+            (2.0, 2),
+            "two of six shards: 2/6 of 6/s, floor(6 × 2 / 6)"
+        );
+        let own = Credential::new("fvsat_own").expect("a token");
+        assert_eq!(
+            configured(client.pacer(&endpoint, &own)),
+            (6.0, 6),
+            "not shared: whole"
+        );
+        held.store(3, Ordering::Relaxed);
+        assert_eq!(
+            configured(client.pacer(&endpoint, &own)),
+            (6.0, 6),
+            "a held change rescales shared pacers only"
+        );
+        assert_eq!(
+            configured(client.pacer(&endpoint, &token())),
+            (3.0, 3),
+            "the shared pacer follows the held count, whoever takes it next"
+        );
+    }
+}

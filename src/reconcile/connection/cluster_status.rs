@@ -317,4 +317,33 @@ mod tests {
         assert_eq!(status.refused_references[0], "b/s00");
         assert_eq!(refused, 13, "every refused reference counts, listed or not");
     }
+
+    #[test]
+    fn budget_share_should_state_the_split_of_a_token_only_under_shards() {
+        let connection = |spec: serde_json::Value| {
+            let spec = serde_json::from_value(spec).expect("a spec");
+            ClusterFerrVaultConnection::new("platform", spec)
+        };
+        let token = connection(serde_json::json!({
+            "url": "https://ferrvault.example",
+            "tokenSecretRef": { "namespace": "platform", "name": "token", "key": "token" },
+        }));
+        let oidc = connection(serde_json::json!({
+            "url": "https://ferrvault.example",
+            "oidc": {},
+        }));
+        let config = |shards| ClientConfig {
+            shards,
+            ..ClientConfig::default()
+        };
+        assert_eq!(
+            budget_share(&token, &config(1)),
+            None,
+            "one shard: the whole budget, no field"
+        );
+        assert_eq!(budget_share(&oidc, &config(1)), None);
+        let split = budget_share(&token, &config(8)).expect("split");
+        assert!(split.starts_with("1/8 of 1 requests/s per shard"), "{split}");
+        assert_eq!(budget_share(&oidc, &config(8)).as_deref(), Some(NOT_SPLIT));
+    }
 }

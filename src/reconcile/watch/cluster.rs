@@ -317,3 +317,43 @@ fn trim_connection(connection: &mut Lenient<ClusterFerrVaultConnection>) {
     meta.labels = None;
     meta.managed_fields = None;
 }
+
+#[cfg(test)]
+mod tests {
+    use controller_actors::watch_store;
+
+    use super::*;
+    use crate::api::{ClusterFerrVaultConnectionSpec, NamespacedSecretKeyRef};
+
+    /// A ClusterFerrVaultConnection reading its token from `platform/token`.
+    fn platform() -> Lenient<ClusterFerrVaultConnection> {
+        let spec: ClusterFerrVaultConnectionSpec = serde_json::from_value(serde_json::json!({
+            "url": "https://ferrvault.example",
+            "allowedNamespaces": { "names": ["*"] },
+        }))
+        .expect("a spec");
+        let spec = ClusterFerrVaultConnectionSpec {
+            token_secret_ref: Some(NamespacedSecretKeyRef {
+                namespace: "platform".into(),
+                name: "token".into(),
+                key: "token".into(),
+            }),
+            ..spec
+        };
+        Lenient::Valid(ClusterFerrVaultConnection::new("platform", spec))
+    }
+
+    #[test]
+    fn the_secret_metadata_filter_should_keep_held_namespaces_and_cluster_credential_ones_only() {
+        let (store, mut writer) = watch_store::<Lenient<ClusterFerrVaultConnection>>();
+        let keeps = kept_or_credential(|namespace: &str| namespace == "team-a", store);
+        // Before the cluster connections have listed, which namespaces hold credentials is unknown.
+        assert!(keeps("team-b"), "everything, until the cluster list");
+        writer.apply(watcher::Event::Init);
+        writer.apply(watcher::Event::InitApply(platform()));
+        writer.apply(watcher::Event::InitDone);
+        assert!(keeps("team-a"), "a held shard's namespace");
+        assert!(keeps("platform"), "a cluster connection's credential namespace");
+        assert!(!keeps("team-b"), "another shard's namespace");
+    }
+}
