@@ -217,4 +217,11 @@ pub struct ClusterFerrVaultConnectionStatus {
     /// `allowedNamespaces` edit re-syncs none of them).
     #[serde(default)]
     pub input_generation: Option<i64>,
+    /// With `--shards N > 1`, how the token's reveal budget (`--ferrvault-rate`,
+    /// `--ferrvault-burst`) is split between the shards, whose holders all spend it: 1/N of it
+    /// per shard, so the replicas together never exceed it (docs/sharding.md). Unset with one
+    /// shard (the whole budget, as before shards); with `oidc`, says it is not split (a bearer
+    /// per namespace).
+    #[serde(default)]
+    pub budget_share: Option<String>,
 }

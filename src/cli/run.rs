@@ -117,6 +117,7 @@ impl OperatorProcess {
             },
             &mut registry,
         );
+        election.share_budget(reconcilers.ferrvault());
         let builder = Runtime::builder()
             .max_concurrent_reconciles(settings.max_concurrent_reconciles)
             .reconcile_timeout(settings.reconcile_timeout)

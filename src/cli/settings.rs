@@ -170,6 +170,7 @@ impl RunSettings {
         let ferrvault = ClientConfig {
             rate_per_second: args.ferrvault_rate,
             burst: args.ferrvault_burst,
+            shards: u32::from(shards.count()),
             attempt_timeout: args
                 .ferrvault_attempt_timeout
                 .unwrap_or(ClientConfig::DEFAULT_ATTEMPT_TIMEOUT),

@@ -3,14 +3,18 @@
 use std::{
     collections::HashMap,
     net::{IpAddr, SocketAddr},
-    sync::{Arc, Mutex, PoisonError},
+    sync::{
+        Arc, Mutex, OnceLock, PoisonError,
+        atomic::{AtomicU32, Ordering},
+    },
     time::Duration,
 };
 
 use tokio::time::Instant;
 
 use super::{
-    ClientConfig, ClusterIdentity, Credential, Endpoint, FerrVaultError, IdentityRefusal, LimiterSnapshot,
+    BudgetShare, ClientConfig, ClusterIdentity, Credential, Endpoint, FerrVaultError, IdentityRefusal,
+    LimiterSnapshot,
     deadline::Deadline,
     egress_gate::EgressGate,
     http::{self, CallSettings, MAX_SMALL_BODY_BYTES},
@@ -28,7 +32,10 @@ mod account;
 ///
 /// # Guarantees
 /// - Reveals are paced per credential (base URL + token): callers wait for budget within
-///   their deadline instead of being rejected by the server.
+///   their deadline instead of being rejected by the server. A credential every shard spends
+///   ([`Credential::shared_across_shards`]) is paced at this replica's share of the budget
+///   under [`ClientConfig::shards`], rescaled when the held shards change
+///   ([`FerrVault::follow_held_shards`]).
 /// - Concurrent reveals of one vault through one credential share one request; so do the
 ///   reveals of one wave ([`FerrVault::reveal_in_wave`]).
 /// - No secret value is kept after the request that fetched it has been handed out, except the
@@ -54,9 +61,18 @@ struct Inner {
     /// One pacer per (base URL, credential). Keyed by the credential itself, not its 48-bit
     /// fingerprint, so two tokens can never share (or leak into) each other's state.
     pacers: Mutex<HashMap<(String, Credential), Arc<Pacer>>>,
+    /// How many shards this replica holds, when it follows a held set
+    /// ([`FerrVault::follow_held_shards`]).
+    held_shards: OnceLock<HeldShards>,
+    /// The held count the shared pacers were last scaled to; read and written under `pacers`'
+    /// lock only.
+    scaled_to: AtomicU32,
     flights: SingleFlight<FlightKey>,
     pub(super) oidc: OidcCache,
 }
+
+/// Reads how many shards this replica holds now.
+type HeldShards = Box<dyn Fn() -> u32 + Send + Sync>;
 
 /// A credential's pacer is forgotten after this long unused (when nothing else is pending).
 pub const PACER_IDLE_EVICTION: Duration = Duration::from_secs(30 * 60);
@@ -93,6 +109,8 @@ impl FerrVault {
                 http: HttpPool::new(egress.clone()),
                 egress,
                 pacers: Mutex::default(),
+                held_shards: OnceLock::new(),
+                scaled_to: AtomicU32::new(1),
                 flights,
                 oidc: OidcCache::default(),
             }),
@@ -316,6 +334,22 @@ impl FerrVault {
         self.inner.http.release(namespace, name);
     }
 
+    /// Makes the pacers of shared credentials ([`Credential::shared_across_shards`]) follow
+    /// this replica's share of their budget under [`ClientConfig::shards`]: `held` says how many
+    /// shards it holds now, read whenever a pacer is taken, so a change of the held set rescales
+    /// them before the next request of any of them ([`BudgetShare`]). Only the first call counts
+    /// (`run` calls it once, with `--shards N > 1`); without one a replica paces one shard's share.
+    pub fn follow_held_shards(&self, held: impl Fn() -> u32 + Send + Sync + 'static) {
+        // A second call would change nothing `run` wires: ignoring it keeps one source.
+        let _ = self.inner.held_shards.set(Box::new(held));
+    }
+
+    /// This replica's current share of a shared credential's budget.
+    pub fn budget_share(&self) -> BudgetShare {
+        let held = self.inner.held_shards.get().map_or(1, |held| held());
+        BudgetShare::new(held, self.inner.config.shards)
+    }
+
     /// Every credential's limiter state, sorted by base URL then fingerprint.
     pub fn limiter_snapshots(&self) -> Vec<LimiterSnapshot> {
         let pacers: Vec<Arc<Pacer>> = self.lock_pacers().values().cloned().collect();
@@ -401,17 +435,28 @@ impl FerrVault {
             pacers
                 .retain(|_, pacer| Arc::strong_count(pacer) > 1 || !pacer.is_idle(PACER_IDLE_EVICTION, now));
         }
-        pacers
+        let share = self.budget_share();
+        let (rate, burst) = (self.inner.config.rate_per_second, self.inner.config.burst);
+        if share.is_split() && self.inner.scaled_to.swap(share.held(), Ordering::Relaxed) != share.held() {
+            for pacer in pacers.values().filter(|pacer| pacer.is_shared()) {
+                pacer.share(share.rate(rate), share.burst(burst));
+            }
+        }
+        let pacer = pacers
             .entry(key)
             .or_insert_with(|| {
                 Arc::new(Pacer::new(
                     credential.fingerprint(endpoint.base_url()),
                     endpoint.base_url().to_owned(),
-                    self.inner.config.rate_per_second,
-                    self.inner.config.burst,
+                    rate,
+                    burst,
                 ))
             })
-            .clone()
+            .clone();
+        if share.is_split() && credential.is_shared() && !pacer.is_shared() {
+            pacer.share(share.rate(rate), share.burst(burst));
+        }
+        pacer
     }
 
     fn lock_pacers(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Credential), Arc<Pacer>>> {
@@ -426,5 +471,53 @@ impl std::fmt::Debug for FerrVault {
             .field("credentials", &self.lock_pacers().len())
             .field("pooled_clients", &self.inner.http.len())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU32;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_shared_credential_should_be_paced_at_the_held_shards_share_and_follow_their_count() {
+        let client = FerrVault::new(ClientConfig {
+            rate_per_second: 6.0,
+            burst: 6,
+            shards: 6,
+            ..ClientConfig::default()
+        });
+        let held = Arc::new(AtomicU32::new(2));
+        let count = held.clone();
+        client.follow_held_shards(move || count.load(Ordering::Relaxed));
+        let endpoint = Endpoint::parse("https://ferrvault.example").expect("a URL");
+        let token = || Credential::new("fvsat_shared").expect("a token");
+        let configured = |pacer: Arc<Pacer>| {
+            let snapshot = pacer.snapshot();
+            (snapshot.configured_rate, snapshot.burst)
+        };
+        assert_eq!(
+            configured(client.pacer(&endpoint, &token().shared_across_shards())),
+            (2.0, 2),
+            "two of six shards: 2/6 of 6/s, floor(6 × 2 / 6)"
+        );
+        let own = Credential::new("fvsat_own").expect("a token");
+        assert_eq!(
+            configured(client.pacer(&endpoint, &own)),
+            (6.0, 6),
+            "not shared: whole"
+        );
+        held.store(3, Ordering::Relaxed);
+        assert_eq!(
+            configured(client.pacer(&endpoint, &own)),
+            (6.0, 6),
+            "a held change rescales shared pacers only"
+        );
+        assert_eq!(
+            configured(client.pacer(&endpoint, &token())),
+            (3.0, 3),
+            "the shared pacer follows the held count, whoever takes it next"
+        );
     }
 }

@@ -13,6 +13,11 @@ pub struct ClientConfig {
     /// The server's burst per credential. Default 5. The client keeps one of these tokens in
     /// reserve (see `limiter::HEADROOM_TOKENS`).
     pub burst: u32,
+    /// How many shards spend a shared credential's budget (`--shards`; default 1: none is
+    /// shared). Above 1, a credential marked
+    /// [`shared_across_shards`](crate::ferrvault::Credential::shared_across_shards) is paced at
+    /// this replica's share of `rate_per_second` and `burst` only (`share.rs`).
+    pub shards: u32,
     /// Timeout of one HTTP attempt. Default 10s, like the Go operator.
     pub attempt_timeout: Duration,
     /// Retries for 5xx and transport failures.
@@ -69,6 +74,9 @@ impl ClientConfig {
         if self.burst == 0 {
             return Err("burst must be at least 1".into());
         }
+        if self.shards == 0 {
+            return Err("shards must be at least 1".into());
+        }
         if self.attempt_timeout.is_zero() {
             return Err("attempt_timeout must be positive".into());
         }
@@ -95,6 +103,7 @@ impl Default for ClientConfig {
         Self {
             rate_per_second: Self::DEFAULT_RATE_PER_SECOND,
             burst: Self::DEFAULT_BURST,
+            shards: 1,
             attempt_timeout: Self::DEFAULT_ATTEMPT_TIMEOUT,
             retry: RetryPolicy::default(),
             coalesce_window: Self::DEFAULT_COALESCE_WINDOW,

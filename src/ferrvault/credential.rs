@@ -60,11 +60,17 @@ fn fingerprint_key() -> &'static hmac::Key {
 ///
 /// Cheap to clone. Surrounding whitespace is trimmed (tokens copied into Secrets often carry
 /// a trailing newline), an empty token is refused.
-#[derive(Clone, PartialEq, Eq, Hash)]
+///
+/// Equal (and hashed) by token and origin only, not by [`Credential::is_shared`]: one token is one
+/// budget at the server, so the client paces it with one pacer however it is used.
+#[derive(Clone)]
 pub struct Credential {
     token: Arc<str>,
     /// Minted from the operator's cluster identity (not a tenant's token).
     cluster: bool,
+    /// Spent by every shard's holder (a ClusterFerrVaultConnection's token): under shards, its
+    /// pacer paces this replica's share of the budget only (`share.rs`).
+    shared: bool,
 }
 
 impl Credential {
@@ -86,6 +92,7 @@ impl Credential {
         Ok(Self {
             token: Arc::from(trimmed),
             cluster: false,
+            shared: false,
         })
     }
 
@@ -103,6 +110,21 @@ impl Credential {
     /// Whether this bearer was minted from the operator's cluster identity.
     pub fn is_cluster(&self) -> bool {
         self.cluster
+    }
+
+    /// This credential as one every shard's holder spends (a ClusterFerrVaultConnection's
+    /// token): with `--shards N > 1` the client paces the token at this replica's share of the
+    /// budget only, from its first use as such on (whatever else uses the same token: one token,
+    /// one budget).
+    #[must_use]
+    pub fn shared_across_shards(self) -> Self {
+        Self { shared: true, ..self }
+    }
+
+    /// Whether this credential is spent by every shard's holder
+    /// ([`Credential::shared_across_shards`]).
+    pub fn is_shared(&self) -> bool {
+        self.shared
     }
 
     /// The raw token, for the `Authorization` header only.
@@ -123,6 +145,20 @@ impl Credential {
         context.update(self.token.as_bytes());
         let digest = hex::encode(context.sign().as_ref());
         Fingerprint(digest[..Fingerprint::LEN].to_owned())
+    }
+}
+
+impl PartialEq for Credential {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.token, self.cluster) == (&other.token, other.cluster)
+    }
+}
+
+impl Eq for Credential {}
+
+impl std::hash::Hash for Credential {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (&self.token, self.cluster).hash(state);
     }
 }
 

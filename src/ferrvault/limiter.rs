@@ -55,7 +55,8 @@
 //!
 //! # Invariants
 //! - `0 <= tokens <= capacity`; `min_rate <= rate <= max_rate` ([`MIN_RATE_FRACTION`],
-//!   [`MAX_RATE_FACTOR`]); trusted means `rate == configured rate`.
+//!   [`MAX_RATE_FACTOR`], or the configured rate itself once [`TokenBucket::rescale`]d);
+//!   trusted means `rate == configured rate`.
 //! - While paused, no token is handed out and none accrues.
 
 mod evidence;
@@ -205,6 +206,9 @@ pub struct TokenBucket {
     burst_run: Option<BurstRun>,
     /// 429s reported so far.
     rate_limited_total: u64,
+    /// The ceiling of the rate as a multiple of the configured one: [`MAX_RATE_FACTOR`], or 1
+    /// for a share of a budget other replicas spend too ([`TokenBucket::rescale`]).
+    max_rate_factor: f64,
 }
 
 impl TokenBucket {
@@ -234,7 +238,39 @@ impl TokenBucket {
             evidence: Evidence::default(),
             burst_run: None,
             rate_limited_total: 0,
+            max_rate_factor: MAX_RATE_FACTOR,
         }
+    }
+
+    /// A share of a budget that other replicas spend too (a shared credential under shards,
+    /// `share.rs`), or a new share (the held shards changed): the configured rate and burst
+    /// become `rate_per_second` and `burst`, the current rate and what it learned scale with the
+    /// configured rate, the tokens held stay (capped at the new capacity: a rescale never grants
+    /// a fresh burst). From then on the bucket never paces above the configured rate (a server
+    /// that accepts more from this replica only shows the budget the others leave unspent); it
+    /// still slows down at a 429 and recovers up to it. `rate_per_second` must be positive and
+    /// finite; `burst` at least 1.
+    pub fn rescale(&mut self, rate_per_second: f64, burst: u32, now: Instant) {
+        assert!(
+            rate_per_second.is_finite() && rate_per_second > 0.0,
+            "rate must be positive"
+        );
+        self.advance(now);
+        let factor = rate_per_second / self.configured_rate;
+        self.max_rate_factor = 1.0;
+        self.configured_rate = rate_per_second;
+        self.configured_burst = burst;
+        self.server_burst = burst;
+        self.capacity = capacity_for(burst);
+        self.tokens = self.tokens.min(self.capacity);
+        self.rate = self.clamped(self.rate * factor);
+        self.probe_ceiling = self.probe_ceiling.map(|ceiling| ceiling * factor);
+        self.known_good = self.known_good.map(|good| KnownGood {
+            rate: good.rate * factor,
+            ..good
+        });
+        self.stretch = Stretch::at(self.rate);
+        self.burst_run = None;
     }
 
     /// Takes a token, or says when the next one will be available (at the current rate).
@@ -503,7 +539,7 @@ impl TokenBucket {
     fn clamped(&self, rate: f64) -> f64 {
         let (floor, ceiling) = (
             self.configured_rate * MIN_RATE_FRACTION,
-            self.configured_rate * MAX_RATE_FACTOR,
+            self.configured_rate * self.max_rate_factor,
         );
         rate.clamp(floor, ceiling)
     }

@@ -15,6 +15,7 @@
 //! - [`limiter`]: the token bucket with AIMD adaptation (pure); `pacer.rs`: the shared,
 //!   async, FIFO wrapper around it; `snapshot.rs`: what the limiter shows outside.
 //! - `single_flight.rs`: one request for concurrent reveals of one vault.
+//! - `share.rs`: [`BudgetShare`], a shared credential's part of its budget under shards (pure).
 //! - `reveal.rs`: request/answer types and both wire formats; `reveal/decode.rs`: the answer
 //!   decoder, bounded while it decodes; `reveal/missing.rs`: [`MissingKeys`];
 //!   `answer_budget.rs`: the bounds both it and the `list` decoder charge.
@@ -64,6 +65,7 @@ mod pool;
 mod retry;
 mod retry_after;
 mod reveal;
+mod share;
 mod single_flight;
 mod snapshot;
 mod tls_refusal;
@@ -91,6 +93,7 @@ pub use reveal::{
     KeySelector, MissingKeys, RevealRequest, RevealScope, Revealed, SecretValue,
     decode::{MAX_REVEAL_BYTES, MAX_REVEAL_KEYS},
 };
+pub use share::{BudgetShare, describe_split};
 pub use snapshot::{LimiterSnapshot, RequestCounts, RequestResult};
 pub use tls_refusal::TlsRefusal;
 pub use token_info::{TokenInfo, TokenRole};

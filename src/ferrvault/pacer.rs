@@ -54,6 +54,8 @@ pub(crate) struct Pacer {
 #[derive(Debug)]
 struct PacerState {
     bucket: TokenBucket,
+    /// Paces a share of a shared credential's budget ([`Pacer::share`]).
+    shared: bool,
     /// Waiters in arrival order: (id, its wake-up handle).
     queue: VecDeque<(u64, Arc<Notify>)>,
     next_id: u64,
@@ -66,6 +68,7 @@ impl Pacer {
     pub(crate) fn new(fingerprint: Fingerprint, base_url: String, rate: f64, burst: u32) -> Self {
         let state = PacerState {
             bucket: TokenBucket::new(rate, burst, Instant::now()),
+            shared: false,
             queue: VecDeque::new(),
             next_id: 0,
             last_used: Instant::now(),
@@ -76,6 +79,21 @@ impl Pacer {
             state: Mutex::new(state),
             counts: Default::default(),
         }
+    }
+
+    /// Makes this pacer pace `rate` and `burst`, a share of a budget other replicas spend too,
+    /// never above it ([`TokenBucket::rescale`]). The head waiter is woken to read the bucket's
+    /// new timing.
+    pub(crate) fn share(&self, rate: f64, burst: u32) {
+        let mut state = self.lock();
+        state.shared = true;
+        state.bucket.rescale(rate, burst, Instant::now());
+        wake_head(&state);
+    }
+
+    /// Whether [`Pacer::share`] was called: the pacer follows the replica's share of the budget.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.lock().shared
     }
 
     /// Waits for a token in FIFO order.

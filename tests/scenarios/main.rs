@@ -13,4 +13,5 @@ mod scenario_8_bad_input;
 mod scenario_fairness;
 mod scenario_fencing;
 mod scenario_shards;
+mod scenario_shards_budget;
 mod scenario_support;

@@ -29,7 +29,7 @@ use crate::scenario_support::{
     poll_until,
 };
 
-const SHARDS: u16 = 6;
+pub(crate) const SHARDS: u16 = 6;
 /// `--leader-elect-id`'s default: the shard Leases are `<it>-shard-<i>`.
 const ELECTION_ID: &str = "ferrvault-operator.ferrvault.com";
 const NAMESPACES: usize = 30;
@@ -266,7 +266,7 @@ async fn platform_connection(cluster: &Cluster) {
 }
 
 /// The ClusterFerrVaultConnections, untyped.
-fn cluster_connections(cluster: &Cluster) -> Api<DynamicObject> {
+pub(crate) fn cluster_connections(cluster: &Cluster) -> Api<DynamicObject> {
     Api::all_with(
         cluster.client.clone(),
         &ApiResource::erase::<ClusterFerrVaultConnection>(&()),
@@ -275,12 +275,7 @@ fn cluster_connections(cluster: &Cluster) -> Api<DynamicObject> {
 
 /// Namespace `namespace` with the token Secret the connection reads.
 async fn tenant_namespace(cluster: &Cluster, namespace: &str) {
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": namespace}})).expect("a Namespace");
-    Api::<Namespace>::all(cluster.client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .expect("create Namespace");
+    create_namespace(cluster, namespace).await;
     let token: Secret = serde_json::from_value(json!({
         "metadata": {"name": "prod-token"},
         "stringData": {"token": PROD_TOKEN},
@@ -290,6 +285,16 @@ async fn tenant_namespace(cluster: &Cluster, namespace: &str) {
         .create(&PostParams::default(), &token)
         .await
         .expect("create token Secret");
+}
+
+/// Namespace `namespace`.
+pub(crate) async fn create_namespace(cluster: &Cluster, namespace: &str) {
+    let ns: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": namespace}})).expect("a Namespace");
+    Api::<Namespace>::all(cluster.client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .expect("create Namespace");
 }
 
 /// Connection `prod` and [`PER_NAMESPACE`] FerrVaultSecrets `<namespace>-app-<i>` in
@@ -319,7 +324,11 @@ async fn tenant_objects(cluster: &Cluster, namespace: &str) -> Vec<String> {
 
 /// Waits until every object of kind `K` keyed `<namespace>/<name>` in `keys` is Ready=True
 /// with `reason`.
-async fn wait_ready<K: kube::Resource<DynamicType = ()>>(cluster: &Cluster, keys: &[String], reason: &str) {
+pub(crate) async fn wait_ready<K: kube::Resource<DynamicType = ()>>(
+    cluster: &Cluster,
+    keys: &[String],
+    reason: &str,
+) {
     let api: Api<DynamicObject> = Api::all_with(cluster.client.clone(), &ApiResource::erase::<K>(&()));
     poll_until(
         &format!("{} {} Ready/{reason}", keys.len(), K::kind(&())),
@@ -358,7 +367,7 @@ async fn wait_ready<K: kube::Resource<DynamicType = ()>>(cluster: &Cluster, keys
 
 /// Polls until the replicas `live` each hold `each` shards, every shard held once (read from
 /// their `/metrics`); the holder (index into `operators`) of each shard.
-async fn wait_for_split(
+pub(crate) async fn wait_for_split(
     operators: &mut [OperatorProcess],
     live: &[usize],
     each: usize,
@@ -396,7 +405,7 @@ fn owned_shards(metrics: &str) -> Vec<u16> {
 
 /// Polls (`/metrics` is rendered at most once a second) until the series of `family` sum to
 /// `expected` over the replicas `live`.
-async fn wait_sum(operators: &mut [OperatorProcess], live: &[usize], family: &str, expected: f64) {
+pub(crate) async fn wait_sum(operators: &mut [OperatorProcess], live: &[usize], family: &str, expected: f64) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let sum = sum_all(operators, live, family).await;
@@ -412,7 +421,7 @@ async fn wait_sum(operators: &mut [OperatorProcess], live: &[usize], family: &st
 }
 
 /// The sum of every series of `family` over the replicas `live`.
-async fn sum_all(operators: &mut [OperatorProcess], live: &[usize], family: &str) -> f64 {
+pub(crate) async fn sum_all(operators: &mut [OperatorProcess], live: &[usize], family: &str) -> f64 {
     let mut sum = 0.0;
     for &i in live {
         let text = operators[i].scrape().await;
@@ -426,7 +435,7 @@ async fn sum_all(operators: &mut [OperatorProcess], live: &[usize], family: &str
 }
 
 /// For each namespace, the replicas that wrote anything but a Lease in it.
-fn writers_by_namespace(
+pub(crate) fn writers_by_namespace(
     cluster: &Cluster,
     operators: &[OperatorProcess],
 ) -> BTreeMap<String, BTreeSet<String>> {
@@ -445,7 +454,7 @@ fn writers_by_namespace(
 
 /// Successful writes of Secrets in the tenants' namespaces by the replicas: the target Secrets
 /// (a create's audit entry has no name: it is in the body).
-fn target_writes(cluster: &Cluster) -> usize {
+pub(crate) fn target_writes(cluster: &Cluster) -> usize {
     let audit = cluster.kube.audit();
     audit
         .iter()

@@ -8,7 +8,8 @@
 //! - `--shards N > 1`: a write is judged by the fence of its namespace's shard
 //!   ([`ShardLeases::fence`]); every shard Lease and this pod's member Lease are exempt; the
 //!   namespaced watches store, and the queues take, only the held shards' objects (cluster
-//!   objects belong to the shard of the empty namespace).
+//!   objects belong to the shard of the empty namespace); the shared credentials are paced at
+//!   the held shards' share of their budget.
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use controller_actors::{
     member_lease_name,
 };
 
-use crate::{cli::settings::RunSettings, reconcile::KeepsNamespace};
+use crate::{cli::settings::RunSettings, ferrvault::FerrVault, reconcile::KeepsNamespace};
 
 /// The process's leadership, before the runtime is built.
 pub(super) enum Election {
@@ -81,6 +82,16 @@ impl Election {
         match self {
             Self::One(_) => None,
             Self::Sharded(leases) => Some(Arc::new(leases.keeps_namespace())),
+        }
+    }
+
+    /// Makes `ferrvault` pace the shared credentials (ClusterFerrVaultConnection tokens) at
+    /// this replica's share of their budget: as many shards as it holds, read at each use
+    /// (docs/sharding.md, "Shared credentials"). One Lease: nothing to share.
+    pub(super) fn share_budget(&self, ferrvault: &FerrVault) {
+        if let Self::Sharded(leases) = self {
+            let held = leases.held();
+            ferrvault.follow_held_shards(move || u32::try_from(held.borrow().len()).unwrap_or(u32::MAX));
         }
     }
 

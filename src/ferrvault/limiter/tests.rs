@@ -436,3 +436,62 @@ fn retry_after_should_bound_the_probe_after_a_loose_bracket_below_the_servers_ra
     assert_eq!(bucket.phase, Phase::Steady);
     assert!(bucket.rate() >= 0.45, "settled at {}", bucket.rate());
 }
+
+/// Takes every token as soon as it comes and reports each as a success, `requests` times:
+/// a saturated credential the server never refuses. Returns the instant after the last one.
+fn saturate(bucket: &mut TokenBucket, mut now: Instant, requests: u32) -> Instant {
+    for _ in 0..requests {
+        now = match bucket.try_take(now) {
+            Ok(_) => now,
+            Err(ready) => {
+                take(bucket, ready);
+                ready
+            }
+        };
+        bucket.on_success(now);
+    }
+    now
+}
+
+#[test]
+fn a_rescaled_bucket_should_never_pace_above_its_share_however_long_it_stays_saturated() {
+    let t0 = Instant::now();
+    let mut bucket = TokenBucket::new(1.0, 5, t0);
+    bucket.rescale(1.0 / 3.0, 1, t0);
+    let end = saturate(&mut bucket, t0, 2 * TRUSTED_PROBE_AFTER + 100);
+    assert!(bucket.rate() <= 1.0 / 3.0 + 1e-12, "probed to {}", bucket.rate());
+    let sent = f64::from(2 * TRUSTED_PROBE_AFTER + 100);
+    let elapsed = (end - t0).as_secs_f64();
+    // The one token held at the start, then one every 3 s.
+    assert!(
+        sent <= 1.0 + elapsed / 3.0 + 1e-6,
+        "{sent} requests in {elapsed} s"
+    );
+    // Without the share, the same server lets the whole bucket probe above its configuration.
+    let mut whole = TokenBucket::new(1.0 / 3.0, 1, t0);
+    saturate(&mut whole, t0, 2 * TRUSTED_PROBE_AFTER + 100);
+    assert!(whole.rate() > 1.0 / 3.0, "an unshared bucket probes");
+}
+
+#[test]
+fn a_rescale_should_keep_the_tokens_held_and_grant_no_fresh_burst() {
+    let t0 = Instant::now();
+    let mut bucket = TokenBucket::new(1.0, 5, t0);
+    take(&mut bucket, t0);
+    take(&mut bucket, t0);
+    assert_eq!(bucket.tokens(t0), 2.0);
+    // More shards held: a larger share, but the tokens are those held, not a new burst.
+    bucket.rescale(2.0, 6, t0);
+    assert_eq!(bucket.tokens(t0), 2.0);
+    assert_eq!((bucket.configured_rate(), bucket.burst()), (2.0, 6));
+    // Fewer: the tokens shrink to the new capacity.
+    bucket.rescale(0.5, 1, t0);
+    assert_eq!(bucket.tokens(t0), 1.0);
+    assert_eq!(bucket.rate(), 0.5);
+    take(&mut bucket, t0);
+    assert_eq!(
+        bucket.try_take(t0).unwrap_err(),
+        t0 + secs(2.0),
+        "one token every 2 s"
+    );
+}

@@ -31,6 +31,10 @@ use crate::{
     },
 };
 
+/// How the view of a ClusterFerrVaultConnection is named (`ClusterFerrVaultConnection/<name>`,
+/// see `secret/cluster_connection.rs`): a name no namespaced object can carry.
+pub(crate) const CLUSTER_VIEW_PREFIX: &str = "ClusterFerrVaultConnection/";
+
 /// Why a connection's endpoint or credential is unusable: a condition reason and a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -173,6 +177,9 @@ pub(crate) async fn endpoint(
 
 /// The credential of `connection`: the token Secret's value (whitespace trimmed), or a bearer
 /// minted from the operator's cluster identity (cached by the client until 60s before expiry).
+/// A ClusterFerrVaultConnection's token is
+/// [`shared_across_shards`](Credential::shared_across_shards); its OIDC bearers are minted per
+/// namespace, each spent by one shard, so they are not.
 ///
 /// # Errors
 /// `TokenUnreadable` when neither or both sources are set, the Secret or key is missing or
@@ -210,7 +217,14 @@ pub(crate) async fn credential(
                     reference.name, reference.key
                 )));
             }
-            Credential::new(text).map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))
+            let credential = Credential::new(text)
+                .map_err(|e| AccessError::new(Reason::InvalidConnection, e.to_string()))?;
+            // A cluster connection's token is spent by every shard's holder: each paces its share.
+            Ok(if connection.name_any().starts_with(CLUSTER_VIEW_PREFIX) {
+                credential.shared_across_shards()
+            } else {
+                credential
+            })
         }
         (None, Some(oidc)) => cluster_credential(ferrvault, connection, oidc, endpoint, deadline).await,
     }

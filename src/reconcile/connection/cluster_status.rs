@@ -15,6 +15,12 @@
 //! It is enqueued by the connection's own new generation or first sighting, by any Namespace's
 //! label change, and by a change of a FerrVaultSecret referencing it (see `watch/cluster.rs`).
 //!
+//! With `--shards N > 1` it also states how the shards split its token's reveal budget
+//! (`status.budgetShare`, docs/sharding.md "Shared credentials"); and, running on the holder of
+//! the empty namespace's shard only, it counts the references of the FerrVaultSecrets of the
+//! shards that replica holds, a lower bound (docs/sharding.md "What a ClusterFerrVaultConnection's
+//! status counts under shards"); `allowedNamespaces` stays exact.
+//!
 //! # Guarantees
 //! - `refusedReferences` holds at most [`REFUSED_LISTED`] entries whatever the cluster holds; the
 //!   counts are exact.
@@ -51,6 +57,7 @@ use crate::{
         ClusterFerrVaultConnection, ClusterFerrVaultConnectionStatus, ConnectionKind, NamespaceSelection,
         Reason,
     },
+    ferrvault::{ClientConfig, describe_split},
     reconcile::{
         changes::cluster_id,
         context::Context,
@@ -171,6 +178,7 @@ impl ClusterConnectionReconciler {
             .collect();
         let (mut status, refused) = tally(&connection.spec.allowed_namespaces, &namespaces, &references);
         observe_spec(connection, &mut status);
+        status.budget_share = budget_share(connection, self.ctx.ferrvault.config());
         let own = cluster_connection_key(name);
         change_detection::follow_cluster(&self.ctx, &self.reads, (connection, own), &mut status.conditions);
         self.refused
@@ -230,6 +238,7 @@ pub(crate) fn tally(
         last_checked_at: None,
         input_digest: None,
         input_generation: None,
+        budget_share: None,
     };
     (status, refused_total)
 }
@@ -254,6 +263,20 @@ fn observe_spec(connection: &ClusterFerrVaultConnection, status: &mut ClusterFer
     status.input_generation = cluster_input_generation(connection);
     status.input_digest = Some(cluster_input_digest(&connection.spec));
 }
+
+/// `status.budgetShare`: how the shards split the budget of `connection`'s token under the
+/// client's `config` (`None` with one shard); an `oidc` connection's bearers are minted per
+/// namespace, each spent by one shard, so not split.
+fn budget_share(connection: &ClusterFerrVaultConnection, config: &ClientConfig) -> Option<String> {
+    let split = describe_split(config.shards, config.rate_per_second, config.burst)?;
+    Some(match connection.spec.token_secret_ref {
+        Some(_) => split,
+        None => NOT_SPLIT.to_owned(),
+    })
+}
+
+/// `status.budgetShare` of an `oidc` connection under shards.
+const NOT_SPLIT: &str = "not split: a bearer per namespace, each spent by one shard";
 
 impl Reconciler for ClusterConnectionReconciler {
     async fn reconcile(&self, key: &ObjectKey, _rc: &ReconcileContext) -> Outcome {
@@ -293,5 +316,34 @@ mod tests {
         assert_eq!(status.refused_references.len(), REFUSED_LISTED);
         assert_eq!(status.refused_references[0], "b/s00");
         assert_eq!(refused, 13, "every refused reference counts, listed or not");
+    }
+
+    #[test]
+    fn budget_share_should_state_the_split_of_a_token_only_under_shards() {
+        let connection = |spec: serde_json::Value| {
+            let spec = serde_json::from_value(spec).expect("a spec");
+            ClusterFerrVaultConnection::new("platform", spec)
+        };
+        let token = connection(serde_json::json!({
+            "url": "https://ferrvault.example",
+            "tokenSecretRef": { "namespace": "platform", "name": "token", "key": "token" },
+        }));
+        let oidc = connection(serde_json::json!({
+            "url": "https://ferrvault.example",
+            "oidc": {},
+        }));
+        let config = |shards| ClientConfig {
+            shards,
+            ..ClientConfig::default()
+        };
+        assert_eq!(
+            budget_share(&token, &config(1)),
+            None,
+            "one shard: the whole budget, no field"
+        );
+        assert_eq!(budget_share(&oidc, &config(1)), None);
+        let split = budget_share(&token, &config(8)).expect("split");
+        assert!(split.starts_with("1/8 of 1 requests/s per shard"), "{split}");
+        assert_eq!(budget_share(&oidc, &config(8)).as_deref(), Some(NOT_SPLIT));
     }
 }

@@ -22,6 +22,7 @@ use super::failure::{Failure, Stop};
 use crate::{
     api::{ClusterFerrVaultConnection, FerrVaultConnection, FerrVaultSecret, Lenient, Reason, SpecProblem},
     reconcile::{
+        connection::access::CLUSTER_VIEW_PREFIX,
         read::{Reads, Stores},
         rules::{
             access::namespace_match::selects,
@@ -31,9 +32,6 @@ use crate::{
         },
     },
 };
-
-/// The kind's name, in messages and in the view's name.
-const KIND: &str = "ClusterFerrVaultConnection";
 
 /// `cr`'s cluster connection as a FerrVaultConnection, when it exists, is valid and allows
 /// `cr`'s namespace.
@@ -174,5 +172,5 @@ fn as_connection(connection: &ClusterFerrVaultConnection, namespace: &str) -> Fe
 
 /// The view's name: `ClusterFerrVaultConnection/<name>`.
 pub(crate) fn view_name(name: &str) -> String {
-    format!("{KIND}/{name}")
+    format!("{CLUSTER_VIEW_PREFIX}{name}")
 }

@@ -162,17 +162,7 @@ pub(super) fn secret_route(
         let mut keys = Vec::new();
         for connection in connections.state() {
             let Some(valid) = connection.valid() else { continue };
-            let spec = &valid.spec;
-            let cert = spec
-                .client_cert_secret_ref
-                .as_ref()
-                .map(|r| (&r.namespace, &r.name));
-            let reads_it = [&spec.token_secret_ref, &spec.ca_bundle_secret_ref]
-                .into_iter()
-                .flatten()
-                .map(|r| (&r.namespace, &r.name))
-                .chain(cert)
-                .any(|(ns, n)| ns == namespace && n == name);
+            let reads_it = credential_secrets(valid).any(|(ns, n)| ns == namespace && n == name);
             if reads_it {
                 keys.extend(users_of(&secrets.clone().into(), &valid.name_any()));
             }
@@ -181,6 +171,54 @@ pub(super) fn secret_route(
         keys.dedup();
         keys
     })
+}
+
+/// The Secrets (namespace, name) `connection` reads: its token, CA bundle and client
+/// certificate.
+fn credential_secrets(connection: &ClusterFerrVaultConnection) -> impl Iterator<Item = (&str, &str)> {
+    let spec = &connection.spec;
+    let cert = spec
+        .client_cert_secret_ref
+        .as_ref()
+        .map(|r| (r.namespace.as_str(), r.name.as_str()));
+    [&spec.token_secret_ref, &spec.ca_bundle_secret_ref]
+        .into_iter()
+        .flatten()
+        .map(|r| (r.namespace.as_str(), r.name.as_str()))
+        .chain(cert)
+}
+
+/// With `--shards`, the Secret metadata watch's filter: the held shards' namespaces (`keeps`),
+/// and every namespace a ClusterFerrVaultConnection reads a credential from, whichever shard it
+/// is in. Every replica then sees the versions of the cluster credentials its FerrVaultSecrets
+/// record (`status.observedInputs`), so a namespace moving to another replica finds the same
+/// inputs there (a takeover reveals nothing), and each replica re-queues its own users of a
+/// rotated credential.
+///
+/// Until the cluster connections' store has first listed (a process's first start of its
+/// controllers, when the Secret list outruns the short cluster list), every Secret is kept:
+/// which namespaces hold credentials is not known yet, and a credential missed then would be
+/// missed until the next re-list. The Secrets of other shards kept so stay until that re-list
+/// (memory only: their routes enqueue keys the queues drop).
+///
+/// NOTE: judged per event against the cluster connections' store: a credential namespace
+/// that a cluster connection created later names is kept from the next event of each of its
+/// Secrets, and those not changed since are seen at the next re-list (the next change of the
+/// held shards); until then, its users record the token's version as unknown (`?`), and those
+/// moving to a replica that sees it sync once there.
+pub(super) fn kept_or_credential(
+    keeps: impl Fn(&str) -> bool + Send + Sync + 'static,
+    connections: WatchStore<Lenient<ClusterFerrVaultConnection>>,
+) -> impl Fn(&str) -> bool + Send + Sync + 'static {
+    move |namespace: &str| {
+        keeps(namespace)
+            || !connections.is_listed()
+            || connections.state().iter().any(|connection| {
+                connection
+                    .valid()
+                    .is_some_and(|valid| credential_secrets(valid).any(|(ns, _)| ns == namespace))
+            })
+    }
 }
 
 /// The key of the ClusterFerrVaultSecret (in `secrets`) whose copy a Secret with metadata `meta`
@@ -278,4 +316,44 @@ fn trim_connection(connection: &mut Lenient<ClusterFerrVaultConnection>) {
     meta.annotations = None;
     meta.labels = None;
     meta.managed_fields = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use controller_actors::watch_store;
+
+    use super::*;
+    use crate::api::{ClusterFerrVaultConnectionSpec, NamespacedSecretKeyRef};
+
+    /// A ClusterFerrVaultConnection reading its token from `platform/token`.
+    fn platform() -> Lenient<ClusterFerrVaultConnection> {
+        let spec: ClusterFerrVaultConnectionSpec = serde_json::from_value(serde_json::json!({
+            "url": "https://ferrvault.example",
+            "allowedNamespaces": { "names": ["*"] },
+        }))
+        .expect("a spec");
+        let spec = ClusterFerrVaultConnectionSpec {
+            token_secret_ref: Some(NamespacedSecretKeyRef {
+                namespace: "platform".into(),
+                name: "token".into(),
+                key: "token".into(),
+            }),
+            ..spec
+        };
+        Lenient::Valid(ClusterFerrVaultConnection::new("platform", spec))
+    }
+
+    #[test]
+    fn the_secret_metadata_filter_should_keep_held_namespaces_and_cluster_credential_ones_only() {
+        let (store, mut writer) = watch_store::<Lenient<ClusterFerrVaultConnection>>();
+        let keeps = kept_or_credential(|namespace: &str| namespace == "team-a", store);
+        // Before the cluster connections have listed, which namespaces hold credentials is unknown.
+        assert!(keeps("team-b"), "everything, until the cluster list");
+        writer.apply(watcher::Event::Init);
+        writer.apply(watcher::Event::InitApply(platform()));
+        writer.apply(watcher::Event::InitDone);
+        assert!(keeps("team-a"), "a held shard's namespace");
+        assert!(keeps("platform"), "a cluster connection's credential namespace");
+        assert!(!keeps("team-b"), "another shard's namespace");
+    }
 }

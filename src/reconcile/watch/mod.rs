@@ -161,7 +161,10 @@ fn build_scope(
         Some(keeps) => (
             secret_watch.only_namespaces(kept(keeps)),
             connection_watch.only_namespaces(kept(keeps)),
-            metadata_watch.only_namespaces(kept(keeps)),
+            metadata_watch.only_namespaces(cluster::kept_or_credential(
+                kept(keeps),
+                cluster.connections.clone(),
+            )),
         ),
         None => (secret_watch, connection_watch, metadata_watch),
     };
