@@ -240,7 +240,9 @@ async fn deleted_secret_should_release_its_finalizer_and_drop_its_metric_series(
     h.create_secret("app", secret_spec("conn", "prod")).await;
     h.wait_secret_reason("app", "Synced").await;
     let series = r#"ferrvault_secret_last_sync_timestamp_seconds{namespace="default",name="app"}"#;
-    assert!(h.metric(series).is_some());
+    // The pass sets the series after writing the status.
+    h.eventually("the last-sync series", || async { h.metric(series) })
+        .await;
     h.fvs().delete("app", &DeleteParams::default()).await.unwrap();
     h.eventually("the FerrVaultSecret gone", || async {
         h.fvs().get_opt("app").await.ok()?.is_none().then_some(())
