@@ -33,6 +33,7 @@ mod copies;
 mod events;
 mod fan_out;
 mod provision;
+mod shard;
 mod status;
 
 use std::{sync::Arc, time::Duration};
@@ -40,13 +41,17 @@ use std::{sync::Arc, time::Duration};
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{Api, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
 use tracing::{Instrument, info, info_span, warn};
 
-pub(crate) use self::status::{TargetsGauge, register_targets_gauge};
 use self::{
     copies::LetGo,
     fan_out::{fan_out, is_due, own_copies, source_moved},
+    shard::{BEHIND_RECHECK, Elsewhere},
+};
+pub(crate) use self::{
+    shard::Part,
+    status::{TargetsGauge, register_targets_gauge},
 };
 use super::failure::Stop;
 use crate::{
@@ -55,11 +60,15 @@ use crate::{
         context::Context,
         prologue::{self, Start},
         read::Reads,
-        rules::schedule::{
-            duration_floor::floor_interval,
-            requeue::{RequeueCase, requeue_after, resolve_refresh_interval},
+        rules::{
+            bounds::spec_bounds::SpecBounds,
+            schedule::{
+                duration_floor::floor_interval,
+                requeue::{RequeueCase, requeue_after, resolve_refresh_interval},
+            },
+            status::cluster_secret_status::{CopyState, FanOut},
         },
-        write::{KubeAction, KubeFailure, invalid_spec},
+        write::{KubeAction, KubeFailure, finalizer::has_finalizer, invalid_spec},
     },
 };
 
@@ -85,16 +94,20 @@ pub(crate) struct ClusterSecretReconciler {
     gauge: TargetsGauge,
     /// The status each cluster secret's last pass wrote.
     written: status::LastWritten,
+    /// Which copies this replica writes, and whether it writes the object (`shard.rs`).
+    part: Part,
 }
 
 impl ClusterSecretReconciler {
-    /// The reconciler over the shared context, reading `reads`, setting `gauge`.
-    pub(crate) fn new(ctx: Arc<Context>, reads: Arc<Reads>, gauge: TargetsGauge) -> Self {
+    /// The reconciler over the shared context, reading `reads`, setting `gauge`, doing `part`
+    /// of every fan-out.
+    pub(crate) fn new(ctx: Arc<Context>, reads: Arc<Reads>, gauge: TargetsGauge, part: Part) -> Self {
         Self {
             ctx,
             reads,
             gauge,
             written: status::LastWritten::default(),
+            part,
         }
     }
 
@@ -111,6 +124,9 @@ impl ClusterSecretReconciler {
                 reason: "ClusterStoresUnavailable",
                 message: e.to_string(),
             });
+        }
+        if !self.part.owns_object() {
+            return self.run_part(name, rc).await;
         }
         let api: Api<Lenient<ClusterFerrVaultSecret>> = Api::all(ctx.client.clone());
         let objects = &reads.cluster_secrets;
@@ -134,12 +150,16 @@ impl ClusterSecretReconciler {
                         DeletionPolicy::Retain => LetGo::Unlabel,
                         DeletionPolicy::Delete => LetGo::Delete,
                     };
-                    for copy in own_copies(reads, cr) {
+                    for copy in own_copies(reads, cr, &self.part) {
                         copies::let_go(ctx, &copy, how)
                             .await
                             .map_err(KubeFailure::during(KubeAction::WriteTarget))?;
                     }
                     info!(?how, "let go of every copy");
+                    if self.part.is_sharded() && self.elsewhere(cr).await?.any_left(&self.part) {
+                        // The other shards' holders let go of theirs at the same event.
+                        return Ok(Outcome::done_refresh_in(BEHIND_RECHECK));
+                    }
                 }
                 status::forget(&self.gauge, name);
                 prologue::release(ctx, &api, &object, CLUSTER_SECRET_FINALIZER).await?;
@@ -155,6 +175,82 @@ impl ClusterSecretReconciler {
             status::suspended((&api, objects.written()), &cr, now).await?;
             return Ok(Outcome::done());
         }
+        let (interval, mut pass, elsewhere) = match self.pass(&cr, rc, now).await? {
+            Ok(done) => done,
+            Err(outcome) => return Ok(outcome),
+        };
+        let ours = pass.clone();
+        let behind = self.learn_elsewhere(&cr, &mut pass, &elsewhere).await?;
+        let written = status::record((&api, objects.written()), &self.gauge, &cr, &pass, now).await?;
+        self.written.remember(&cr, &written);
+        // This replica's own copies only: another shard's copy still on its way is no Event.
+        events::publish((ctx, reads), &cr, &ours, &cr.status.clone().unwrap_or_default());
+        let outcome = next(&cr, &pass, interval, written.last_synced_at.as_ref(), now);
+        Ok(if behind {
+            Outcome::done_refresh_in(BEHIND_RECHECK)
+        } else {
+            outcome
+        })
+    }
+
+    /// A replica that does not write the object (`--shards N > 1`, not holding the empty
+    /// namespace's shard): its own namespaces' copies only, let go of at deletion; no status,
+    /// no finalizer, no Event.
+    async fn run_part(&self, name: &str, rc: &ReconcileContext) -> Result<Outcome, KubeFailure> {
+        let api: Api<Lenient<ClusterFerrVaultSecret>> = Api::all(self.ctx.client.clone());
+        let Some(object) = (self.reads.cluster_secrets.get(&api, "", name).await)
+            .map_err(KubeFailure::during(KubeAction::Read("ClusterFerrVaultSecret")))?
+        else {
+            return Ok(Outcome::done());
+        };
+        if object.meta().deletion_timestamp.is_some() {
+            if let Some(cr) = object.valid() {
+                let how = match cr.spec.secret_spec.deletion_policy() {
+                    DeletionPolicy::Retain => LetGo::Unlabel,
+                    DeletionPolicy::Delete => LetGo::Delete,
+                };
+                for copy in own_copies(&self.reads, cr, &self.part) {
+                    copies::let_go(&self.ctx, &copy, how)
+                        .await
+                        .map_err(KubeFailure::during(KubeAction::WriteTarget))?;
+                }
+            }
+            return Ok(Outcome::done());
+        }
+        if !has_finalizer(&object, CLUSTER_SECRET_FINALIZER) {
+            // No copy before the object's writer holds it: its deletion would leave them.
+            return Ok(Outcome::done_refresh_in(BEHIND_RECHECK));
+        }
+        let Some(cr) = object.valid().filter(|cr| cr.beyond_bounds().is_none()) else {
+            return Ok(Outcome::done());
+        };
+        let now = Timestamp::now();
+        if cr.spec.secret_spec.is_suspended() {
+            return Ok(Outcome::done());
+        }
+        let (interval, pass, _) = match self.pass(cr, rc, now).await? {
+            Ok(done) => done,
+            Err(outcome) => return Ok(outcome),
+        };
+        // Its refresh follows the status the object's writer records, or this pass's sync.
+        let last = cr.status.as_ref().and_then(|s| s.last_synced_at.clone());
+        let synced = pass.synced.then_some(Time(now)).or(last);
+        Ok(next(cr, &pass, interval, synced.as_ref(), now))
+    }
+
+    /// This replica's part of the fan-out of a valid, unsuspended `cr`, with its refresh
+    /// interval and the selected namespaces other replicas write; or the outcome that ends the
+    /// pass.
+    ///
+    /// # Errors
+    /// A Kubernetes failure.
+    async fn pass(
+        &self,
+        cr: &ClusterFerrVaultSecret,
+        rc: &ReconcileContext,
+        now: Timestamp,
+    ) -> Result<Result<(Duration, FanOut, Vec<String>), Outcome>, KubeFailure> {
+        let (ctx, reads) = (&*self.ctx, &*self.reads);
         let settings = &ctx.settings;
         let interval = match resolve_refresh_interval(
             &cr.spec.secret_spec.refresh_interval,
@@ -163,36 +259,75 @@ impl ClusterSecretReconciler {
             Ok(requested) => floor_interval(requested, settings.min_refresh_interval).effective,
             Err(e) => {
                 warn!(error = %e, "refreshInterval does not parse");
-                return Ok(Outcome::done());
+                return Ok(Err(Outcome::done()));
             }
         };
-        let due = is_due(&cr, interval, now) || source_moved(ctx, &cr);
-        let pass = match fan_out(ctx, reads, &cr, (rc, due)).await {
-            Ok(pass) => pass,
-            Err(Stop::RateLimited(retry_after)) => return Ok(Outcome::RateLimited { retry_after }),
+        let due = is_due(cr, interval, now) || source_moved(ctx, cr);
+        Ok(match fan_out(ctx, reads, cr, (rc, due), &self.part).await {
+            Ok((pass, elsewhere)) => Ok((interval, pass, elsewhere)),
+            Err(Stop::RateLimited(retry_after)) => Err(Outcome::RateLimited { retry_after }),
             Err(Stop::Kube(failure)) => return Err(failure),
-            Err(Stop::Unavailable { reason, message }) => return Ok(Outcome::Error { reason, message }),
-            Err(Stop::Fail(f)) => {
-                return Ok(Outcome::Error {
-                    reason: f.reason.as_str(),
-                    message: f.message,
-                });
-            }
-            Err(Stop::Quiet(_)) => return Ok(Outcome::done()),
-        };
-        let written = status::record((&api, objects.written()), &self.gauge, &cr, &pass, now).await?;
-        self.written.remember(&cr, &written);
-        events::publish((ctx, reads), &cr, &pass, &cr.status.clone().unwrap_or_default());
-        let (_, failed) = pass.counts();
-        let retry = (failed > 0)
-            .then(|| requeue_after(RequeueCase::Failed, interval))
-            .flatten();
-        let refresh = (cr.spec.secret_spec.policy() == RefreshPolicy::Periodic && !interval.is_zero())
-            .then(|| refresh_in(written.last_synced_at.as_ref(), interval, now));
-        Ok(match retry.into_iter().chain(refresh).min() {
-            Some(after) => Outcome::done_refresh_in(after.max(Duration::from_secs(1))),
-            None => Outcome::done(),
+            Err(Stop::Unavailable { reason, message }) => Err(Outcome::Error { reason, message }),
+            Err(Stop::Fail(f)) => Err(Outcome::Error {
+                reason: f.reason.as_str(),
+                message: f.message,
+            }),
+            Err(Stop::Quiet(_)) => Err(Outcome::done()),
         })
+    }
+
+    /// The other shards' copies of `cr`, listed once.
+    async fn elsewhere(&self, cr: &ClusterFerrVaultSecret) -> Result<Elsewhere, KubeFailure> {
+        let bound = self.reads.stores.namespaces.state().len();
+        Elsewhere::read(&self.ctx, cr, bound)
+            .await
+            .map_err(KubeFailure::during(KubeAction::Read("Secret")))
+    }
+
+    /// Adds to `pass` the state of the copies in `elsewhere` (selected namespaces other
+    /// replicas write), from one LIST; whether any of them is missing or behind.
+    async fn learn_elsewhere(
+        &self,
+        cr: &ClusterFerrVaultSecret,
+        pass: &mut FanOut,
+        elsewhere: &[String],
+    ) -> Result<bool, KubeFailure> {
+        if elsewhere.is_empty() {
+            return Ok(false);
+        }
+        let copies = self.elsewhere(cr).await?;
+        let current = pass
+            .content_hash
+            .clone()
+            .or_else(|| cr.status.as_ref().and_then(|s| s.content_hash.clone()));
+        let mut behind = false;
+        for namespace in elsewhere {
+            let state = copies.state(namespace, current.as_deref());
+            behind |= state != CopyState::Provisioned;
+            pass.copies.insert(namespace.clone(), state);
+        }
+        Ok(behind)
+    }
+}
+
+/// When to come back after `pass` of `cr`: the retry of failed namespaces or the refresh
+/// (copies last synced at `last`), the earlier one; none under other refresh policies.
+fn next(
+    cr: &ClusterFerrVaultSecret,
+    pass: &FanOut,
+    interval: Duration,
+    last: Option<&Time>,
+    now: Timestamp,
+) -> Outcome {
+    let (_, failed) = pass.counts();
+    let retry = (failed > 0)
+        .then(|| requeue_after(RequeueCase::Failed, interval))
+        .flatten();
+    let refresh = (cr.spec.secret_spec.policy() == RefreshPolicy::Periodic && !interval.is_zero())
+        .then(|| refresh_in(last, interval, now));
+    match retry.into_iter().chain(refresh).min() {
+        Some(after) => Outcome::done_refresh_in(after.max(Duration::from_secs(1))),
+        None => Outcome::done(),
     }
 }
 
