@@ -27,7 +27,7 @@ use crate::{
         writers_by_namespace,
     },
     scenario_support::{
-        audit::time_of,
+        audit::{is_object_write, time_of},
         cluster::{Cluster, VAULT, ferrvault_config, unlimited},
         finish,
         fixtures::{API_KEY, DB_URL},
@@ -163,6 +163,30 @@ async fn three_replicas_should_fan_a_cluster_secret_out_each_writing_its_own_sha
         }
     })
     .await;
+    // The finalizer was released after the last copy went, by whichever replica.
+    let audit = cluster.kube.audit();
+    let released = audit
+        .iter()
+        .rposition(|e| {
+            e.resource == "clusterferrvaultsecrets"
+                && e.subresource.is_empty()
+                && is_object_write(e)
+                && e.code < 300
+                && e.identity.starts_with("operator-")
+        })
+        .expect("a replica released the finalizer");
+    let last_delete = audit
+        .iter()
+        .rposition(|e| {
+            e.resource == "secrets" && e.verb == "delete" && e.code < 300 && e.namespace.starts_with("team-")
+        })
+        .expect("the copies were deleted");
+    assert!(
+        last_delete < released,
+        "the finalizer was released (audit #{released}, by {}) before the last copy was deleted (#{last_delete}, by {})",
+        audit[released].identity,
+        audit[last_delete].identity
+    );
 
     finish("shards-fanout", started, &cluster, operators, &[ROTATED]).await;
 }

@@ -10,6 +10,10 @@
 //! (`events.rs`).
 //! Deletion: every copy deleted, or under `target.deletionPolicy: Retain` unlabelled, then the
 //! finalizer released.
+//! Under `--shards N > 1` every replica reconciles every cluster secret: each writes the copies
+//! of its own shards' namespaces, the holder of the empty namespace's shard writes the status
+//! and the finalizer (`shard.rs`, `part_pass.rs`), releasing it once no other shard's copy is
+//! left.
 //!
 //! # Guarantees
 //! - See `fan_out.rs` (what is selected, read and written) and `copies.rs` (which Secrets may be
@@ -32,6 +36,7 @@
 mod copies;
 mod events;
 mod fan_out;
+mod part_pass;
 mod provision;
 mod shard;
 mod status;
@@ -41,13 +46,13 @@ use std::{sync::Arc, time::Duration};
 use controller_actors::{ObjectKey, Outcome, ReconcileContext, Reconciler};
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, ResourceExt};
 use tracing::{Instrument, info, info_span, warn};
 
 use self::{
     copies::LetGo,
     fan_out::{fan_out, is_due, own_copies, source_moved},
-    shard::{BEHIND_RECHECK, Elsewhere},
+    shard::BEHIND_RECHECK,
 };
 pub(crate) use self::{
     shard::Part,
@@ -61,14 +66,13 @@ use crate::{
         prologue::{self, Start},
         read::Reads,
         rules::{
-            bounds::spec_bounds::SpecBounds,
             schedule::{
                 duration_floor::floor_interval,
                 requeue::{RequeueCase, requeue_after, resolve_refresh_interval},
             },
-            status::cluster_secret_status::{CopyState, FanOut},
+            status::cluster_secret_status::FanOut,
         },
-        write::{KubeAction, KubeFailure, finalizer::has_finalizer, invalid_spec},
+        write::{KubeAction, KubeFailure, invalid_spec},
     },
 };
 
@@ -193,51 +197,6 @@ impl ClusterSecretReconciler {
         })
     }
 
-    /// A replica that does not write the object (`--shards N > 1`, not holding the empty
-    /// namespace's shard): its own namespaces' copies only, let go of at deletion; no status,
-    /// no finalizer, no Event.
-    async fn run_part(&self, name: &str, rc: &ReconcileContext) -> Result<Outcome, KubeFailure> {
-        let api: Api<Lenient<ClusterFerrVaultSecret>> = Api::all(self.ctx.client.clone());
-        let Some(object) = (self.reads.cluster_secrets.get(&api, "", name).await)
-            .map_err(KubeFailure::during(KubeAction::Read("ClusterFerrVaultSecret")))?
-        else {
-            return Ok(Outcome::done());
-        };
-        if object.meta().deletion_timestamp.is_some() {
-            if let Some(cr) = object.valid() {
-                let how = match cr.spec.secret_spec.deletion_policy() {
-                    DeletionPolicy::Retain => LetGo::Unlabel,
-                    DeletionPolicy::Delete => LetGo::Delete,
-                };
-                for copy in own_copies(&self.reads, cr, &self.part) {
-                    copies::let_go(&self.ctx, &copy, how)
-                        .await
-                        .map_err(KubeFailure::during(KubeAction::WriteTarget))?;
-                }
-            }
-            return Ok(Outcome::done());
-        }
-        if !has_finalizer(&object, CLUSTER_SECRET_FINALIZER) {
-            // No copy before the object's writer holds it: its deletion would leave them.
-            return Ok(Outcome::done_refresh_in(BEHIND_RECHECK));
-        }
-        let Some(cr) = object.valid().filter(|cr| cr.beyond_bounds().is_none()) else {
-            return Ok(Outcome::done());
-        };
-        let now = Timestamp::now();
-        if cr.spec.secret_spec.is_suspended() {
-            return Ok(Outcome::done());
-        }
-        let (interval, pass, _) = match self.pass(cr, rc, now).await? {
-            Ok(done) => done,
-            Err(outcome) => return Ok(outcome),
-        };
-        // Its refresh follows the status the object's writer records, or this pass's sync.
-        let last = cr.status.as_ref().and_then(|s| s.last_synced_at.clone());
-        let synced = pass.synced.then_some(Time(now)).or(last);
-        Ok(next(cr, &pass, interval, synced.as_ref(), now))
-    }
-
     /// This replica's part of the fan-out of a valid, unsuspended `cr`, with its refresh
     /// interval and the selected namespaces other replicas write; or the outcome that ends the
     /// pass.
@@ -274,39 +233,6 @@ impl ClusterSecretReconciler {
             }),
             Err(Stop::Quiet(_)) => Err(Outcome::done()),
         })
-    }
-
-    /// The other shards' copies of `cr`, listed once.
-    async fn elsewhere(&self, cr: &ClusterFerrVaultSecret) -> Result<Elsewhere, KubeFailure> {
-        let bound = self.reads.stores.namespaces.state().len();
-        Elsewhere::read(&self.ctx, cr, bound)
-            .await
-            .map_err(KubeFailure::during(KubeAction::Read("Secret")))
-    }
-
-    /// Adds to `pass` the state of the copies in `elsewhere` (selected namespaces other
-    /// replicas write), from one LIST; whether any of them is missing or behind.
-    async fn learn_elsewhere(
-        &self,
-        cr: &ClusterFerrVaultSecret,
-        pass: &mut FanOut,
-        elsewhere: &[String],
-    ) -> Result<bool, KubeFailure> {
-        if elsewhere.is_empty() {
-            return Ok(false);
-        }
-        let copies = self.elsewhere(cr).await?;
-        let current = pass
-            .content_hash
-            .clone()
-            .or_else(|| cr.status.as_ref().and_then(|s| s.content_hash.clone()));
-        let mut behind = false;
-        for namespace in elsewhere {
-            let state = copies.state(namespace, current.as_deref());
-            behind |= state != CopyState::Provisioned;
-            pass.copies.insert(namespace.clone(), state);
-        }
-        Ok(behind)
     }
 }
 

@@ -16,7 +16,7 @@
 //! - `--shards 1` (`Part::of(None)`): this replica writes every namespace and owns the object; nothing is
 //!   listed (the Secret store shows every copy), exactly as before shards.
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::{
@@ -28,7 +28,7 @@ use crate::{
     api::{ClusterFerrVaultSecret, Reason, names::CLUSTER_SECRET_UID_LABEL, names::CONTENT_HASH_ANNOTATION},
     reconcile::{
         context::Context, rules::access::copy_access::is_copy_of,
-        rules::status::cluster_secret_status::CopyState, watch::KeepsNamespace,
+        rules::status::cluster_secret_status::CopyState,
     },
 };
 
@@ -39,16 +39,19 @@ const PAGE: u32 = 500;
 /// (its holder writes it at the same event; the status writer is not told when).
 pub(super) const BEHIND_RECHECK: Duration = Duration::from_secs(1);
 
+/// Whether a namespace is in a shard this replica holds (the watches' `KeepsNamespace`).
+type Holds = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// Which part of every cluster secret's fan-out this replica does.
 #[derive(Clone)]
 pub(crate) struct Part {
     /// Whether a namespace is in a shard this replica holds (`None`: one shard, all of them).
-    keeps: Option<KeepsNamespace>,
+    keeps: Option<Holds>,
 }
 
 impl Part {
     /// The namespaces `keeps` says this replica holds (`None`: all of them).
-    pub(crate) fn of(keeps: Option<KeepsNamespace>) -> Self {
+    pub(crate) fn of(keeps: Option<Holds>) -> Self {
         Self { keeps }
     }
 
