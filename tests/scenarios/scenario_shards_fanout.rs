@@ -3,8 +3,9 @@
 //! only by the replica holding its shard, the object's status (Ready/Synced, every copy
 //! counted) written by the holder of the empty namespace's shard. SIGKILL that holder: the
 //! survivors take its shards and the object, ask FerrVault nothing and rewrite nothing; a value
-//! changed in FerrVault and a force-sync reach every copy; deleting the object deletes every
-//! copy, whichever replica wrote it, before its finalizer is released.
+//! changed in FerrVault and a force-sync reach every copy; deleting the object while the other
+//! survivor is frozen deletes every copy, whichever replica holds it, before its finalizer is
+//! released.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -143,7 +144,12 @@ async fn three_replicas_should_fan_a_cluster_secret_out_each_writing_its_own_sha
         }
     }
 
-    // Deleted: every copy goes, whichever replica wrote it, then the object.
+    // Deleted while the other survivor is frozen: the object's writer deletes its own copies
+    // and keeps the finalizer until the frozen replica's shards are taken over and their copies
+    // deleted too; every copy goes, then the object.
+    let writer = holder(&owners_after, "");
+    let frozen = *live.iter().find(|i| **i != writer).expect("two survivors");
+    operators[frozen].pause();
     cluster_secrets(&cluster)
         .delete(NAME, &DeleteParams::default())
         .await
@@ -163,6 +169,7 @@ async fn three_replicas_should_fan_a_cluster_secret_out_each_writing_its_own_sha
         }
     })
     .await;
+    operators[frozen].resume();
     // The finalizer was released after the last copy went, by whichever replica.
     let audit = cluster.kube.audit();
     let released = audit

@@ -8,7 +8,8 @@
 //! - One status writer: the holder of the empty namespace's shard ([`Part::owns_object`]) writes
 //!   the object's status, adds and releases its finalizer; the others never write it.
 //! - The status writer learns the other shards' copies from **one** metadata LIST per status
-//!   pass, of the Secrets carrying the cluster secret's UID label and its target name
+//!   pass (one per watched namespace in `watchNamespaces` list mode, where it may not list
+//!   cluster-wide), of the Secrets carrying the cluster secret's UID label and its target name
 //!   ([`Elsewhere::read`]): at most one per namespace, read a page of [`PAGE`] at a time and
 //!   never more than the Namespace store's count (bound before allocating: the pages stop
 //!   there). A copy it finds at the content hash the status records is provisioned; one
@@ -91,29 +92,42 @@ impl Elsewhere {
     ) -> Result<Self, kube::Error> {
         let uid = cr.uid().unwrap_or_default();
         let target = cr.spec.secret_spec.target_name(&cr.name_any()).to_owned();
-        let api: Api<Secret> = Api::all(ctx.client.clone());
-        let mut params = ListParams::default()
+        // Copies live in watched namespaces only: in list mode the operator may not list
+        // cluster-wide, so each listed namespace is read (at most one copy each).
+        let watched = &ctx.settings.watch_namespaces;
+        let apis: Vec<Api<Secret>> = if watched.is_empty() {
+            vec![Api::all(ctx.client.clone())]
+        } else {
+            (watched.iter())
+                .map(|namespace| Api::namespaced(ctx.client.clone(), namespace))
+                .collect()
+        };
+        let first = ListParams::default()
             .labels(&format!("{CLUSTER_SECRET_UID_LABEL}={uid}"))
             .fields(&format!("metadata.name={target}"))
             .limit(PAGE);
         let mut hashes = BTreeMap::new();
-        loop {
-            let page = api.list_metadata(&params).await?;
-            for item in page.items.into_iter().take(bound.saturating_sub(hashes.len())) {
-                if is_copy_of(&uid, &item.metadata) {
-                    hashes.insert(
-                        item.metadata.namespace.clone().unwrap_or_default(),
-                        hash_of(&item.metadata),
-                    );
+        for api in apis {
+            let mut params = first.clone();
+            loop {
+                let page = api.list_metadata(&params).await?;
+                for item in page.items.into_iter().take(bound.saturating_sub(hashes.len())) {
+                    if is_copy_of(&uid, &item.metadata) {
+                        hashes.insert(
+                            item.metadata.namespace.clone().unwrap_or_default(),
+                            hash_of(&item.metadata),
+                        );
+                    }
                 }
-            }
-            match page.metadata.continue_ {
-                Some(next) if !next.is_empty() && hashes.len() < bound => {
-                    params = params.continue_token(&next)
+                match page.metadata.continue_ {
+                    Some(next) if !next.is_empty() && hashes.len() < bound => {
+                        params = params.continue_token(&next);
+                    }
+                    _ => break,
                 }
-                _ => return Ok(Self { hashes }),
             }
         }
+        Ok(Self { hashes })
     }
 
     /// The state of the copy in `namespace` against the content hash `current`.
