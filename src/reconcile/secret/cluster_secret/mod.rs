@@ -150,15 +150,7 @@ impl ClusterSecretReconciler {
             Start::Deleting(object) => {
                 self.written.forget(&object.uid().unwrap_or_default());
                 if let Some(cr) = object.valid() {
-                    let how = match cr.spec.secret_spec.deletion_policy() {
-                        DeletionPolicy::Retain => LetGo::Unlabel,
-                        DeletionPolicy::Delete => LetGo::Delete,
-                    };
-                    for copy in own_copies(reads, cr, &self.part) {
-                        copies::let_go(ctx, &copy, how)
-                            .await
-                            .map_err(KubeFailure::during(KubeAction::WriteTarget))?;
-                    }
+                    let how = self.let_go_of_own_copies(cr).await?;
                     info!(?how, "let go of every copy");
                     if self.part.is_sharded() && self.elsewhere(cr).await?.any_left(&self.part) {
                         // The other shards' holders let go of theirs at the same event.
@@ -195,6 +187,24 @@ impl ClusterSecretReconciler {
         } else {
             outcome
         })
+    }
+
+    /// Deletes (or under `deletionPolicy: Retain` unlabels) every copy of `cr` this replica
+    /// writes; how.
+    ///
+    /// # Errors
+    /// A delete or unlabel failed.
+    async fn let_go_of_own_copies(&self, cr: &ClusterFerrVaultSecret) -> Result<LetGo, KubeFailure> {
+        let how = match cr.spec.secret_spec.deletion_policy() {
+            DeletionPolicy::Retain => LetGo::Unlabel,
+            DeletionPolicy::Delete => LetGo::Delete,
+        };
+        for copy in own_copies(&self.reads, cr, &self.part) {
+            copies::let_go(&self.ctx, &copy, how)
+                .await
+                .map_err(KubeFailure::during(KubeAction::WriteTarget))?;
+        }
+        Ok(how)
     }
 
     /// This replica's part of the fan-out of a valid, unsuspended `cr`, with its refresh

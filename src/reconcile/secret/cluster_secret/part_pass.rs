@@ -14,14 +14,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Api, Resource};
 
 use super::{
-    ClusterSecretReconciler, copies,
-    copies::LetGo,
-    fan_out::own_copies,
-    next,
+    ClusterSecretReconciler, next,
     shard::{BEHIND_RECHECK, Elsewhere},
 };
 use crate::{
-    api::{ClusterFerrVaultSecret, DeletionPolicy, Lenient, names::CLUSTER_SECRET_FINALIZER},
+    api::{ClusterFerrVaultSecret, Lenient, names::CLUSTER_SECRET_FINALIZER},
     reconcile::{
         rules::{
             bounds::spec_bounds::SpecBounds,
@@ -44,15 +41,7 @@ impl ClusterSecretReconciler {
         };
         if object.meta().deletion_timestamp.is_some() {
             if let Some(cr) = object.valid() {
-                let how = match cr.spec.secret_spec.deletion_policy() {
-                    DeletionPolicy::Retain => LetGo::Unlabel,
-                    DeletionPolicy::Delete => LetGo::Delete,
-                };
-                for copy in own_copies(&self.reads, cr, &self.part) {
-                    copies::let_go(&self.ctx, &copy, how)
-                        .await
-                        .map_err(KubeFailure::during(KubeAction::WriteTarget))?;
-                }
+                self.let_go_of_own_copies(cr).await?;
             }
             return Ok(Outcome::done());
         }
