@@ -198,6 +198,65 @@ async fn three_replicas_should_fan_a_cluster_secret_out_each_writing_its_own_sha
     finish("shards-fanout", started, &cluster, operators, &[ROTATED]).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_writer_holding_no_selected_namespace_should_still_record_the_content_hash() {
+    let started = Instant::now();
+    let cluster = Cluster::start(ferrvault_config(unlimited(), false)).await;
+    let namespaces: Vec<String> = (0..NAMESPACES).map(|i| format!("team-{i:02}")).collect();
+    for namespace in &namespaces {
+        create_namespace(&cluster, namespace).await;
+    }
+    platform_connection(&cluster).await;
+    let shards = format!("--shards={SHARDS}");
+    let flags: Vec<&str> = LEADER_ELECT.iter().copied().chain([shards.as_str()]).collect();
+    let mut operators: Vec<OperatorProcess> = (0..3)
+        .map(|i| {
+            OperatorProcess::launch(
+                &cluster,
+                "shards-fanout-elsewhere",
+                &format!("operator-{i}"),
+                &flags,
+            )
+        })
+        .collect();
+    let owners = wait_for_split(&mut operators, &[0, 1, 2], 2).await;
+    // Only the namespaces the other two replicas hold: the status writer has no copy to write,
+    // yet the others compare theirs with the content hash it records.
+    let of = Shards::new(u32::from(SHARDS)).expect("a valid count");
+    let writer = owners[&of.of_namespace("").0];
+    let elsewhere: Vec<String> = (namespaces.iter())
+        .filter(|ns| owners[&of.of_namespace(ns).0] != writer)
+        .cloned()
+        .collect();
+    assert!(!elsewhere.is_empty(), "30 namespaces cover every shard");
+    create_cluster_secret(&cluster, &elsewhere).await;
+    let count = elsewhere.len();
+    let status = wait_status(&cluster, "every copy provisioned, Ready/Synced", |s| {
+        s["selected"] == count && s["provisioned"] == count && ready(s) == ("True", "Synced")
+    })
+    .await;
+    assert!(
+        status["contentHash"].is_string(),
+        "the status records the content hash"
+    );
+    wait_copies(&cluster, &elsewhere, API_KEY).await;
+    let writers = writers_by_namespace(&cluster, &operators);
+    assert!(
+        writers
+            .keys()
+            .all(|ns| !ns.starts_with("team-") || elsewhere.contains(ns)),
+        "only the selected namespaces are written: {writers:?}"
+    );
+    let errors = sum_all(
+        &mut operators,
+        &[0, 1, 2],
+        "controller_runtime_reconcile_errors_total",
+    )
+    .await;
+    assert_eq!(errors, 0.0, "no replica should fail a reconcile");
+    finish("shards-fanout-elsewhere", started, &cluster, operators, &[]).await;
+}
+
 /// The ClusterFerrVaultSecrets, untyped.
 fn cluster_secrets(cluster: &Cluster) -> Api<DynamicObject> {
     Api::all_with(
