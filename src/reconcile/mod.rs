@@ -62,4 +62,6 @@ pub use self::{
     watch::HintMarks,
     write::{FIELD_MANAGER, WriteBudget},
 };
-pub(crate) use self::{content_hash_key::KeyError, watch::KeepsNamespace, write::write_budget};
+pub(crate) use self::{
+    content_hash_key::KeyError, secret::CLUSTER_SECRET_CONTROLLER, watch::KeepsNamespace, write::write_budget,
+};

@@ -27,7 +27,7 @@ use super::{
     read::{Reads, Scoped},
     report::{EventSink, SyncMetrics},
     secret::{
-        CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, SecretReconciler, TargetsGauge,
+        CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, Part, SecretReconciler, TargetsGauge,
         register_targets_gauge,
     },
     settings::{CONNECTION_CONTROLLER, OperatorSettings, SECRET_CONTROLLER},
@@ -146,6 +146,7 @@ impl Operator {
             self.ctx.clone(),
             reads.clone(),
             self.cluster_targets.clone(),
+            Part::of(keeps),
         ));
         let connections = Arc::new(ConnectionReconciler::new(self.ctx.clone(), reads));
         let builder = builder

@@ -14,4 +14,5 @@ mod scenario_fairness;
 mod scenario_fencing;
 mod scenario_shards;
 mod scenario_shards_budget;
+mod scenario_shards_fanout;
 mod scenario_support;

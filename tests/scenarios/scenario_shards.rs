@@ -244,7 +244,7 @@ async fn assert_shows_its_shards(operator: &OperatorProcess, held: &[u16]) {
 
 /// ClusterFerrVaultConnection `platform`, letting in every namespace, its token in the
 /// operator's namespace (its reconcile reads the stores only; its status counts namespaces).
-async fn platform_connection(cluster: &Cluster) {
+pub(crate) async fn platform_connection(cluster: &Cluster) {
     cluster
         .create_secret("platform-token", &[("token", PROD_TOKEN)])
         .await;

@@ -8,8 +8,10 @@
 //! - `--shards N > 1`: a write is judged by the fence of its namespace's shard
 //!   ([`ShardLeases::fence`]); every shard Lease and this pod's member Lease are exempt; the
 //!   namespaced watches store, and the queues take, only the held shards' objects (cluster
-//!   objects belong to the shard of the empty namespace); the shared credentials are paced at
-//!   the held shards' share of their budget.
+//!   objects belong to the shard of the empty namespace), but every replica takes the
+//!   ClusterFerrVaultSecrets' keys (each writes the copies of its own shards' namespaces,
+//!   `reconcile/secret/cluster_secret/shard.rs`); the shared credentials are paced at the held
+//!   shards' share of their budget.
 
 use std::sync::Arc;
 
@@ -18,7 +20,11 @@ use controller_actors::{
     member_lease_name,
 };
 
-use crate::{cli::settings::RunSettings, ferrvault::FerrVault, reconcile::KeepsNamespace};
+use crate::{
+    cli::settings::RunSettings,
+    ferrvault::FerrVault,
+    reconcile::{CLUSTER_SECRET_CONTROLLER, KeepsNamespace},
+};
 
 /// The process's leadership, before the runtime is built.
 pub(super) enum Election {
@@ -72,7 +78,10 @@ impl Election {
                 let keeps = leases.keeps_namespace();
                 builder
                     .leader_election(LeaderElection::Enabled(leases.clone()))
-                    .only_keys(move |key| keeps(key.namespace.as_deref().unwrap_or_default()))
+                    .only_keys(move |key| {
+                        key.controller == CLUSTER_SECRET_CONTROLLER
+                            || keeps(key.namespace.as_deref().unwrap_or_default())
+                    })
             }
         }
     }

@@ -77,7 +77,7 @@ mod target_access;
 
 pub(crate) use self::cluster_connection::stored_view;
 pub(crate) use self::cluster_secret::{
-    CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, TargetsGauge, cluster_secret_key,
+    CLUSTER_SECRET_CONTROLLER, ClusterSecretReconciler, Part, TargetsGauge, cluster_secret_key,
     register_targets_gauge,
 };
 pub use self::reconciler::SecretReconciler;

@@ -8,7 +8,7 @@
 //! | `namespace-metadata` | Namespace, metadata only | the FerrVaultSecrets of that namespace referencing any ClusterFerrVaultConnection, and every ClusterFerrVaultConnection (their status counts), when its labels change (or it appears) |
 //! | `ferrvaultsecret` (in `keys.rs`) | FerrVaultSecret | the ClusterFerrVaultConnection it references (its status counts) |
 //! | `secret-metadata` (a route added to it) | Secret | the FerrVaultSecrets whose cluster connection reads that Secret (token rotation) |
-//! | `clusterferrvaultsecret` | ClusterFerrVaultSecret | itself on a new generation, deletion, a lost finalizer, a new force-sync token, or first sighting |
+//! | `clusterferrvaultsecret` | ClusterFerrVaultSecret | itself on a new generation, deletion, a lost finalizer, a new force-sync token, or first sighting; at every sighting while it is being deleted (a re-list after a shard takeover) |
 //! | `namespace-metadata` (a second route) | Namespace | every ClusterFerrVaultSecret, when its labels change (or it appears): a namespace joining a selection gets its copy at that event |
 //! | `clusterferrvaultconnection` (a third route) | ClusterFerrVaultConnection | the ClusterFerrVaultSecrets using it, as for its FerrVaultSecrets |
 //! | `secret-metadata` (its first route, in `mod.rs`) | Secret | the ClusterFerrVaultSecret whose copy it is (its UID label), when someone else changed or deleted it: the copy is healed at that event |
@@ -128,7 +128,10 @@ impl ClusterWatches {
             .secret_watch
             .trim(trim_cluster_secret)
             .matters(|old, new| {
+                // A deleting one at every sighting too: a replica taking over a shard under
+                // `--shards N > 1` re-lists it unchanged, and must let go of that shard's copies.
                 cr_change_matters(old.map(Resource::meta), new.meta(), CLUSTER_SECRET_FINALIZER)
+                    || new.meta().deletion_timestamp.is_some()
             })
             .map(|s: &Lenient<ClusterFerrVaultSecret>| vec![cluster_secret_key(&s.name_any())]);
         let namespace_watch = self

@@ -124,6 +124,16 @@ impl OperatorProcess {
         self.spawned.sigkill();
     }
 
+    /// Freezes the process (SIGSTOP), as a long GC pause or a frozen VM would.
+    pub fn pause(&self) {
+        self.spawned.sigstop();
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    pub fn resume(&self) {
+        self.spawned.sigcont();
+    }
+
     /// Waits for the process to exit; returns its exit code (`None` when killed by a signal).
     pub fn wait_exit(&mut self, within: Duration) -> Option<i32> {
         self.spawned.wait_exit(within).code()

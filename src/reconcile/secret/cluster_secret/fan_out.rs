@@ -36,6 +36,7 @@ use super::{
     super::{cluster_connection::cluster_connection, failure::Stop, plan::content_hash_key},
     copies::{self, LetGo},
     provision::{Provision, failed},
+    shard::Part,
 };
 use crate::{
     api::{
@@ -128,7 +129,11 @@ pub(super) fn is_forced(cr: &ClusterFerrVaultSecret) -> bool {
     token.is_some() && token != seen
 }
 
-/// One pass over the selected namespaces; `due` as [`is_due`] decided.
+/// One pass over the selected namespaces `part` writes; `due` as [`is_due`] decided. With the
+/// other selected namespaces that pass the connection check (another replica writes them).
+/// When this replica writes the object and none of its own namespaces, a due pass still
+/// reveals once (shared reveal) for the content hash the status records and the other
+/// replicas compare their copies with.
 ///
 /// # Errors
 /// A stop that ends the whole pass without a status (rate limited, the content-hash key or the
@@ -138,26 +143,28 @@ pub(super) async fn fan_out(
     reads: &Reads,
     cr: &ClusterFerrVaultSecret,
     (rc, due): (&ReconcileContext, bool),
-) -> Result<FanOut, Stop> {
+    part: &Part,
+) -> Result<(FanOut, Vec<String>), Stop> {
     let uid = cr.uid().unwrap_or_default();
     let forced = is_forced(cr);
     let moved = source_moved(ctx, cr);
     let previous = cr.status.clone().unwrap_or_default();
     let mut copies = BTreeMap::new();
     let mut serve: Vec<(FerrVaultSecret, FerrVaultConnection)> = Vec::new();
+    let mut elsewhere: Vec<(FerrVaultSecret, FerrVaultConnection)> = Vec::new();
     for namespace in selected(reads, cr) {
         let view = view(cr, &namespace);
         match cluster_connection(reads, &view).await {
-            Ok(connection) => serve.push((view, connection)),
+            Ok(connection) if part.writes(&namespace) => serve.push((view, connection)),
+            Ok(connection) => elsewhere.push((view, connection)),
             Err(Stop::Fail(refused)) => {
                 copies.insert(namespace, failed(refused));
             }
             Err(stop) => return Err(stop),
         }
     }
-    let shared = serve
-        .first()
-        .is_none_or(|(_, c)| c.spec.mode == ConnectionMode::Ferrvault);
+    let shared =
+        (serve.first().or(elsewhere.first())).is_none_or(|(_, c)| c.spec.mode == ConnectionMode::Ferrvault);
     let scope = if shared {
         RevealScope::Shared
     } else {
@@ -194,7 +201,10 @@ pub(super) async fn fan_out(
     };
     let mut content = None;
     let mut source_version = None;
-    if !to_write.is_empty() {
+    let for_the_status = (to_write.is_empty() && due && !created_once && shared && part.owns_object())
+        .then(|| elsewhere.first())
+        .flatten();
+    if !to_write.is_empty() || for_the_status.is_some() {
         let key = content_hash_key(ctx).await?;
         let provision = Provision {
             ctx,
@@ -205,7 +215,10 @@ pub(super) async fn fan_out(
             forced,
             fresh: forced || moved,
         };
-        let provisioned = provision.run(&to_write, shared).await?;
+        let provisioned = match for_the_status {
+            Some((view, connection)) => provision.hash_only(view, connection).await?,
+            None => provision.run(&to_write, shared).await?,
+        };
         copies.extend(provisioned.states);
         content = provisioned.content_hash;
         source_version = provisioned.source_version;
@@ -215,19 +228,23 @@ pub(super) async fn fan_out(
         ctx.changes
             .observe_arrival(&followed_by(&view), view.spec.selected_names());
     }
-    let_go_of_the_rest(ctx, reads, cr, &copies).await;
-    Ok(FanOut {
+    let_go_of_the_rest(ctx, reads, cr, &copies, part).await;
+    let fan_out = FanOut {
         copies,
+        synced: !to_write.is_empty() || for_the_status.is_some(),
         content_hash: content,
         scope,
-        synced: !to_write.is_empty(),
         force_sync: if forced {
             force_token(cr.metadata.annotations.as_ref())
         } else {
             previous.observed_force_sync
         },
         source_version,
-    })
+    };
+    let elsewhere = elsewhere
+        .into_iter()
+        .map(|(view, _)| view.namespace().unwrap_or_default());
+    Ok((fan_out, elsewhere.collect()))
 }
 
 /// Deletes the copies in namespaces no longer selected, and (under the connection's `revocation:
@@ -238,6 +255,7 @@ async fn let_go_of_the_rest(
     reads: &Reads,
     cr: &ClusterFerrVaultSecret,
     copies: &BTreeMap<String, CopyState>,
+    part: &Part,
 ) {
     let revocation = reads
         .stores
@@ -246,7 +264,7 @@ async fn let_go_of_the_rest(
         .and_then(|c| c.valid().map(|c| c.spec.revocation))
         .unwrap_or_default();
     let not_allowed = |namespace: &str| matches!(copies.get(namespace), Some(CopyState::Failed { reason, .. }) if *reason == Reason::ConnectionNotAllowed);
-    for stored in own_copies(reads, cr) {
+    for stored in own_copies(reads, cr, part) {
         let namespace = stored.namespace.clone().unwrap_or_default();
         let goes =
             !copies.contains_key(&namespace) || (revocation == Revocation::Delete && not_allowed(&namespace));
@@ -257,8 +275,8 @@ async fn let_go_of_the_rest(
 }
 
 /// The stored metadata of every copy of `cr` (its UID label on its target name) in the namespaces
-/// the Namespace store shows.
-pub(super) fn own_copies(reads: &Reads, cr: &ClusterFerrVaultSecret) -> Vec<ObjectMeta> {
+/// the Namespace store shows that `part` writes.
+pub(super) fn own_copies(reads: &Reads, cr: &ClusterFerrVaultSecret, part: &Part) -> Vec<ObjectMeta> {
     let uid = cr.uid().unwrap_or_default();
     let target = cr.spec.secret_spec.target_name(&cr.name_any()).to_owned();
     let stores = &reads.stores;
@@ -267,6 +285,7 @@ pub(super) fn own_copies(reads: &Reads, cr: &ClusterFerrVaultSecret) -> Vec<Obje
         .state()
         .iter()
         .filter_map(|n| n.metadata.name.clone())
+        .filter(|namespace| part.writes(namespace))
         .filter_map(|namespace| stores.secret_meta(&namespace, &target))
         .filter(|meta| is_copy_of(&uid, &meta.metadata))
         .map(|meta| meta.metadata.clone())

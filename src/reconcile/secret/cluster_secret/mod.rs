@@ -10,6 +10,10 @@
 //! (`events.rs`).
 //! Deletion: every copy deleted, or under `target.deletionPolicy: Retain` unlabelled, then the
 //! finalizer released.
+//! Under `--shards N > 1` every replica reconciles every cluster secret: each writes the copies
+//! of its own shards' namespaces, the holder of the empty namespace's shard writes the status
+//! and the finalizer (`shard.rs`, `part_pass.rs`), releasing it once no other shard's copy is
+//! left.
 //!
 //! # Guarantees
 //! - See `fan_out.rs` (what is selected, read and written) and `copies.rs` (which Secrets may be
@@ -32,7 +36,9 @@
 mod copies;
 mod events;
 mod fan_out;
+mod part_pass;
 mod provision;
+mod shard;
 mod status;
 
 use std::{sync::Arc, time::Duration};
@@ -43,10 +49,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{Api, ResourceExt};
 use tracing::{Instrument, info, info_span, warn};
 
-pub(crate) use self::status::{TargetsGauge, register_targets_gauge};
 use self::{
     copies::LetGo,
     fan_out::{fan_out, is_due, own_copies, source_moved},
+    shard::BEHIND_RECHECK,
+};
+pub(crate) use self::{
+    shard::Part,
+    status::{TargetsGauge, register_targets_gauge},
 };
 use super::failure::Stop;
 use crate::{
@@ -55,9 +65,12 @@ use crate::{
         context::Context,
         prologue::{self, Start},
         read::Reads,
-        rules::schedule::{
-            duration_floor::floor_interval,
-            requeue::{RequeueCase, requeue_after, resolve_refresh_interval},
+        rules::{
+            schedule::{
+                duration_floor::floor_interval,
+                requeue::{RequeueCase, requeue_after, resolve_refresh_interval},
+            },
+            status::cluster_secret_status::FanOut,
         },
         write::{KubeAction, KubeFailure, invalid_spec},
     },
@@ -85,16 +98,20 @@ pub(crate) struct ClusterSecretReconciler {
     gauge: TargetsGauge,
     /// The status each cluster secret's last pass wrote.
     written: status::LastWritten,
+    /// Which copies this replica writes, and whether it writes the object (`shard.rs`).
+    part: Part,
 }
 
 impl ClusterSecretReconciler {
-    /// The reconciler over the shared context, reading `reads`, setting `gauge`.
-    pub(crate) fn new(ctx: Arc<Context>, reads: Arc<Reads>, gauge: TargetsGauge) -> Self {
+    /// The reconciler over the shared context, reading `reads`, setting `gauge`, doing `part`
+    /// of every fan-out.
+    pub(crate) fn new(ctx: Arc<Context>, reads: Arc<Reads>, gauge: TargetsGauge, part: Part) -> Self {
         Self {
             ctx,
             reads,
             gauge,
             written: status::LastWritten::default(),
+            part,
         }
     }
 
@@ -111,6 +128,9 @@ impl ClusterSecretReconciler {
                 reason: "ClusterStoresUnavailable",
                 message: e.to_string(),
             });
+        }
+        if !self.part.owns_object() {
+            return self.run_part(name, rc).await;
         }
         let api: Api<Lenient<ClusterFerrVaultSecret>> = Api::all(ctx.client.clone());
         let objects = &reads.cluster_secrets;
@@ -130,16 +150,12 @@ impl ClusterSecretReconciler {
             Start::Deleting(object) => {
                 self.written.forget(&object.uid().unwrap_or_default());
                 if let Some(cr) = object.valid() {
-                    let how = match cr.spec.secret_spec.deletion_policy() {
-                        DeletionPolicy::Retain => LetGo::Unlabel,
-                        DeletionPolicy::Delete => LetGo::Delete,
-                    };
-                    for copy in own_copies(reads, cr) {
-                        copies::let_go(ctx, &copy, how)
-                            .await
-                            .map_err(KubeFailure::during(KubeAction::WriteTarget))?;
-                    }
+                    let how = self.let_go_of_own_copies(cr).await?;
                     info!(?how, "let go of every copy");
+                    if self.part.is_sharded() && self.elsewhere(cr).await?.any_left(&self.part) {
+                        // The other shards' holders let go of theirs at the same event.
+                        return Ok(Outcome::done_refresh_in(BEHIND_RECHECK));
+                    }
                 }
                 status::forget(&self.gauge, name);
                 prologue::release(ctx, &api, &object, CLUSTER_SECRET_FINALIZER).await?;
@@ -155,6 +171,55 @@ impl ClusterSecretReconciler {
             status::suspended((&api, objects.written()), &cr, now).await?;
             return Ok(Outcome::done());
         }
+        let (interval, mut pass, elsewhere) = match self.pass(&cr, rc, now).await? {
+            Ok(done) => done,
+            Err(outcome) => return Ok(outcome),
+        };
+        let ours = pass.clone();
+        let behind = self.learn_elsewhere(&cr, &mut pass, &elsewhere).await?;
+        let written = status::record((&api, objects.written()), &self.gauge, &cr, &pass, now).await?;
+        self.written.remember(&cr, &written);
+        // This replica's own copies only: another shard's copy still on its way is no Event.
+        events::publish((ctx, reads), &cr, &ours, &cr.status.clone().unwrap_or_default());
+        let outcome = next(&cr, &pass, interval, written.last_synced_at.as_ref(), now);
+        Ok(if behind {
+            Outcome::done_refresh_in(BEHIND_RECHECK)
+        } else {
+            outcome
+        })
+    }
+
+    /// Deletes (or under `deletionPolicy: Retain` unlabels) every copy of `cr` this replica
+    /// writes; how.
+    ///
+    /// # Errors
+    /// A delete or unlabel failed.
+    async fn let_go_of_own_copies(&self, cr: &ClusterFerrVaultSecret) -> Result<LetGo, KubeFailure> {
+        let how = match cr.spec.secret_spec.deletion_policy() {
+            DeletionPolicy::Retain => LetGo::Unlabel,
+            DeletionPolicy::Delete => LetGo::Delete,
+        };
+        for copy in own_copies(&self.reads, cr, &self.part) {
+            copies::let_go(&self.ctx, &copy, how)
+                .await
+                .map_err(KubeFailure::during(KubeAction::WriteTarget))?;
+        }
+        Ok(how)
+    }
+
+    /// This replica's part of the fan-out of a valid, unsuspended `cr`, with its refresh
+    /// interval and the selected namespaces other replicas write; or the outcome that ends the
+    /// pass.
+    ///
+    /// # Errors
+    /// A Kubernetes failure.
+    async fn pass(
+        &self,
+        cr: &ClusterFerrVaultSecret,
+        rc: &ReconcileContext,
+        now: Timestamp,
+    ) -> Result<Result<(Duration, FanOut, Vec<String>), Outcome>, KubeFailure> {
+        let (ctx, reads) = (&*self.ctx, &*self.reads);
         let settings = &ctx.settings;
         let interval = match resolve_refresh_interval(
             &cr.spec.secret_spec.refresh_interval,
@@ -163,36 +228,42 @@ impl ClusterSecretReconciler {
             Ok(requested) => floor_interval(requested, settings.min_refresh_interval).effective,
             Err(e) => {
                 warn!(error = %e, "refreshInterval does not parse");
-                return Ok(Outcome::done());
+                return Ok(Err(Outcome::done()));
             }
         };
-        let due = is_due(&cr, interval, now) || source_moved(ctx, &cr);
-        let pass = match fan_out(ctx, reads, &cr, (rc, due)).await {
-            Ok(pass) => pass,
-            Err(Stop::RateLimited(retry_after)) => return Ok(Outcome::RateLimited { retry_after }),
+        let due = is_due(cr, interval, now) || source_moved(ctx, cr);
+        Ok(match fan_out(ctx, reads, cr, (rc, due), &self.part).await {
+            Ok((pass, elsewhere)) => Ok((interval, pass, elsewhere)),
+            Err(Stop::RateLimited(retry_after)) => Err(Outcome::RateLimited { retry_after }),
             Err(Stop::Kube(failure)) => return Err(failure),
-            Err(Stop::Unavailable { reason, message }) => return Ok(Outcome::Error { reason, message }),
-            Err(Stop::Fail(f)) => {
-                return Ok(Outcome::Error {
-                    reason: f.reason.as_str(),
-                    message: f.message,
-                });
-            }
-            Err(Stop::Quiet(_)) => return Ok(Outcome::done()),
-        };
-        let written = status::record((&api, objects.written()), &self.gauge, &cr, &pass, now).await?;
-        self.written.remember(&cr, &written);
-        events::publish((ctx, reads), &cr, &pass, &cr.status.clone().unwrap_or_default());
-        let (_, failed) = pass.counts();
-        let retry = (failed > 0)
-            .then(|| requeue_after(RequeueCase::Failed, interval))
-            .flatten();
-        let refresh = (cr.spec.secret_spec.policy() == RefreshPolicy::Periodic && !interval.is_zero())
-            .then(|| refresh_in(written.last_synced_at.as_ref(), interval, now));
-        Ok(match retry.into_iter().chain(refresh).min() {
-            Some(after) => Outcome::done_refresh_in(after.max(Duration::from_secs(1))),
-            None => Outcome::done(),
+            Err(Stop::Unavailable { reason, message }) => Err(Outcome::Error { reason, message }),
+            Err(Stop::Fail(f)) => Err(Outcome::Error {
+                reason: f.reason.as_str(),
+                message: f.message,
+            }),
+            Err(Stop::Quiet(_)) => Err(Outcome::done()),
         })
+    }
+}
+
+/// When to come back after `pass` of `cr`: the retry of failed namespaces or the refresh
+/// (copies last synced at `last`), the earlier one; none under other refresh policies.
+fn next(
+    cr: &ClusterFerrVaultSecret,
+    pass: &FanOut,
+    interval: Duration,
+    last: Option<&Time>,
+    now: Timestamp,
+) -> Outcome {
+    let (_, failed) = pass.counts();
+    let retry = (failed > 0)
+        .then(|| requeue_after(RequeueCase::Failed, interval))
+        .flatten();
+    let refresh = (cr.spec.secret_spec.policy() == RefreshPolicy::Periodic && !interval.is_zero())
+        .then(|| refresh_in(last, interval, now));
+    match retry.into_iter().chain(refresh).min() {
+        Some(after) => Outcome::done_refresh_in(after.max(Duration::from_secs(1))),
+        None => Outcome::done(),
     }
 }
 

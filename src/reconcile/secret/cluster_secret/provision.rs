@@ -116,6 +116,28 @@ impl Provision<'_> {
         })
     }
 
+    /// The content hash (and source version) of one shared reveal through `view`, writing
+    /// nothing: what the object's writer records when other replicas write every copy
+    /// (`shard.rs`). A failed reveal records nothing (their own passes report it).
+    ///
+    /// # Errors
+    /// A stop that ends the pass.
+    pub(super) async fn hash_only(
+        &self,
+        view: &FerrVaultSecret,
+        connection: &FerrVaultConnection,
+    ) -> Result<Provisioned, Stop> {
+        match self.reveal_payload(view, connection).await {
+            Ok((payload, source_version)) => Ok(Provisioned {
+                states: BTreeMap::new(),
+                content_hash: Some(content_hash(self.key, &payload.data)),
+                source_version,
+            }),
+            Err(Stop::Fail(_)) => Ok(Provisioned::default()),
+            Err(stop) => Err(stop),
+        }
+    }
+
     /// Cloud mode: each namespace revealed on its own (FerrVault authorises each), then written.
     /// Cloud reveals carry no versions: no source version.
     async fn each(&self, to_write: &[(FerrVaultSecret, FerrVaultConnection)]) -> Result<Provisioned, Stop> {
