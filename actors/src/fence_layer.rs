@@ -103,13 +103,43 @@ impl FenceLayer {
         self.lease_paths.iter().any(|p| p == path)
     }
 
-    /// The fence that judges a write to `path`.
+    /// The fence that judges a write to `path`: its namespace's shard's; for an Event, the most
+    /// open of all ([`is_event_path`]).
     fn fence_for(&self, path: &str) -> &Fence {
+        if is_event_path(path) {
+            let now = Instant::now();
+            return self
+                .fences
+                .iter()
+                .max_by_key(|fence| match fence.allowance(now) {
+                    Allowance::Refused => (0, None),
+                    Allowance::Until(until) => (1, Some(until)),
+                    Allowance::Unbounded => (2, None),
+                })
+                .unwrap_or(&self.fences[0]);
+        }
         let shard = self
             .shards
             .of_namespace(namespace_of_path(path).unwrap_or_default());
         &self.fences[usize::from(shard.0)]
     }
+}
+
+/// Whether `path` writes Events (core or `events.k8s.io`). An Event goes to its object's
+/// namespace, and a cluster-scoped object's to `default`, whose shard the replica reconciling
+/// that object need not hold: so any shard held lets a replica publish Events. An Event is a
+/// record, not state another replica owns; with one shard this is the one fence.
+fn is_event_path(path: &str) -> bool {
+    let mut segments = path.trim_start_matches('/').split('/');
+    let resource = match (segments.next(), segments.next(), segments.next()) {
+        (Some("api"), Some("v1"), Some("namespaces")) => segments.nth(1),
+        (Some("apis"), Some("events.k8s.io"), Some(_)) => match segments.next() {
+            Some("namespaces") => segments.nth(1),
+            other => other,
+        },
+        _ => None,
+    };
+    resource == Some("events")
 }
 
 /// The namespace a Kubernetes API path addresses (`/api/v1/namespaces/<ns>/…` or
@@ -267,6 +297,22 @@ mod tests {
     }
 
     #[test]
+    fn event_paths_should_be_recognised_core_and_events_api_only() {
+        for (path, event) in [
+            ("/api/v1/namespaces/default/events", true),
+            ("/api/v1/namespaces/default/events/fvs.1", true),
+            ("/apis/events.k8s.io/v1/namespaces/default/events", true),
+            ("/apis/events.k8s.io/v1/namespaces/app/events/fvs.2", true),
+            ("/api/v1/namespaces/events/secrets/x", false),
+            ("/api/v1/namespaces/app/secrets/events", false),
+            ("/apis/ferrvault.com/v1alpha1/namespaces/app/events", false),
+            ("/api/v1/namespaces/events", false),
+        ] {
+            assert_eq!(is_event_path(path), event, "{path:?}");
+        }
+    }
+
+    #[test]
     fn namespace_of_path_should_read_namespaced_paths_only() {
         let cases = [
             ("/api/v1/namespaces/app/secrets/db", Some("app")),
@@ -339,6 +385,23 @@ mod tests {
             send(&layer, Duration::ZERO, request(Method::PATCH, cluster)).await,
             (Ok(()), 1),
             "cluster-scoped writes belong to the shard of the empty namespace"
+        );
+        for path in [
+            format!("/api/v1/namespaces/{theirs}/events"),
+            format!("/apis/events.k8s.io/v1/namespaces/{theirs}/events/fvs.1"),
+        ] {
+            assert_eq!(
+                send(&layer, Duration::ZERO, request(Method::PATCH, &path)).await,
+                (Ok(()), 1),
+                "an Event goes out while any shard is held: {path}"
+            );
+        }
+        let none_held = FenceLayer::per_shard(shards, |_| Fence::new());
+        let event = format!("/api/v1/namespaces/{mine}/events");
+        assert_eq!(
+            send(&none_held, Duration::ZERO, request(Method::POST, &event)).await,
+            (Err(FenceError::Refused), 0),
+            "no Event from a replica holding no shard"
         );
     }
 

@@ -15,10 +15,10 @@ use std::{
 use controller_actors::Shards;
 use ferrvault_operator::api::{ClusterFerrVaultSecret, names::CLUSTER_SECRET_UID_LABEL};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Event, Secret};
 use kube::{
     Api,
-    api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams},
+    api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
 
@@ -67,6 +67,8 @@ async fn three_replicas_should_fan_a_cluster_secret_out_each_writing_its_own_sha
     })
     .await;
     wait_copies(&cluster, &namespaces, API_KEY).await;
+    // Its Synced Event, in `default` (a cluster-scoped object's), whichever shard holds `default`.
+    wait_synced_event(&cluster).await;
 
     // Each copy written by the replica holding its namespace's shard, no reconcile failed.
     let of = Shards::new(u32::from(SHARDS)).expect("a valid count");
@@ -255,6 +257,34 @@ async fn a_status_writer_holding_no_selected_namespace_should_still_record_the_c
     .await;
     assert_eq!(errors, 0.0, "no replica should fail a reconcile");
     finish("shards-fanout-elsewhere", started, &cluster, operators, &[]).await;
+}
+
+/// Waits for a `Synced` Event about ClusterFerrVaultSecret [`NAME`] in `default`.
+async fn wait_synced_event(cluster: &Cluster) {
+    poll_until(
+        "the cluster secret's Synced Event in default",
+        Duration::from_secs(20),
+        || async {
+            let events = Api::<Event>::namespaced(cluster.client.clone(), "default")
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            events
+                .items
+                .iter()
+                .any(|e| {
+                    e.involved_object.name.as_deref() == Some(NAME) && e.reason.as_deref() == Some("Synced")
+                })
+                .then_some(())
+                .ok_or_else(|| {
+                    format!(
+                        "{} Events in default, none Synced about {NAME}",
+                        events.items.len()
+                    )
+                })
+        },
+    )
+    .await;
 }
 
 /// The ClusterFerrVaultSecrets, untyped.
