@@ -25,8 +25,8 @@ use super::{
     shards_world::{Layout, LeaseTimings, Plan, budgeted, spread, wait_until_quiet},
     watchers::{Counter, is_ready},
 };
-use ferrvault_operator::api::FerrVaultSecret;
-use ferrvault_testkit::bench_world::World;
+use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
+use ferrvault_testkit::bench_world::{CONNECTIONS, World};
 
 /// Namespaces filled at once.
 const NAMESPACE_CONCURRENCY: usize = 8;
@@ -70,6 +70,19 @@ pub async fn create_objects(world: &World, plan: &Plan) -> Result<(), String> {
         .await
 }
 
+/// The namespaces every bench world has besides the plan's (`bench`, `bench-probe`), each with
+/// its connections.
+const BENCH_NAMESPACES: usize = 2;
+
+/// Whether `connection`'s status says Ready=True (its first probe succeeded).
+fn connection_ready(connection: &FerrVaultConnection) -> bool {
+    connection.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    })
+}
+
 /// The identity (audit) and pod name (Lease holder prefix) of replica `r`.
 pub fn identity(r: usize) -> String {
     format!("bench-replica-{r}")
@@ -100,8 +113,10 @@ fn operator_flags(layout: Layout, lease: LeaseTimings) -> Vec<String> {
 }
 
 /// Runs `layout` once against `world` (its namespaces created with [`populate`]): launches the
-/// replicas, waits until every shard is held and balanced, then creates the objects and times
-/// them from the first create until all are Ready.
+/// replicas, waits until every shard is held and balanced and every connection probed Ready
+/// (otherwise a FerrVaultSecret reconciled before its connection's first probe fails and waits
+/// out a backoff, which measures the backoff), then creates the objects and times them from the
+/// first create until all are Ready.
 ///
 /// NOTE: the objects are created after the split, as in `tests/scenarios/scenario_shards.rs`:
 /// with the objects already there when the replicas start together, the first replica takes
@@ -136,6 +151,10 @@ pub async fn measure(
             .map_err(|e| format!("write kubeconfig: {e}"))?;
     }
     let mut ready = Counter::start(Api::<FerrVaultSecret>::all(world.client.clone()), is_ready);
+    let mut probed = Counter::start(
+        Api::<FerrVaultConnection>::all(world.client.clone()),
+        connection_ready,
+    );
     let before = budgeted(world);
     let launches = configs.0.iter().enumerate().map(|(r, path)| {
         let options = LaunchOptions {
@@ -153,6 +172,13 @@ pub async fn measure(
     });
     let mut replicas = try_join_all(launches).await?;
     shards_takeover::wait_for_split(world, &replicas, layout, plan.timeout).await?;
+    let connections = (plan.namespaces.max(1) + BENCH_NAMESPACES) * CONNECTIONS;
+    if !probed.wait_for(connections, plan.timeout).await {
+        return Err(format!(
+            "only {} of {connections} connections Ready",
+            probed.count()
+        ));
+    }
     let started = Instant::now();
     create_objects(world, plan).await?;
     let all = ready.wait_for(plan.objects, plan.timeout).await;
