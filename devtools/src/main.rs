@@ -45,6 +45,8 @@ enum BenchCommand {
     Failover(bench::failover::FailoverArgs),
     /// One secret in 1,000 namespaces: one ClusterFerrVaultSecret vs a FerrVaultSecret per namespace.
     Fanout(bench::fanout::FanoutArgs),
+    /// 100,000 objects on 4 replicas x 8 shards against 1 replica, then SIGKILL of a replica.
+    Shards(bench::shards::ShardArgs),
     /// Every benchmark, the targets, JSON, README tables and PNG plots in a results folder.
     All(Box<bench::all::AllArgs>),
     /// The README's Performance tables from a `bench all` report.
@@ -147,6 +149,12 @@ fn main() -> anyhow::Result<()> {
                 .block_on(bench::fanout::run(&args))
                 .map_err(anyhow::Error::msg)?;
             Some(format!("fanout {}", report.flags))
+        }
+        BenchCommand::Shards(args) => {
+            let report = runtime
+                .block_on(bench::shards::run(&args))
+                .map_err(anyhow::Error::msg)?;
+            Some(format!("shards {}", report.flags))
         }
         BenchCommand::Failover(args) => {
             let report = runtime

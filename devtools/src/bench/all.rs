@@ -1,7 +1,7 @@
 //! `ferrvault-dev bench all`: every benchmark in one run (rate limit, scale against both
 //! `kube_runtime::Controller` baselines, economy, memory under unrelated Secrets, failover,
 //! fairness, admin-port load, freshness of rotated values, the fan-out of one secret to many
-//! namespaces), then the targets as met / not met. Writes `report.json`
+//! namespaces, replicas × shards against one replica with a SIGKILL), then the targets as met / not met. Writes `report.json`
 //! (everything, with the machine and the command), `tables.md` (the README's tables) and PNG
 //! plots into the results folder it names, and prints each table with the command that
 //! reproduces the whole run.
@@ -20,6 +20,7 @@ use super::{
     rate_limit::{self, Group, RateLimitArgs},
     report::{AllReport, Machine},
     scale::{self, ScaleArgs, ScaleShape},
+    shards::{self, ShardArgs, ShardShape},
     tables, targets,
 };
 
@@ -86,6 +87,9 @@ pub struct AllArgs {
     /// Fan-out: runs per shape.
     #[arg(long, default_value_t = 3)]
     pub fanout_runs: usize,
+    /// Shards: objects, namespaces, replicas, shards and runs.
+    #[command(flatten)]
+    pub shards: ShardShape,
     /// Operator binary to launch (default: `ferrvault-operator` beside this executable).
     #[arg(long, hide = true)]
     pub binary: Option<PathBuf>,
@@ -96,7 +100,7 @@ impl AllArgs {
     pub fn command(&self, out: &Path) -> String {
         let rate_sizes: Vec<String> = self.rate_sizes.iter().map(ToString::to_string).collect();
         format!(
-            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --small-shape-size {} --window-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {} {} --fanout-namespaces {} --fanout-runs {}",
+            "ferrvault-dev bench all --out {} {} --rate-sizes {} --time-scale {} --shape-size {} --misconfigured-time-scale {} --shape-time-scale {} --small-shape-size {} --window-time-scale {} --rate-runs {} {} {} --kills {} --terms {} --replicas {} {} {} {} --fanout-namespaces {} --fanout-runs {} {}",
             out.display(),
             self.scale.flags(),
             rate_sizes.join(","),
@@ -116,7 +120,8 @@ impl AllArgs {
             self.admin_load.flags(),
             self.freshness.flags(),
             self.fanout_namespaces,
-            self.fanout_runs
+            self.fanout_runs,
+            self.shards.flags()
         )
     }
 }
@@ -214,6 +219,18 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     })
     .await?;
     reproduce("fanout", &fanout.flags);
+    section("shards: replicas x shards against one replica, then a SIGKILL");
+    let shards = shards::run(&ShardArgs {
+        shape: args.shards.clone(),
+        concurrency: args.scale.concurrency,
+        lease_duration_seconds: 5,
+        renew_deadline_seconds: 3,
+        retry_period_seconds: 1,
+        timeout_seconds: 1200,
+        binary: args.binary.clone(),
+    })
+    .await?;
+    reproduce("shards", &shards.flags);
     let mut report = AllReport {
         command: args.command(&out),
         machine,
@@ -226,6 +243,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         admin_load,
         freshness: Some(freshness),
         fanout: Some(fanout),
+        shards: Some(shards),
         targets: Vec::new(),
     };
     report.targets = targets::evaluate(
@@ -241,6 +259,9 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     report
         .targets
         .extend(report.fanout.as_ref().map(fanout::targets).unwrap_or_default());
+    report
+        .targets
+        .extend(report.shards.as_ref().map(shards::targets).unwrap_or_default());
     section("targets");
     targets::print(&report.targets);
     write(&out, &report)?;

@@ -10,7 +10,8 @@
 //! over repeated runs are medians with min–max ([`stats`]). `scale` also runs the [`floor`]: only
 //! the operator's Kubernetes writes, the anchor of its headline ratio; `instructions` counts
 //! instructions per object under callgrind; `freshness` times a rotated value's way to its target
-//! per change-detection mode. `all` runs everything, checks the
+//! per change-detection mode; `shards` runs replicas × shards against one replica and kills one
+//! ([`shards`]). `all` runs everything, checks the
 //! [`targets`], draws [`plot`]s and renders the README tables ([`tables`]).
 
 pub mod admin_load;
@@ -37,6 +38,12 @@ pub mod rate_limit;
 pub mod report;
 pub mod scale;
 pub mod scale_run;
+pub mod shards;
+pub mod shards_print;
+pub mod shards_report;
+pub mod shards_run;
+pub mod shards_takeover;
+pub mod shards_world;
 pub mod stats;
 pub mod tables;
 pub mod targets;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     admin_load::AdminLoadReport, economy::EconomyReport, failover::FailoverReport, fairness::FairnessReport,
     fanout::FanoutReport, freshness::FreshnessReport, memory::MemoryReport, rate_limit, scale::ScaleReport,
-    targets::Target,
+    shards_report::ShardReport, targets::Target,
 };
 
 /// The machine a run measured.
@@ -65,6 +65,9 @@ pub struct AllReport {
     /// `bench fanout` (absent from reports older than issue 37).
     #[serde(default)]
     pub fanout: Option<FanoutReport>,
+    /// `bench shards` (absent from reports older than issue 39 point 6).
+    #[serde(default)]
+    pub shards: Option<ShardReport>,
     /// The targets and their verdicts.
     pub targets: Vec<Target>,
 }

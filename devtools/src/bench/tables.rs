@@ -4,7 +4,10 @@
 //!
 //! A table is a `#### title` line followed by a pipe table; nothing else in the text matters.
 
-use super::{rate_limit::Row as RateRow, report::AllReport, scale::opt, stats::Spread, work::WorkSpread};
+use super::{
+    rate_limit::Row as RateRow, report::AllReport, scale::opt, shards_report::ShardReport,
+    shards_takeover::TakeoverSample, stats::Spread, work::WorkSpread,
+};
 
 /// One titled table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,6 +45,7 @@ pub fn tables(report: &AllReport) -> Vec<Table> {
     all.push(fairness(report));
     all.push(admin_load(report));
     all.push(memory(report));
+    all.extend(report.shards.as_ref().map(shards).unwrap_or_default());
     all
 }
 
@@ -317,6 +321,51 @@ fn memory(report: &AllReport) -> Table {
         t.row(row);
     }
     t
+}
+
+/// The shard tables (issue 39 point 6), only when the report measured them: layouts, then
+/// the takeover after the SIGKILL of one replica, both median (min–max) over the runs.
+fn shards(report: &ShardReport) -> Vec<Table> {
+    let mut layouts = Table::new(
+        format!("Shards, {} objects", report.objects),
+        &[
+            "layout",
+            "all Ready (s)",
+            "largest replica peak RSS (MiB)",
+            "FerrVault requests",
+        ],
+    );
+    for r in &report.rows {
+        layouts.row(vec![
+            r.layout.label(),
+            r.ready_seconds.show(1),
+            r.max_replica_rss_mib.show(1),
+            r.ferrvault_requests.show(0),
+        ]);
+    }
+    let mut takeover = Table::new(
+        "Shard takeover after a SIGKILL",
+        &[
+            "shards held again (s)",
+            "bound (s)",
+            "objects of the moved shards",
+            "objects stored again",
+            "FerrVault requests",
+            "object writes",
+        ],
+    );
+    let take = |f: fn(&TakeoverSample) -> f64| report.takeover_spread(|s| s.takeover.as_ref().map(f));
+    takeover.row(vec![
+        report
+            .takeover_spread(|s| s.takeover.as_ref()?.held_again_seconds)
+            .show(2),
+        report.takeover_bound_seconds.to_string(),
+        take(|t| t.moved_objects as f64).show(0),
+        take(|t| t.relisted_objects as f64).show(0),
+        take(|t| t.ferrvault_requests as f64).show(0),
+        take(|t| t.object_writes as f64).show(0),
+    ]);
+    vec![layouts, takeover]
 }
 
 /// `tables` as Markdown.

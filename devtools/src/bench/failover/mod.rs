@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::time::Instant;
 
-mod lease;
+pub mod lease;
 
 use self::lease::{LEASE_NS, Replica, wait_for_leader, wait_for_renewal, wait_for_takeover};
 use super::{
