@@ -33,7 +33,7 @@ use crate::{
     queue_view::{QueueConfig, QueueStats},
     reconciler::SharedReconciler,
     restart_policy::{RestartDecision, RestartLog, RestartPolicy, exit_of},
-    seams::{Escalation, KeySink, WatchSource},
+    seams::{Escalation, KeySink, WatchSource, WatchStart},
     spawn::{RuntimeActor, Spawner},
     watch_state::WatchReporter,
     work_queue::{QueueArgs, QueueMsg, WorkQueue},
@@ -183,10 +183,10 @@ impl RuntimeActor for Controllers {
     ) -> Result<(), ActorProcessingErr> {
         // Queues first, so watchers' first keys have somewhere to go.
         for i in 0..state.args.controllers.len() {
-            state.start(&myself, Child::Queue(i)).await;
+            state.start(&myself, Child::Queue(i), WatchStart::Term).await;
         }
         for i in 0..state.args.watches.len() {
-            state.start(&myself, Child::Watch(i)).await;
+            state.start(&myself, Child::Watch(i), WatchStart::Term).await;
         }
         Ok(())
     }
@@ -198,7 +198,7 @@ impl RuntimeActor for Controllers {
         state: &mut ControllersState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            ControllersMsg::Restart(child) => state.start(&myself, child).await,
+            ControllersMsg::Restart(child) => state.start(&myself, child, WatchStart::Restart).await,
         }
         Ok(())
     }
@@ -266,14 +266,15 @@ impl ControllersState {
         }
     }
 
-    async fn start(&mut self, myself: &CountedRef<ControllersMsg>, child: Child) {
+    /// Starts `child`; a watcher as the term's first (`WatchStart::Term`) or a replacement.
+    async fn start(&mut self, myself: &CountedRef<ControllersMsg>, child: Child, start: WatchStart) {
         let name = self.name_of(child);
         let started = match child {
             Child::Queue(i) => self.start_queue(i).await,
             Child::Watch(i) => {
                 let sink: Arc<dyn KeySink> = self.args.router.clone();
                 self.args.watches[i]
-                    .spawn_linked(&self.spawner, sink, self.gate.clone())
+                    .spawn_linked(&self.spawner, sink, self.gate.clone(), start)
                     .await
             }
         };

@@ -22,7 +22,7 @@ use ractor::{ActorCell, ActorProcessingErr, SpawnErr};
 use crate::{
     directory::ActorKind,
     mailbox::CountedRef,
-    seams::{KeySink, WatchSource},
+    seams::{KeySink, WatchSource, WatchStart},
     spawn::{RuntimeActor, Spawner},
     watch_state::{WatchReporter, WatchState},
 };
@@ -112,6 +112,7 @@ impl WatchSource for KeyFeed {
         spawner: &Spawner,
         sink: Arc<dyn KeySink>,
         reporter: Arc<dyn WatchReporter>,
+        _: WatchStart,
     ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
         let args = FeedArgs {
             name: self.name.clone(),

@@ -195,7 +195,7 @@ pub use crate::{
     queue_view::{QueueStats, WorkerView},
     reconciler::{Outcome, ReconcileContext, Reconciler},
     runtime::{LeaderElection, QueueHandle, Runtime, RuntimeBuilder, RuntimeError},
-    seams::{KeySink, LeadershipHooks, LeadershipSource, LeaseStatus, Role, WatchSource},
+    seams::{KeySink, LeadershipHooks, LeadershipSource, LeaseStatus, Role, WatchSource, WatchStart},
     shard_rules::{
         FNV1A64_OFFSET_BASIS, FNV1A64_PRIME, Plan, ShardId, Shards, ShardsError, fnv1a64, plan, target,
     },

@@ -93,13 +93,28 @@ pub trait WatchSource: Send + Sync + 'static {
     /// A stable, human-readable name, e.g. `"FerrVaultSecret"` or `"Secret (metadata)"`.
     fn name(&self) -> &str;
     /// Spawn this watch's actor through `spawner` (which links and registers it), sending
-    /// mapped keys to `sink` and its connection state to `reporter`.
+    /// mapped keys to `sink` and its connection state to `reporter`. `Start::Term`: the first
+    /// actor of a controllers term, whose first list maps every object, even one the store
+    /// kept unchanged from an earlier term (its keys went with that term's queue).
     fn spawn_linked(
         &self,
         spawner: &Spawner,
         sink: Arc<dyn KeySink>,
         reporter: Arc<dyn WatchReporter>,
+        start: WatchStart,
     ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>>;
+}
+
+/// Why a watcher actor starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchStart {
+    /// A controllers term begins (leadership won, held shards changed): its queues are new
+    /// and empty, so the first list maps every object it lists.
+    Term,
+    /// The supervisor replaces a failed watcher within the term: the first list maps only what
+    /// changed since the store last saw it, so an object whose mapper panicked is not mapped
+    /// again.
+    Restart,
 }
 
 /// Spawns the leadership actor (implemented by

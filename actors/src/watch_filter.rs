@@ -7,7 +7,9 @@
 //!
 //! # Guarantees
 //! - A first sighting (no previous version) always matters: the first pass after a start
-//!   reconciles everything once.
+//!   reconciles everything once. So does the first list of each controllers term (the stream
+//!   passes no previous version then: `watcher/stream.rs`), since the keys of the term before
+//!   went with its queue.
 //! - An unchanged `resourceVersion` never matters (a re-list repeating what we have).
 //! - For kinds with `metadata.generation` (custom resources with a status subresource), a
 //!   write that changes neither the generation nor the labels, annotations, owner references,

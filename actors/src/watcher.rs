@@ -54,7 +54,7 @@ use crate::{
     directory::ActorKind,
     key::{Cause, ObjectKey},
     mailbox::CountedRef,
-    seams::{KeySink, WatchSource},
+    seams::{KeySink, WatchSource, WatchStart},
     spawn::{RuntimeActor, Spawner},
     watch_spec::{SpecShared, WatchSpec, Watched},
     watch_state::{WatchReporter, WatchState},
@@ -95,6 +95,8 @@ pub(crate) struct WatcherArgs<K: Watched> {
     sink: Arc<dyn KeySink>,
     /// Where states go.
     reporter: Arc<dyn WatchReporter>,
+    /// Whether a term begins (the first list maps everything) or the watcher is replaced.
+    start: WatchStart,
 }
 
 /// A spec becomes a watcher actor, registered under the spec's name.
@@ -108,11 +110,13 @@ impl<K: Watched> WatchSource for WatchSpec<K> {
         spawner: &Spawner,
         sink: Arc<dyn KeySink>,
         reporter: Arc<dyn WatchReporter>,
+        start: WatchStart,
     ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
         let args = WatcherArgs {
             spec: self.shared().clone(),
             sink,
             reporter,
+            start,
         };
         let (spawner, name) = (spawner.clone(), self.shared().name.clone());
         Box::pin(async move {
@@ -144,6 +148,8 @@ pub(crate) struct State<K: Watched> {
     sink: Arc<dyn KeySink>,
     /// Where states go.
     reporter: Arc<dyn WatchReporter>,
+    /// Why this incarnation started (handed to its stream task).
+    start: WatchStart,
     /// What we report.
     watch: WatchState,
     /// When to report.
@@ -178,6 +184,7 @@ impl<K: Watched> RuntimeActor for Watcher<K> {
             spec: args.spec,
             sink: args.sink,
             reporter: args.reporter,
+            start: args.start,
             watch,
             throttle: ReportThrottle::default(),
             stream: None,
@@ -191,7 +198,11 @@ impl<K: Watched> RuntimeActor for Watcher<K> {
         state: &mut State<K>,
     ) -> Result<(), ActorProcessingErr> {
         state.reporter.report(state.watch.clone());
-        let task = tokio::spawn(stream::run(state.spec.clone(), state.mailbox.clone()));
+        let task = tokio::spawn(stream::run(
+            state.spec.clone(),
+            state.mailbox.clone(),
+            state.start,
+        ));
         state.stream = Some(AbortOnDrop(task));
         Ok(())
     }

@@ -19,7 +19,7 @@ use crate::{
     key::{Cause, ObjectKey},
     mailbox::CountedRef,
     reconciler::Reconciler,
-    seams::{KeySink, LeadershipHooks},
+    seams::{KeySink, LeadershipHooks, WatchStart},
     spawn::{RuntimeActor, Spawned},
     watch_state::WatchState,
 };
@@ -105,6 +105,7 @@ impl WatchSource for FakeWatch {
         spawner: &Spawner,
         sink: Arc<dyn KeySink>,
         reporter: Arc<dyn WatchReporter>,
+        _: WatchStart,
     ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
         let (this, spawner) = (self.clone(), spawner.clone());
         Box::pin(async move {
@@ -159,6 +160,7 @@ impl WatchSource for Seed {
         spawner: &Spawner,
         sink: Arc<dyn KeySink>,
         reporter: Arc<dyn WatchReporter>,
+        _: WatchStart,
     ) -> BoxFuture<'static, Result<ActorCell, SpawnErr>> {
         let (spawner, keys) = (spawner.clone(), self.0.clone());
         Box::pin(async move {

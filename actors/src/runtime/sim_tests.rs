@@ -277,3 +277,41 @@ async fn a_watch_kept_to_its_shards_should_store_and_queue_only_their_namespaces
     running.shutdown().await.expect("graceful shutdown");
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_new_term_should_reconcile_every_stored_object_again_though_none_changed() {
+    let sim = KubeSim::start().await.expect("simulator");
+    namespace_with_config_maps(&sim, "terms", 5).await;
+    // The default filter: an object the store kept at the same resourceVersion does not matter.
+    let api: Api<ConfigMap> = Api::namespaced(sim.client(), "terms");
+    let (spec, _store) = WatchSpec::full("ConfigMaps", api, watcher::Config::default());
+    let spec = spec.map(|cm: &ConfigMap| {
+        vec![ObjectKey::namespaced(
+            "test",
+            cm.namespace().unwrap_or_default(),
+            cm.name_any(),
+        )]
+    });
+    let (rec, leadership) = (read_back(&sim), fixtures::FakeLeadership::default());
+    let (r, l) = (rec.clone(), leadership.clone());
+    let running = Running::start(|reg| {
+        fixtures::quick_builder(r, reg)
+            .watch(Box::new(spec))
+            .leader_election(LeaderElection::Enabled(Arc::new(l)))
+    });
+    eventually(HANG, "leadership spawned", || leadership.hooks_ready()).await;
+    leadership.lead().await;
+    eventually(HANG, "the first term reconciled every key", || rec.runs() == 5).await;
+    // Lost and won again: the new term's queue starts empty and its watcher's first list finds
+    // every object unchanged in the store; each must still be reconciled once (a refresh due
+    // later, or a key the old queue held, would otherwise wait for the object's next change).
+    leadership.lose().await;
+    leadership.lead().await;
+    eventually(HANG, "the second term reconciled every key again", || {
+        rec.runs() == 10
+            && (0..5).all(|i| rec.seen.lock().unwrap().get(&format!("k{i}")).map(Vec::len) == Some(2))
+    })
+    .await;
+    running.shutdown().await.expect("graceful shutdown");
+    sim.shutdown().await;
+}

@@ -15,6 +15,7 @@ use kube::runtime::{
 
 use crate::{
     key::{Cause, ObjectKey},
+    seams::WatchStart,
     watch_spec::{SpecShared, Watched},
     watch_store::{Applied, WatchStoreWriter},
 };
@@ -59,9 +60,11 @@ impl<F: Forward> Drop for EndGuard<F> {
     }
 }
 
-/// The stream task: owns the watch stream and the store writer, forwards every item.
-pub(super) async fn run<K: Watched, F: Forward>(spec: Arc<SpecShared<K>>, forward: F) {
+/// The stream task: owns the watch stream and the store writer, forwards every item. Started
+/// for a new term, its first list judges every object as a first sighting.
+pub(super) async fn run<K: Watched, F: Forward>(spec: Arc<SpecShared<K>>, forward: F, start: WatchStart) {
     let forward = EndGuard(forward);
+    let mut first_list_of_term = start == WatchStart::Term;
     let mut writer = spec.writer.clone().lock_owned().await;
     let trim = spec.trim;
     let mut stream = std::pin::pin!(
@@ -75,7 +78,13 @@ pub(super) async fn run<K: Watched, F: Forward>(spec: Arc<SpecShared<K>>, forwar
     while let Some(item) = stream.next().await {
         let item = match item {
             Ok(event) if !spec.keeps(&event) => continue,
-            Ok(event) => observe(&spec, &mut writer, event),
+            Ok(event) => {
+                let item = observe(&spec, &mut writer, event, first_list_of_term);
+                if matches!(item, StreamItem::Listed { .. }) {
+                    first_list_of_term = false;
+                }
+                item
+            }
             Err(error) => StreamItem::Failed(describe(&error)),
         };
         if !forward.0.item(item) {
@@ -106,10 +115,14 @@ fn drop_bookkeeping<K: kube::Resource>(object: &mut K) {
 /// matters to keys, route after route. Mapping comes after storing: should a mapper panic on an
 /// object, the store already holds it, so the next incarnation's re-list finds it unchanged and
 /// does not map it again.
+///
+/// `first_list_of_term`: a listed object is judged as never seen, whatever the store kept from
+/// an earlier term, whose queue (and the keys it held) is gone.
 fn observe<K: Watched>(
     spec: &SpecShared<K>,
     writer: &mut WatchStoreWriter<K>,
     event: Event<K>,
+    first_list_of_term: bool,
 ) -> StreamItem {
     match writer.apply(event) {
         Applied::Relisting => StreamItem::Relisting,
@@ -123,21 +136,24 @@ fn observe<K: Watched>(
             object,
             previous,
             listed,
-        } => StreamItem::Object {
-            keys: spec
-                .routes
-                .iter()
-                .filter(|route| (route.matters)(previous.as_deref(), &object))
-                .flat_map(|route| {
-                    let cause = if listed && !(route.unsettled)(&object) {
-                        Cause::Listed
-                    } else {
-                        Cause::Event
-                    };
-                    (route.mapper)(&object).into_iter().map(move |key| (key, cause))
-                })
-                .collect(),
-        },
+        } => {
+            let previous = previous.filter(|_| !(listed && first_list_of_term));
+            StreamItem::Object {
+                keys: spec
+                    .routes
+                    .iter()
+                    .filter(|route| (route.matters)(previous.as_deref(), &object))
+                    .flat_map(|route| {
+                        let cause = if listed && !(route.unsettled)(&object) {
+                            Cause::Listed
+                        } else {
+                            Cause::Event
+                        };
+                        (route.mapper)(&object).into_iter().map(move |key| (key, cause))
+                    })
+                    .collect(),
+            }
+        }
         Applied::Deleted(object) => StreamItem::Object {
             keys: spec
                 .routes

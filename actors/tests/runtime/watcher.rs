@@ -14,7 +14,7 @@ use crate::common::{
     ChildEvent, RecordingReporter, RecordingSink, eventually, init_tracing, recording_supervisor,
 };
 use controller_actors::{
-    Cause, KeySink, ObjectKey, Route, Spawner, WatchReporter, WatchSource, WatchSpec, WatchStore,
+    Cause, KeySink, ObjectKey, Route, Spawner, WatchReporter, WatchSource, WatchSpec, WatchStart, WatchStore,
 };
 use ferrvault_sim::kube::KubeSim;
 use k8s_openapi::{
@@ -54,6 +54,7 @@ impl Running {
                 &Spawner::standalone(supervisor.get_cell()),
                 sink.clone() as Arc<dyn KeySink>,
                 reporter.clone() as Arc<dyn WatchReporter>,
+                WatchStart::Term,
             )
             .await
             .expect("spawn watcher");
@@ -511,6 +512,7 @@ async fn mapper_panic_should_fail_the_watcher_and_a_restart_should_resume_with_t
             &Spawner::standalone(w.supervisor.get_cell()),
             w.sink.clone(),
             w.reporter.clone(),
+            WatchStart::Restart,
         )
         .await
         .expect("respawn watcher");
