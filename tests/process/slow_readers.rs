@@ -50,9 +50,11 @@ const READER_WINDOW: usize = 4096;
 /// How much a reader takes at a time, and how often: 30 KiB/s, over 25 s for the whole body.
 const TRICKLE: (usize, Duration) = (1536, Duration::from_millis(50));
 /// Beyond the write timeout, the time a cut reader may take to drain what the kernel buffered
-/// and see the end (100 to 200 KB at [`TRICKLE`]'s pace, plus scheduling on a loaded machine);
-/// a reader not cut would still be reading then, with a fifth of the body to go.
-const CUT_SLACK: Duration = Duration::from_secs(10);
+/// and see the end. What the kernel buffers depends on its send-buffer autotuning: in quiet CI
+/// runs some readers were still draining 20 s after their head, at 543 KB. So the verdict is
+/// the byte count, not the clock: a reader not cut takes the whole body (over 25 s at
+/// [`TRICKLE`]'s pace, [`MIN_BODY`]), well within this slack; a cut one ends short of it.
+const CUT_SLACK: Duration = Duration::from_secs(30);
 
 /// A namespace name of the longest length Kubernetes allows (63).
 fn long_namespace() -> String {
