@@ -30,6 +30,7 @@ use warp::{Filter, Reply, filters::BoxedFilter, http::StatusCode};
 use super::{
     config::{Redacted, RetryAfterFormat, Unserved},
     faults::{Endpoint, FaultSpec},
+    first_match::first_match,
     rate_limit::RateLimit,
     state::SimState,
     wire::decode_segment,
@@ -173,34 +174,24 @@ pub fn routes(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
             with_endpoint(&name, |endpoint| s.set_unserved(endpoint, None))
         });
 
-    stats
-        .or(reset_stats)
-        .unify()
-        .or(list_faults)
-        .unify()
-        .or(set_fault)
-        .unify()
-        .or(clear_fault)
-        .unify()
-        .or(clear_faults)
-        .unify()
-        .or(set_token_limit)
-        .unify()
-        .or(set_default_limit)
-        .unify()
-        .or(settings)
-        .unify()
-        .or(expire)
-        .unify()
-        .or(put_secret)
-        .unify()
-        .or(delete_secret)
-        .unify()
-        .or(unserve)
-        .unify()
-        .or(serve)
-        .unify()
-        .boxed()
+    first_match(
+        stats.boxed(),
+        [
+            reset_stats.boxed(),
+            list_faults.boxed(),
+            set_fault.boxed(),
+            clear_fault.boxed(),
+            clear_faults.boxed(),
+            set_token_limit.boxed(),
+            set_default_limit.boxed(),
+            settings.boxed(),
+            expire.boxed(),
+            put_secret.boxed(),
+            delete_secret.boxed(),
+            unserve.boxed(),
+            serve.boxed(),
+        ],
+    )
 }
 
 fn no_content() -> warp::reply::Response {

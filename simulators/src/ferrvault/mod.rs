@@ -45,6 +45,7 @@ mod endpoints;
 mod error;
 mod extract;
 pub mod faults;
+mod first_match;
 mod handlers;
 mod identity;
 mod operator_reads;

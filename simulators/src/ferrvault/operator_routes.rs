@@ -9,6 +9,7 @@ use warp::{Filter, filters::BoxedFilter};
 
 use super::{
     extract::{bearer, small_body},
+    first_match::first_match,
     handlers::Call,
     wire::decode_segment,
 };
@@ -70,16 +71,14 @@ fn endpoints() -> BoxedFilter<(Call,)> {
                 vault: query.remove("vault"),
             },
         );
-    reveal
-        .or(list)
-        .unify()
-        .or(me)
-        .unify()
-        .or(create)
-        .unify()
-        .or(update)
-        .unify()
-        .or(delete)
-        .unify()
-        .boxed()
+    first_match(
+        reveal.boxed(),
+        [
+            list.boxed(),
+            me.boxed(),
+            create.boxed(),
+            update.boxed(),
+            delete.boxed(),
+        ],
+    )
 }

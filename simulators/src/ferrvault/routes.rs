@@ -9,6 +9,7 @@ use warp::{Filter, Rejection, Reply, filters::BoxedFilter, http::StatusCode};
 use super::{
     admin,
     extract::{BodyTooLarge, bearer, small_body},
+    first_match::first_match,
     handlers::{Call, handle},
     operator_routes,
     state::SimState,
@@ -70,15 +71,16 @@ fn api(state: Arc<SimState>) -> BoxedFilter<(warp::reply::Response,)> {
         .map(|body: Bytes| Call::OidcExchange {
             request: serde_json::from_slice(&body).ok(),
         });
-    healthz
-        .or(operator_routes::all())
-        .unify()
-        .or(cloud_reveal)
-        .unify()
-        .or(oidc_exchange)
-        .unify()
-        .then(move |call| handle(Arc::clone(&state), call))
-        .boxed()
+    first_match(
+        healthz.boxed(),
+        [
+            operator_routes::all(),
+            cloud_reveal.boxed(),
+            oidc_exchange.boxed(),
+        ],
+    )
+    .then(move |call| handle(Arc::clone(&state), call))
+    .boxed()
 }
 
 /// Splits the (already query-decoded) comma-joined `names` value.
