@@ -9,8 +9,9 @@ use std::{path::PathBuf, time::Duration};
 
 use controller_actors::Shards;
 use ferrvault_dev::bench::{
+    lease_timings::LeaseTimings,
     shards_run,
-    shards_world::{self, Layout, LeaseTimings, Plan},
+    shards_world::{self, Layout, Plan},
     work::BUDGETED_ENDPOINTS,
 };
 use ferrvault_testkit::bench_world::World;
@@ -36,11 +37,7 @@ async fn bench_shards_should_report_the_simulators_counts_and_every_killed_shard
         objects: OBJECTS,
         namespaces: NAMESPACES,
         concurrency: 4,
-        lease: LeaseTimings {
-            duration: 5,
-            renew_deadline: 3,
-            retry_period: 1,
-        },
+        lease: LeaseTimings::DEFAULT,
         timeout: Duration::from_secs(120),
     };
     let world = World::start().await.expect("simulators start");

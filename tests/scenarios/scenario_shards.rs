@@ -43,18 +43,13 @@ const SLACK: Duration = Duration::from_secs(1);
 async fn three_replicas_should_split_six_shards_and_take_over_a_killed_ones_without_writing_twice() {
     let started = Instant::now();
     let cluster = Cluster::start(ferrvault_config(unlimited(), false)).await;
-    let namespaces: Vec<String> = (0..NAMESPACES).map(|i| format!("team-{i:02}")).collect();
+    let namespaces = team_namespaces(NAMESPACES);
     for namespace in &namespaces {
         tenant_namespace(&cluster, namespace).await;
     }
-    let shards = format!("--shards={SHARDS}");
-    let flags: Vec<&str> = LEADER_ELECT.iter().copied().chain([shards.as_str()]).collect();
-    let mut operators: Vec<OperatorProcess> = (0..3)
-        .map(|i| OperatorProcess::launch(&cluster, "shards", &format!("operator-{i}"), &flags))
-        .collect();
     // The objects come once the shards are balanced: a replica starting first holds every
     // shard until the others' member Leases appear, and would write other replicas' objects.
-    let owners = wait_for_split(&mut operators, &[0, 1, 2], 2).await;
+    let (mut operators, owners) = launch_sharded(&cluster, "shards", &[]).await;
     for (i, operator) in operators.iter().enumerate() {
         let held: Vec<u16> = owners.iter().filter(|(_, o)| **o == i).map(|(s, _)| *s).collect();
         assert_shows_its_shards(operator, &held).await;
@@ -363,6 +358,32 @@ pub(crate) async fn wait_ready<K: kube::Resource<DynamicType = ()>>(
         },
     )
     .await;
+}
+
+/// `count` namespace names, `team-00` onwards.
+pub(crate) fn team_namespaces(count: usize) -> Vec<String> {
+    (0..count).map(|i| format!("team-{i:02}")).collect()
+}
+
+/// Three replicas of run `run` with `--shards=`[`SHARDS`] and `extra` flags, returned once they
+/// hold two shards each, with each shard's holder (index into the replicas).
+pub(crate) async fn launch_sharded(
+    cluster: &Cluster,
+    run: &str,
+    extra: &[&str],
+) -> (Vec<OperatorProcess>, BTreeMap<u16, usize>) {
+    let shards = format!("--shards={SHARDS}");
+    let flags: Vec<&str> = LEADER_ELECT
+        .iter()
+        .copied()
+        .chain([shards.as_str()])
+        .chain(extra.iter().copied())
+        .collect();
+    let mut operators: Vec<OperatorProcess> = (0..3)
+        .map(|i| OperatorProcess::launch(cluster, run, &format!("operator-{i}"), &flags))
+        .collect();
+    let owners = wait_for_split(&mut operators, &[0, 1, 2], 2).await;
+    (operators, owners)
 }
 
 /// Polls until the replicas `live` each hold `each` shards, every shard held once (read from

@@ -18,14 +18,13 @@ use serde_json::json;
 
 use crate::{
     scenario_shards::{
-        SHARDS, cluster_connections, create_namespace, sum_all, target_writes, wait_for_split, wait_ready,
-        wait_sum, writers_by_namespace,
+        SHARDS, cluster_connections, create_namespace, launch_sharded, sum_all, target_writes,
+        team_namespaces, wait_for_split, wait_ready, wait_sum, writers_by_namespace,
     },
     scenario_support::{
         cluster::Cluster,
         finish,
         fixtures::{API_KEY, DB_URL, NS, ORG_TOKEN, secret_spec},
-        operator::{LEADER_ELECT, OperatorProcess},
         poll_until,
     },
 };
@@ -48,27 +47,18 @@ const CONFIGURED_RATE: &str = "ferrvault_client_limiter_configured_rate";
 async fn three_replicas_should_spend_a_cluster_connections_budget_together_never_above_it() {
     let started = Instant::now();
     let cluster = Cluster::start(budgeted_ferrvault()).await;
-    let namespaces: Vec<String> = (0..NAMESPACES).map(|i| format!("team-{i:02}")).collect();
+    let namespaces = team_namespaces(NAMESPACES);
     for namespace in &namespaces {
         create_namespace(&cluster, namespace).await;
     }
-    let (shards, rate, burst) = (
-        format!("--shards={SHARDS}"),
-        format!("--ferrvault-rate={RATE}"),
-        format!("--ferrvault-burst={BURST}"),
-    );
-    let flags: Vec<&str> = LEADER_ELECT
-        .iter()
-        .copied()
-        .chain([shards.as_str(), rate.as_str(), burst.as_str()])
-        .collect();
     // The platform's connection exists before the replicas start, as a platform's setup does:
     // each replica's Secret metadata store then holds its token whichever shards it holds.
     platform_connection(&cluster).await;
-    let mut operators: Vec<OperatorProcess> = (0..3)
-        .map(|i| OperatorProcess::launch(&cluster, "shards-budget", &format!("operator-{i}"), &flags))
-        .collect();
-    let owners = wait_for_split(&mut operators, &[0, 1, 2], 2).await;
+    let (rate, burst) = (
+        format!("--ferrvault-rate={RATE}"),
+        format!("--ferrvault-burst={BURST}"),
+    );
+    let (mut operators, owners) = launch_sharded(&cluster, "shards-budget", &[&rate, &burst]).await;
     let expected_share = format!("1/{SHARDS} of {RATE} requests/s per shard");
     poll_until(
         "the cluster connection's status shows the split",

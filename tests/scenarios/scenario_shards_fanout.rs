@@ -24,15 +24,15 @@ use serde_json::{Value, json};
 
 use crate::{
     scenario_shards::{
-        SHARDS, create_namespace, platform_connection, sum_all, target_writes, wait_for_split,
-        writers_by_namespace,
+        SHARDS, create_namespace, launch_sharded, platform_connection, sum_all, target_writes,
+        team_namespaces, wait_for_split, writers_by_namespace,
     },
     scenario_support::{
         audit::{is_object_write, time_of},
         cluster::{Cluster, VAULT, ferrvault_config, unlimited},
         finish,
         fixtures::{API_KEY, DB_URL},
-        operator::{LEADER_ELECT, OperatorProcess},
+        operator::OperatorProcess,
         poll_until,
     },
 };
@@ -50,17 +50,12 @@ const WITHIN: Duration = Duration::from_secs(30);
 async fn three_replicas_should_fan_a_cluster_secret_out_each_writing_its_own_shards_copies() {
     let started = Instant::now();
     let cluster = Cluster::start(ferrvault_config(unlimited(), false)).await;
-    let namespaces: Vec<String> = (0..NAMESPACES).map(|i| format!("team-{i:02}")).collect();
+    let namespaces = team_namespaces(NAMESPACES);
     for namespace in &namespaces {
         create_namespace(&cluster, namespace).await;
     }
     platform_connection(&cluster).await;
-    let shards = format!("--shards={SHARDS}");
-    let flags: Vec<&str> = LEADER_ELECT.iter().copied().chain([shards.as_str()]).collect();
-    let mut operators: Vec<OperatorProcess> = (0..3)
-        .map(|i| OperatorProcess::launch(&cluster, "shards-fanout", &format!("operator-{i}"), &flags))
-        .collect();
-    let owners = wait_for_split(&mut operators, &[0, 1, 2], 2).await;
+    let (mut operators, owners) = launch_sharded(&cluster, "shards-fanout", &[]).await;
     create_cluster_secret(&cluster, &namespaces).await;
     wait_status(&cluster, "every copy provisioned, Ready/Synced", |s| {
         s["selected"] == NAMESPACES && s["provisioned"] == NAMESPACES && ready(s) == ("True", "Synced")
@@ -204,24 +199,12 @@ async fn three_replicas_should_fan_a_cluster_secret_out_each_writing_its_own_sha
 async fn a_status_writer_holding_no_selected_namespace_should_still_record_the_content_hash() {
     let started = Instant::now();
     let cluster = Cluster::start(ferrvault_config(unlimited(), false)).await;
-    let namespaces: Vec<String> = (0..NAMESPACES).map(|i| format!("team-{i:02}")).collect();
+    let namespaces = team_namespaces(NAMESPACES);
     for namespace in &namespaces {
         create_namespace(&cluster, namespace).await;
     }
     platform_connection(&cluster).await;
-    let shards = format!("--shards={SHARDS}");
-    let flags: Vec<&str> = LEADER_ELECT.iter().copied().chain([shards.as_str()]).collect();
-    let mut operators: Vec<OperatorProcess> = (0..3)
-        .map(|i| {
-            OperatorProcess::launch(
-                &cluster,
-                "shards-fanout-elsewhere",
-                &format!("operator-{i}"),
-                &flags,
-            )
-        })
-        .collect();
-    let owners = wait_for_split(&mut operators, &[0, 1, 2], 2).await;
+    let (mut operators, owners) = launch_sharded(&cluster, "shards-fanout-elsewhere", &[]).await;
     // Only the namespaces the other two replicas hold: the status writer has no copy to write,
     // yet the others compare theirs with the content hash it records.
     let of = Shards::new(u32::from(SHARDS)).expect("a valid count");

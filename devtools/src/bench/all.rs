@@ -15,6 +15,7 @@ use super::{
     fairness::{self, FairnessArgs},
     fanout::{self, FanoutArgs},
     freshness::{self, FreshnessArgs},
+    lease_timings::LeaseTimings,
     memory::{self, MemoryArgs, UnrelatedLoad},
     plot::line_chart,
     rate_limit::{self, Group, RateLimitArgs},
@@ -191,9 +192,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
         replicas: args.replicas,
         kills: args.kills,
         terms: args.terms,
-        lease_duration_seconds: 5,
-        renew_deadline_seconds: 3,
-        retry_period_seconds: 1,
+        lease: LeaseTimings::DEFAULT,
         timeout_seconds: 60,
         binary: args.binary.clone(),
     })
@@ -223,9 +222,7 @@ pub async fn run(args: &AllArgs) -> Result<AllReport, String> {
     let shards = shards::run(&ShardArgs {
         shape: args.shards.clone(),
         concurrency: args.scale.concurrency,
-        lease_duration_seconds: 5,
-        renew_deadline_seconds: 3,
-        retry_period_seconds: 1,
+        lease: LeaseTimings::DEFAULT,
         timeout_seconds: 1200,
         binary: args.binary.clone(),
     })

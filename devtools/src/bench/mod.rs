@@ -30,6 +30,7 @@ pub mod freshness;
 pub mod freshness_run;
 pub mod instructions;
 pub mod kube_sim;
+pub mod lease_timings;
 pub mod memory;
 pub mod metrics_text;
 pub mod plain_controller;

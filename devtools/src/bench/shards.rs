@@ -18,10 +18,10 @@ use std::{path::PathBuf, time::Duration};
 
 use super::{
     child,
-    failover::KILL_SLACK_SECONDS,
+    lease_timings::LeaseTimings,
     shards_report::{ShardReport, row},
     shards_run::{self, ShardSample},
-    shards_world::{Layout, LeaseTimings, Plan},
+    shards_world::{Layout, Plan},
     stats::{Spread, turn_order},
     targets::Target,
 };
@@ -69,15 +69,9 @@ pub struct ShardArgs {
     /// `--max-concurrent-reconciles` of every replica.
     #[arg(long, default_value_t = 16)]
     pub concurrency: usize,
-    /// `--leader-elect-lease-duration`, whole seconds.
-    #[arg(long, default_value_t = 5)]
-    pub lease_duration_seconds: u64,
-    /// `--leader-elect-renew-deadline`, whole seconds.
-    #[arg(long, default_value_t = 3)]
-    pub renew_deadline_seconds: u64,
-    /// `--leader-elect-retry-period`, whole seconds.
-    #[arg(long, default_value_t = 1)]
-    pub retry_period_seconds: u64,
+    /// The replicas' leader-election timings.
+    #[command(flatten)]
+    pub lease: LeaseTimings,
     /// Give up on a phase after this many seconds.
     #[arg(long, default_value_t = 1200)]
     pub timeout_seconds: u64,
@@ -90,12 +84,10 @@ impl ShardArgs {
     /// The flags that reproduce this run.
     pub fn flags(&self) -> String {
         format!(
-            "{} --concurrency {} --lease-duration-seconds {} --renew-deadline-seconds {} --retry-period-seconds {} --timeout-seconds {}",
+            "{} --concurrency {} {} --timeout-seconds {}",
             self.shape.flags(),
             self.concurrency,
-            self.lease_duration_seconds,
-            self.renew_deadline_seconds,
-            self.retry_period_seconds,
+            self.lease.flags(),
             self.timeout_seconds
         )
     }
@@ -106,18 +98,9 @@ impl ShardArgs {
             objects: self.shape.objects,
             namespaces: self.shape.namespaces,
             concurrency: self.concurrency,
-            lease: LeaseTimings {
-                duration: self.lease_duration_seconds,
-                renew_deadline: self.renew_deadline_seconds,
-                retry_period: self.retry_period_seconds,
-            },
+            lease: self.lease,
             timeout: Duration::from_secs(self.timeout_seconds),
         }
-    }
-
-    /// The takeover target: lease duration + retry period + [`KILL_SLACK_SECONDS`].
-    pub fn takeover_bound_seconds(&self) -> f64 {
-        (self.lease_duration_seconds + self.retry_period_seconds) as f64 + KILL_SLACK_SECONDS
     }
 }
 
@@ -170,7 +153,7 @@ pub async fn run(args: &ShardArgs) -> Result<ShardReport, String> {
     let report = ShardReport {
         flags: args.flags(),
         objects: plan.objects,
-        takeover_bound_seconds: args.takeover_bound_seconds(),
+        takeover_bound_seconds: args.lease.takeover_bound_seconds(),
         rows,
     };
     super::shards_print::print(&report);

@@ -23,9 +23,10 @@ use tokio::time::Instant;
 use super::{
     driver::{Driver, LaunchOptions},
     failover::lease::{LEASE_NS, Replica},
+    lease_timings::LeaseTimings,
     scale_run::STOP_GRACE,
     shards_takeover::{self, TakeoverSample},
-    shards_world::{Layout, LeaseTimings, Plan, budgeted, spread, wait_until_quiet},
+    shards_world::{Layout, Plan, budgeted, spread, wait_until_quiet},
     watchers::{Counter, is_ready},
 };
 use ferrvault_operator::api::{FerrVaultConnection, FerrVaultSecret};
@@ -106,15 +107,14 @@ impl Drop for Kubeconfigs {
 }
 
 fn operator_flags(layout: Layout, lease: LeaseTimings) -> Vec<String> {
-    vec![
+    let mut flags = vec![
         "--leader-elect".into(),
         format!("--leader-elect-namespace={LEASE_NS}"),
-        format!("--leader-elect-lease-duration={}s", lease.duration),
-        format!("--leader-elect-renew-deadline={}s", lease.renew_deadline),
-        format!("--leader-elect-retry-period={}s", lease.retry_period),
-        format!("--shards={}", layout.shards),
-        "--shutdown-grace-period=10s".into(),
-    ]
+    ];
+    flags.extend(lease.operator_flags());
+    flags.push(format!("--shards={}", layout.shards));
+    flags.push("--shutdown-grace-period=10s".into());
+    flags
 }
 
 /// Runs `layout` once against `world` (its namespaces created with [`populate`]): launches the

@@ -8,7 +8,10 @@ use std::{collections::BTreeMap, time::Duration};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use super::work::{BUDGETED_ENDPOINTS, WRITE_VERBS};
+use super::{
+    lease_timings::LeaseTimings,
+    work::{BUDGETED_ENDPOINTS, WRITE_VERBS},
+};
 use controller_actors::Shards;
 use ferrvault_testkit::bench_world::World;
 
@@ -37,17 +40,6 @@ impl Layout {
     pub fn share(self) -> f64 {
         usize::from(self.shards).div_ceil(self.replicas.max(1)) as f64 / f64::from(self.shards.max(1))
     }
-}
-
-/// The leader-election timings every replica gets, whole seconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LeaseTimings {
-    /// `--leader-elect-lease-duration`.
-    pub duration: u64,
-    /// `--leader-elect-renew-deadline`.
-    pub renew_deadline: u64,
-    /// `--leader-elect-retry-period`.
-    pub retry_period: u64,
 }
 
 /// How one run is taken.
@@ -131,11 +123,7 @@ mod tests {
             objects: 1003,
             namespaces: 10,
             concurrency: 16,
-            lease: LeaseTimings {
-                duration: 5,
-                renew_deadline: 3,
-                retry_period: 1,
-            },
+            lease: LeaseTimings::DEFAULT,
             timeout: Duration::from_secs(1),
         };
         let spread = spread(plan.objects, plan.namespaces);

@@ -29,6 +29,7 @@ use self::lease::{LEASE_NS, Replica, wait_for_leader, wait_for_renewal, wait_for
 use super::{
     child,
     driver::{Driver, LaunchOptions},
+    lease_timings::LeaseTimings,
     stats::percentile,
     watchers::{ReadyCounter, SecretArrivals},
 };
@@ -39,8 +40,6 @@ use ferrvault_testkit::bench_world::{NS, VAULT_KEYS, World, secret_name};
 const OBJECTS: usize = 20;
 /// Name prefix of those objects; the first one is changed every round.
 const PREFIX: &str = "failover";
-/// Slack over lease duration + retry period in the SIGKILL target.
-pub const KILL_SLACK_SECONDS: f64 = 0.5;
 
 /// Flags of `bench failover`.
 #[derive(Clone, Debug, clap::Args)]
@@ -54,15 +53,9 @@ pub struct FailoverArgs {
     /// SIGTERM rounds.
     #[arg(long, default_value_t = 10)]
     pub terms: usize,
-    /// `--leader-elect-lease-duration` of every replica, whole seconds.
-    #[arg(long, default_value_t = 5)]
-    pub lease_duration_seconds: u64,
-    /// `--leader-elect-renew-deadline`, whole seconds.
-    #[arg(long, default_value_t = 3)]
-    pub renew_deadline_seconds: u64,
-    /// `--leader-elect-retry-period`, whole seconds.
-    #[arg(long, default_value_t = 1)]
-    pub retry_period_seconds: u64,
+    /// The replicas' leader-election timings.
+    #[command(flatten)]
+    pub lease: LeaseTimings,
     /// Give up on one takeover (or sync) after this many seconds.
     #[arg(long, default_value_t = 60)]
     pub timeout_seconds: u64,
@@ -75,30 +68,22 @@ impl FailoverArgs {
     /// The flags that reproduce this run.
     pub fn flags(&self) -> String {
         format!(
-            "--replicas {} --kills {} --terms {} --lease-duration-seconds {} --renew-deadline-seconds {} --retry-period-seconds {}",
+            "--replicas {} --kills {} --terms {} {}",
             self.replicas,
             self.kills,
             self.terms,
-            self.lease_duration_seconds,
-            self.renew_deadline_seconds,
-            self.retry_period_seconds
+            self.lease.flags()
         )
     }
 
-    /// The SIGKILL target: lease duration + retry period + [`KILL_SLACK_SECONDS`].
-    pub fn kill_bound_seconds(&self) -> f64 {
-        (self.lease_duration_seconds + self.retry_period_seconds) as f64 + KILL_SLACK_SECONDS
-    }
-
     fn operator_flags(&self) -> Vec<String> {
-        vec![
+        let mut flags = vec![
             "--leader-elect".into(),
             format!("--leader-elect-namespace={LEASE_NS}"),
-            format!("--leader-elect-lease-duration={}s", self.lease_duration_seconds),
-            format!("--leader-elect-renew-deadline={}s", self.renew_deadline_seconds),
-            format!("--leader-elect-retry-period={}s", self.retry_period_seconds),
-            "--shutdown-grace-period=10s".into(),
-        ]
+        ];
+        flags.extend(self.lease.operator_flags());
+        flags.push("--shutdown-grace-period=10s".into());
+        flags
     }
 }
 
@@ -216,7 +201,7 @@ pub async fn run(args: &FailoverArgs) -> Result<FailoverReport, String> {
         return Err(format!("only {} of {OBJECTS} objects Ready", ready.ready()));
     }
     let changed = secret_name(PREFIX, 0);
-    let retry = Duration::from_secs(args.retry_period_seconds);
+    let retry = Duration::from_secs(args.lease.retry_period);
     let mut rounds = Vec::new();
     for (i, signal) in schedule(args.kills, args.terms).into_iter().enumerate() {
         let (leader, holder) = wait_for_leader(&leases, &replicas, timeout).await?;
@@ -262,7 +247,7 @@ pub async fn run(args: &FailoverArgs) -> Result<FailoverReport, String> {
     }
     let report = FailoverReport {
         flags: args.flags(),
-        kill_bound_seconds: args.kill_bound_seconds(),
+        kill_bound_seconds: args.lease.takeover_bound_seconds(),
         timeout_seconds: args.timeout_seconds,
         kill: summarize(&rounds, Signal::Kill),
         term: summarize(&rounds, Signal::Term),
@@ -366,13 +351,11 @@ mod tests {
             replicas: 3,
             kills: 20,
             terms: 10,
-            lease_duration_seconds: 5,
-            renew_deadline_seconds: 3,
-            retry_period_seconds: 1,
+            lease: LeaseTimings::DEFAULT,
             timeout_seconds: 60,
             binary: None,
         };
-        assert_eq!(args.kill_bound_seconds(), 6.5);
+        assert_eq!(args.lease.takeover_bound_seconds(), 6.5);
         assert!(args.flags().contains("--kills 20 --terms 10"));
     }
 }
