@@ -6,7 +6,7 @@ use std::{
     collections::VecDeque,
     io::{BufRead, BufReader},
     path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
+    process::{Child, Command, ExitStatus, Stdio},
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -140,6 +140,11 @@ impl Spawned {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// How the process ended, or `None` while it runs.
+    pub fn exit_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
     }
 
     /// Memory and CPU so far; `None` once the process has exited.

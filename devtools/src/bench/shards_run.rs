@@ -117,6 +117,39 @@ fn operator_flags(layout: Layout, lease: LeaseTimings) -> Vec<String> {
     flags
 }
 
+/// Waits up to the plan's timeout for every object Ready, checking each second that every
+/// replica still runs: the objects of a replica that exited would never be Ready, and the run
+/// would wait out its timeout for them.
+///
+/// # Errors
+/// A replica exited; the message holds its last lines.
+async fn wait_all_ready(ready: &mut Counter, replicas: &mut [Replica], plan: &Plan) -> Result<bool, String> {
+    let deadline = Instant::now() + plan.timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if ready
+            .wait_for(plan.objects, left.min(Duration::from_secs(1)))
+            .await
+        {
+            return Ok(true);
+        }
+        for replica in replicas.iter_mut() {
+            if let Some(status) = replica.process.process.exit_status() {
+                return Err(format!(
+                    "{} exited ({status}) with {} of {} objects Ready; its last lines:\n{}",
+                    replica.name,
+                    ready.count(),
+                    plan.objects,
+                    replica.process.process.tail()
+                ));
+            }
+        }
+        if left.is_zero() {
+            return Ok(false);
+        }
+    }
+}
+
 /// Runs `layout` once against `world` (its namespaces created with [`populate`]): launches the
 /// replicas, waits until every shard is held and balanced and (up to a minute) every connection
 /// probed Ready (otherwise a FerrVaultSecret reconciled before its connection's first probe
@@ -191,7 +224,7 @@ pub async fn measure(
     }
     let started = Instant::now();
     create_objects(world, plan).await?;
-    let all = ready.wait_for(plan.objects, plan.timeout).await;
+    let all = wait_all_ready(&mut ready, &mut replicas, plan).await?;
     let ready_seconds = all.then(|| started.elapsed().as_secs_f64());
     if !all {
         for replica in &replicas {
