@@ -8,6 +8,10 @@
 //! objects without cloning them, and tells at the end of a re-list which stored objects the list
 //! no longer had, without a set of the listed keys beside the two tables.
 //!
+//! Objects are kept per namespace, so the watches' routes, which ask for the objects of one
+//! namespace on each event, cost that namespace's objects and not the cluster's: a tenant's
+//! many objects in its own namespace do not slow the routes of every other namespace.
+//!
 //! # Guarantees
 //! - A (re-)list replaces the contents at once when it completes; until then readers see the
 //!   previous contents (as with kube-runtime's store).
@@ -15,6 +19,7 @@
 //!   fails once the writer is gone without one.
 
 use std::{
+    collections::HashMap,
     hash::{BuildHasher, RandomState},
     sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard},
 };
@@ -74,12 +79,22 @@ impl<K: Resource> WatchStore<K> {
 
     /// Every stored object, in no particular order.
     pub fn state(&self) -> Vec<Arc<K>> {
-        self.read().table.iter().cloned().collect()
+        self.read().iter().cloned().collect()
+    }
+
+    /// The stored objects of `namespace` (`""`: those of a cluster-scoped kind), in no
+    /// particular order; it costs their number, not the store's.
+    pub fn in_namespace(&self, namespace: &str) -> Vec<Arc<K>> {
+        self.read()
+            .namespaces
+            .get(namespace)
+            .map(|named| named.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// How many objects the store holds.
     pub fn len(&self) -> usize {
-        self.read().table.len()
+        self.read().len
     }
 
     /// Whether the store holds no object.
@@ -174,8 +189,9 @@ impl<K: Resource> WatchStoreWriter<K> {
                 self.listed.send_replace(true);
                 let now = self.store.read();
                 let vanished = previous
-                    .table
-                    .into_iter()
+                    .namespaces
+                    .into_values()
+                    .flatten()
                     .filter(|object| now.get(key_of(&**object)).is_none())
                     .collect();
                 Applied::Listed { vanished }
@@ -195,49 +211,76 @@ fn key_of<K: Resource>(object: &K) -> Key<'_> {
     )
 }
 
-/// Objects found by the key in their own metadata: one pointer per object in the table.
+/// Objects found by the key in their own metadata: a table of names per namespace, one
+/// pointer per object in them.
 struct Objects<K> {
-    table: HashTable<Arc<K>>,
+    namespaces: HashMap<Box<str>, HashTable<Arc<K>>>,
     hasher: RandomState,
+    len: usize,
 }
 
 impl<K> Default for Objects<K> {
     fn default() -> Self {
         Self {
-            table: HashTable::new(),
+            namespaces: HashMap::new(),
             hasher: RandomState::new(),
+            len: 0,
         }
     }
 }
 
 impl<K: Resource> Objects<K> {
-    fn get(&self, key: Key<'_>) -> Option<&Arc<K>> {
-        self.table
-            .find(self.hasher.hash_one(key), |o| key_of(&**o) == key)
+    fn get(&self, (namespace, name): Key<'_>) -> Option<&Arc<K>> {
+        self.namespaces
+            .get(namespace)?
+            .find(self.hasher.hash_one(name), |o| name_of(&**o) == name)
     }
 
     /// Stores `object`; returns the version it replaced, if any.
     fn insert(&mut self, object: Arc<K>) -> Option<Arc<K>> {
-        let Self { table, hasher } = self;
-        let key = key_of(&*object);
-        let hash = hasher.hash_one(key);
-        match table.find_mut(hash, |o| key_of(&**o) == key) {
+        let Self {
+            namespaces,
+            hasher,
+            len,
+        } = self;
+        let (namespace, name) = key_of(&*object);
+        let named = match namespaces.get_mut(namespace) {
+            Some(named) => named,
+            None => namespaces.entry(namespace.into()).or_default(),
+        };
+        let hash = hasher.hash_one(name);
+        match named.find_mut(hash, |o| name_of(&**o) == name) {
             Some(stored) => Some(std::mem::replace(stored, object)),
             None => {
-                table.insert_unique(hash, object, |o| hasher.hash_one(key_of(&**o)));
+                named.insert_unique(hash, object, |o| hasher.hash_one(name_of(&**o)));
+                *len += 1;
                 None
             }
         }
     }
 
-    fn remove(&mut self, key: Key<'_>) {
-        if let Ok(entry) = self
-            .table
-            .find_entry(self.hasher.hash_one(key), |o| key_of(&**o) == key)
-        {
+    fn remove(&mut self, (namespace, name): Key<'_>) {
+        let Some(named) = self.namespaces.get_mut(namespace) else {
+            return;
+        };
+        if let Ok(entry) = named.find_entry(self.hasher.hash_one(name), |o| name_of(&**o) == name) {
             entry.remove();
+            self.len -= 1;
+            // A namespace's table goes with its last object: the store's size follows the
+            // namespaces that hold objects, not every namespace ever seen.
+            if named.is_empty() {
+                self.namespaces.remove(namespace);
+            }
         }
     }
+
+    fn iter(&self) -> impl Iterator<Item = &Arc<K>> {
+        self.namespaces.values().flatten()
+    }
+}
+
+fn name_of<K: Resource>(object: &K) -> &str {
+    key_of(object).1
 }
 
 #[cfg(test)]

@@ -129,3 +129,47 @@ async fn waiting_should_fail_once_the_writer_is_gone_without_a_list() {
     let waited = tokio::time::timeout(Duration::from_secs(5), store.wait_until_listed()).await;
     assert!(matches!(waited, Ok(Err(WatchGone))));
 }
+
+#[test]
+fn the_objects_of_one_namespace_should_be_listed_without_the_others() {
+    let (store, mut writer) = watch_store::<ConfigMap>();
+    writer.apply(Event::Apply(map("a", "x", "1")));
+    writer.apply(Event::Apply(map("a", "y", "1")));
+    writer.apply(Event::Apply(map("b", "x", "1")));
+    assert_eq!(names(&store.in_namespace("a")), ["a/x", "a/y"]);
+    assert_eq!(names(&store.in_namespace("b")), ["b/x"]);
+    assert!(
+        store.in_namespace("c").is_empty(),
+        "a namespace with nothing stored"
+    );
+
+    writer.apply(Event::Delete(map("b", "x", "2")));
+    assert!(store.in_namespace("b").is_empty(), "its last object deleted");
+    writer.apply(Event::Apply(map("b", "z", "3")));
+    assert_eq!(
+        names(&store.in_namespace("b")),
+        ["b/z"],
+        "stored again after it emptied"
+    );
+    assert_eq!(store.len(), 3);
+}
+
+#[test]
+fn a_relist_should_replace_each_namespace_and_count_what_it_holds() {
+    let (store, mut writer) = watch_store::<ConfigMap>();
+    writer.apply(Event::Apply(map("a", "x", "1")));
+    writer.apply(Event::Apply(map("b", "x", "1")));
+    writer.apply(Event::Init);
+    writer.apply(Event::InitApply(map("b", "y", "2")));
+    let Applied::Listed { vanished } = writer.apply(Event::InitDone) else {
+        panic!("InitDone completes the list");
+    };
+    assert_eq!(
+        names(&vanished),
+        ["a/x", "b/x"],
+        "both namespaces' unlisted objects"
+    );
+    assert!(store.in_namespace("a").is_empty());
+    assert_eq!(names(&store.in_namespace("b")), ["b/y"]);
+    assert_eq!(store.len(), 1);
+}

@@ -52,6 +52,13 @@ impl<K: Resource> Scoped<K> {
         self.of(namespace)?.get(namespace, name)
     }
 
+    /// The objects of `namespace`; none for a namespace not watched.
+    pub fn in_namespace(&self, namespace: &str) -> Vec<Arc<K>> {
+        self.of(namespace)
+            .map(|store| store.in_namespace(namespace))
+            .unwrap_or_default()
+    }
+
     /// Every object of every scope.
     pub fn state(&self) -> Vec<Arc<K>> {
         self.scopes.iter().flat_map(|s| s.store.state()).collect()

@@ -224,9 +224,8 @@ pub(super) fn listers_in(store: &Scoped<Lenient<FerrVaultSecret>>, namespace: &s
         return RolloutListers::unknown();
     };
     let mut listers = RolloutListers::default();
-    for object in scope.state() {
-        let meta = object.meta();
-        let (Some(uid), true) = (meta.uid.as_deref(), meta.namespace.as_deref() == Some(namespace)) else {
+    for object in scope.in_namespace(namespace) {
+        let Some(uid) = object.meta().uid.as_deref() else {
             continue;
         };
         match object.valid() {

@@ -109,9 +109,8 @@ async fn connections_read(
         message: format!("namespace {namespace} is not watched"),
     })?;
     Ok(connections
-        .state()
+        .in_namespace(namespace)
         .iter()
-        .filter(|c| c.namespace().as_deref() == Some(namespace))
         .filter_map(|c| c.valid())
         .flat_map(connection_secrets)
         .collect())

@@ -255,12 +255,8 @@ fn users_of(secrets: &Scoped<Lenient<FerrVaultSecret>>, name: &str) -> Vec<Objec
 
 /// Keys of the valid FerrVaultSecrets of `namespace` referencing any ClusterFerrVaultConnection.
 fn cluster_users_in(secrets: &Scoped<Lenient<FerrVaultSecret>>, namespace: &str) -> Vec<ObjectKey> {
-    let Some(store) = secrets.of(namespace) else {
-        return Vec::new();
-    };
-    keys_where(store.state(), |s| {
-        s.namespace().as_deref() == Some(namespace)
-            && s.spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection
+    keys_where(secrets.in_namespace(namespace), |s| {
+        s.spec.connection_ref.kind == ConnectionKind::ClusterFerrVaultConnection
     })
 }
 

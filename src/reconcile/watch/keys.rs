@@ -81,12 +81,8 @@ pub(super) fn secret_metadata_keys(
     // that waits for an opt-in, a deletion or another owner to let go (an unrelated
     // Secret of the same name only costs one pass, and no reveal when refused).
     keys.extend(targeting(secrets, &ns, &name));
-    for c in connections
-        .state()
-        .iter()
-        .filter(|c| c.namespace().as_deref() == Some(&ns))
-    {
-        if uses_secret(c, &name) {
+    for c in connections.in_namespace(&ns) {
+        if uses_secret(&c, &name) {
             keys.push(ObjectKey::namespaced(CONNECTION_CONTROLLER, &ns, c.name_any()));
             keys.extend(dependants_of(secrets, &ns, &c.name_any()));
         }
@@ -135,10 +131,10 @@ fn secrets_in(
     pick: impl Fn(&FerrVaultSecret) -> bool,
 ) -> Vec<ObjectKey> {
     secrets
-        .state()
+        .in_namespace(namespace)
         .iter()
         .filter_map(|s| s.valid())
-        .filter(|s| s.namespace().as_deref() == Some(namespace) && pick(s))
+        .filter(|s| pick(s))
         .map(|s| ObjectKey::namespaced(SECRET_CONTROLLER, namespace, s.name_any()))
         .collect()
 }
