@@ -16,7 +16,8 @@
 //! - A (re-)list replaces the contents at once when it completes; until then readers see the
 //!   previous contents (as with kube-runtime's store).
 //! - [`WatchStore::wait_until_listed`] wakes every waiter when the first list completes, and
-//!   fails once the writer is gone without one.
+//!   fails once the writer is gone without one. [`WatchStoreWriter::unlist`] makes readers wait
+//!   again, for the next list: a new leadership term's.
 
 use std::{
     collections::HashMap,
@@ -153,6 +154,14 @@ pub enum Applied<K> {
 }
 
 impl<K: Resource> WatchStoreWriter<K> {
+    /// Makes readers wait for the next list to complete before they read: a new leadership
+    /// term's watch lists afresh, under shards with other namespaces kept, and until that list
+    /// completes the previous term's contents would show an object of a newly held shard as
+    /// absent (a pass would take it for deleted, and its key would be spent).
+    pub fn unlist(&mut self) {
+        self.listed.send_replace(false);
+    }
+
     /// Applies one watch event.
     pub fn apply(&mut self, event: Event<K>) -> Applied<K> {
         match event {

@@ -61,11 +61,15 @@ impl<F: Forward> Drop for EndGuard<F> {
 }
 
 /// The stream task: owns the watch stream and the store writer, forwards every item. Started
-/// for a new term, its first list judges every object as a first sighting.
+/// for a new term, its store's readers wait for its first list, which judges every object as a
+/// first sighting.
 pub(super) async fn run<K: Watched, F: Forward>(spec: Arc<SpecShared<K>>, forward: F, start: WatchStart) {
     let forward = EndGuard(forward);
     let mut first_list_of_term = start == WatchStart::Term;
     let mut writer = spec.writer.clone().lock_owned().await;
+    if first_list_of_term {
+        writer.unlist();
+    }
     let trim = spec.trim;
     let mut stream = std::pin::pin!(
         watcher::watcher(spec.api.clone(), spec.config.clone())
