@@ -29,19 +29,37 @@ use crate::{
 
 const HANG: Duration = Duration::from_secs(30);
 
+/// The key of a ConfigMap: itself, under the test reconciler.
+fn config_map_key(cm: &ConfigMap) -> Vec<ObjectKey> {
+    vec![ObjectKey::namespaced(
+        "test",
+        cm.namespace().unwrap_or_default(),
+        cm.name_any(),
+    )]
+}
+
+/// A runtime of `rec` over `spec` under a fake leadership, once it leads its first term.
+async fn leading<R: Reconciler>(
+    rec: Arc<R>,
+    spec: WatchSpec<ConfigMap>,
+) -> (Running, fixtures::FakeLeadership) {
+    let leadership = fixtures::FakeLeadership::default();
+    let l = leadership.clone();
+    let running = Running::start(|reg| {
+        fixtures::quick_builder(rec, reg)
+            .watch(Box::new(spec))
+            .leader_election(LeaderElection::Enabled(Arc::new(l)))
+    });
+    eventually(HANG, "leadership spawned", || leadership.hooks_ready()).await;
+    leadership.lead().await;
+    (running, leadership)
+}
+
 /// The runtime's real watcher over the ConfigMaps of `namespace`, every change mattering.
 fn config_map_watch(client: kube::Client, namespace: &str) -> Box<dyn WatchSource> {
     let api: Api<ConfigMap> = Api::namespaced(client, namespace);
     let (spec, _store) = WatchSpec::full("ConfigMaps", api, watcher::Config::default());
-    let spec = spec
-        .map(|cm: &ConfigMap| {
-            vec![ObjectKey::namespaced(
-                "test",
-                cm.namespace().unwrap_or_default(),
-                cm.name_any(),
-            )]
-        })
-        .matters(|_, _| true);
+    let spec = spec.map(config_map_key).matters(|_, _| true);
     Box::new(spec)
 }
 
@@ -227,13 +245,7 @@ async fn a_watch_kept_to_its_shards_should_store_and_queue_only_their_namespaces
     let theirs_api = namespace_with_config_maps(&sim, &theirs, 10).await;
     let (spec, store) = WatchSpec::full("ConfigMaps", Api::all(sim.client()), watcher::Config::default());
     let spec = spec
-        .map(|cm: &ConfigMap| {
-            vec![ObjectKey::namespaced(
-                "test",
-                cm.namespace().unwrap_or_default(),
-                cm.name_any(),
-            )]
-        })
+        .map(config_map_key)
         .matters(|_, _| true)
         .only_namespaces(move |ns| shards.of_namespace(ns) == held);
     let rec = read_back(&sim);
@@ -286,22 +298,9 @@ async fn a_new_term_should_reconcile_every_stored_object_again_though_none_chang
     // The default filter: an object the store kept at the same resourceVersion does not matter.
     let api: Api<ConfigMap> = Api::namespaced(sim.client(), "terms");
     let (spec, _store) = WatchSpec::full("ConfigMaps", api, watcher::Config::default());
-    let spec = spec.map(|cm: &ConfigMap| {
-        vec![ObjectKey::namespaced(
-            "test",
-            cm.namespace().unwrap_or_default(),
-            cm.name_any(),
-        )]
-    });
-    let (rec, leadership) = (read_back(&sim), fixtures::FakeLeadership::default());
-    let (r, l) = (rec.clone(), leadership.clone());
-    let running = Running::start(|reg| {
-        fixtures::quick_builder(r, reg)
-            .watch(Box::new(spec))
-            .leader_election(LeaderElection::Enabled(Arc::new(l)))
-    });
-    eventually(HANG, "leadership spawned", || leadership.hooks_ready()).await;
-    leadership.lead().await;
+    let spec = spec.map(config_map_key);
+    let rec = read_back(&sim);
+    let (running, leadership) = leading(rec.clone(), spec).await;
     eventually(HANG, "the first term reconciled every key", || rec.runs() == 5).await;
     // Lost and won again: the new term's queue starts empty and its watcher's first list finds
     // every object unchanged in the store; each must still be reconciled once (a refresh due
@@ -353,13 +352,7 @@ async fn a_new_terms_passes_should_find_the_objects_its_list_brings_not_the_old_
     let config = watcher::Config::default().page_size(2);
     let (spec, store) = WatchSpec::full("ConfigMaps", Api::all(sim.client()), config);
     let spec = spec
-        .map(|cm: &ConfigMap| {
-            vec![ObjectKey::namespaced(
-                "test",
-                cm.namespace().unwrap_or_default(),
-                cm.name_any(),
-            )]
-        })
+        .map(config_map_key)
         // Never synced yet, as a connection not probed: queued as a change, not held back with
         // the term's refresh backlog.
         .listed_as_change(|_| true)
@@ -368,15 +361,7 @@ async fn a_new_terms_passes_should_find_the_objects_its_list_brings_not_the_old_
         store,
         found: Mutex::default(),
     });
-    let leadership = fixtures::FakeLeadership::default();
-    let (r, l) = (rec.clone(), leadership.clone());
-    let running = Running::start(|reg| {
-        fixtures::quick_builder(r, reg)
-            .watch(Box::new(spec))
-            .leader_election(LeaderElection::Enabled(Arc::new(l)))
-    });
-    eventually(HANG, "leadership spawned", || leadership.hooks_ready()).await;
-    leadership.lead().await;
+    let (running, leadership) = leading(rec.clone(), spec).await;
     eventually(HANG, "the first term reconciled the kept namespace", || {
         rec.found.lock().unwrap().len() >= 2
     })
