@@ -5,7 +5,8 @@
 //!   the driver stopped and started again; from the new launch until `--quiet-seconds` after it
 //!   listed them, its budgeted FerrVault requests and Kubernetes writes (every driver).
 //! - **refresh wave**: K FerrVaultSecrets on one (token, vault), refreshed every
-//!   `--wave-refresh-seconds`, FerrVault unchanged. From all Ready until every object's
+//!   `--wave-refresh-seconds`, FerrVault unchanged. From all Ready (and the sync's trailing
+//!   Events written: [`wait_until_quiet`]) until every object's
 //!   `ferrvault_secret_last_sync_timestamp_seconds` moved past that moment (one refresh wave):
 //!   FerrVault requests for the vault, Kubernetes writes and GETs per object (this operator:
 //!   the wave is read from its metrics).
@@ -21,7 +22,7 @@ use super::{
     child,
     driver::{Driver, DriverProcess, LaunchOptions},
     metrics_text,
-    scale_run::{STOP_GRACE, wait_until_listed},
+    scale_run::{STOP_GRACE, wait_until_listed, wait_until_quiet},
     stats::{Spread, turn_order},
     watchers::ReadyCounter,
     work::{Work, WorkMeter, WorkSpread},
@@ -190,6 +191,9 @@ async fn sync(
         .launch(binary, &world.kubeconfig, &LaunchOptions::unlimited(16))
         .await?;
     if ready.wait_for(n, SYNC_TIMEOUT).await {
+        // The sync's own trailing writes (its `Synced` Events follow Ready) belong to neither
+        // row: a wave metered from Ready counted them as the wave's writes.
+        wait_until_quiet(world).await;
         Ok(child)
     } else {
         Err(format!("{}: only {} of {n} Ready", driver.label(), ready.ready()))
